@@ -1,0 +1,56 @@
+/**
+ * Errors the engine raises. `InvalidRequestStateError` is the single opaque
+ * error for every requestState failure: its message never varies and never
+ * echoes anything decoded, while `reason` is a code meant for the server log
+ * only. `FlowDefinitionError` is thrown when a flow is defined (never at run
+ * time) for shapes Baton cannot serve.
+ */
+
+/** The fixed, client-visible message of every requestState rejection. */
+export const INVALID_REQUEST_STATE_MESSAGE = 'Invalid or expired requestState';
+
+/**
+ * Why a requestState was rejected. Log it on the server; never send it to the
+ * client beyond this code.
+ */
+export type InvalidStateReason =
+  | 'too_large'
+  | 'malformed'
+  | 'unsupported_version'
+  | 'unknown_key'
+  | 'bad_integrity'
+  | 'payload_too_large'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'principal_mismatch'
+  | 'binding_mismatch'
+  | 'unknown_flow'
+  | 'stale_definition'
+  | 'replayed'
+  | 'bad_snapshot';
+
+/**
+ * An invalid, expired, tampered, replayed or foreign requestState.
+ *
+ * The message is always {@link INVALID_REQUEST_STATE_MESSAGE}; adapters map
+ * this error to JSON-RPC `-32602` with `data: { reason }`.
+ */
+export class InvalidRequestStateError extends Error {
+  override readonly name = 'InvalidRequestStateError';
+  /** Machine-readable reason code, for the server log. */
+  readonly reason: InvalidStateReason;
+  constructor(reason: InvalidStateReason) {
+    super(INVALID_REQUEST_STATE_MESSAGE);
+    this.reason = reason;
+  }
+}
+
+/** A flow definition Baton cannot serve (thrown by `defineFlow` and the request helpers). */
+export class FlowDefinitionError extends Error {
+  override readonly name = 'FlowDefinitionError';
+}
+
+/** Whether a value is an {@link InvalidRequestStateError}. */
+export function isInvalidRequestStateError(error: unknown): error is InvalidRequestStateError {
+  return error instanceof InvalidRequestStateError;
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The one command that installs everything and runs every check (README quick start, .ci/run).
+# Needs only Node.js 20 and npm: pnpm is installed through npm when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PNPM_VERSION=10.34.8
+if ! command -v pnpm >/dev/null 2>&1 || [[ "$(pnpm --version 2>/dev/null)" != 10.* ]]; then
+  echo "› installing pnpm@${PNPM_VERSION} through npm"
+  npm install --global --no-fund --no-audit "pnpm@${PNPM_VERSION}"
+fi
+
+echo "› pnpm install --frozen-lockfile"
+pnpm install --frozen-lockfile
+
+echo "› typecheck"
+pnpm typecheck
+echo "› lint"
+pnpm lint
+echo "› tests"
+pnpm vitest run
