@@ -54,3 +54,13 @@ export class FlowDefinitionError extends Error {
 export function isInvalidRequestStateError(error: unknown): error is InvalidRequestStateError {
   return error instanceof InvalidRequestStateError;
 }
+
+/**
+ * A failure whose message is meant for the user. Throw it from an invoked
+ * promise (or let the machine end in error with it) and the round returns a
+ * tool error with exactly this message; any other error becomes a generic
+ * message and its details go to the server log only.
+ */
+export class FlowError extends Error {
+  override readonly name = 'FlowError';
+}

@@ -68,7 +68,11 @@ export interface RequestStateCodec {
    * Mint a state bound to `binding`.
    * @returns the wire string (base64url) and the claims it carries.
    */
-  mint<TBody>(binding: StateBinding, claims: MintClaims<TBody>, options?: MintOptions): { token: string; claims: RequestStateClaims<TBody> };
+  mint<TBody>(
+    binding: StateBinding,
+    claims: MintClaims<TBody>,
+    options?: MintOptions,
+  ): { token: string; claims: RequestStateClaims<TBody> };
   /**
    * Open a state echoed by a client. Checks, in order: wire size and alphabet,
    * header, key id, integrity (constant time), decompressed size, JSON shape,
@@ -78,8 +82,14 @@ export interface RequestStateCodec {
   open(token: string, binding: StateBinding): RequestStateClaims;
   /** Seal an arbitrary string (for ledger outcomes) with a purpose-bound AEAD subkey. */
   sealBlob(plaintext: string, purpose: string): string;
-  /** Open a blob from {@link RequestStateCodec.sealBlob}; throws InvalidRequestStateError('bad_integrity'). */
+  /**
+   * Open a blob from {@link RequestStateCodec.sealBlob}; any key of the ring opens it, but only
+   * with the same `purpose`. Every failure throws InvalidRequestStateError('bad_integrity').
+   */
   openBlob(sealed: string, purpose: string): string;
-  /** Keyed digest (base64url) of any JSON value, canonicalised; for response digests. */
+  /**
+   * Keyed digest (base64url) of any JSON value, canonicalised; for response digests. Keyed with
+   * the minting key: digests of the same value differ across a key rotation.
+   */
   digest(value: unknown, purpose: string): string;
 }

@@ -1,0 +1,125 @@
+/**
+ * The key ring: the master secrets Baton seals with, and the subkeys derived
+ * from them. Each master key (at least 32 random bytes, given as base64url in
+ * the comma-separated `BATON_KEYS`) yields, through HKDF-SHA256 with salt
+ * `baton/v1`, one 32-byte subkey per purpose (`seal`, `sign`, `bind`,
+ * `principal`, `digest`, `blob:<purpose>`) and an 8-byte key id. The first key
+ * mints; every key verifies, so rotating is: prepend a new key, wait one state
+ * lifetime (and ledger retention), drop the old one. Subkeys are derived once
+ * and cached; master and subkeys live in private fields, so logging a ring
+ * prints key ids only.
+ */
+import { hkdfSync, randomBytes } from 'node:crypto';
+import { inspect } from 'node:util';
+
+/** Minimum length of a master key, in bytes. */
+export const MIN_KEY_BYTES = 32;
+
+/** The fixed subkey purposes; blob subkeys use `blob:<purpose>`. */
+export type KeyPurpose = 'seal' | 'sign' | 'bind' | 'principal' | 'digest' | `blob:${string}`;
+
+const HKDF_SALT = 'baton/v1';
+const KID_BYTES = 8;
+const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+
+/** One master key of a ring: its id and its (cached) derived subkeys. */
+export class RingKey {
+  /** Key id: 8 bytes of HKDF(master, info `kid`), base64url (11 characters). */
+  readonly kid: string;
+  /** The same key id as raw bytes, as written in envelope headers. */
+  readonly kidBytes: Buffer;
+  readonly #master: Buffer;
+  readonly #subkeys = new Map<string, Buffer>();
+
+  /** @param master the master secret (copied; at least {@link MIN_KEY_BYTES} bytes, checked by the ring). */
+  constructor(master: Uint8Array) {
+    this.#master = Buffer.from(master);
+    this.kidBytes = derive(this.#master, 'kid', KID_BYTES);
+    this.kid = this.kidBytes.toString('base64url');
+  }
+
+  /** The 32-byte subkey for `purpose`, derived on first use and cached. */
+  subkey(purpose: KeyPurpose): Buffer {
+    let key = this.#subkeys.get(purpose);
+    if (key === undefined) {
+      key = derive(this.#master, purpose, 32);
+      this.#subkeys.set(purpose, key);
+    }
+    return key;
+  }
+
+  /** Never print key material. */
+  [inspect.custom](): string {
+    return `RingKey { kid: '${this.kid}' }`;
+  }
+
+  /** Never serialise key material. */
+  toJSON(): { kid: string } {
+    return { kid: this.kid };
+  }
+}
+
+/** An ordered set of master keys: the first mints, all verify. */
+export interface KeyRing {
+  /** The minting key (the first one given). */
+  readonly current: RingKey;
+  /** Every key, minting key first. */
+  readonly keys: readonly RingKey[];
+  /** The key with this id, or `undefined`. */
+  byKid(kid: string): RingKey | undefined;
+}
+
+/**
+ * Build a key ring from master secrets, minting key first.
+ * @param secrets base64url strings (as in `BATON_KEYS`) or raw bytes; each at least 32 bytes.
+ * @throws Error naming the offending key by position (never by value) when a key is
+ *   missing, not base64url, shorter than 32 bytes or a duplicate.
+ */
+export function createKeyRing(secrets: readonly (string | Uint8Array)[]): KeyRing {
+  if (secrets.length === 0) throw new Error('BATON_KEYS: at least one key is required');
+  const keys = secrets.map((secret, index) => new RingKey(decodeSecret(secret, index + 1)));
+  const byKid = new Map<string, RingKey>();
+  keys.forEach((key, index) => {
+    if (byKid.has(key.kid)) throw new Error(`BATON_KEYS: key ${index + 1} is a duplicate of an earlier key`);
+    byKid.set(key.kid, key);
+  });
+  return { current: keys[0]!, keys, byKid: (kid) => byKid.get(kid) };
+}
+
+/**
+ * Split the `BATON_KEYS` environment value (comma-separated base64url secrets,
+ * minting key first; whitespace and empty entries are ignored) into a key ring.
+ * @throws Error when the value is empty or a key is invalid (see {@link createKeyRing}).
+ */
+export function parseKeyRingEnv(value: string | undefined): KeyRing {
+  const secrets = (value ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0);
+  return createKeyRing(secrets);
+}
+
+/** A fresh random 32-byte master key, base64url: a valid `BATON_KEYS` entry. */
+export function generateKey(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+function decodeSecret(secret: string | Uint8Array, position: number): Uint8Array {
+  let bytes: Uint8Array;
+  if (typeof secret === 'string') {
+    if (!BASE64URL.test(secret)) throw new Error(`BATON_KEYS: key ${position} is not base64url (A-Z a-z 0-9 - _)`);
+    bytes = Buffer.from(secret, 'base64url');
+  } else if (secret instanceof Uint8Array) {
+    bytes = secret;
+  } else {
+    throw new Error(`BATON_KEYS: key ${position} is neither a base64url string nor bytes`);
+  }
+  if (bytes.length < MIN_KEY_BYTES) {
+    throw new Error(`BATON_KEYS: key ${position} is ${bytes.length} bytes; at least ${MIN_KEY_BYTES} are required`);
+  }
+  return bytes;
+}
+
+function derive(master: Buffer, info: string, length: number): Buffer {
+  return Buffer.from(hkdfSync('sha256', master, HKDF_SALT, info, length));
+}

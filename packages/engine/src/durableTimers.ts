@@ -1,0 +1,75 @@
+/**
+ * Durable timers. XState keeps `after` delays in memory only, and a restored
+ * actor never fires them. Baton turns every delayed event the root machine
+ * schedules into a wall-clock deadline carried in the requestState: at the end
+ * of a round the live deadlines are read off XState's scheduler; on the next
+ * round, deadlines that have passed fire before any response is delivered and
+ * the others are scheduled again under their original ids, so that leaving a
+ * state still cancels them the XState way. Timers never fire inside a round.
+ */
+import type { AnyActorRef, EventObject } from 'xstate';
+
+/** A persisted deadline: the scheduled event's id, the event, and when it is due (ms since epoch). */
+export type Deadline = [id: string, event: EventObject, dueAt: number];
+
+/**
+ * An XState clock that never fires: Baton decides when delays are due. Each
+ * round's actor gets one so nothing keeps the process alive between rounds.
+ */
+export const inertClock = {
+  setTimeout: () => 0,
+  clearTimeout: () => {},
+};
+
+/**
+ * Wraps the actor system's scheduler before `start()` so every delayed event
+ * scheduled by the root actor is remembered with its wall-clock due time.
+ * Returns a function reading the live deadlines at the end of the round.
+ */
+export function trackDeadlines(actor: AnyActorRef, now: () => number): () => Deadline[] {
+  const scheduler = actor.system.scheduler;
+  const live = new Map<string, Deadline>();
+  const key = (source: AnyActorRef, id: string) => `${source.sessionId}\u0000${id}`;
+  const { schedule, cancel } = scheduler;
+  scheduler.schedule = (source, target, event, delay, id) => {
+    const scheduledId = id ?? `baton.${live.size}.${delay}`;
+    if (source === actor && target === actor) live.set(key(source, scheduledId), [scheduledId, event, now() + delay]);
+    schedule.call(scheduler, source, target, event, delay, scheduledId);
+  };
+  scheduler.cancel = (source, id) => {
+    live.delete(key(source, id));
+    cancel.call(scheduler, source, id);
+  };
+  return () => [...live.values()];
+}
+
+/**
+ * Re-arm persisted deadlines on a restored actor: the due ones are sent now,
+ * in due order, and the rest scheduled again with their original ids.
+ * Returns how many fired.
+ */
+export function restoreDeadlines(actor: AnyActorRef, deadlines: readonly Deadline[], now: number): number {
+  const due = deadlines.filter((d) => d[2] <= now).sort((a, b) => a[2] - b[2]);
+  for (const [id, event, dueAt] of deadlines) {
+    if (dueAt > now) actor.system.scheduler.schedule(actor, actor, event, dueAt - now, id);
+  }
+  // Scheduled first, fired second: a due event that leaves a state cancels that state's other timers.
+  for (const [, event] of due) actor.send(event);
+  return due.length;
+}
+
+/** Whether a persisted value looks like a list of deadlines (it came out of an authenticated state). */
+export function isDeadlineList(value: unknown): value is Deadline[] {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (d) =>
+        Array.isArray(d) &&
+        typeof d[0] === 'string' &&
+        typeof d[1] === 'object' &&
+        d[1] !== null &&
+        typeof (d[1] as EventObject).type === 'string' &&
+        typeof d[2] === 'number',
+    )
+  );
+}

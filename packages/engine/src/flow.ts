@@ -1,0 +1,176 @@
+/**
+ * `defineFlow`: what an author writes. A flow is a name, a description, a zod
+ * schema for its arguments, an input catalog and an XState v5 machine whose
+ * `input` is the parsed arguments. Defining a flow checks everything that can
+ * be checked before the first request (argument schema shape, every asked key
+ * in the catalog) and computes the definition hash that guards persisted
+ * states against a changed machine.
+ */
+import { createHash } from 'node:crypto';
+import type { AnyStateMachine, ContextFrom, InputFrom, OutputFrom, StateValue } from 'xstate';
+import { z } from 'zod';
+import { canonicalJson } from './codec/canonicalJson.js';
+import { FlowDefinitionError } from './errors.js';
+import type { InputCatalog } from './inputs.js';
+
+/** A content block of a result (text is what Baton builds; others pass through). */
+export type ContentBlock = { type: 'text'; text: string } | ({ type: string } & Record<string, unknown>);
+
+/**
+ * What a finished flow returns; adapters map it to `CallToolResult`,
+ * `GetPromptResult` or `ReadResourceResult`.
+ */
+export interface FlowResult {
+  content: ContentBlock[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/** The persisted part of a machine state a migration rewrites. */
+export interface PersistedState<TContext = unknown> {
+  value: StateValue;
+  context: TContext;
+}
+
+/** Rewrites a state minted by an older definition into one the current machine accepts. */
+export type Migration<TContext = unknown> = (state: PersistedState<any>) => PersistedState<TContext>;
+
+/** MCP tool annotations passed through to `tools/list`. */
+export interface FlowAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** What an author passes to {@link defineFlow}. */
+export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends InputCatalog> {
+  /** Tool / prompt name: 1-64 of `[A-Za-z0-9_.-]`. */
+  name: string;
+  /** Human title. */
+  title?: string;
+  /** What the flow does (becomes the tool description). */
+  description: string;
+  /** Arguments schema; its output is the machine's `input`. Must be a `z.object`. */
+  args: z.ZodType<InputFrom<TMachine>>;
+  /** The inputs the machine's states may ask for. */
+  inputs: TInputs;
+  /** The machine, built with `setup()`. Give every `invoke` an explicit `id`. */
+  machine: TMachine;
+  /** Map the machine's output to a result; default: strings become text, objects JSON text + structuredContent. */
+  result?: (output: OutputFrom<TMachine>) => FlowResult | string;
+  /** Migrations keyed by the definition hash they upgrade from. */
+  migrations?: Record<string, Migration<ContextFrom<TMachine>>>;
+  /** Tool annotations. */
+  annotations?: FlowAnnotations;
+}
+
+/** A defined flow, ready for a runner. */
+export interface Flow<TMachine extends AnyStateMachine = AnyStateMachine, TInputs extends InputCatalog = InputCatalog> {
+  readonly name: string;
+  readonly title: string | undefined;
+  readonly description: string;
+  readonly args: z.ZodObject;
+  readonly inputs: TInputs;
+  readonly machine: TMachine;
+  /** Hash of the machine definition and the input catalog (base64url, 128 bit). */
+  readonly hash: string;
+  readonly migrations: Readonly<Record<string, Migration<ContextFrom<TMachine>>>>;
+  readonly annotations: FlowAnnotations | undefined;
+  /** Build the result of a finished run. */
+  toResult(output: unknown): FlowResult;
+}
+
+const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+function defaultResult(output: unknown): FlowResult {
+  if (output === undefined) return { content: [{ type: 'text', text: 'done' }] };
+  if (typeof output === 'string') return { content: [{ type: 'text', text: output }] };
+  if (output && typeof output === 'object' && !Array.isArray(output)) {
+    return {
+      content: [{ type: 'text', text: JSON.stringify(output) }],
+      structuredContent: output as Record<string, unknown>,
+    };
+  }
+  return { content: [{ type: 'text', text: JSON.stringify(output) }] };
+}
+
+/** Every key asked by `meta.ask` anywhere in the machine, with the state id asking it. */
+export function askedKeysByState(machine: AnyStateMachine): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  const visit = (node: AnyStateMachine['root']) => {
+    const ask = (node.meta as { ask?: unknown } | undefined)?.ask;
+    if (ask !== undefined) {
+      if (!Array.isArray(ask) || !ask.every((k) => typeof k === 'string')) {
+        throw new FlowDefinitionError(`state "${node.id}": meta.ask must be an array of input keys`);
+      }
+      found.set(node.id, ask);
+    }
+    for (const child of Object.values(node.states)) visit(child);
+  };
+  visit(machine.root);
+  return found;
+}
+
+function definitionHash(machine: AnyStateMachine, inputs: InputCatalog, args: z.ZodObject): string {
+  const fn = (_key: string, value: unknown) => (typeof value === 'function' ? `fn:${value.toString()}` : value);
+  const definition = JSON.parse(JSON.stringify(machine.definition, fn));
+  const catalog = Object.fromEntries(Object.entries(inputs).map(([key, spec]) => [key, spec.shape]));
+  const material = canonicalJson({ definition, catalog, args: z.toJSONSchema(args, { unrepresentable: 'any' }) });
+  return createHash('sha256').update(material).digest().subarray(0, 16).toString('base64url');
+}
+
+/**
+ * Define a flow.
+ *
+ * @example
+ * ```ts
+ * export const deploy = defineFlow({
+ *   name: 'deploy_production',
+ *   description: 'Deploy a version to production after confirmation',
+ *   args: z.object({ version: z.string().min(1) }),
+ *   inputs,
+ *   machine,
+ *   result: (out) => out.message,
+ * });
+ * ```
+ * @throws FlowDefinitionError on a bad name, a non-object args schema, or a state asking a key the catalog lacks.
+ */
+export function defineFlow<TMachine extends AnyStateMachine, TInputs extends InputCatalog>(
+  config: FlowConfig<TMachine, TInputs>,
+): Flow<TMachine, TInputs> {
+  if (!NAME.test(config.name)) {
+    throw new FlowDefinitionError(`flow name "${config.name}" must be 1-64 characters of [A-Za-z0-9_.-]`);
+  }
+  if (!(config.args instanceof z.ZodObject)) {
+    throw new FlowDefinitionError(`flow "${config.name}": args must be a z.object({...})`);
+  }
+  for (const [stateId, keys] of askedKeysByState(config.machine)) {
+    for (const key of keys) {
+      if (!(key in config.inputs)) {
+        throw new FlowDefinitionError(
+          `flow "${config.name}": state "${stateId}" asks "${key}", which is not in its inputs catalog`,
+        );
+      }
+    }
+  }
+  const args = config.args as z.ZodObject;
+  const map = config.result;
+  return {
+    name: config.name,
+    title: config.title,
+    description: config.description,
+    args,
+    inputs: config.inputs,
+    machine: config.machine,
+    hash: definitionHash(config.machine, config.inputs, args),
+    migrations: config.migrations ?? {},
+    annotations: config.annotations,
+    toResult(output) {
+      if (!map) return defaultResult(output);
+      const mapped = map(output as OutputFrom<TMachine>);
+      return typeof mapped === 'string' ? { content: [{ type: 'text', text: mapped }] } : mapped;
+    },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * `@baton/engine`: MCP multi round-trip flows declared as XState v5 machines.
+ *
+ * Define inputs (`form`, `url`, `sampling`, `roots`), a machine whose states
+ * `ask` for them, wrap both with `defineFlow`, and serve rounds with
+ * `createRunner` and a `createRequestStateCodec`. No transport, no database:
+ * see `@baton/store` for ledgers and `@baton/adapters` for the MCP SDK.
+ */
+export * from './codec/index.js';
+export type { CompactSnapshot } from './compactSnapshot.js';
+export type { Deadline } from './durableTimers.js';
+export type { ElicitationProperty, ElicitationSchema } from './elicitationSchema.js';
+export { toElicitationSchema } from './elicitationSchema.js';
+export {
+  FlowDefinitionError,
+  FlowError,
+  INVALID_REQUEST_STATE_MESSAGE,
+  InvalidRequestStateError,
+  type InvalidStateReason,
+  isInvalidRequestStateError,
+} from './errors.js';
+export {
+  type ContentBlock,
+  defineFlow,
+  type Flow,
+  type FlowAnnotations,
+  type FlowConfig,
+  type FlowResult,
+  type Migration,
+  type PersistedState,
+} from './flow.js';
+export {
+  type AnswerOf,
+  ask,
+  type CommonOptions,
+  defineInputs,
+  type FormAnswer,
+  type FromContext,
+  form,
+  type InputCatalog,
+  type InputEvents,
+  type InputEventType,
+  type InputKind,
+  type InputSpec,
+  type Root,
+  type RootsAnswer,
+  roots,
+  type SamplingAnswer,
+  type SamplingMessage,
+  type SamplingParams,
+  type SamplingResult,
+  sampling,
+  type UnsupportedAnswer,
+  type UrlAnswer,
+  url,
+  type WireInputRequest,
+} from './inputs.js';
+export type {
+  Ledger,
+  MintTokenRequest,
+  RedeemRequest,
+  RedeemResult,
+  RedeemTokenResult,
+} from './ledger.js';
+export type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome, RoundOutcome } from './outcome.js';
+export {
+  type CallContext,
+  type ClientInputCapabilities,
+  createRunner,
+  type FlowMethod,
+  type Runner,
+  type RunnerLogEvent,
+  type RunnerOptions,
+  type RunRequest,
+} from './runner.js';

@@ -1,0 +1,396 @@
+/**
+ * The round runner: the transport-free heart of Baton. `run()` serves one
+ * request of a flow: it opens and checks the echoed requestState, redeems it
+ * in the ledger before any side effect, restores the machine, fires deadlines
+ * that came due, validates and delivers the answers, runs the machine until it
+ * settles, and returns `complete`, `input_required` (with a freshly minted
+ * state) or `error`. It holds nothing between rounds.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  type AnyActorRef,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  createActor,
+  type InspectionEvent,
+  type Observer,
+} from 'xstate';
+import type { RequestStateClaims, RequestStateCodec, StateBinding } from './codec/types.js';
+import {
+  type CompactSnapshot,
+  compactSnapshot,
+  expandSnapshot,
+  isCompactSnapshot,
+  toPersistedState,
+} from './compactSnapshot.js';
+import { type Deadline, inertClock, isDeadlineList, restoreDeadlines, trackDeadlines } from './durableTimers.js';
+import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
+import type { Flow } from './flow.js';
+import type { InputKind, WireInputRequest } from './inputs.js';
+import type { Ledger } from './ledger.js';
+import type { RoundOutcome } from './outcome.js';
+import { settle } from './settle.js';
+
+/** The MCP methods that may answer `input_required`. */
+export type FlowMethod = 'tools/call' | 'prompts/get' | 'resources/read';
+
+/** Which input kinds the client declared; omitted means all. */
+export type ClientInputCapabilities = Partial<Record<InputKind, boolean>>;
+
+/** Who is calling, and how. Every field but `capabilities` is bound into the state. */
+export interface CallContext {
+  /** Authenticated principal id (bearer token's principal, or the local user on stdio). */
+  readonly principal: string;
+  readonly method: FlowMethod;
+  /** Tool or prompt name, or resource URI. */
+  readonly target: string;
+  readonly capabilities?: ClientInputCapabilities;
+}
+
+/** One request to a flow. Without `requestState` it starts a new run. */
+export interface RunRequest {
+  readonly flow: string;
+  readonly args: unknown;
+  readonly context: CallContext;
+  readonly requestState?: string;
+  readonly inputResponses?: Readonly<Record<string, unknown>>;
+}
+
+/** Structured events for the server log; never sent to clients. */
+export type RunnerLogEvent =
+  | { type: 'invalid_state'; flow: string; reason: InvalidStateReason; detail?: string }
+  | { type: 'flow_error'; flow: string; fid: string; error: unknown }
+  | { type: 'round'; flow: string; fid: string; round: number; outcome: RoundOutcome['type']; ms: number };
+
+/** Options of {@link createRunner}. */
+export interface RunnerOptions {
+  readonly flows: readonly Flow<any, any>[];
+  readonly codec: RequestStateCodec;
+  /** When set, every state is single-use: redeemed before the round's side effects. */
+  readonly ledger?: Ledger;
+  /** Lifetime of minted states in seconds (default 1,800). Extended to cover a pending deadline. */
+  readonly ttlSeconds?: number;
+  /** Longest lifetime a pending deadline may extend a state to (default 86,400 s). */
+  readonly maxTtlSeconds?: number;
+  /** Time budget for a round's invoked promises, ms (default 10,000). */
+  readonly roundBudgetMs?: number;
+  /** Clock, ms since epoch (default `Date.now`). Use the same clock for the codec. */
+  readonly now?: () => number;
+  /** Server-side log sink. */
+  readonly log?: (event: RunnerLogEvent) => void;
+  /** An XState inspection observer attached to every round's actor. */
+  readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}
+
+/** Serves rounds of the flows it was given. */
+export interface Runner {
+  /** The flows, by name. */
+  readonly flows: ReadonlyMap<string, Flow<any, any>>;
+  /**
+   * Serve one round.
+   * @throws InvalidRequestStateError for an invalid, expired, tampered, foreign or replayed state.
+   * @throws Error for an unknown flow name.
+   */
+  run(request: RunRequest): Promise<RoundOutcome>;
+}
+
+/** The engine's payload inside a requestState. */
+interface RoundBody {
+  /** Compact snapshot. */
+  s: CompactSnapshot;
+  /** Pending deadlines. */
+  t?: Deadline[];
+  /** Raw answers already received and valid, held until the rest arrive. */
+  h?: Record<string, unknown>;
+}
+
+const MAX_FALLBACK_PASSES = 32;
+
+function newId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** Keys asked by the active states, in document order, without duplicates. */
+function askedKeys(snapshot: AnyMachineSnapshot): string[] {
+  const keys = new Set<string>();
+  for (const meta of Object.values(snapshot.getMeta() as Record<string, { ask?: string[] } | undefined>)) {
+    for (const key of meta?.ask ?? []) keys.add(key);
+  }
+  return [...keys];
+}
+
+/**
+ * The machine's output. XState takes it from the root `output` only; Baton also accepts the
+ * `output` of the top-level final state reached (a constant or a function of `{ context }`),
+ * so each ending of a flow can say what it returns.
+ */
+function machineOutput(machine: AnyStateMachine, snapshot: AnyMachineSnapshot): unknown {
+  if (snapshot.output !== undefined || machine.config.output !== undefined) return snapshot.output;
+  if (typeof snapshot.value !== 'string') return undefined;
+  const output = machine.root.states[snapshot.value]?.output;
+  return typeof output === 'function'
+    ? (output as (args: { context: unknown }) => unknown)({ context: snapshot.context })
+    : output;
+}
+
+function readBody(claims: RequestStateClaims): RoundBody {
+  const body = claims.body as Partial<RoundBody> | null;
+  const ok =
+    typeof body === 'object' &&
+    body !== null &&
+    isCompactSnapshot(body.s) &&
+    (body.t === undefined || isDeadlineList(body.t)) &&
+    (body.h === undefined || (typeof body.h === 'object' && body.h !== null && !Array.isArray(body.h)));
+  if (!ok) throw new InvalidRequestStateError('bad_snapshot');
+  return body as RoundBody;
+}
+
+function pick(responses: Readonly<Record<string, unknown>> | undefined, keys: readonly string[]) {
+  const picked: Record<string, unknown> = {};
+  for (const key of keys) {
+    if (responses && Object.hasOwn(responses, key)) picked[key] = responses[key];
+  }
+  return picked;
+}
+
+/**
+ * Create a round runner.
+ *
+ * @example
+ * ```ts
+ * const runner = createRunner({ flows: [deploy], codec: createRequestStateCodec({ keys }) });
+ * const first = await runner.run({ flow: 'deploy_production', args: { version: '1.2.3' }, context });
+ * // first.type === 'input_required'
+ * const next = await runner.run({ flow: 'deploy_production', args: { version: '1.2.3' }, context,
+ *   requestState: first.requestState, inputResponses: { confirm_deploy: { action: 'accept', content: { confirm: true } }, … } });
+ * ```
+ */
+export function createRunner(options: RunnerOptions): Runner {
+  const flows = new Map<string, Flow<any, any>>();
+  for (const flow of options.flows) {
+    if (flows.has(flow.name)) throw new Error(`two flows are named "${flow.name}"`);
+    flows.set(flow.name, flow);
+  }
+  const { codec, ledger } = options;
+  const now = options.now ?? Date.now;
+  const budget = options.roundBudgetMs ?? 10_000;
+  const ttl = options.ttlSeconds ?? 1800;
+  const maxTtl = options.maxTtlSeconds ?? 86_400;
+  const log = options.log ?? (() => {});
+
+  function reject(flow: string, reason: InvalidStateReason, detail?: string): never {
+    log({ type: 'invalid_state', flow, reason, ...(detail ? { detail } : {}) });
+    throw new InvalidRequestStateError(reason);
+  }
+
+  function openState(flow: Flow, request: RunRequest, binding: StateBinding) {
+    let claims: RequestStateClaims;
+    try {
+      claims = codec.open(request.requestState!, binding);
+    } catch (error) {
+      if (error instanceof InvalidRequestStateError) reject(flow.name, error.reason);
+      throw error;
+    }
+    if (claims.flow !== flow.name) reject(flow.name, 'binding_mismatch', `state is for flow "${claims.flow}"`);
+    const body = readBody(claims);
+    if (claims.hash !== flow.hash) {
+      const migrate = flow.migrations[claims.hash];
+      if (!migrate) {
+        reject(
+          flow.name,
+          'stale_definition',
+          `state was minted by definition ${claims.hash}; the flow is now ${flow.hash}; register a migration keyed "${claims.hash}" to accept it`,
+        );
+      }
+      const migrated = migrate(toPersistedState(body.s));
+      body.s = [migrated.value, migrated.context, body.s[2]];
+    }
+    return { claims, body };
+  }
+
+  async function run(request: RunRequest): Promise<RoundOutcome> {
+    const started = now();
+    const flow = flows.get(request.flow);
+    if (!flow) throw new Error(`unknown flow "${request.flow}"`);
+    const { context } = request;
+    const binding: StateBinding = {
+      principal: context.principal,
+      method: context.method,
+      target: context.target,
+      args: request.args,
+    };
+    const capable = (kind: InputKind) => context.capabilities?.[kind] ?? context.capabilities === undefined;
+
+    // 1-2. Verify the envelope and the definition.
+    const opened = request.requestState === undefined ? undefined : openState(flow, request, binding);
+    const fid = opened?.claims.fid ?? newId();
+    const round = (opened?.claims.round ?? 0) + 1;
+    const base = { flow: flow.name, fid, round };
+
+    // 3. Redeem before any side effect.
+    let redeemedJti: string | undefined;
+    if (opened && ledger) {
+      const responsesDigest = codec.digest(pick(request.inputResponses, opened.claims.pending), 'responses');
+      const redemption = await ledger.redeem({
+        jti: opened.claims.jti,
+        responsesDigest,
+        expiresAt: opened.claims.exp,
+        now: now(),
+      });
+      if (redemption.status === 'replayed') reject(flow.name, 'replayed');
+      if (redemption.status === 'retry') return JSON.parse(codec.openBlob(redemption.outcome, 'outcome'));
+      redeemedJti = opened.claims.jti;
+    }
+
+    const outcome = await serveRound();
+    if (redeemedJti) await ledger!.recordOutcome(redeemedJti, codec.sealBlob(JSON.stringify(outcome), 'outcome'));
+    log({ type: 'round', flow: flow.name, fid, round, outcome: outcome.type, ms: now() - started });
+    return outcome;
+
+    async function serveRound(): Promise<RoundOutcome> {
+      let args: unknown;
+      let snapshot: ReturnType<typeof expandSnapshot> | undefined;
+      if (opened) {
+        try {
+          snapshot = expandSnapshot(flow!.machine, opened.body.s);
+        } catch {
+          reject(flow!.name, 'bad_snapshot', 'the state value names states the machine does not have');
+        }
+      } else {
+        const parsed = flow!.args.safeParse(request.args ?? {});
+        if (!parsed.success) {
+          const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
+          return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
+        }
+        args = parsed.data;
+      }
+
+      // 4. Restore (error observer before start), fire due deadlines.
+      let failure: unknown;
+      const actor: AnyActorRef = createActor(flow!.machine, {
+        ...(snapshot ? { snapshot } : { input: args }),
+        clock: inertClock,
+        ...(options.inspect ? { inspect: options.inspect } : {}),
+      });
+      const deadlines = trackDeadlines(actor, now);
+      actor.subscribe({ error: (error) => (failure ??= error) });
+      try {
+        actor.start();
+        if (opened?.body.t) restoreDeadlines(actor, opened.body.t, now());
+        if (!(await settle(actor, budget))) return overBudget(actor);
+
+        let held: Record<string, unknown> = {};
+        if (opened) {
+          const delivered = deliverAnswers(actor, opened.claims.pending, opened.body.h ?? {});
+          if (delivered.complete) {
+            if (!(await settle(actor, budget))) return overBudget(actor);
+          } else {
+            held = delivered.held;
+          }
+        }
+        return await conclude(actor, held);
+      } finally {
+        actor.stop();
+      }
+
+      /** Validate answers for the asked keys; deliver them all, or hold the valid ones and re-ask the rest. */
+      function deliverAnswers(actor: AnyActorRef, pending: readonly string[], heldBefore: Record<string, unknown>) {
+        const asked = askedKeys(actor.getSnapshot());
+        const raw: Record<string, unknown> = {};
+        const answers = new Map<string, unknown>();
+        for (const key of asked) {
+          const fresh = pending.includes(key) ? request.inputResponses?.[key] : undefined;
+          const candidate = fresh !== undefined ? fresh : heldBefore[key];
+          const parsed = candidate === undefined ? undefined : flow!.inputs[key]!.parse(candidate);
+          if (parsed !== undefined) {
+            raw[key] = candidate;
+            answers.set(key, parsed);
+          }
+        }
+        if (asked.length === 0 || answers.size < asked.length) return { complete: false, held: raw };
+        for (const key of asked) {
+          // A previous answer may have moved the machine on; later answers go only where still asked.
+          if (!askedKeys(actor.getSnapshot()).includes(key)) continue;
+          actor.send({ type: `input.${key}`, ...(answers.get(key) as object) });
+        }
+        return { complete: true, held: {} };
+      }
+
+      function overBudget(actor: AnyActorRef): RoundOutcome {
+        log({ type: 'flow_error', flow: flow!.name, fid, error: new Error(`round exceeded ${budget} ms`) });
+        actor.stop();
+        return {
+          type: 'error',
+          ...base,
+          message: `The flow "${flow!.name}" did not finish its work within ${budget} ms; nothing was saved, try again.`,
+        };
+      }
+
+      async function conclude(actor: AnyActorRef, held: Record<string, unknown>): Promise<RoundOutcome> {
+        for (let pass = 0; pass < MAX_FALLBACK_PASSES; pass++) {
+          const snap = actor.getSnapshot() as AnyMachineSnapshot;
+          if (failure !== undefined || snap.status === 'error') return failed(failure ?? snap.error);
+          if (snap.status === 'done') {
+            return { type: 'complete', ...base, result: flow!.toResult(machineOutput(flow!.machine, snap)) };
+          }
+          const asked = askedKeys(snap);
+          const unsupported = asked.filter((key) => !capable(flow!.inputs[key]!.kind));
+          if (unsupported.length > 0) {
+            const noFallback = unsupported.find((key) => !flow!.inputs[key]!.fallback);
+            if (noFallback) {
+              const kind = flow!.inputs[noFallback]!.kind;
+              return {
+                type: 'error',
+                ...base,
+                message: `This tool needs ${kind} input ("${noFallback}"), which the client did not declare in its capabilities.`,
+              };
+            }
+            for (const key of unsupported) actor.send({ type: `input.${key}`, action: 'unsupported' });
+            if (!(await settle(actor, budget))) return overBudget(actor);
+            continue;
+          }
+          const live = deadlines();
+          if (asked.length === 0 && live.length === 0) {
+            return failed(
+              new Error(`flow is stuck in ${JSON.stringify(snap.value)}: it neither asks for input nor ends`),
+            );
+          }
+          return mint(snap, asked, held, live);
+        }
+        return failed(new Error('fallback events did not settle the flow'));
+      }
+
+      function mint(snap: AnyMachineSnapshot, asked: string[], held: Record<string, unknown>, live: Deadline[]) {
+        const pending = asked.filter((key) => !Object.hasOwn(held, key));
+        const body: RoundBody = { s: compactSnapshot(snap) };
+        if (live.length > 0) body.t = live;
+        if (Object.keys(held).length > 0) body.h = held;
+        const inputRequests: Record<string, WireInputRequest> = {};
+        for (const key of pending) inputRequests[key] = flow!.inputs[key]!.build(snap.context);
+        const minted = codec.mint(
+          binding,
+          { fid, flow: flow!.name, hash: flow!.hash, round, pending, body },
+          { ttlSeconds: ttlFor(live) },
+        );
+        return { type: 'input_required' as const, ...base, inputRequests, requestState: minted.token };
+      }
+
+      function failed(error: unknown): RoundOutcome {
+        log({ type: 'flow_error', flow: flow!.name, fid, error });
+        const message =
+          error instanceof FlowError ? error.message : `The flow "${flow!.name}" failed. The server log has details.`;
+        return { type: 'error', ...base, message };
+      }
+    }
+  }
+
+  function ttlFor(live: Deadline[]): number {
+    if (live.length === 0) return ttl;
+    // A state must outlive its earliest deadline (plus a minute) so the client can see what it led to.
+    const earliest = Math.min(...live.map((d) => d[2]));
+    const cover = Math.ceil((earliest - now()) / 1000) + 60;
+    return Math.min(maxTtl, Math.max(ttl, cover));
+  }
+
+  return { flows, run };
+}

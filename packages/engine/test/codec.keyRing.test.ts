@@ -1,0 +1,77 @@
+import { hkdfSync } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createKeyRing, generateKey, parseKeyRingEnv } from '../src/codec/index.js';
+import { KEY_A, KEY_B } from './codec.fixtures.js';
+
+describe('key ring', () => {
+  it('mints with the first key and knows every key by id', () => {
+    const ring = createKeyRing([KEY_B, KEY_A]);
+    const [b, a] = ring.keys;
+    expect(ring.current).toBe(b);
+    expect(ring.byKid(a!.kid)).toBe(a);
+    expect(ring.byKid(b!.kid)).toBe(b);
+    expect(ring.byKid('AAAAAAAAAAA')).toBeUndefined();
+    expect(a!.kid).toMatch(/^[A-Za-z0-9_-]{11}$/);
+    expect(a!.kidBytes).toHaveLength(8);
+  });
+
+  it('derives subkeys with HKDF-SHA256, salt baton/v1, one per purpose, cached', () => {
+    const key = createKeyRing([KEY_A]).current;
+    const expected = Buffer.from(hkdfSync('sha256', Buffer.from(KEY_A, 'base64url'), 'baton/v1', 'seal', 32));
+    expect(key.subkey('seal').equals(expected)).toBe(true);
+    expect(key.subkey('seal')).toBe(key.subkey('seal'));
+    const purposes = ['seal', 'sign', 'bind', 'principal', 'digest', 'blob:outcome', 'blob:other'] as const;
+    expect(new Set(purposes.map((p) => key.subkey(p).toString('hex'))).size).toBe(purposes.length);
+    expect(
+      key.kidBytes.equals(Buffer.from(hkdfSync('sha256', Buffer.from(KEY_A, 'base64url'), 'baton/v1', 'kid', 8))),
+    ).toBe(true);
+  });
+
+  it('accepts raw bytes and copies them', () => {
+    const raw = new Uint8Array(Buffer.from(KEY_A, 'base64url'));
+    const ring = createKeyRing([raw]);
+    raw.fill(0);
+    expect(ring.current.kid).toBe(createKeyRing([KEY_A]).current.kid);
+  });
+
+  it('rejects short keys with a message that names the position, not the key', () => {
+    const short = Buffer.alloc(24, 0x5c).toString('base64url');
+    expect(() => createKeyRing([KEY_A, short])).toThrow('BATON_KEYS: key 2 is 24 bytes; at least 32 are required');
+    try {
+      createKeyRing([KEY_A, short]);
+    } catch (error) {
+      expect((error as Error).message).not.toContain(short);
+      expect((error as Error).message).not.toContain(KEY_A);
+    }
+    expect(() => createKeyRing([new Uint8Array(31)])).toThrow(
+      'BATON_KEYS: key 1 is 31 bytes; at least 32 are required',
+    );
+  });
+
+  it('rejects non-base64url keys, duplicates and empty rings without printing keys', () => {
+    const standardBase64 = `${Buffer.alloc(32, 0xfb).toString('base64')}`;
+    expect(() => createKeyRing([standardBase64])).toThrow(/^BATON_KEYS: key 1 is not base64url/);
+    expect(() => createKeyRing([standardBase64])).not.toThrow(standardBase64);
+    expect(() => createKeyRing([KEY_A, KEY_B, KEY_A])).toThrow('BATON_KEYS: key 3 is a duplicate of an earlier key');
+    expect(() => createKeyRing([])).toThrow('BATON_KEYS: at least one key is required');
+    expect(() => createKeyRing([42 as unknown as string])).toThrow(/key 1 is neither/);
+  });
+
+  it('parses BATON_KEYS: comma-separated, whitespace and empty entries ignored', () => {
+    const ring = parseKeyRingEnv(` ${KEY_B} ,, ${KEY_A},`);
+    expect(ring.keys.map((k) => k.kid)).toEqual(createKeyRing([KEY_B, KEY_A]).keys.map((k) => k.kid));
+    expect(() => parseKeyRingEnv('')).toThrow('at least one key');
+    expect(() => parseKeyRingEnv(undefined)).toThrow('at least one key');
+    expect(() => parseKeyRingEnv(`${KEY_A},c2hvcnQ`)).toThrow('BATON_KEYS: key 2 is 5 bytes; at least 32 are required');
+  });
+
+  it('generates fresh 32-byte base64url keys a ring accepts', () => {
+    const keys = Array.from({ length: 50 }, generateKey);
+    expect(new Set(keys).size).toBe(50);
+    for (const key of keys) {
+      expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(Buffer.from(key, 'base64url')).toHaveLength(32);
+    }
+    expect(createKeyRing(keys).keys).toHaveLength(50);
+  });
+});
