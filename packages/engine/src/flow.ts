@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { canonicalJson } from './codec/canonicalJson.js';
 import { FlowDefinitionError } from './errors.js';
 import type { InputCatalog } from './inputs.js';
+import type { FlowServices } from './services.js';
 
 /** A content block of a result (text is what Baton builds; others pass through). */
 export type ContentBlock = { type: 'text'; text: string } | ({ type: string } & Record<string, unknown>);
@@ -64,6 +65,11 @@ export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends In
   migrations?: Record<string, Migration<ContextFrom<TMachine>>>;
   /** Tool annotations. */
   annotations?: FlowAnnotations;
+  /**
+   * Bind the machine's placeholder actors/actions to runtime services
+   * (`machine.provide(implement(services))`), e.g. minting single-use tokens.
+   */
+  implement?: (services: FlowServices) => Parameters<TMachine['provide']>[0];
 }
 
 /** A defined flow, ready for a runner. */
@@ -78,6 +84,8 @@ export interface Flow<TMachine extends AnyStateMachine = AnyStateMachine, TInput
   readonly hash: string;
   readonly migrations: Readonly<Record<string, Migration<ContextFrom<TMachine>>>>;
   readonly annotations: FlowAnnotations | undefined;
+  /** The machine with runtime services bound (what a runner executes). */
+  machineWith(services: FlowServices): TMachine;
   /** Build the result of a finished run. */
   toResult(output: unknown): FlowResult;
 }
@@ -167,6 +175,8 @@ export function defineFlow<TMachine extends AnyStateMachine, TInputs extends Inp
     hash: definitionHash(config.machine, config.inputs, args),
     migrations: config.migrations ?? {},
     annotations: config.annotations,
+    machineWith: (services) =>
+      config.implement ? (config.machine.provide(config.implement(services) as any) as TMachine) : config.machine,
     toResult(output) {
       if (!map) return defaultResult(output);
       const mapped = map(output as OutputFrom<TMachine>);

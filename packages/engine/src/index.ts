@@ -63,6 +63,7 @@ export type {
   RedeemTokenResult,
 } from './ledger.js';
 export type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome, RoundOutcome } from './outcome.js';
+export { type FlowServices, type TokenService } from './services.js';
 export {
   type CallContext,
   type ClientInputCapabilities,

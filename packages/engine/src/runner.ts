@@ -29,6 +29,7 @@ import type { Flow } from './flow.js';
 import type { InputKind, WireInputRequest } from './inputs.js';
 import type { Ledger } from './ledger.js';
 import type { RoundOutcome } from './outcome.js';
+import { createFlowServices } from './services.js';
 import { settle } from './settle.js';
 
 /** The MCP methods that may answer `input_required`. */
@@ -177,6 +178,8 @@ export function createRunner(options: RunnerOptions): Runner {
   const ttl = options.ttlSeconds ?? 1800;
   const maxTtl = options.maxTtlSeconds ?? 86_400;
   const log = options.log ?? (() => {});
+  const services = createFlowServices(ledger, now);
+  const machines = new Map([...flows.values()].map((flow) => [flow.name, flow.machineWith(services)]));
 
   function reject(flow: string, reason: InvalidStateReason, detail?: string): never {
     log({ type: 'invalid_state', flow, reason, ...(detail ? { detail } : {}) });
@@ -267,7 +270,7 @@ export function createRunner(options: RunnerOptions): Runner {
 
       // 4. Restore (error observer before start), fire due deadlines.
       let failure: unknown;
-      const actor: AnyActorRef = createActor(flow!.machine, {
+      const actor: AnyActorRef = createActor(machines.get(flow!.name)!, {
         ...(snapshot ? { snapshot } : { input: args }),
         clock: inertClock,
         ...(options.inspect ? { inspect: options.inspect } : {}),

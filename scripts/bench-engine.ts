@@ -1,0 +1,126 @@
+/**
+ * Engine benchmark (not a test): complete runs per second of the example
+ * flows through the round runner, the requestState size per round, and, in
+ * the same run, bare XState (restore from a persisted snapshot, send the same
+ * events, persist again) as the baseline. Prints a table and writes
+ * bench/reports/engine.json. Run: `pnpm tsx scripts/bench-engine.ts [seconds]`.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createActor } from 'xstate';
+import { type CallContext, createRequestStateCodec, createRunner, generateKey, type RoundOutcome } from '@baton/engine';
+import { deployProduction, expenseApproval } from '../examples/approvals/index.js';
+
+const seconds = Number(process.argv[2] ?? 3);
+const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
+
+interface Scenario {
+  name: string;
+  flow: typeof deployProduction | typeof expenseApproval;
+  args: Record<string, unknown>;
+  /** Responses for each resume round. */
+  rounds: Record<string, unknown>[];
+}
+
+const scenarios: Scenario[] = [
+  {
+    name: 'deploy_production',
+    flow: deployProduction,
+    args: { version: '1.2.3' },
+    rounds: [{ confirm_deploy: accept({ confirm: true }), change_ticket: accept({ ticket: 'CHG-1234' }) }],
+  },
+  {
+    name: 'expense_approval (2 rounds)',
+    flow: expenseApproval,
+    args: { amount: 2500, purpose: 'conference travel' },
+    rounds: [{ manager_approval: accept({ approve: true, comment: 'ok' }) }, { finance_approval: accept({ approve: true }) }],
+  },
+];
+
+async function measure(label: string, fn: () => Promise<void> | void) {
+  const end = performance.now() + seconds * 1000;
+  for (let i = 0; i < 200; i++) await fn(); // warm-up
+  let runs = 0;
+  const start = performance.now();
+  while (performance.now() < end) {
+    await fn();
+    runs++;
+  }
+  const perSecond = runs / ((performance.now() - start) / 1000);
+  return { label, runs, perSecond };
+}
+
+/** Bare XState: the same machine driven by restore -> send -> persist per round, no Baton. */
+function bareXState(s: Scenario) {
+  const machine = s.flow.machine;
+  return async () => {
+    const first = createActor(machine, { input: s.args as never });
+    first.start();
+    await new Promise<void>((resolve) => {
+      if (!Object.keys(first.getSnapshot().children).length) return resolve();
+      const sub = first.subscribe(() => {
+        if (!Object.keys(first.getSnapshot().children).length) {
+          sub.unsubscribe();
+          resolve();
+        }
+      });
+    });
+    let persisted = JSON.stringify(first.getPersistedSnapshot());
+    first.stop();
+    for (const responses of s.rounds) {
+      const actor = createActor(machine, { snapshot: JSON.parse(persisted) });
+      actor.start();
+      for (const [key, value] of Object.entries(responses)) actor.send({ type: `input.${key}`, ...(value as object) });
+      persisted = JSON.stringify(actor.getPersistedSnapshot());
+      actor.stop();
+    }
+  };
+}
+
+const context = (s: Scenario): CallContext => ({ principal: 'bench', method: 'tools/call', target: s.flow.name });
+
+async function main() {
+  const results: Record<string, unknown>[] = [];
+  for (const mode of ['sealed', 'signed'] as const) {
+    const codec = createRequestStateCodec({ keys: [generateKey()], mode });
+    const runner = createRunner({ flows: [deployProduction, expenseApproval], codec });
+    for (const s of scenarios) {
+      const sizes: number[] = [];
+      const baton = async () => {
+        let outcome: RoundOutcome = await runner.run({ flow: s.flow.name, args: s.args, context: context(s) });
+        for (const responses of s.rounds) {
+          if (outcome.type !== 'input_required') throw new Error(`unexpected ${outcome.type}`);
+          if (sizes.length < s.rounds.length) sizes.push(outcome.requestState.length);
+          outcome = await runner.run({
+            flow: s.flow.name,
+            args: s.args,
+            context: context(s),
+            requestState: outcome.requestState,
+            inputResponses: responses,
+          });
+        }
+        if (outcome.type !== 'complete') throw new Error(`unexpected ${outcome.type}`);
+      };
+      const bare = await measure('bare xstate', bareXState(s));
+      const ours = await measure('baton', baton);
+      const roundsPerRun = s.rounds.length + 1;
+      results.push({
+        flow: s.name,
+        mode,
+        batonRunsPerSecond: Math.round(ours.perSecond),
+        batonRoundsPerSecond: Math.round(ours.perSecond * roundsPerRun),
+        bareRunsPerSecond: Math.round(bare.perSecond),
+        costRatio: Number((bare.perSecond / ours.perSecond).toFixed(2)),
+        requestStateBytes: sizes,
+      });
+    }
+  }
+  console.table(results);
+  mkdirSync('bench/reports', { recursive: true });
+  writeFileSync(
+    'bench/reports/engine.json',
+    JSON.stringify({ node: process.version, seconds, date: new Date().toISOString(), results }, null, 2),
+  );
+  console.log('wrote bench/reports/engine.json');
+}
+
+await main();
