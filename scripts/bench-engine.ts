@@ -6,8 +6,8 @@
  * bench/reports/engine.json. Run: `pnpm tsx scripts/bench-engine.ts [seconds]`.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createActor } from 'xstate';
 import { type CallContext, createRequestStateCodec, createRunner, generateKey, type RoundOutcome } from '@baton/engine';
+import { createActor } from 'xstate';
 import { deployProduction, expenseApproval } from '../examples/approvals/index.js';
 
 const seconds = Number(process.argv[2] ?? 3);
@@ -32,7 +32,10 @@ const scenarios: Scenario[] = [
     name: 'expense_approval (2 rounds)',
     flow: expenseApproval,
     args: { amount: 2500, purpose: 'conference travel' },
-    rounds: [{ manager_approval: accept({ approve: true, comment: 'ok' }) }, { finance_approval: accept({ approve: true }) }],
+    rounds: [
+      { manager_approval: accept({ approve: true, comment: 'ok' }) },
+      { finance_approval: accept({ approve: true }) },
+    ],
   },
 ];
 

@@ -4,9 +4,10 @@
  * exactly once across every server sharing the ledger, and says clearly
  * whether a code was already used, expired or unknown.
  */
+
+import { ask, defineFlow, defineInputs, form, type InputEvents, type RedeemTokenResult } from '@baton/engine';
 import { assign, fromPromise, setup } from 'xstate';
 import { z } from 'zod';
-import { ask, defineFlow, defineInputs, form, type InputEvents, type RedeemTokenResult } from '@baton/engine';
 
 const PURPOSE = 'access-code';
 
@@ -71,7 +72,14 @@ export const grantTemporaryAccess = defineFlow({
   name: 'grant_temporary_access',
   title: 'Grant temporary access',
   description: 'After approval, mint a one-time access code for a resource.',
-  args: z.object({ resource: z.string().min(1), minutes: z.number().int().positive().max(24 * 60) }),
+  args: z.object({
+    resource: z.string().min(1),
+    minutes: z
+      .number()
+      .int()
+      .positive()
+      .max(24 * 60),
+  }),
   inputs: grantInputs,
   machine: grantMachine,
   implement: ({ tokens }) => ({

@@ -4,9 +4,10 @@
  * ticket. Confirmed with a ticket: deployed. Not confirmed, declined or
  * cancelled: cancelled. No answer within 15 minutes: expired.
  */
+
+import { ask, defineFlow, defineInputs, form, type InputEvents } from '@baton/engine';
 import { assign, fromPromise, setup } from 'xstate';
 import { z } from 'zod';
-import { ask, defineFlow, defineInputs, form, type InputEvents } from '@baton/engine';
 
 interface Context {
   version: string;

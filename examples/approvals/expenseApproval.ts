@@ -2,9 +2,10 @@
  * `expense_approval`: the manager approves (with an optional comment); an
  * approved expense over 1000 then needs finance's approval in a second round.
  */
+
+import { ask, defineFlow, defineInputs, form, type InputEvents } from '@baton/engine';
 import { setup } from 'xstate';
 import { z } from 'zod';
-import { ask, defineFlow, defineInputs, form, type InputEvents } from '@baton/engine';
 
 interface Context {
   amount: number;

@@ -3,9 +3,10 @@
  * model to draft release notes for them, then asks the user to publish. A
  * client without sampling takes the declared fallback: a template draft.
  */
+
+import { ask, defineFlow, defineInputs, form, type InputEvents, roots, sampling } from '@baton/engine';
 import { assign, setup } from 'xstate';
 import { z } from 'zod';
-import { ask, defineFlow, defineInputs, form, type InputEvents, roots, sampling } from '@baton/engine';
 
 interface Context {
   version: string;

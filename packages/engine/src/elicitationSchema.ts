@@ -50,6 +50,9 @@ function convertProperty(name: string, raw: Record<string, unknown>): Elicitatio
     throw new FlowDefinitionError(`form field "${name}" cannot be sent as an elicitation form: ${why}`);
   };
   const type = raw.type;
+  if (raw.anyOf || raw.allOf || Array.isArray(type) || (raw.oneOf && type !== 'string')) {
+    return fail('unions are not allowed (use z.enum for choices)');
+  }
   if (type === 'string') {
     const prop = pick(raw, STRING_KEYS) as ElicitationProperty;
     prop.type = 'string';
@@ -73,7 +76,6 @@ function convertProperty(name: string, raw: Record<string, unknown>): Elicitatio
     prop.items = { type: 'string', enum: items!.enum };
     return prop;
   }
-  if (raw.anyOf || raw.oneOf || raw.allOf) return fail('unions are not allowed (use z.enum for choices)');
   if (type === 'object') return fail('nested objects are not allowed (forms are flat)');
   return fail(`type ${JSON.stringify(type ?? 'unknown')} is not a primitive`);
 }

@@ -63,7 +63,6 @@ export type {
   RedeemTokenResult,
 } from './ledger.js';
 export type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome, RoundOutcome } from './outcome.js';
-export { type FlowServices, type TokenService } from './services.js';
 export {
   type CallContext,
   type ClientInputCapabilities,
@@ -74,3 +73,4 @@ export {
   type RunnerOptions,
   type RunRequest,
 } from './runner.js';
+export type { FlowServices, TokenService } from './services.js';
