@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // A throwaway PostgreSQL for the store's tests (skipped when BATON_TEST_PG_URL is set).
+    globalSetup: ['packages/store/test/setup/postgres.ts'],
     reporters: ['default'],
   },
 });

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { type CallContext, createRequestStateCodec, createRunner, generateKey, type RoundOutcome } from '@baton/engine';
-import { createActor } from 'xstate';
+import { type AnyStateMachine, createActor } from 'xstate';
 import { deployProduction, expenseApproval } from '../examples/approvals/index.js';
 
 const seconds = Number(process.argv[2] ?? 3);
@@ -54,7 +54,7 @@ async function measure(label: string, fn: () => Promise<void> | void) {
 
 /** Bare XState: the same machine driven by restore -> send -> persist per round, no Baton. */
 function bareXState(s: Scenario) {
-  const machine = s.flow.machine;
+  const machine = s.flow.machine as AnyStateMachine;
   return async () => {
     const first = createActor(machine, { input: s.args as never });
     first.start();
