@@ -8,6 +8,7 @@
  */
 export * from './codec/index.js';
 export type { CompactSnapshot } from './compactSnapshot.js';
+export { eventLabel, toMermaid } from './diagram.js';
 export type { Deadline } from './durableTimers.js';
 export type { ElicitationProperty, ElicitationSchema } from './elicitationSchema.js';
 export { toElicitationSchema } from './elicitationSchema.js';

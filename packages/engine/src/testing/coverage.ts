@@ -1,0 +1,90 @@
+/**
+ * State coverage for flow tests: every state of a flow, the states a set of
+ * runs passed through, the states no test reached, and shortest paths to each
+ * state derived with XState's graph utilities, with answer events generated
+ * from the flow's input catalog.
+ */
+import type { AnyStateMachine, EventObject, StateValue } from 'xstate';
+import { getShortestPaths } from 'xstate/graph';
+import type { Flow } from '../flow.js';
+
+type StateNodeLike = AnyStateMachine['root'];
+
+/** Ids of every state of the flow (the root excluded), in document order. */
+export function allStates(flow: Flow<any, any>): string[] {
+  const ids: string[] = [];
+  const visit = (node: StateNodeLike) => {
+    for (const child of Object.values(node.states)) {
+      ids.push(child.id);
+      visit(child);
+    }
+  };
+  visit(flow.machine.root);
+  return ids;
+}
+
+/** Ids of the states active in a state value (ancestors included). */
+export function statesIn(flow: Flow<any, any>, value: StateValue): string[] {
+  const ids: string[] = [];
+  const walk = (node: StateNodeLike, v: StateValue) => {
+    const entries = typeof v === 'string' ? [[v, undefined] as const] : Object.entries(v);
+    for (const [key, sub] of entries) {
+      const child = node.states[key];
+      if (!child) continue;
+      ids.push(child.id);
+      if (sub !== undefined) walk(child, sub as StateValue);
+    }
+  };
+  walk(flow.machine.root, value);
+  return ids;
+}
+
+/** States of the flow that none of the visited state values reached. */
+export function unvisitedStates(flow: Flow<any, any>, visited: readonly StateValue[]): string[] {
+  const seen = new Set(visited.flatMap((value) => statesIn(flow, value)));
+  return allStates(flow).filter((id) => !seen.has(id));
+}
+
+/** Options of {@link flowPaths}. */
+export interface FlowPathOptions {
+  /** The machine's input (parsed arguments). */
+  input: unknown;
+  /** Sample answers per input key (event payloads without `type`); forms and URLs also try decline and cancel. */
+  answers?: Record<string, readonly object[]>;
+  /** Outputs of invoked promises by invoke id, turned into their `xstate.done.actor.<id>` events. */
+  invokeOutputs?: Record<string, unknown>;
+}
+
+/** A path to one state: the events that reach it from the start. */
+export interface FlowPath {
+  state: StateValue;
+  events: EventObject[];
+}
+
+/**
+ * Shortest paths to every reachable state, for checking that each state of a flow is reached by some test.
+ * Asked inputs get their sample answers (plus decline/cancel for forms and URLs); invoked promises
+ * complete with the given outputs.
+ */
+export function flowPaths(flow: Flow<any, any>, options: FlowPathOptions): FlowPath[] {
+  const events = (snapshot: { getMeta(): Record<string, { ask?: string[] } | undefined> }): EventObject[] => {
+    const out: EventObject[] = [];
+    for (const meta of Object.values(snapshot.getMeta())) {
+      for (const key of meta?.ask ?? []) {
+        const kind = flow.inputs[key]?.kind;
+        const samples = [...(options.answers?.[key] ?? [])];
+        if (kind === 'form' || kind === 'url') samples.push({ action: 'decline' }, { action: 'cancel' });
+        for (const sample of samples) out.push({ type: `input.${key}`, ...sample });
+      }
+    }
+    for (const [id, output] of Object.entries(options.invokeOutputs ?? {})) {
+      out.push({ type: `xstate.done.actor.${id}`, output } as EventObject);
+    }
+    return out;
+  };
+  const paths = getShortestPaths(flow.machine, { input: options.input, events: events as never });
+  return paths.map((path) => ({
+    state: (path.state as { value: StateValue }).value,
+    events: path.steps.map((step) => step.event as EventObject).filter((e) => !e.type.startsWith('xstate.init')),
+  }));
+}

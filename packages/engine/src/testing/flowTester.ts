@@ -1,0 +1,166 @@
+/**
+ * The flow test kit: drive a flow through rounds without any transport, the
+ * way an MCP client would, with a clock you move. Each `answer()` is a real
+ * round through the real runner and codec (states are minted, sealed and
+ * opened), so a test of a flow is a test of what clients will see.
+ */
+import type { AnyStateMachine, StateValue } from 'xstate';
+import { generateKey } from '../codec/keyRing.js';
+import { createRequestStateCodec } from '../codec/requestStateCodec.js';
+import type { Flow } from '../flow.js';
+import type { InputCatalog, WireInputRequest } from '../inputs.js';
+import type { Ledger } from '../ledger.js';
+import type { RoundOutcome } from '../outcome.js';
+import { type CallContext, type ClientInputCapabilities, createRunner, type FlowMethod } from '../runner.js';
+
+/** Options of {@link createFlowTester}. */
+export interface FlowTesterOptions {
+  /** Principal bound into states (default `"test-user"`). */
+  principal?: string;
+  /** Method (default `tools/call`). */
+  method?: FlowMethod;
+  /** Input kinds the pretend client declares (default: all). */
+  capabilities?: ClientInputCapabilities;
+  /** A ledger, for flows that mint single-use tokens or to test single use. */
+  ledger?: Ledger;
+  /** Start time, ms since epoch (default: now). */
+  startAt?: number;
+  /** Round budget, ms (default 5,000). */
+  roundBudgetMs?: number;
+}
+
+/** A moveable clock. */
+export interface TestClock {
+  now(): number;
+  /** Move time forward by `ms`. */
+  advance(ms: number): void;
+}
+
+/** One run of a flow under test. */
+export interface FlowRun {
+  /** The latest outcome. */
+  readonly outcome: RoundOutcome;
+  /** Every outcome, in order. */
+  readonly outcomes: readonly RoundOutcome[];
+  /** `complete`, `input_required` or `error`. */
+  readonly status: RoundOutcome['type'];
+  /** Keys asked by the latest round (empty unless `input_required`). */
+  readonly asked: string[];
+  /** The wire request for `key` in the latest round. */
+  request(key: string): WireInputRequest;
+  /** Text of a complete result, or the error message. */
+  readonly text: string;
+  /** Answer the latest round (missing keys are simply not sent). Returns the new outcome. */
+  answer(responses: Record<string, unknown>): Promise<RoundOutcome>;
+}
+
+/** A flow test harness. */
+export interface FlowTester {
+  readonly clock: TestClock;
+  /** Start a run with arguments. */
+  start(args: unknown): Promise<FlowRun>;
+  /** Every state value the machine passed through, across runs (for coverage). */
+  readonly visited: readonly StateValue[];
+}
+
+/** An accepted elicitation answer. */
+export const accept = <T extends Record<string, unknown>>(content?: T) =>
+  content === undefined ? { action: 'accept' as const } : { action: 'accept' as const, content };
+/** A declined elicitation answer. */
+export const decline = () => ({ action: 'decline' as const });
+/** A cancelled elicitation answer. */
+export const cancel = () => ({ action: 'cancel' as const });
+
+function resultText(outcome: RoundOutcome): string {
+  if (outcome.type === 'error') return outcome.message;
+  if (outcome.type !== 'complete') return '';
+  return outcome.result.content.map((block) => (block.type === 'text' ? String(block.text) : '')).join('\n');
+}
+
+/**
+ * Create a tester for one flow.
+ *
+ * @example
+ * ```ts
+ * const tester = createFlowTester(deployProduction);
+ * const run = await tester.start({ version: '1.2.3' });
+ * expect(run.asked).toEqual(['confirm_deploy', 'change_ticket']);
+ * tester.clock.advance(16 * 60_000);
+ * await run.answer({ confirm_deploy: accept({ confirm: true }) });
+ * expect(run.text).toContain('expired');
+ * ```
+ */
+export function createFlowTester<TMachine extends AnyStateMachine, TInputs extends InputCatalog>(
+  flow: Flow<TMachine, TInputs>,
+  options: FlowTesterOptions = {},
+): FlowTester {
+  let time = options.startAt ?? Date.now();
+  const clock: TestClock = {
+    now: () => time,
+    advance: (ms) => {
+      time += ms;
+    },
+  };
+  const visited: StateValue[] = [];
+  const runner = createRunner({
+    flows: [flow],
+    codec: createRequestStateCodec({ keys: [generateKey()], now: clock.now }),
+    now: clock.now,
+    roundBudgetMs: options.roundBudgetMs ?? 5000,
+    ...(options.ledger ? { ledger: options.ledger } : {}),
+    inspect: (event) => {
+      // Every snapshot of the root actor, including states passed through within a round.
+      if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
+        visited.push((event.snapshot as unknown as { value: StateValue }).value);
+      }
+    },
+  });
+  const context: CallContext = {
+    principal: options.principal ?? 'test-user',
+    method: options.method ?? 'tools/call',
+    target: flow.name,
+    ...(options.capabilities ? { capabilities: options.capabilities } : {}),
+  };
+
+  async function start(args: unknown): Promise<FlowRun> {
+    const outcomes: RoundOutcome[] = [await runner.run({ flow: flow.name, args, context })];
+    const latest = () => outcomes[outcomes.length - 1]!;
+    return {
+      get outcome() {
+        return latest();
+      },
+      outcomes,
+      get status() {
+        return latest().type;
+      },
+      get asked() {
+        const o = latest();
+        return o.type === 'input_required' ? Object.keys(o.inputRequests) : [];
+      },
+      request(key) {
+        const o = latest();
+        const request = o.type === 'input_required' ? o.inputRequests[key] : undefined;
+        if (!request) throw new Error(`the latest round did not ask "${key}"`);
+        return request;
+      },
+      get text() {
+        return resultText(latest());
+      },
+      async answer(responses) {
+        const o = latest();
+        if (o.type !== 'input_required') throw new Error(`the run is ${o.type}; nothing to answer`);
+        const next = await runner.run({
+          flow: flow.name,
+          args,
+          context,
+          requestState: o.requestState,
+          inputResponses: responses,
+        });
+        outcomes.push(next);
+        return next;
+      },
+    };
+  }
+
+  return { clock, start, visited };
+}

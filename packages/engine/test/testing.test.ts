@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { accept, allStates, createFlowTester, decline, flowPaths, unvisitedStates } from '../src/testing/index.js';
+import { deployFlow } from './fixtures/deployFlow.js';
+
+describe('the flow test kit', () => {
+  it('drives a flow round by round and moves the clock', async () => {
+    const tester = createFlowTester(deployFlow);
+    const run = await tester.start({ version: '7.0.0' });
+    expect(run.status).toBe('input_required');
+    expect(run.asked).toEqual(['confirm_deploy', 'change_ticket']);
+    expect(run.request('confirm_deploy')).toMatchObject({ params: { message: expect.stringContaining('7.0.0') } });
+    await run.answer({ confirm_deploy: accept({ confirm: true }) });
+    expect(run.asked).toEqual(['change_ticket']);
+    tester.clock.advance(16 * 60_000);
+    await run.answer({ change_ticket: accept({ ticket: 'CHG-5' }) });
+    expect(run.status).toBe('complete');
+    expect(run.text).toBe('Approval for 7.0.0 expired');
+    expect(run.outcomes).toHaveLength(3);
+  });
+
+  it('reports which states no test reached', async () => {
+    const tester = createFlowTester(deployFlow);
+    const run = await tester.start({ version: '1.0.0' });
+    await run.answer({ confirm_deploy: decline(), change_ticket: decline() });
+    expect(run.text).toContain('cancelled');
+    const missing = unvisitedStates(deployFlow, tester.visited);
+    expect(missing).toEqual(['deploy.confirmed', 'deploy.deployed', 'deploy.expired']);
+    const second = await tester.start({ version: '1.0.1' });
+    await second.answer({ confirm_deploy: accept({ confirm: true }), change_ticket: accept({ ticket: 'CHG-2' }) });
+    expect(unvisitedStates(deployFlow, tester.visited)).toEqual(['deploy.expired']);
+  });
+
+  it('derives a path to every state from the input catalog', () => {
+    const paths = flowPaths(deployFlow, {
+      input: { version: '1' },
+      answers: {
+        confirm_deploy: [{ action: 'accept', content: { confirm: true } }],
+        change_ticket: [{ action: 'accept', content: { ticket: 'CHG-1' } }],
+      },
+      invokeOutputs: { plan: 'plan text' },
+    });
+    const reached = new Set(paths.map((p) => JSON.stringify(p.state)));
+    for (const state of ['"planning"', '"awaiting"', '"confirmed"', '"deployed"', '"cancelled"']) {
+      expect(reached.has(state)).toBe(true);
+    }
+    const toDeployed = paths.find((p) => p.state === 'deployed')!;
+    expect(toDeployed.events.map((e) => e.type)).toEqual([
+      'xstate.done.actor.plan',
+      'input.confirm_deploy',
+      'input.change_ticket',
+    ]);
+    expect(allStates(deployFlow)).toContain('deploy.expired');
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * The round runner on real ledgers (memory and a SQLite file): single use,
+ * replay-safe retries, and single-use access codes minted by a flow.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type CallContext,
+  createRequestStateCodec,
+  createRunner,
+  generateKey,
+  type InputRequiredOutcome,
+  type Ledger,
+  type RoundOutcome,
+} from '@baton/engine';
+import { createMemoryLedger, createSqliteLedger } from '@baton/store';
+import { afterAll, describe, expect, it } from 'vitest';
+import { deployProduction, grantTemporaryAccess, redeemAccessCode } from '../examples/approvals/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-runner-ledger-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const ledgers: [string, () => Ledger][] = [
+  ['memory', () => createMemoryLedger()],
+  ['sqlite', () => createSqliteLedger({ path: join(dir, `ledger-${Math.random().toString(36).slice(2)}.db`) })],
+];
+
+const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
+const text = (o: RoundOutcome) =>
+  o.type === 'complete' ? o.result.content.map((c) => (c as { text: string }).text).join('') : `<${o.type}>`;
+function expectInput(o: RoundOutcome): InputRequiredOutcome {
+  if (o.type !== 'input_required') throw new Error(`expected input_required, got ${JSON.stringify(o)}`);
+  return o;
+}
+
+describe.each(ledgers)('runner with the %s ledger', (_name, makeLedger) => {
+  let clock = Date.UTC(2026, 10, 29, 12);
+  const now = () => clock;
+  const keys = [generateKey()];
+  const setupRunner = () => {
+    const ledger = makeLedger();
+    const runner = createRunner({
+      flows: [deployProduction, grantTemporaryAccess, redeemAccessCode],
+      codec: createRequestStateCodec({ keys, now }),
+      ledger,
+      now,
+    });
+    return { ledger, runner };
+  };
+  const ctx: CallContext = { principal: 'alice', method: 'tools/call', target: 'deploy_production' };
+  const args = { version: '9.9.9' };
+  const answers = { confirm_deploy: accept({ confirm: true }), change_ticket: accept({ ticket: 'CHG-1' }) };
+
+  it('redeems a state once; a retry with the same answers gets the recorded outcome; other answers are a replay', async () => {
+    const { ledger, runner } = setupRunner();
+    const first = expectInput(await runner.run({ flow: 'deploy_production', args, context: ctx }));
+    const request = { flow: 'deploy_production', args, context: ctx, requestState: first.requestState };
+    const done = await runner.run({ ...request, inputResponses: answers });
+    expect(text(done)).toContain('Deployed 9.9.9');
+    // The response was lost; the client retries the same request: same outcome, nothing re-run.
+    const retried = await runner.run({ ...request, inputResponses: { ...answers } });
+    expect(retried).toEqual(done);
+    await expect(
+      runner.run({ ...request, inputResponses: { ...answers, confirm_deploy: accept({ confirm: false }) } }),
+    ).rejects.toMatchObject({ reason: 'replayed', message: 'Invalid or expired requestState' });
+    await ledger.close();
+  });
+
+  it('rejects a retry after the state expired', async () => {
+    const { ledger, runner } = setupRunner();
+    const first = expectInput(await runner.run({ flow: 'deploy_production', args, context: ctx }));
+    const request = { flow: 'deploy_production', args, context: ctx, requestState: first.requestState };
+    await runner.run({ ...request, inputResponses: answers });
+    clock += 25 * 3600_000;
+    await expect(runner.run({ ...request, inputResponses: answers })).rejects.toMatchObject({ reason: 'expired' });
+    await ledger.close();
+  });
+
+  it('mints a one-time access code that redeems exactly once', async () => {
+    const { ledger, runner } = setupRunner();
+    const grantCtx: CallContext = { principal: 'bob', method: 'tools/call', target: 'grant_temporary_access' };
+    const grantArgs = { resource: 'prod-db', minutes: 5 };
+    const asked = expectInput(await runner.run({ flow: 'grant_temporary_access', args: grantArgs, context: grantCtx }));
+    expect(Object.keys(asked.inputRequests)).toEqual(['approval']);
+    const granted = await runner.run({
+      flow: 'grant_temporary_access',
+      args: grantArgs,
+      context: grantCtx,
+      requestState: asked.requestState,
+      inputResponses: { approval: accept({ approve: true }) },
+    });
+    const code = /code: (\S+)/.exec(text(granted))?.[1];
+    expect(code).toBeTruthy();
+    const redeem = (c: string) =>
+      runner.run({
+        flow: 'redeem_access_code',
+        args: { code: c },
+        context: { principal: 'carol', method: 'tools/call', target: 'redeem_access_code' },
+      });
+    const [a, b] = await Promise.all([redeem(code!), redeem(code!)]);
+    const texts = [text(a), text(b)].sort();
+    expect(texts[0]).toContain('Access code accepted: access to prod-db');
+    expect(texts[1]).toContain('already used');
+    expect(text(await redeem('not-a-real-code'))).toContain('not known');
+    const another = expectInput(
+      await runner.run({ flow: 'grant_temporary_access', args: grantArgs, context: grantCtx }),
+    );
+    const granted2 = await runner.run({
+      flow: 'grant_temporary_access',
+      args: grantArgs,
+      context: grantCtx,
+      requestState: another.requestState,
+      inputResponses: { approval: accept({ approve: true }) },
+    });
+    const code2 = /code: (\S+)/.exec(text(granted2))![1]!;
+    clock += 6 * 60_000;
+    expect(text(await redeem(code2))).toContain('expired');
+    for (const o of [a, b]) expect(o.type).toBe('complete');
+    await ledger.close();
+  });
+});
