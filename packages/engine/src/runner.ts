@@ -283,8 +283,11 @@ export function createRunner(options: RunnerOptions): Runner {
         if (!(await settle(actor, budget))) return overBudget(actor);
 
         let held: Record<string, unknown> = {};
-        if (opened) {
-          const delivered = deliverAnswers(actor, opened.claims.pending, opened.body.h ?? {});
+        // A first call may already carry answers to what the flow asks first (clients that
+        // answer ahead): they count as answers to the first round. Anything else is ignored.
+        if (opened || request.inputResponses) {
+          const pending = opened ? opened.claims.pending : askedKeys(actor.getSnapshot());
+          const delivered = deliverAnswers(actor, pending, opened?.body.h ?? {});
           if (delivered.complete) {
             if (!(await settle(actor, budget))) return overBudget(actor);
           } else {

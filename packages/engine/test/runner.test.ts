@@ -465,3 +465,30 @@ describe('client capabilities and other input kinds', () => {
     expect((noRoots as { message: string }).message).toContain('roots');
   });
 });
+
+describe('answers on a first call', () => {
+  it('delivers valid answers to the first questions, ignores unknown keys, and re-asks invalid ones', async () => {
+    const runner = makeRunner();
+    const args = { version: '8.0.0' };
+    const done = await runner.run({
+      flow: 'deploy_production',
+      args,
+      context: ctx,
+      inputResponses: {
+        confirm_deploy: accept({ confirm: true }),
+        change_ticket: accept({ ticket: 'CHG-8' }),
+        unknown: accept({ x: 1 }),
+      },
+    });
+    expect(text(done)).toBe('Deployed 8.0.0 (ticket CHG-8)');
+    const partial = expectInput(
+      await runner.run({
+        flow: 'deploy_production',
+        args,
+        context: ctx,
+        inputResponses: { confirm_deploy: accept({ confirm: 12345 }), change_ticket: accept({ ticket: 'CHG-8' }) },
+      }),
+    );
+    expect(Object.keys(partial.inputRequests)).toEqual(['confirm_deploy']);
+  });
+});
