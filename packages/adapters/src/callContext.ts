@@ -1,0 +1,82 @@
+/**
+ * Who is calling and what their client can do, read from the SDK's request
+ * context. The principal is the verified bearer token's principal over HTTP
+ * (`authInfo.extra.principal`, else `authInfo.clientId`), `anonymous` over
+ * HTTP without authentication, and the local OS user over stdio. Client
+ * capabilities come from the request's own `_meta` envelope on the
+ * 2026-07-28 wire and from `initialize` on a 2025-era connection, and are
+ * mapped to the engine's input kinds so a flow never asks what the client
+ * did not declare.
+ */
+import { userInfo } from 'node:os';
+import type { ClientInputCapabilities } from '@baton/engine';
+import {
+  type AuthInfo,
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  type McpServer,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+
+/** The principal of unauthenticated HTTP callers (every one of them shares it). */
+export const ANONYMOUS_PRINCIPAL = 'anonymous';
+
+let cachedLocalUser: string | undefined;
+
+/** The local OS user name: the principal of a stdio connection. */
+export function localUser(): string {
+  if (cachedLocalUser === undefined) {
+    try {
+      cachedLocalUser = userInfo().username;
+    } catch {
+      cachedLocalUser = `uid-${process.getuid?.() ?? 'unknown'}`;
+    }
+  }
+  return cachedLocalUser;
+}
+
+/** The principal a verified token stands for: `extra.principal` when set, else `clientId`. */
+export function principalOfAuthInfo(auth: AuthInfo): string {
+  const principal = auth.extra?.principal;
+  return typeof principal === 'string' && principal.length > 0 ? principal : auth.clientId;
+}
+
+/**
+ * The default principal of a request: the verified token's principal over
+ * HTTP, {@link ANONYMOUS_PRINCIPAL} over HTTP without auth, the local user
+ * (`os.userInfo().username`) over stdio.
+ */
+export function defaultPrincipal(ctx: ServerContext): string {
+  const auth = ctx.http?.authInfo;
+  if (auth) return principalOfAuthInfo(auth);
+  if (ctx.http?.req) return ANONYMOUS_PRINCIPAL;
+  return localUser();
+}
+
+/**
+ * Map MCP client capabilities to the engine's input kinds. A bare
+ * `elicitation: {}` declares form mode (the 2025 meaning); URL mode must be
+ * declared explicitly; `sampling` and `roots` by presence.
+ *
+ * @example `{ elicitation: { form: {} }, roots: {} }` -> `{ form: true, url: false, sampling: false, roots: true }`
+ */
+export function toInputCapabilities(declared: ClientCapabilities | undefined): ClientInputCapabilities {
+  const elicitation = declared?.elicitation as { form?: unknown; url?: unknown } | undefined;
+  return {
+    form: elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined),
+    url: elicitation?.url !== undefined,
+    sampling: declared?.sampling !== undefined,
+    roots: declared?.roots !== undefined,
+  };
+}
+
+/**
+ * The capabilities the client declared for this request: the request's
+ * `_meta` envelope (2026-07-28), else what it declared at `initialize`
+ * (2025-era connections; nothing on stateless legacy HTTP).
+ */
+export function declaredCapabilities(server: McpServer, ctx: ServerContext): ClientCapabilities | undefined {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const fromEnvelope = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+  return fromEnvelope ?? server.server.getClientCapabilities();
+}

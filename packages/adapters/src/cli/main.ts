@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+/**
+ * The `baton` command line. Each command is its own module under `cli/`
+ * exporting `run(argv): Promise<number>` (the exit code), loaded only when
+ * named, so commands such as `call`, `diagram` or `inspect` are added as
+ * sibling modules plus one line in {@link COMMANDS}. Any failure prints one
+ * line on stderr and exits non-zero; there is never a stack trace.
+ */
+import { EXIT_USAGE, reportFailure } from './cliError.js';
+
+/** A command module: runs with the arguments after its name, resolves to the exit code. */
+export interface Command {
+  run(argv: string[]): Promise<number>;
+}
+
+/** Every command, by name, with a one-line summary. */
+export const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  serve: { summary: 'serve a flows module over stateless HTTP or stdio', load: () => import('./serve.js') },
+};
+
+function help(): string {
+  const lines = Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(10)}${summary}`);
+  return `usage: baton <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun "baton <command> --help" for a command's options.\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stderr.write(help());
+    return name === undefined ? EXIT_USAGE : 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`baton: unknown command "${name}" (commands: ${Object.keys(COMMANDS).join(', ')})\n`);
+    return EXIT_USAGE;
+  }
+  return (await command.load()).run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.exitCode = reportFailure(error);
+  },
+);

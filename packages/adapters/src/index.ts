@@ -1,0 +1,39 @@
+/**
+ * `@baton/adapters`: Baton flows on the official MCP TypeScript SDK.
+ * `registerFlows` puts a runner's flows on an `McpServer` as tools (and, per
+ * flow, prompts and resources); `createFlowServerFactory` builds such servers
+ * for the SDK's serving entries; `serveHttp` / `createFlowHttpHandler` serve
+ * them over stateless Streamable HTTP with Host/Origin checks, a body limit
+ * and bearer tokens; `loadFlowsModule` reads what `baton serve` serves.
+ */
+export { createStaticTokenVerifier, loadAuthTokens } from './authTokens.js';
+export {
+  ANONYMOUS_PRINCIPAL,
+  declaredCapabilities,
+  defaultPrincipal,
+  localUser,
+  principalOfAuthInfo,
+  toInputCapabilities,
+} from './callContext.js';
+export { coerceStringArguments, listedArguments } from './flowArguments.js';
+export { type FlowsModule, isFlow, loadFlowsModule } from './flowsModule.js';
+export {
+  createFlowHttpHandler,
+  DEFAULT_MAX_BODY_BYTES,
+  type FlowHttpHandler,
+  type FlowHttpHandlerOptions,
+  type HttpServing,
+  isLoopbackHost,
+  loopbackHostnames,
+  type ServeHttpOptions,
+  serveHttp,
+} from './http.js';
+export {
+  FLOW_RESOURCE_PREFIX,
+  type FlowExposure,
+  type RegisteredFlows,
+  type RegisterFlowsOptions,
+  registerFlows,
+} from './registerFlows.js';
+export { invalidRequestState, toPromptResult, toResourceResult, toToolResult } from './results.js';
+export { createFlowServerFactory, type FlowServerOptions } from './serverFactory.js';

@@ -1,0 +1,220 @@
+/**
+ * `registerFlows`: a runner's flows on an official-SDK `McpServer`. Each flow
+ * is a tool by default and, when its exposure says so, also a prompt and a
+ * resource: the three methods that may answer `input_required`. Every
+ * request becomes one `runner.run()` round with the caller's principal, the
+ * method and target, the client's declared input kinds, the raw arguments,
+ * and the raw `requestState` and `inputResponses` the SDK lifted off the
+ * request (no SDK `requestState.verify` hook is involved: the engine's state
+ * is opaque to the SDK and reaches the runner byte for byte).
+ */
+import { type Flow, InvalidRequestStateError, type RoundOutcome, type Runner } from '@baton/engine';
+import {
+  type McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  type RegisteredPrompt,
+  type RegisteredResource,
+  type RegisteredResourceTemplate,
+  type RegisteredTool,
+  ResourceTemplate,
+  type ServerContext,
+  UriTemplate,
+  type Variables,
+} from '@modelcontextprotocol/server';
+import { declaredCapabilities, defaultPrincipal, toInputCapabilities } from './callContext.js';
+import { argumentsProblem, argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
+import { invalidRequestState, toPromptResult, toResourceResult, toToolResult } from './results.js';
+import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
+
+/** The URI prefix of flow resources: `baton://flows/<name>`. */
+export const FLOW_RESOURCE_PREFIX = 'baton://flows/';
+
+/**
+ * How one flow is served. Tools are on by default; prompts and resources are opt-in.
+ *
+ * - `tool`: `tools/call` with the flow's name; `inputSchema` from its zod `args`,
+ *   its description and annotations.
+ * - `prompt`: `prompts/get` with the flow's name; its arguments are the prompt's
+ *   arguments (strings on the wire, converted to the numbers and booleans the schema
+ *   declares); the finished result's content blocks become `user` messages.
+ * - `resource`: `resources/read` of `baton://flows/<name>` (a static resource when the
+ *   flow takes no arguments, else the template `baton://flows/<name>{?a,b}`, query
+ *   parameters in any order); the finished result becomes one text content item.
+ */
+export interface FlowExposure {
+  readonly tool?: boolean;
+  readonly prompt?: boolean;
+  readonly resource?: boolean;
+}
+
+/** Options of {@link registerFlows}. */
+export interface RegisterFlowsOptions {
+  /** Serves the rounds; every one of its flows is registered. */
+  readonly runner: Runner;
+  /**
+   * Which methods serve each flow: one exposure for all, or a function of the flow.
+   * Default `{ tool: true }`.
+   *
+   * @example `expose: (flow) => (flow.name === 'expense_approval' ? { tool: true, prompt: true } : {})`
+   */
+  readonly expose?: FlowExposure | ((flow: Flow) => FlowExposure);
+  /**
+   * The principal every state is bound to. Default {@link defaultPrincipal}: the
+   * verified bearer token's principal over HTTP, the local user over stdio.
+   */
+  readonly principal?: (ctx: ServerContext) => string;
+  /** Errors that never reach the client (for example an unreachable ledger); default: ignored. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** What {@link registerFlows} registered, by flow name (to disable, enable or remove later). */
+export interface RegisteredFlows {
+  readonly tools: ReadonlyMap<string, RegisteredTool>;
+  readonly prompts: ReadonlyMap<string, RegisteredPrompt>;
+  readonly resources: ReadonlyMap<string, RegisteredResource | RegisteredResourceTemplate>;
+}
+
+/**
+ * Matches `baton://flows/<name>` with any query parameters, in any order, all
+ * optional (the SDK's RFC 6570 matcher wants every `{?...}` variable, in order).
+ */
+class FlowUriTemplate extends UriTemplate {
+  readonly #base: string;
+  constructor(base: string, names: readonly string[]) {
+    super(`${base}{?${names.join(',')}}`);
+    this.#base = base;
+  }
+  override match(uri: string): Variables | null {
+    const query = uri.indexOf('?');
+    if ((query < 0 ? uri : uri.slice(0, query)) !== this.#base) return null;
+    return Object.fromEntries(new URLSearchParams(query < 0 ? '' : uri.slice(query + 1)));
+  }
+}
+
+/**
+ * Register a runner's flows on an `McpServer`.
+ *
+ * Outcomes on the wire:
+ * - complete: `{ resultType: 'complete', content, structuredContent?, isError? }` (tools),
+ *   `{ messages }` (prompts), `{ contents: [{ uri, mimeType, text }] }` (resources);
+ * - input_required: `{ resultType: 'input_required', inputRequests?, requestState }`;
+ * - error: `{ content: [{ type: 'text', text }], isError: true }` (tools), JSON-RPC -32603
+ *   (prompts, resources; -32602 for invalid arguments);
+ * - invalid, expired, tampered, foreign or replayed state: JSON-RPC
+ *   `{ code: -32602, message: 'Invalid or expired requestState', data: { reason } }`.
+ *
+ * The server must not configure the SDK's `requestState.verify` hook: Baton's
+ * runner verifies its own states and needs the raw wire string. Flow tools
+ * coexist with tools registered directly on the server (see `toolErrorEscape.ts`).
+ *
+ * @example
+ * ```ts
+ * const server = new McpServer({ name: 'approvals', version: '1.0.0' });
+ * registerFlows(server, { runner, expose: (flow) => ({ tool: true, prompt: flow.name === 'expense_approval' }) });
+ * ```
+ */
+export function registerFlows(server: McpServer, options: RegisterFlowsOptions): RegisteredFlows {
+  const { runner } = options;
+  const principalOf = options.principal ?? defaultPrincipal;
+  const onError = options.onError ?? (() => {});
+  const tools = new Map<string, RegisteredTool>();
+  const prompts = new Map<string, RegisteredPrompt>();
+  const resources = new Map<string, RegisteredResource | RegisteredResourceTemplate>();
+
+  async function round(
+    flow: Flow,
+    method: 'tools/call' | 'prompts/get' | 'resources/read',
+    target: string,
+    args: unknown,
+    ctx: ServerContext,
+  ): Promise<RoundOutcome> {
+    const requestState = ctx.mcpReq.requestState<unknown>();
+    if (requestState !== undefined && typeof requestState !== 'string') {
+      throw invalidRequestState({ reason: 'malformed' });
+    }
+    if (requestState === undefined && method !== 'tools/call') {
+      const problem = argumentsProblem(flow, args);
+      if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
+    }
+    try {
+      return await runner.run({
+        flow: flow.name,
+        args,
+        context: {
+          principal: principalOf(ctx),
+          method,
+          target,
+          capabilities: toInputCapabilities(declaredCapabilities(server, ctx)),
+        },
+        ...(requestState !== undefined ? { requestState } : {}),
+        ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
+      });
+    } catch (error) {
+      if (error instanceof InvalidRequestStateError) throw invalidRequestState(error);
+      onError(error);
+      throw new ProtocolError(ProtocolErrorCode.InternalError, 'Internal error');
+    }
+  }
+
+  for (const flow of runner.flows.values()) {
+    const exposure = typeof options.expose === 'function' ? options.expose(flow) : (options.expose ?? {});
+    const title = flow.title ?? flow.annotations?.title;
+
+    if (exposure.tool ?? true) {
+      const tool = server.registerTool(
+        flow.name,
+        {
+          ...(title ? { title } : {}),
+          description: flow.description,
+          inputSchema: listedArguments(flow),
+          ...(flow.annotations ? { annotations: flow.annotations } : {}),
+        },
+        async (args: unknown, ctx: ServerContext) => {
+          try {
+            return toToolResult(await round(flow, 'tools/call', flow.name, args, ctx));
+          } catch (error) {
+            if (error instanceof ProtocolError) escapeToolError(server, ctx, error);
+            throw error;
+          }
+        },
+      );
+      enableToolErrorEscape(server);
+      tools.set(flow.name, tool);
+    }
+
+    if (exposure.prompt) {
+      const types = argumentTypes(flow);
+      const prompt = server.registerPrompt(
+        flow.name,
+        { ...(title ? { title } : {}), description: flow.description, argsSchema: listedArguments(flow) },
+        async (args: unknown, ctx: ServerContext) => {
+          const coerced = coerceStringArguments(types, (args ?? {}) as Record<string, unknown>);
+          return toPromptResult(await round(flow, 'prompts/get', flow.name, coerced, ctx), flow.description);
+        },
+      );
+      prompts.set(flow.name, prompt);
+    }
+
+    if (exposure.resource) {
+      const types = argumentTypes(flow);
+      const base = `${FLOW_RESOURCE_PREFIX}${flow.name}`;
+      const metadata = { ...(title ? { title } : {}), description: flow.description, mimeType: 'text/plain' };
+      const read = async (uri: URL, variables: Variables, ctx: ServerContext) => {
+        const args = coerceStringArguments(types, variables);
+        return toResourceResult(await round(flow, 'resources/read', uri.href, args, ctx), uri.href);
+      };
+      const registered =
+        types.size === 0
+          ? server.registerResource(flow.name, base, metadata, (uri, ctx) => read(uri, {}, ctx))
+          : server.registerResource(
+              flow.name,
+              new ResourceTemplate(new FlowUriTemplate(base, [...types.keys()]), { list: undefined }),
+              metadata,
+              read,
+            );
+      resources.set(flow.name, registered);
+    }
+  }
+  return { tools, prompts, resources };
+}

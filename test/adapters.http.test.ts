@@ -1,0 +1,324 @@
+/**
+ * Flows served in-process by `serveHttp` on 127.0.0.1 and called by the
+ * official SDK client over real HTTP on the 2026-07-28 wire: listings,
+ * parallel requests in one round, several rounds, a missing response
+ * re-asked, a decline, tampered and foreign states (-32602), capabilities,
+ * prompts, resources, and a durable deadline.
+ */
+import { createFlowServerFactory, type HttpServing, registerFlows, serveHttp } from '@baton/adapters';
+import { createKeyRing, createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
+import type { Client } from '@modelcontextprotocol/client';
+import { McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import flows, { expose } from './fixtures/adapter-flows/index.js';
+import {
+  connectHttp,
+  expectInputRequired,
+  protocolError,
+  sleep,
+  textOf,
+  toolRound,
+  type WireLeg,
+} from './helpers/mcpClients.js';
+
+let serving: HttpServing;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  const runner = createRunner({ flows, codec: createRequestStateCodec({ keys: createKeyRing([generateKey()]) }) });
+  serving = await serveHttp({ factory: createFlowServerFactory({ runner, expose }), host: '127.0.0.1', port: 0 });
+});
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+});
+afterAll(async () => {
+  await serving.close();
+});
+
+async function connect(options: Parameters<typeof connectHttp>[1] = {}) {
+  const connected = await connectHttp(serving.url, options);
+  clients.push(connected.client);
+  return connected;
+}
+
+const toolLegs = (legs: WireLeg[]) => legs.filter((leg) => leg.request?.method === 'tools/call');
+
+describe('listings', () => {
+  it('lists flows as tools with their schema, description and annotations', async () => {
+    const { client } = await connect();
+    const { tools } = await client.listTools();
+    const deploy = tools.find((tool) => tool.name === 'deploy_production')!;
+    expect(deploy).toMatchObject({
+      title: 'Deploy to production',
+      description: 'Deploy a version to production after a confirmation and a change ticket.',
+      annotations: { destructiveHint: true, openWorldHint: false },
+      inputSchema: {
+        type: 'object',
+        properties: { version: { type: 'string', minLength: 1, description: 'The version to deploy' } },
+        required: ['version'],
+      },
+    });
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'deploy_production',
+      'draft_notes',
+      'link_account',
+      'quick_approval',
+    ]);
+  });
+
+  it('lists the opted-in prompts and resource templates', async () => {
+    const { client } = await connect();
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((p) => p.name).sort()).toEqual(['draft_notes', 'quick_approval']);
+    expect(prompts.find((p) => p.name === 'quick_approval')!.arguments).toEqual([{ name: 'amount', required: true }]);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates).toEqual([
+      expect.objectContaining({ name: 'deploy_production', uriTemplate: 'baton://flows/deploy_production{?version}' }),
+    ]);
+  });
+});
+
+describe('tools over the 2026-07-28 wire', () => {
+  it('asks two questions in one round and completes on the retry, echoing the state byte for byte', async () => {
+    const { client, log, legs } = await connect();
+    const result = await client.callTool({ name: 'deploy_production', arguments: { version: '1.2.3' } });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toBe('Deployed 1.2.3 (ticket CHG-7)');
+    expect(log.asked).toEqual([
+      'elicit:Deploy 1.2.3 to production? Plan: rolling update to 1.2.3 on 3 nodes',
+      'elicit:Change ticket for this deployment?',
+    ]);
+
+    const [first, second] = toolLegs(legs);
+    expect(toolLegs(legs)).toHaveLength(2);
+    const firstResult = JSON.parse(first!.response).result;
+    expect(firstResult.resultType).toBe('input_required');
+    expect(Object.keys(firstResult.inputRequests)).toEqual(['confirm_deploy', 'change_ticket']);
+    expect(firstResult.inputRequests.confirm_deploy).toMatchObject({
+      method: 'elicitation/create',
+      params: { mode: 'form', requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean' } } } },
+    });
+    expect(second!.request!.params!.requestState).toBe(firstResult.requestState);
+    expect(second!.request!.id).not.toEqual(first!.request!.id);
+    expect(Object.keys(second!.request!.params!.inputResponses as object).sort()).toEqual([
+      'change_ticket',
+      'confirm_deploy',
+    ]);
+    expect(JSON.parse(second!.response).result).toMatchObject({ resultType: 'complete', content: [{ type: 'text' }] });
+  });
+
+  it('runs several rounds: roots, then sampling', async () => {
+    const { client, log, legs } = await connect();
+    const result = await client.callTool({ name: 'draft_notes', arguments: {} });
+    expect(result.structuredContent).toEqual({ roots: ['file:///repo'], notes: 'Fixed bugs.' });
+    expect(log.asked).toEqual(['roots', 'sampling']);
+    expect(toolLegs(legs)).toHaveLength(3);
+  });
+
+  it('ends the flow (not an error) when the user declines', async () => {
+    const { client } = await connect({ elicit: () => ({ action: 'decline' }) });
+    const result = await client.callTool({ name: 'deploy_production', arguments: { version: '2.0.0' } });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toBe('Deployment of 2.0.0 cancelled');
+  });
+
+  it('re-asks only a missing response, keeping the one received', async () => {
+    const { client } = await connect();
+    const call = { name: 'deploy_production', arguments: { version: '3.0.0' } };
+    const first = expectInputRequired(await toolRound(client, call));
+    const second = expectInputRequired(
+      await toolRound(client, {
+        ...call,
+        requestState: first.requestState,
+        inputResponses: { confirm_deploy: { action: 'accept', content: { confirm: true } } },
+      }),
+    );
+    expect(Object.keys(second.inputRequests ?? {})).toEqual(['change_ticket']);
+    expect(second.requestState).not.toBe(first.requestState);
+    const done = await toolRound(client, {
+      ...call,
+      requestState: second.requestState,
+      inputResponses: { change_ticket: { action: 'accept', content: { ticket: 'CHG-9' } } },
+    });
+    expect(textOf(done as { content: unknown })).toBe('Deployed 3.0.0 (ticket CHG-9)');
+  });
+
+  it('answers a tampered state with -32602 and the reason, never a re-prompt', async () => {
+    const { client } = await connect();
+    const call = { name: 'deploy_production', arguments: { version: '4.0.0' } };
+    const first = expectInputRequired(await toolRound(client, call));
+    const s = first.requestState;
+    const tampered = s.slice(0, 30) + (s[30] === 'A' ? 'B' : 'A') + s.slice(31);
+    const error = await protocolError(
+      toolRound(client, { ...call, requestState: tampered, inputResponses: { confirm_deploy: { action: 'decline' } } }),
+    );
+    expect(error).toEqual({
+      code: -32602,
+      message: 'Invalid or expired requestState',
+      data: { reason: 'bad_integrity' },
+    });
+  });
+
+  it('rejects a state replayed with other arguments or for another flow', async () => {
+    const { client } = await connect();
+    const first = expectInputRequired(
+      await toolRound(client, { name: 'deploy_production', arguments: { version: '5.0.0' } }),
+    );
+    const otherArgs = await protocolError(
+      toolRound(client, {
+        name: 'deploy_production',
+        arguments: { version: '6.6.6' },
+        requestState: first.requestState,
+        inputResponses: {},
+      }),
+    );
+    expect(otherArgs).toMatchObject({ code: -32602, data: { reason: 'binding_mismatch' } });
+    const otherFlow = await protocolError(
+      toolRound(client, { name: 'link_account', arguments: {}, requestState: first.requestState, inputResponses: {} }),
+    );
+    expect(otherFlow).toMatchObject({ code: -32602, message: 'Invalid or expired requestState' });
+  });
+
+  it('reports invalid arguments and flow failures as tool errors', async () => {
+    const { client } = await connect();
+    const invalid = await client.callTool({ name: 'deploy_production', arguments: { version: '' } });
+    expect(invalid.isError).toBe(true);
+    expect(textOf(invalid)).toMatch(/^Invalid arguments: version: /);
+    const broken = await client.callTool({ name: 'deploy_production', arguments: { version: 'broken' } });
+    expect(broken).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: 'No build exists for version "broken".' }],
+    });
+  });
+
+  it('fires a durable deadline that passed while the user was answering', async () => {
+    const { client } = await connect({
+      elicit: async () => {
+        await sleep(1300);
+        return { action: 'accept', content: { ok: true } };
+      },
+    });
+    const result = await client.callTool({ name: 'quick_approval', arguments: { amount: 5 } });
+    expect(textOf(result)).toBe('Approval of 5 timed out');
+  });
+});
+
+describe('client capabilities', () => {
+  it('takes the declared fallback when the client cannot sample', async () => {
+    const { client, log } = await connect({ capabilities: { roots: {}, elicitation: {} } });
+    const result = await client.callTool({ name: 'draft_notes', arguments: {} });
+    expect(result.structuredContent).toEqual({ roots: ['file:///repo'], notes: 'no model available: template used' });
+    expect(log.asked).toEqual(['roots']);
+  });
+
+  it('never sends a URL elicitation to a client that declared form mode only', async () => {
+    const { client, log } = await connect({ capabilities: { elicitation: {} } });
+    const result = await client.callTool({ name: 'link_account', arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('url input');
+    expect(log.asked).toEqual([]);
+  });
+
+  it('sends a URL elicitation to a client that declared it', async () => {
+    const { client, log } = await connect();
+    expect(textOf(await client.callTool({ name: 'link_account', arguments: {} }))).toBe('Account linked');
+    expect(log.asked).toEqual(['elicit:Sign in to link your account']);
+  });
+});
+
+describe('prompts and resources', () => {
+  it('serves a flow as a prompt, converting string arguments to the schema types', async () => {
+    const { client, log } = await connect();
+    const prompt = await client.getPrompt({ name: 'quick_approval', arguments: { amount: '120' } });
+    expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'Approved 120' } }]);
+    expect(log.asked).toEqual(['elicit:Approve 120?']);
+  });
+
+  it('answers invalid prompt arguments with -32602', async () => {
+    const { client } = await connect();
+    const error = await protocolError(client.getPrompt({ name: 'quick_approval', arguments: { amount: 'lots' } }));
+    expect(error.code).toBe(-32602);
+    expect(error.message).toContain('Invalid arguments: amount');
+  });
+
+  it('serves a multi-round flow as a prompt', async () => {
+    const { client } = await connect();
+    const prompt = await client.getPrompt({ name: 'draft_notes' });
+    expect(prompt.messages).toHaveLength(1);
+    expect(JSON.parse((prompt.messages[0]!.content as { text: string }).text)).toEqual({
+      roots: ['file:///repo'],
+      notes: 'Fixed bugs.',
+    });
+  });
+
+  it('serves a flow as a resource whose URI carries the arguments', async () => {
+    const { client, log } = await connect();
+    const uri = 'baton://flows/deploy_production?version=3.1.4';
+    const read = await client.readResource({ uri });
+    expect(read.contents).toEqual([{ uri, mimeType: 'text/plain', text: 'Deployed 3.1.4 (ticket CHG-7)' }]);
+    expect(log.asked).toHaveLength(2);
+    const missing = await protocolError(client.readResource({ uri: 'baton://flows/deploy_production' }));
+    expect(missing.code).toBe(-32602);
+  });
+});
+
+describe('alongside ordinary tools on one McpServer', () => {
+  let mixed: HttpServing;
+  beforeAll(async () => {
+    const runner = createRunner({ flows, codec: createRequestStateCodec({ keys: [generateKey()] }) });
+    mixed = await serveHttp({
+      host: '127.0.0.1',
+      port: 0,
+      factory: () => {
+        const server = new McpServer({ name: 'mixed', version: '1.0.0' });
+        server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
+          content: [{ type: 'text', text }],
+        }));
+        server.registerTool('fails', {}, async () => {
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'plain tool failure');
+        });
+        registerFlows(server, { runner }).tools.get('link_account')!.disable();
+        server.registerTool('late', {}, async () => ({ content: [{ type: 'text', text: 'registered later' }] }));
+        return server;
+      },
+    });
+  });
+  afterAll(async () => {
+    await mixed.close();
+  });
+
+  it('leaves ordinary tools to the SDK and serves the flows', async () => {
+    const { client } = await connectHttp(mixed.url);
+    clients.push(client);
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+      'deploy_production',
+      'draft_notes',
+      'echo',
+      'fails',
+      'late',
+      'quick_approval',
+    ]);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'hi' } }))).toBe('hi');
+    expect(await client.callTool({ name: 'echo', arguments: { text: 1 } })).toMatchObject({ isError: true });
+    expect(await client.callTool({ name: 'fails', arguments: {} })).toMatchObject({
+      isError: true,
+      content: [{ text: 'plain tool failure' }],
+    });
+    expect(textOf(await client.callTool({ name: 'late', arguments: {} }))).toBe('registered later');
+    expect(textOf(await client.callTool({ name: 'deploy_production', arguments: { version: '1.0.1' } }))).toBe(
+      'Deployed 1.0.1 (ticket CHG-7)',
+    );
+    await expect(client.callTool({ name: 'link_account', arguments: {} })).rejects.toThrow(/disabled/);
+  });
+});
+
+describe('a 2025-era client over stateless HTTP', () => {
+  it('gets a clear tool error: stateless HTTP has no channel for server-to-client requests', async () => {
+    const { client, log } = await connect({ negotiation: 'legacy' });
+    const result = await client.callTool({ name: 'deploy_production', arguments: { version: '1.0.2' } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('form input');
+    expect(log.asked).toEqual([]);
+  });
+});
