@@ -1,0 +1,34 @@
+/**
+ * `baton diagram <flows-module> <flow>`: prints a flow as a Mermaid
+ * `stateDiagram-v2` on stdout (paste it into any Mermaid renderer), with the
+ * states that ask for input marked and annotated with what they ask.
+ */
+import { parseArgs } from 'node:util';
+import { toMermaid } from '@baton/engine';
+import { loadFlowsModule } from '../flowsModule.js';
+import { CliError, usageError } from './cliError.js';
+
+const USAGE = 'baton diagram <flows-module> <flow>';
+
+/** Run the command; resolves to the exit code. */
+export async function run(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+  } catch (error) {
+    throw usageError((error as Error).message, USAGE);
+  }
+  if (parsed.values.help) {
+    process.stdout.write(`usage: ${USAGE}\n\nPrint a flow as a Mermaid stateDiagram-v2.\n`);
+    return 0;
+  }
+  const [modulePath, flowName, ...extra] = parsed.positionals;
+  if (!modulePath || !flowName || extra.length > 0) throw usageError('expected a flows module and a flow name', USAGE);
+  const loaded = await loadFlowsModule(modulePath);
+  const flow = loaded.flows.find((f) => f.name === flowName);
+  if (!flow) {
+    throw new CliError(`no flow "${flowName}" in ${modulePath} (flows: ${loaded.flows.map((f) => f.name).join(', ')})`);
+  }
+  process.stdout.write(toMermaid(flow));
+  return 0;
+}
