@@ -1,0 +1,74 @@
+/**
+ * The decisions every driver shares, as pure functions over the row a driver
+ * read back. A driver first tries the atomic write (insert-if-absent for a
+ * jti, update-if-unused for a token); only when that write did not win does it
+ * read the row and ask these functions why, so the rules for `retry`,
+ * `replayed`, `expired` and friends live in one place.
+ */
+import type { RedeemRequest, RedeemResult, RedeemTokenResult } from '@baton/engine';
+
+/** The answer for a jti redeemed for the first time. */
+export const REDEEMED: RedeemResult = Object.freeze({ status: 'redeemed' });
+/** The answer for a jti that must be rejected. */
+export const REPLAYED: RedeemResult = Object.freeze({ status: 'replayed' });
+
+/** What a driver reads back about an existing redemption. */
+export interface RedemptionRow {
+  readonly responsesDigest: string;
+  readonly outcome: string | null;
+  readonly expiresAt: number;
+}
+
+/** What a driver reads back about an existing token. */
+export interface TokenRow {
+  readonly purpose: string;
+  readonly expiresAt: number;
+  readonly usedAt: number | null;
+}
+
+/**
+ * Whether an envelope (or its row) has expired at `now`. The envelope is
+ * valid up to and including `expiresAt`; rows are pruned only strictly after.
+ */
+export function isEnvelopeExpired(expiresAt: number, now: number): boolean {
+  return now > expiresAt;
+}
+
+/** Whether a token can no longer be redeemed at `now` (it stops at `expiresAt`). */
+export function isTokenExpired(expiresAt: number, now: number): boolean {
+  return expiresAt <= now;
+}
+
+/**
+ * The answer when a jti could not be inserted because it already has a row
+ * (or the row vanished in between, pruned: then it is long expired).
+ *
+ * `retry` only when the row is unexpired, the responses digest is identical
+ * and the first round recorded its outcome; everything else is a replay.
+ */
+export function conflictResult(row: RedemptionRow | undefined, request: RedeemRequest): RedeemResult {
+  if (row === undefined) return REPLAYED;
+  if (isEnvelopeExpired(row.expiresAt, request.now)) return REPLAYED;
+  if (row.responsesDigest !== request.responsesDigest) return REPLAYED;
+  if (row.outcome === null) return REPLAYED;
+  return { status: 'retry', outcome: row.outcome };
+}
+
+/** The answer for a token that was just marked used. */
+export function tokenRedeemed(data: string | null | undefined): RedeemTokenResult {
+  return { status: 'redeemed', data: data ?? undefined };
+}
+
+/**
+ * The answer when the atomic update did not win: no such code (or a code for
+ * another purpose, which must not reveal that it exists), already used, or
+ * expired.
+ */
+export function tokenFailure(row: TokenRow | undefined, purpose: string, now: number): RedeemTokenResult {
+  if (row === undefined || row.purpose !== purpose) return { status: 'unknown' };
+  if (row.usedAt !== null) return { status: 'already_used' };
+  if (isTokenExpired(row.expiresAt, now)) return { status: 'expired' };
+  // Unused and unexpired yet not won: only possible if the row changed between the two
+  // statements, which a single-use token never does backwards. Refuse rather than guess.
+  return { status: 'already_used' };
+}

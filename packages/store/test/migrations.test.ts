@@ -1,0 +1,251 @@
+/**
+ * Start-up migrations, on SQLite and PostgreSQL: a fresh database gets every
+ * table and the schema version; an existing one keeps its rows; a second
+ * start changes nothing at all; a database left half-way (first migration
+ * only) is completed; and a database migrated by a newer Baton (a higher
+ * schema version or an unknown later migration) is refused with a clear
+ * error and left untouched.
+ */
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createPostgresLedger,
+  createSqliteLedger,
+  LedgerError,
+  LedgerSchemaError,
+  SCHEMA_VERSION,
+} from '../src/index.js';
+import { T0 } from './helpers/contract.js';
+import { createTestDatabase, describePg } from './helpers/postgres.js';
+import { useTempDir } from './helpers/tmp.js';
+
+const drizzleFolder = (dialect: 'sqlite' | 'pg') => fileURLToPath(new URL(`../drizzle/${dialect}`, import.meta.url));
+const journal = (dialect: 'sqlite' | 'pg') =>
+  JSON.parse(readFileSync(join(drizzleFolder(dialect), 'meta/_journal.json'), 'utf8')) as {
+    entries: { when: number; tag: string }[];
+  };
+
+describe('SQLite migrations', () => {
+  const dir = useTempDir();
+  let n = 0;
+  const freshPath = () => join(dir(), `migrations-${++n}.db`);
+
+  /** Everything a migration could touch, plus SQLite's schema cookie (bumped by any DDL). */
+  function snapshot(path: string) {
+    const db = new Database(path, { readonly: true });
+    try {
+      return {
+        schemaCookie: db.pragma('schema_version', { simple: true }),
+        objects: db
+          .prepare("select type, name, sql from sqlite_master where name not like 'sqlite_%' order by name")
+          .all(),
+        migrations: db.prepare('select hash, created_at from __baton_migrations order by created_at').all(),
+        meta: db.prepare('select key, value from baton_meta order by key').all(),
+        redemptions: db.prepare('select * from baton_redemptions order by jti').all(),
+      };
+    } finally {
+      db.close();
+    }
+  }
+
+  function exec(path: string, statement: string): void {
+    const db = new Database(path);
+    db.exec(statement);
+    db.close();
+  }
+
+  it('creates every table, records each migration and the schema version on a fresh file', async () => {
+    const path = freshPath();
+    await createSqliteLedger({ path, pruneIntervalMs: 0 }).close();
+    const state = snapshot(path);
+    const names = (state.objects as { name: string }[]).map((o) => o.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'baton_meta',
+        'baton_redemptions',
+        'baton_redemptions_expires_at_idx',
+        'baton_tokens',
+        'baton_tokens_expires_at_idx',
+        '__baton_migrations',
+      ]),
+    );
+    expect(state.migrations.map((m: any) => Number(m.created_at))).toEqual(
+      journal('sqlite').entries.map((e) => e.when),
+    );
+    expect(state.meta).toEqual([{ key: 'schema_version', value: String(SCHEMA_VERSION) }]);
+  });
+
+  it('keeps the rows of an existing file, and a second start changes nothing', async () => {
+    const path = freshPath();
+    const first = createSqliteLedger({ path, pruneIntervalMs: 0 });
+    await first.redeem({ jti: 'kept', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 });
+    await first.recordOutcome('kept', 'sealed');
+    await first.close();
+    const before = snapshot(path);
+
+    const second = createSqliteLedger({ path, pruneIntervalMs: 0 });
+    expect(await second.redeem({ jti: 'kept', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 })).toEqual({
+      status: 'retry',
+      outcome: 'sealed',
+    });
+    await second.close();
+    expect(snapshot(path)).toEqual(before);
+  });
+
+  it('completes a file that only has the first migration', async () => {
+    const path = freshPath();
+    const partial = join(dir(), `partial-${n}`);
+    mkdirSync(join(partial, 'meta'), { recursive: true });
+    const { entries } = journal('sqlite');
+    cpSync(join(drizzleFolder('sqlite'), `${entries[0]!.tag}.sql`), join(partial, `${entries[0]!.tag}.sql`));
+    writeFileSync(
+      join(partial, 'meta/_journal.json'),
+      JSON.stringify({ ...journal('sqlite'), entries: entries.slice(0, 1) }),
+    );
+    const client = new Database(path);
+    migrate(drizzle({ client }), { migrationsFolder: partial, migrationsTable: '__baton_migrations' });
+    client.close();
+    expect(snapshot(path).meta).toEqual([]);
+
+    await createSqliteLedger({ path, pruneIntervalMs: 0 }).close();
+    const state = snapshot(path);
+    expect(state.migrations).toHaveLength(entries.length);
+    expect(state.meta).toEqual([{ key: 'schema_version', value: String(SCHEMA_VERSION) }]);
+  });
+
+  it('refuses a file with a newer schema version, and leaves it untouched', async () => {
+    const path = freshPath();
+    await createSqliteLedger({ path, pruneIntervalMs: 0 }).close();
+    exec(path, `update baton_meta set value = '${SCHEMA_VERSION + 1}' where key = 'schema_version'`);
+    const before = snapshot(path);
+    expect(() => createSqliteLedger({ path, pruneIntervalMs: 0 })).toThrow(LedgerSchemaError);
+    expect(() => createSqliteLedger({ path, pruneIntervalMs: 0 })).toThrow(
+      new RegExp(`schema version ${SCHEMA_VERSION + 1}, newer than the ${SCHEMA_VERSION}.*not modified`),
+    );
+    expect(snapshot(path)).toEqual(before);
+  });
+
+  it('refuses a file with a migration newer than this code knows, and leaves it untouched', async () => {
+    const path = freshPath();
+    await createSqliteLedger({ path, pruneIntervalMs: 0 }).close();
+    const future = journal('sqlite').entries.at(-1)!.when + 1;
+    exec(path, `insert into __baton_migrations (hash, created_at) values ('from-the-future', ${future})`);
+    const before = snapshot(path);
+    expect(() => createSqliteLedger({ path, pruneIntervalMs: 0 })).toThrow(/newer than the newest .* knows/);
+    expect(snapshot(path)).toEqual(before);
+  });
+
+  it('refuses an unreadable schema version', async () => {
+    const path = freshPath();
+    await createSqliteLedger({ path, pruneIntervalMs: 0 }).close();
+    exec(path, "update baton_meta set value = 'banana' where key = 'schema_version'");
+    expect(() => createSqliteLedger({ path, pruneIntervalMs: 0 })).toThrow(/unreadable schema_version "banana"/);
+  });
+
+  it('refuses a file that is not a SQLite database, with a clear error', () => {
+    const path = freshPath();
+    writeFileSync(path, 'this is not a database, just some text that is long enough to have a header at all');
+    expect(() => createSqliteLedger({ path, pruneIntervalMs: 0 })).toThrow(LedgerError);
+    expect(() => createSqliteLedger({ path, pruneIntervalMs: 0 })).toThrow(/SQLite ledger .*not a database/);
+  });
+});
+
+describePg('PostgreSQL migrations', (serverUrl) => {
+  let url = '';
+  let drop: () => Promise<void> = async () => {};
+  beforeAll(async () => {
+    ({ url, drop } = await createTestDatabase(serverUrl));
+  });
+  afterAll(async () => drop());
+
+  async function query<T = any>(text: string, target = url): Promise<T[]> {
+    const client = new pg.Client({ connectionString: target });
+    await client.connect();
+    try {
+      return (await client.query(text)).rows as T[];
+    } finally {
+      await client.end();
+    }
+  }
+
+  const snapshot = async (target = url) => ({
+    columns: await query(
+      "select table_name, column_name, data_type, is_nullable from information_schema.columns where table_schema in ('public', 'drizzle') order by 1, 2",
+      target,
+    ),
+    indexes: await query(
+      "select indexname, indexdef from pg_indexes where schemaname in ('public', 'drizzle') order by 1",
+      target,
+    ),
+    // xmin is the id of the transaction that last wrote a row: a rewrite would change it.
+    migrations: await query(
+      'select xmin::text, id, hash, created_at from drizzle.__baton_migrations order by id',
+      target,
+    ),
+    meta: await query('select xmin::text, key, value from baton_meta order by key', target),
+    redemptions: await query('select * from baton_redemptions order by jti', target),
+  });
+
+  it('creates every table, records each migration and the schema version on a fresh database', async () => {
+    await (await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 })).close();
+    const state = await snapshot();
+    expect(new Set(state.columns.map((c: any) => c.table_name))).toEqual(
+      new Set(['baton_meta', 'baton_redemptions', 'baton_tokens', '__baton_migrations']),
+    );
+    expect(state.indexes.map((i: any) => i.indexname)).toEqual(
+      expect.arrayContaining(['baton_redemptions_expires_at_idx', 'baton_tokens_expires_at_idx']),
+    );
+    expect(state.migrations.map((m: any) => Number(m.created_at))).toEqual(journal('pg').entries.map((e) => e.when));
+    expect(state.meta).toEqual([{ xmin: expect.any(String), key: 'schema_version', value: String(SCHEMA_VERSION) }]);
+  });
+
+  it('keeps the rows of an existing database, and a second start changes nothing', async () => {
+    const first = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
+    await first.redeem({ jti: 'kept', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 });
+    await first.recordOutcome('kept', 'sealed');
+    await first.close();
+    const before = await snapshot();
+    const second = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
+    await second.close();
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('refuses a database with a newer schema version, and leaves it untouched', async () => {
+    const fresh = await createTestDatabase(serverUrl);
+    try {
+      await (await createPostgresLedger({ connectionString: fresh.url, pruneIntervalMs: 0 })).close();
+      await query(`update baton_meta set value = '${SCHEMA_VERSION + 1}' where key = 'schema_version'`, fresh.url);
+      const before = await snapshot(fresh.url);
+      await expect(createPostgresLedger({ connectionString: fresh.url, pruneIntervalMs: 0 })).rejects.toThrow(
+        new RegExp(`schema version ${SCHEMA_VERSION + 1}, newer than the ${SCHEMA_VERSION}.*not modified`),
+      );
+      expect(await snapshot(fresh.url)).toEqual(before);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('refuses a database with a migration newer than this code knows', async () => {
+    const fresh = await createTestDatabase(serverUrl);
+    try {
+      await (await createPostgresLedger({ connectionString: fresh.url, pruneIntervalMs: 0 })).close();
+      const future = journal('pg').entries.at(-1)!.when + 1;
+      await query(
+        `insert into drizzle.__baton_migrations (hash, created_at) values ('from-the-future', ${future})`,
+        fresh.url,
+      );
+      await expect(createPostgresLedger({ connectionString: fresh.url, pruneIntervalMs: 0 })).rejects.toBeInstanceOf(
+        LedgerSchemaError,
+      );
+      expect(await query('select count(*)::int as n from drizzle.__baton_migrations', fresh.url)).toEqual([{ n: 3 }]);
+    } finally {
+      await fresh.drop();
+    }
+  });
+});

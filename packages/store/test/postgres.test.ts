@@ -1,0 +1,118 @@
+/**
+ * The shared Ledger contract against the PostgreSQL ledger on a real server
+ * (started by the global setup), plus what is specific to PostgreSQL: fail
+ * fast on an unreachable server without leaking the password, hashed token
+ * codes, a caller-owned pool, several instances starting and redeeming at
+ * once on one database.
+ */
+import { createHash } from 'node:crypto';
+import type { Ledger } from '@baton/engine';
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createPostgresLedger, LedgerConnectionError, LedgerError, openLedger } from '../src/index.js';
+import { ledgerContract, newJti, T0 } from './helpers/contract.js';
+import { createTestDatabase, describePg } from './helpers/postgres.js';
+
+describePg('postgres ledger', (serverUrl) => {
+  let url = '';
+  let drop: () => Promise<void> = async () => {};
+  beforeAll(async () => {
+    ({ url, drop } = await createTestDatabase(serverUrl));
+  });
+  afterAll(async () => drop());
+
+  ledgerContract('postgres', async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }));
+
+  it('fails fast with a clear error, without the password, when the server is unreachable', async () => {
+    const started = Date.now();
+    const attempt = createPostgresLedger({
+      connectionString: 'postgresql://baton:s3cret-pw@127.0.0.1:1/baton',
+      connectTimeoutMs: 2000,
+    });
+    await expect(attempt).rejects.toBeInstanceOf(LedgerConnectionError);
+    const error = (await attempt.catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(
+      /Cannot connect to the PostgreSQL ledger at postgresql:\/\/baton:\*\*\*@127\.0\.0\.1:1/,
+    );
+    expect(error.message).toMatch(/ECONNREFUSED/);
+    expect(error.message).not.toContain('s3cret-pw');
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('fails with a clear error for a database that does not exist', async () => {
+    const missing = new URL(serverUrl);
+    missing.pathname = '/baton_no_such_database';
+    await expect(createPostgresLedger({ connectionString: missing.toString() })).rejects.toThrow(
+      /Cannot connect to the PostgreSQL ledger .*baton_no_such_database.*does not exist/,
+    );
+  });
+
+  it('needs exactly one of connectionString or pool', async () => {
+    await expect(createPostgresLedger({})).rejects.toBeInstanceOf(LedgerError);
+  });
+
+  it('stores only the sha256 of a token code', async () => {
+    const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
+    const code = await ledger.mintToken({ purpose: 'hash-check', data: 'x', expiresAt: T0 + 1000, now: T0 });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const { rows } = await client.query("select * from baton_tokens where purpose = 'hash-check'");
+    await client.end();
+    expect(rows).toHaveLength(1);
+    expect(rows[0].code_hash).toBe(createHash('sha256').update(code).digest('base64url'));
+    expect(JSON.stringify(rows)).not.toContain(code);
+    await ledger.close();
+  });
+
+  it('uses a caller-owned pool and leaves it open on close', async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 3 });
+    const ledger = await createPostgresLedger({ pool, pruneIntervalMs: 0 });
+    expect(await ledger.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
+      status: 'redeemed',
+    });
+    await ledger.close();
+    expect((await pool.query('select 1 as one')).rows[0].one).toBe(1);
+    await pool.end();
+  });
+
+  it('lets instances start together on a fresh database and agree on every redemption', {
+    timeout: 30_000,
+  }, async () => {
+    const fresh = await createTestDatabase(serverUrl);
+    const instances: Ledger[] = [];
+    try {
+      instances.push(
+        ...(await Promise.all(
+          Array.from({ length: 5 }, () =>
+            createPostgresLedger({ connectionString: fresh.url, maxConnections: 4, pruneIntervalMs: 0 }),
+          ),
+        )),
+      );
+      const jtis = Array.from({ length: 100 }, newJti);
+      const results = await Promise.all(
+        jtis.flatMap((jti) =>
+          instances.map((ledger) => ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 })),
+        ),
+      );
+      expect(results.filter((r) => r.status === 'redeemed')).toHaveLength(jtis.length);
+      expect(results.filter((r) => r.status === 'replayed')).toHaveLength(jtis.length * (instances.length - 1));
+      const client = new pg.Client({ connectionString: fresh.url });
+      await client.connect();
+      const migrations = await client.query('select count(*)::int as n from drizzle.__baton_migrations');
+      await client.end();
+      expect(migrations.rows[0].n).toBe(2);
+    } finally {
+      await Promise.all(instances.map((ledger) => ledger.close()));
+      await fresh.drop();
+    }
+  });
+
+  it('is what openLedger("postgres://...") opens', async () => {
+    const ledger = await openLedger(url.replace(/^postgresql:/, 'postgres:'), { pruneIntervalMs: 0 });
+    const jti = newJti();
+    expect(await ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
+      status: 'redeemed',
+    });
+    await ledger.close();
+  });
+});

@@ -1,0 +1,44 @@
+/**
+ * Child process for the crash test: redeems `crash-0`, `crash-1`, ... on a
+ * SQLite ledger (argv: path, engine clock) (four in flight, so group commits are in progress), records
+ * an outcome for two of every three it wins, and reports what it won every
+ * few dozen redemptions, until the parent kills it with SIGKILL.
+ */
+import { createSqliteLedger } from '../../src/index.js';
+
+/** Messages to the parent. */
+export type CrashReport = { type: 'ready' } | { type: 'progress'; done: number; won: number[] };
+
+const path = process.argv[2]!;
+/** The engine clock to redeem with (the parent replays with the same one). */
+const CRASH_NOW = Number(process.argv[3]);
+const ledger = createSqliteLedger({ path, pruneIntervalMs: 0 });
+const send = (message: CrashReport) => process.send!(message);
+
+process.once('message', async () => {
+  let next = 0;
+  let done = 0;
+  let won: number[] = [];
+  const lane = async () => {
+    for (;;) {
+      const i = next++;
+      const jti = `crash-${i}`;
+      const result = await ledger.redeem({
+        jti,
+        responsesDigest: 'crash',
+        expiresAt: CRASH_NOW + 3_600_000,
+        now: CRASH_NOW,
+      });
+      if (result.status === 'redeemed') {
+        if (i % 3 !== 0) await ledger.recordOutcome(jti, `outcome-${i}`);
+        won.push(i);
+      }
+      if (++done % 25 === 0) {
+        send({ type: 'progress', done, won });
+        won = [];
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, lane));
+});
+send({ type: 'ready' });

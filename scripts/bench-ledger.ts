@@ -1,0 +1,214 @@
+/**
+ * Ledger benchmark (not a test): redemptions per second for the memory
+ * ledger, SQLite in one process, SQLite with four processes on one file, and
+ * PostgreSQL (one process and four), each sequential (one redemption at a
+ * time) and with 64 in flight. Every redemption is a fresh jti (the normal
+ * case: a winning insert). PostgreSQL comes from BATON_TEST_PG_URL, or a
+ * throwaway server started with scripts/pg.sh and stopped at the end.
+ * Prints a table and writes bench/reports/ledger.json.
+ *
+ *   pnpm exec tsx scripts/bench-ledger.ts            (BENCH_SCALE=0.2 for a quick run)
+ */
+import { execFileSync, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Ledger } from '@baton/engine';
+import { createMemoryLedger, createPostgresLedger, createSqliteLedger } from '../packages/store/src/index.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const scale = Number(process.env.BENCH_SCALE ?? 1);
+const count = (n: number) => Math.max(100, Math.round(n * scale));
+const DIGEST = randomBytes(32).toString('base64url');
+
+interface Row {
+  ledger: string;
+  processes: number;
+  inFlight: number;
+  redemptions: number;
+  seconds: number;
+  perSecond: number;
+}
+
+/** Redeem `n` fresh jtis with `inFlight` lanes; returns elapsed seconds. */
+async function drive(ledger: Ledger, n: number, inFlight: number): Promise<number> {
+  const jtis = Array.from({ length: n }, () => randomBytes(16).toString('base64url'));
+  const now = Date.now();
+  let next = 0;
+  const started = performance.now();
+  const lane = async () => {
+    while (next < n) {
+      const jti = jtis[next++]!;
+      const result = await ledger.redeem({ jti, responsesDigest: DIGEST, expiresAt: now + 600_000, now });
+      if (result.status !== 'redeemed') throw new Error(`unexpected ${result.status} for a fresh jti`);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
+  return (performance.now() - started) / 1000;
+}
+
+async function inProcess(name: string, open: () => Promise<Ledger>, n: number, inFlight: number): Promise<Row> {
+  const ledger = await open();
+  await drive(ledger, Math.min(1000, n), inFlight); // warm-up: statements prepared, connections open
+  const seconds = await drive(ledger, n, inFlight);
+  await ledger.close();
+  return { ledger: name, processes: 1, inFlight, redemptions: n, seconds, perSecond: n / seconds };
+}
+
+/** Fork `processes` copies of this script in worker mode and release them together. */
+async function multiProcess(
+  name: string,
+  kind: 'sqlite' | 'postgres',
+  location: string,
+  processes: number,
+  perProcess: number,
+  inFlight: number,
+): Promise<Row> {
+  const children = Array.from({ length: processes }, () =>
+    fork(fileURLToPath(import.meta.url), ['worker', kind, location, String(perProcess), String(inFlight)], {
+      cwd: root,
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
+  const message = (child: (typeof children)[number], type: string) =>
+    new Promise<any>((resolve, reject) => {
+      child.on('message', (m: any) => {
+        if (m.type === 'error') reject(new Error(m.message));
+        else if (m.type === type) resolve(m);
+      });
+      child.once('exit', (code) => reject(new Error(`bench worker exited with ${code}`)));
+    });
+  await Promise.all(children.map((c) => message(c, 'ready')));
+  const done = Promise.all(children.map((c) => message(c, 'done')));
+  const startAt = Date.now() + 200;
+  for (const child of children) child.send({ type: 'go', startAt });
+  const reports: { finishedAt: number }[] = await done;
+  const seconds = (Math.max(...reports.map((r) => r.finishedAt)) - startAt) / 1000;
+  const total = perProcess * processes;
+  return { ledger: name, processes, inFlight, redemptions: total, seconds, perSecond: total / seconds };
+}
+
+async function worker(kind: string, location: string, n: number, inFlight: number): Promise<void> {
+  try {
+    const ledger =
+      kind === 'sqlite'
+        ? createSqliteLedger({ path: location, pruneIntervalMs: 0 })
+        : await createPostgresLedger({ connectionString: location, pruneIntervalMs: 0, maxConnections: inFlight });
+    await drive(ledger, Math.min(500, n), inFlight);
+    process.send!({ type: 'ready' });
+    process.once('message', async (m: { startAt: number }) => {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, m.startAt - Date.now())));
+      await drive(ledger, n, inFlight);
+      const finishedAt = Date.now();
+      await ledger.close();
+      process.send!({ type: 'done', finishedAt });
+      process.disconnect();
+    });
+  } catch (error) {
+    process.send!({ type: 'error', message: String((error as Error)?.stack ?? error) });
+    process.disconnect();
+  }
+}
+
+/** A PostgreSQL URL: BATON_TEST_PG_URL, or a server started now (and a function that stops it). */
+function postgres(): { url: string; stop: () => void } | undefined {
+  if (process.env.BATON_TEST_PG_URL) return { url: process.env.BATON_TEST_PG_URL, stop: () => {} };
+  const state = join(root, '.tmp', `pg-bench-${process.pid}`);
+  const stop = () => {
+    execFileSync('bash', [join(root, 'scripts/pg.sh'), 'stop', state], { stdio: 'ignore' });
+  };
+  try {
+    const url = execFileSync('bash', [join(root, 'scripts/pg.sh'), 'start', state], { encoding: 'utf8' }).trim();
+    return { url: url.split('\n').at(-1)!, stop };
+  } catch (error) {
+    stop();
+    console.warn(`PostgreSQL unavailable, skipped: ${String(error)}`);
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const loadBefore = loadavg();
+  const rows: Row[] = [];
+  const print = (row: Row) => {
+    rows.push(row);
+    console.log(
+      `${row.ledger.padEnd(26)} ${String(row.processes).padStart(9)} ${String(row.inFlight).padStart(9)} ` +
+        `${String(row.redemptions).padStart(11)} ${row.seconds.toFixed(2).padStart(8)} ${Math.round(row.perSecond).toLocaleString('en-US').padStart(14)}`,
+    );
+  };
+  console.log(
+    `${'ledger'.padEnd(26)} ${'processes'.padStart(9)} ${'in flight'.padStart(9)} ${'redemptions'.padStart(11)} ${'seconds'.padStart(8)} ${'redemptions/s'.padStart(14)}`,
+  );
+
+  print(await inProcess('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }), count(200_000), 1));
+  print(await inProcess('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }), count(200_000), 64));
+
+  const dir = mkdtempSync(join(tmpdir(), 'baton-bench-'));
+  let files = 0;
+  const sqlite = async () => createSqliteLedger({ path: join(dir, `ledger-${++files}.db`), pruneIntervalMs: 0 });
+  try {
+    print(await inProcess('sqlite', sqlite, count(100_000), 1));
+    print(await inProcess('sqlite', sqlite, count(100_000), 64));
+    const shared = join(dir, 'shared.db');
+    await createSqliteLedger({ path: shared, pruneIntervalMs: 0 }).close();
+    print(await multiProcess('sqlite (one file)', 'sqlite', shared, 4, count(25_000), 1));
+    print(await multiProcess('sqlite (one file)', 'sqlite', shared, 4, count(25_000), 64));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const server = postgres();
+  if (server) {
+    try {
+      const pgLedger = async () =>
+        createPostgresLedger({ connectionString: server.url, pruneIntervalMs: 0, maxConnections: 64 });
+      print(await inProcess('postgres', pgLedger, count(5_000), 1));
+      print(await inProcess('postgres', pgLedger, count(40_000), 64));
+      print(await multiProcess('postgres', 'postgres', server.url, 4, count(10_000), 16));
+    } finally {
+      server.stop();
+    }
+  }
+
+  let postgresVersion = 'skipped';
+  if (server) {
+    postgresVersion = process.env.BATON_TEST_PG_URL
+      ? 'BATON_TEST_PG_URL'
+      : `Debian PostgreSQL ${readdirSync('/usr/lib/postgresql').sort().at(-1)} (scripts/pg.sh)`;
+  }
+  const report = {
+    generatedAt: new Date().toISOString(),
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      node: process.version,
+      platform: process.platform,
+      // Other work on the machine skews every figure: compare runs at similar load only.
+      loadAverage1mBefore: loadBefore[0],
+      loadAverage1mAfter: loadavg()[0],
+    },
+    postgres: postgresVersion,
+    scale,
+    notes:
+      'Fresh jti per redemption (winning insert). SQLite: WAL, synchronous=NORMAL. PostgreSQL: the throwaway ' +
+      'scripts/pg.sh server (default durability settings) unless BATON_TEST_PG_URL was set.',
+    rows,
+  };
+  mkdirSync(join(root, 'bench/reports'), { recursive: true });
+  writeFileSync(join(root, 'bench/reports/ledger.json'), `${JSON.stringify(report, null, 2)}\n`);
+  console.log('\nwrote bench/reports/ledger.json');
+}
+
+if (process.argv[2] === 'worker') {
+  const [, , , kind, location, n, inFlight] = process.argv;
+  void worker(kind!, location!, Number(n), Number(inFlight));
+} else {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
