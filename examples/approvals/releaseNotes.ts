@@ -1,7 +1,8 @@
 /**
  * `draft_release_notes`: lists the client's workspace roots, asks the client's
  * model to draft release notes for them, then asks the user to publish. A
- * client without sampling takes the declared fallback: a template draft.
+ * client without sampling takes the declared fallback (a template draft); one
+ * without roots drafts for "the current workspace".
  */
 
 import { ask, defineFlow, defineInputs, form, type InputEvents, roots, sampling } from '@baton/engine';
@@ -15,7 +16,7 @@ interface Context {
 }
 
 const inputs = defineInputs({
-  workspace: roots(),
+  workspace: roots({ fallback: true }),
   draft: sampling({
     fallback: true,
     params: ({ context }: { context: Context }) => ({

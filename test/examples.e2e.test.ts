@@ -1,0 +1,343 @@
+/**
+ * The example flows (`examples/approvals`) driven end to end by the official
+ * SDK client over real HTTP: an in-process `serveHttp` on 127.0.0.1 whose
+ * runner and codec share a clock the test moves, and a real SQLite ledger
+ * file so states are single-use and access codes work. Every branch of the
+ * examples: deploy (deployed, cancelled three ways, a missing answer re-asked
+ * alone, expiry), expense (one and two rounds, both rejections), release
+ * notes (roots + sampling, and the fallback), access codes (granted, redeemed
+ * once, already used on another server, unknown, expired, denied).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createFlowServerFactory, type HttpServing, serveHttp } from '@baton/adapters';
+import { createKeyRing, createRequestStateCodec, createRunner, generateKey, type Ledger } from '@baton/engine';
+import flows from '@baton/examples/approvals';
+import { createSqliteLedger } from '@baton/store';
+import type { Client } from '@modelcontextprotocol/client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ClientOptions, connectHttp, expectInputRequired, textOf, toolRound } from './helpers/mcpClients.js';
+
+/** The clock shared by both runners and codecs: real time plus what the test moved it by. */
+let offsetMs = 0;
+const now = () => Date.now() + offsetMs;
+const advance = (ms: number) => {
+  offsetMs += ms;
+};
+
+const keys = createKeyRing([generateKey()]);
+let dir: string;
+const ledgers: Ledger[] = [];
+const servers: HttpServing[] = [];
+const clients: Client[] = [];
+
+/** A server on 127.0.0.1 with its own runner and its own handle on the shared ledger file. */
+async function startServer(): Promise<HttpServing> {
+  const ledger = createSqliteLedger({ path: join(dir, 'ledger.db'), pruneIntervalMs: 0 });
+  ledgers.push(ledger);
+  const runner = createRunner({ flows, ledger, now, codec: createRequestStateCodec({ keys, now }) });
+  const serving = await serveHttp({ factory: createFlowServerFactory({ runner }), host: '127.0.0.1', port: 0 });
+  servers.push(serving);
+  return serving;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'baton-examples-'));
+  await startServer();
+  await startServer();
+});
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+});
+afterAll(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+  await Promise.all(servers.map((serving) => serving.close()));
+  await Promise.all(ledgers.map((ledger) => ledger.close()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function connect(options: ClientOptions = {}, server = 0) {
+  const connected = await connectHttp(servers[server]!.url, options);
+  clients.push(connected.client);
+  return connected;
+}
+
+type Content = Record<string, string | number | boolean | string[]>;
+type Answer = { action: 'accept'; content: Content } | { action: 'decline' } | { action: 'cancel' };
+const accept = (content: Content): Answer => ({ action: 'accept', content });
+
+/** A completed tool result, asserted not an error, as text. */
+function completedText(result: unknown): string {
+  const r = result as { resultType?: string; isError?: boolean; content?: unknown };
+  expect(r.resultType ?? 'complete').toBe('complete');
+  expect(r.isError).toBeFalsy();
+  return textOf(r);
+}
+
+describe('deploy_production', () => {
+  const call = (version: string) => ({ name: 'deploy_production', arguments: { version } });
+
+  it('deploys when confirmed with a ticket (auto-driving client, one round of two requests)', async () => {
+    const { client, log } = await connect({
+      elicit: (params) =>
+        'requestedSchema' in params && 'ticket' in (params.requestedSchema.properties ?? {})
+          ? accept({ ticket: 'CHG-1234' })
+          : accept({ confirm: true }),
+    });
+    const result = await client.callTool(call('1.4.0'));
+    const text = completedText(result);
+    expect(text).toContain('Deployed 1.4.0');
+    expect(text).toContain('CHG-1234');
+    expect(log.asked).toEqual([
+      'elicit:Deploy 1.4.0 to production? Plan: rolling update of 3 instances to 1.4.0.',
+      'elicit:Which change ticket covers this deployment?',
+    ]);
+  });
+
+  it('asks both requests in one round, naming the version', async () => {
+    const { client } = await connect();
+    const first = expectInputRequired(await toolRound(client, call('1.5.0')));
+    expect(Object.keys(first.inputRequests ?? {})).toEqual(['confirm_deploy', 'change_ticket']);
+    expect(JSON.stringify(first.inputRequests!.confirm_deploy)).toContain('1.5.0');
+    const done = await toolRound(client, {
+      ...call('1.5.0'),
+      requestState: first.requestState,
+      inputResponses: { confirm_deploy: accept({ confirm: true }), change_ticket: accept({ ticket: 'CHG-55' }) },
+    });
+    const text = completedText(done);
+    expect(text).toContain('Deployed 1.5.0');
+    expect(text).toContain('CHG-55');
+  });
+
+  const cancellations: [string, Answer][] = [
+    ['not confirmed', accept({ confirm: false })],
+    ['declined', { action: 'decline' }],
+    ['cancelled', { action: 'cancel' }],
+  ];
+  for (const [label, answer] of cancellations) {
+    it(`ends with a normal "cancelled" result when ${label}`, async () => {
+      const { client } = await connect();
+      const first = expectInputRequired(await toolRound(client, call('2.0.0')));
+      const done = await toolRound(client, {
+        ...call('2.0.0'),
+        requestState: first.requestState,
+        inputResponses: { confirm_deploy: answer, change_ticket: accept({ ticket: 'CHG-1' }) },
+      });
+      const text = completedText(done);
+      expect(text).toContain('cancelled');
+      expect(text).not.toContain('Deployed');
+    });
+  }
+
+  it('ends cancelled (not an error) when the auto-driving client declines everything', async () => {
+    const { client } = await connect({ elicit: () => ({ action: 'decline' }) });
+    expect(completedText(await client.callTool(call('2.1.0')))).toContain('cancelled');
+  });
+
+  it('asks a missing response again, alone', async () => {
+    const { client } = await connect();
+    const first = expectInputRequired(await toolRound(client, call('3.0.0')));
+    const second = expectInputRequired(
+      await toolRound(client, {
+        ...call('3.0.0'),
+        requestState: first.requestState,
+        inputResponses: { confirm_deploy: accept({ confirm: true }) },
+      }),
+    );
+    expect(Object.keys(second.inputRequests ?? {})).toEqual(['change_ticket']);
+    const done = await toolRound(client, {
+      ...call('3.0.0'),
+      requestState: second.requestState,
+      inputResponses: { change_ticket: accept({ ticket: 'CHG-9' }) },
+    });
+    const text = completedText(done);
+    expect(text).toContain('Deployed 3.0.0');
+    expect(text).toContain('CHG-9');
+  });
+
+  it('expires when no answer comes within 15 minutes (moved clock)', async () => {
+    const { client } = await connect();
+    const first = expectInputRequired(await toolRound(client, call('4.0.0')));
+    advance(15 * 60_000 + 1000);
+    const done = await toolRound(client, {
+      ...call('4.0.0'),
+      requestState: first.requestState,
+      inputResponses: { confirm_deploy: accept({ confirm: true }), change_ticket: accept({ ticket: 'CHG-2' }) },
+    });
+    const text = completedText(done);
+    expect(text).toContain('expired');
+    expect(text).not.toContain('Deployed');
+  });
+
+  it('still deploys when answered just before the 15 minutes', async () => {
+    const { client } = await connect();
+    const first = expectInputRequired(await toolRound(client, call('4.1.0')));
+    advance(14 * 60_000);
+    const done = await toolRound(client, {
+      ...call('4.1.0'),
+      requestState: first.requestState,
+      inputResponses: { confirm_deploy: accept({ confirm: true }), change_ticket: accept({ ticket: 'CHG-3' }) },
+    });
+    expect(completedText(done)).toContain('Deployed 4.1.0');
+  });
+});
+
+describe('expense_approval', () => {
+  const call = (amount: number) => ({ name: 'expense_approval', arguments: { amount, purpose: 'conference' } });
+
+  it('approves an amount under 1000 in one round (auto-driving client)', async () => {
+    const { client, log, legs } = await connect({ elicit: () => accept({ approve: true, comment: 'fine' }) });
+    const text = completedText(await client.callTool(call(250)));
+    expect(text).toContain('approved');
+    expect(log.asked).toEqual(['elicit:Approve an expense of 250 for "conference"?']);
+    expect(legs.filter((leg) => leg.request?.method === 'tools/call')).toHaveLength(2);
+  });
+
+  it('needs finance above 1000: two rounds, approved (auto-driving client)', async () => {
+    const { client, log, legs } = await connect({ elicit: () => accept({ approve: true }) });
+    const text = completedText(await client.callTool(call(2500)));
+    expect(text).toContain('approved');
+    expect(log.asked).toHaveLength(2);
+    expect(log.asked[1]).toContain('Finance approval');
+    expect(legs.filter((leg) => leg.request?.method === 'tools/call')).toHaveLength(3);
+  });
+
+  it('is rejected by the manager', async () => {
+    const { client } = await connect();
+    const first = expectInputRequired(await toolRound(client, call(2500)));
+    expect(Object.keys(first.inputRequests ?? {})).toEqual(['manager_approval']);
+    const done = await toolRound(client, {
+      ...call(2500),
+      requestState: first.requestState,
+      inputResponses: { manager_approval: accept({ approve: false, comment: 'too much' }) },
+    });
+    expect(completedText(done)).toContain('rejected by manager');
+  });
+
+  it('is rejected by finance in the second round', async () => {
+    const { client } = await connect();
+    const first = expectInputRequired(await toolRound(client, call(5000)));
+    const second = expectInputRequired(
+      await toolRound(client, {
+        ...call(5000),
+        requestState: first.requestState,
+        inputResponses: { manager_approval: accept({ approve: true }) },
+      }),
+    );
+    expect(Object.keys(second.inputRequests ?? {})).toEqual(['finance_approval']);
+    const done = await toolRound(client, {
+      ...call(5000),
+      requestState: second.requestState,
+      inputResponses: { finance_approval: accept({ approve: false }) },
+    });
+    expect(completedText(done)).toContain('rejected by finance');
+  });
+});
+
+describe('draft_release_notes', () => {
+  const publish = (params: { requestedSchema?: { properties?: object } }) =>
+    'publish' in (params.requestedSchema?.properties ?? {})
+      ? accept({ publish: true })
+      : ({ action: 'decline' } as const);
+
+  it("drafts from the client's roots with the client's model, then publishes", async () => {
+    const { client, log } = await connect({ elicit: (params) => publish(params as never) });
+    const text = completedText(await client.callTool({ name: 'draft_release_notes', arguments: { version: '5.0.0' } }));
+    expect(text).toContain('Published release notes');
+    expect(text).toContain('Fixed bugs.');
+    expect(log.asked).toEqual(['roots', 'sampling', 'elicit:Publish these release notes?\n\nFixed bugs.']);
+  });
+
+  it('takes the declared template fallback when the client lacks sampling', async () => {
+    const { client, log } = await connect({
+      capabilities: { roots: {}, elicitation: { form: {} } },
+      elicit: (params) => publish(params as never),
+    });
+    const text = completedText(await client.callTool({ name: 'draft_release_notes', arguments: { version: '5.1.0' } }));
+    expect(text).toContain('Release 5.1.0: bug fixes and improvements.');
+    expect(log.asked).toEqual([
+      'roots',
+      'elicit:Publish these release notes?\n\nRelease 5.1.0: bug fixes and improvements.',
+    ]);
+  });
+
+  it('discards the notes when publishing is declined', async () => {
+    const { client } = await connect({ elicit: () => ({ action: 'decline' }) });
+    const text = completedText(await client.callTool({ name: 'draft_release_notes', arguments: { version: '5.2.0' } }));
+    expect(text).toContain('discarded');
+  });
+});
+
+describe('access codes', () => {
+  const codeOf = (text: string) => {
+    const match = /code: (\S+)/.exec(text);
+    if (!match) throw new Error(`no "code: <CODE>" in ${JSON.stringify(text)}`);
+    return match[1]!.replace(/\.$/, '');
+  };
+  const redeem = async (client: Client, code: string) =>
+    completedText(await client.callTool({ name: 'redeem_access_code', arguments: { code } }));
+
+  async function grant(minutes: number): Promise<string> {
+    const { client, log } = await connect({ elicit: () => accept({ approve: true }) });
+    const text = completedText(
+      await client.callTool({ name: 'grant_temporary_access', arguments: { resource: 'db-prod', minutes } }),
+    );
+    expect(log.asked).toEqual(['elicit:Grant temporary access to db-prod for 10 minutes?'.replace('10', `${minutes}`)]);
+    expect(text).toContain('granted');
+    return codeOf(text);
+  }
+
+  it('grants a code that redeems once, then says already used (on another server sharing the ledger)', async () => {
+    const code = await grant(10);
+    const { client: first } = await connect({}, 0);
+    const redeemed = await redeem(first, code);
+    expect(redeemed).toContain('accepted');
+    expect(redeemed).toContain('db-prod');
+    const { client: second } = await connect({}, 1);
+    const again = await redeem(second, code);
+    expect(again).toContain('already used');
+    expect(again).not.toContain('accepted');
+  });
+
+  it('grants through manual rounds: one approval round, then the code', async () => {
+    const { client } = await connect();
+    const call = { name: 'grant_temporary_access', arguments: { resource: 'bucket', minutes: 5 } };
+    const first = expectInputRequired(await toolRound(client, call));
+    expect(Object.keys(first.inputRequests ?? {})).toEqual(['approval']);
+    const done = await toolRound(client, {
+      ...call,
+      requestState: first.requestState,
+      inputResponses: { approval: accept({ approve: true }) },
+    });
+    const code = codeOf(completedText(done));
+    expect(await redeem(client, code)).toContain('accepted');
+  });
+
+  it('says a code is unknown, distinctly and not as an error', async () => {
+    const { client } = await connect();
+    const unknown = await redeem(client, 'not-a-real-code');
+    expect(unknown).toContain('not known');
+    expect(unknown).not.toContain('already used');
+    expect(unknown).not.toContain('expired');
+  });
+
+  it('says a code has expired once its minutes have passed (moved clock)', async () => {
+    const code = await grant(1);
+    advance(61_000);
+    const { client } = await connect();
+    const expired = await redeem(client, code);
+    expect(expired).toContain('expired');
+    expect(expired).not.toContain('already used');
+    expect(expired).not.toContain('not known');
+  });
+
+  it('mints nothing when the grant is denied', async () => {
+    const { client } = await connect({ elicit: () => accept({ approve: false }) });
+    const text = completedText(
+      await client.callTool({ name: 'grant_temporary_access', arguments: { resource: 'db-prod', minutes: 10 } }),
+    );
+    expect(text).toContain('not approved');
+    expect(text).not.toMatch(/code: /);
+  });
+});
