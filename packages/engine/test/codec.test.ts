@@ -137,7 +137,7 @@ describe.each(MODES)('requestState codec, %s mode', (mode) => {
 
     it('fails fast with payload_too_large on a decompression bomb that carries a valid MAC', () => {
       // A test-only bomb, built through the codec itself: 8 MiB of one character compresses to ~8 KiB.
-      const wide = { mode, maxPayloadBytes: 64 << 20, maxTokenBytes: 1 << 20 };
+      const wide = { mode, maxPayloadBytes: 64 << 20, maxTokenBytes: 1 << 20, compressThresholdBytes: 256 };
       const { codec: maker } = makeCodec(wide);
       const { token } = maker.mint(BINDING, { ...CLAIMS, body: 'a'.repeat(8 << 20) });
       expect(token.length).toBeLessThan(40_000);
@@ -170,6 +170,12 @@ describe.each(MODES)('requestState codec, %s mode', (mode) => {
       expect(repetitive.length).toBeLessThan(600);
       expect(codec.open(repetitive, BINDING).body).toBe('abc'.repeat(500));
       expect(codec.open(random, BINDING).body).toHaveLength(300);
+    });
+
+    it('by default deflates signed states only (a client controls part of a sealed body)', () => {
+      const { codec } = makeCodec({ mode });
+      const flag = decoded(codec.mint(BINDING, { ...CLAIMS, body: 'abc'.repeat(500) }).token)[2];
+      expect(flag).toBe(mode === 'signed' ? 1 : 0);
     });
 
     it('never deflates with compressThresholdBytes: Infinity', () => {

@@ -12,21 +12,32 @@
  * - signed: `header | payload | HMAC-SHA256(sign subkey, header || payload) (32)`; the payload is
  *   readable by anyone (base64url, maybe deflate): use it only when the body holds nothing secret.
  * - blob (`sealBlob`): like sealed, mode 0x03, flags 0, with the `blob:<purpose>` subkey.
- * The payload is the canonical JSON of the claims under short keys: `i` iat, `e` exp (ms), `j` jti
+ * The payload is the JSON of the claims under short keys: `i` iat, `e` exp (ms), `j` jti
  * (16 random bytes), `f` fid, `n` flow, `h` hash, `r` round, `q` pending, `d` body, `p` = first 16
  * bytes of HMAC(principal subkey, principal), `b` = HMAC(bind subkey, canonicalJson([method, target,
  * args])). `v` and `kid` are the header's (authenticated as AAD / under the MAC), not repeated.
  *
  * Limits and caveats: GCM IVs are random, so mint well under 2^32 states per key (rotate keys).
  * Compression before encryption lets whoever sees token sizes learn something about how a body
- * compresses; if a client can put chosen text next to a secret in the body and watch sizes over
- * many mints, disable compression (`compressThresholdBytes: Infinity`).
+ * compresses, and a client controls part of every body (its answers are held in the state): so
+ * sealed states are not compressed unless `compressThresholdBytes` asks for it; signed states
+ * (readable anyway) are deflated from 256 bytes up when that makes them smaller.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, timingSafeEqual } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { z } from 'zod';
 import { InvalidRequestStateError, type InvalidStateReason } from '../errors.js';
 import { canonicalJson } from './canonicalJson.js';
+import { randomBytesFromPool } from './randomPool.js';
+
+/** JSON.stringify replacer: a non-finite number would come back as `null`, so refuse it. */
+function finiteNumbersOnly(_key: string, value: unknown): unknown {
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    throw new TypeError('requestState: the body holds a non-finite number, which JSON cannot carry');
+  }
+  return value;
+}
+
 import { createKeyRing, type KeyRing, type RingKey } from './keyRing.js';
 import type {
   CodecMode,
@@ -51,7 +62,7 @@ export interface RequestStateCodecOptions {
   readonly maxTokenBytes?: number;
   /** Maximum decompressed payload in bytes, enforced while inflating (default 262144). */
   readonly maxPayloadBytes?: number;
-  /** Deflate payloads from this size on, when it makes them smaller (default 256; `Infinity` disables). */
+  /** Deflate payloads from this size on, when it makes them smaller (default: never when sealed, 256 when signed). */
   readonly compressThresholdBytes?: number;
   /** Clock in ms since epoch (default `Date.now`). */
   readonly now?: () => number;
@@ -100,8 +111,24 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
   const skewMs = nonNegative('clockSkewSeconds', options.clockSkewSeconds ?? 30) * 1000;
   const maxTokenBytes = positive('maxTokenBytes', options.maxTokenBytes ?? 16384);
   const maxPayloadBytes = positive('maxPayloadBytes', options.maxPayloadBytes ?? 262144);
-  const compressThreshold = nonNegative('compressThresholdBytes', options.compressThresholdBytes ?? 256, true);
+  // Sealed states are not compressed by default: compressing before encrypting would let a client that
+  // controls part of a body (its own answers, held in the state) probe secrets beside it through sizes.
+  const compressThreshold = nonNegative(
+    'compressThresholdBytes',
+    options.compressThresholdBytes ?? (mode === 'sealed' ? Number.POSITIVE_INFINITY : 256),
+    true,
+  );
   const now = options.now ?? Date.now;
+
+  // A runner opens and mints with the same binding object in one round: compute its tags once.
+  const tagCache = new WeakMap<StateBinding, Map<string, BindingTags>>();
+  const tags = (key: RingKey, binding: StateBinding): BindingTags => {
+    let byKey = tagCache.get(binding);
+    if (!byKey) tagCache.set(binding, (byKey = new Map()));
+    let found = byKey.get(key.kid);
+    if (!found) byKey.set(key.kid, (found = bindingTags(key, binding)));
+    return found;
+  };
 
   return {
     mode,
@@ -111,7 +138,7 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
       const key = ring.current;
       const iat = Math.floor(now());
       const exp = iat + Math.round(positive('ttlSeconds', mintOptions?.ttlSeconds ?? ttlSeconds) * 1000);
-      const jti = randomBytes(16).toString('base64url');
+      const jti = randomBytesFromPool(16).toString('base64url');
       const payload = {
         i: iat,
         e: exp,
@@ -122,15 +149,16 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
         r: claims.round,
         q: [...claims.pending],
         d: claims.body,
-        p: principalHash(key, binding.principal).toString('base64url'),
-        b: bindingDigest(key, binding).toString('base64url'),
+        p: tags(key, binding).principal().toString('base64url'),
+        b: tags(key, binding).binding().toString('base64url'),
       };
       if (!payloadSchema.safeParse(payload).success) {
         throw new TypeError(
           'requestState: claims must have string fid/flow/hash, a non-negative integer round and string pending keys',
         );
       }
-      let bytes = Buffer.from(canonicalJson(payload), 'utf8');
+      // Plain JSON: the payload is authenticated as bytes, so key order need not be canonical.
+      let bytes = Buffer.from(JSON.stringify(payload, finiteNumbersOnly), 'utf8');
       if (bytes.length > maxPayloadBytes) {
         throw new RangeError(`requestState: payload is ${bytes.length} bytes; maxPayloadBytes is ${maxPayloadBytes}`);
       }
@@ -199,7 +227,7 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
       if (c.i > t + skewMs) fail('not_yet_valid');
       if (
         !safeEqual(
-          attempt(() => principalHash(key, binding.principal)),
+          attempt(() => tags(key, binding).principal()),
           Buffer.from(c.p, 'base64url'),
         )
       ) {
@@ -207,7 +235,7 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
       }
       if (
         !safeEqual(
-          attempt(() => bindingDigest(key, binding)),
+          attempt(() => tags(key, binding).binding()),
           Buffer.from(c.b, 'base64url'),
         )
       ) {
@@ -291,7 +319,7 @@ function readHeader(envelope: Buffer, modeByte: number, ring: KeyRing): { key: R
 }
 
 function aeadSeal(subkey: Buffer, header: Buffer, plaintext: Buffer): Buffer {
-  const iv = randomBytes(IV_BYTES);
+  const iv = randomBytesFromPool(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', subkey, iv, { authTagLength: TAG_BYTES });
   cipher.setAAD(header);
   const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
@@ -331,6 +359,21 @@ function inflate(bytes: Buffer, flags: number, maxPayloadBytes: number): Buffer 
   } catch (error) {
     return fail((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? 'payload_too_large' : 'malformed');
   }
+}
+
+/** The principal hash and binding digest of one binding under one key, each computed on first use. */
+interface BindingTags {
+  principal(): Buffer;
+  binding(): Buffer;
+}
+
+function bindingTags(key: RingKey, binding: StateBinding): BindingTags {
+  let p: Buffer | undefined;
+  let b: Buffer | undefined;
+  return {
+    principal: () => (p ??= principalHash(key, binding.principal)),
+    binding: () => (b ??= bindingDigest(key, binding)),
+  };
 }
 
 function principalHash(key: RingKey, principal: string): Buffer {

@@ -6,7 +6,8 @@
 
 /**
  * What a requestState is bound to. Every field is compared on open; a state
- * minted for one binding is rejected for any other.
+ * minted for one binding is rejected for any other. Treat a binding object as
+ * immutable: a codec may cache its digests for the object's lifetime.
  */
 export interface StateBinding {
   /** The authenticated principal id (never stored raw: only a keyed hash is sealed). */
