@@ -124,9 +124,15 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
   const tagCache = new WeakMap<StateBinding, Map<string, BindingTags>>();
   const tags = (key: RingKey, binding: StateBinding): BindingTags => {
     let byKey = tagCache.get(binding);
-    if (!byKey) tagCache.set(binding, (byKey = new Map()));
+    if (!byKey) {
+      byKey = new Map();
+      tagCache.set(binding, byKey);
+    }
     let found = byKey.get(key.kid);
-    if (!found) byKey.set(key.kid, (found = bindingTags(key, binding)));
+    if (!found) {
+      found = bindingTags(key, binding);
+      byKey.set(key.kid, found);
+    }
     return found;
   };
 
