@@ -1,0 +1,385 @@
+/**
+ * `baton call <tool> [--args JSON] (--http URL [--token TOKEN] | --stdio "COMMAND")`:
+ * a terminal client for trying a flow by hand. It calls the tool with the
+ * official SDK client (protocol 2026-07-28, rounds driven automatically) and
+ * answers what the server asks at the terminal: a form elicitation becomes
+ * one prompt per field, checked against the schema (see `formPrompt.ts`); a
+ * URL elicitation prints the URL and waits for Enter; sampling asks the
+ * human to type the model's reply or accept a suggested one; roots are the
+ * current folder. The conversation is written on stderr and the tool's
+ * result text on stdout, so `baton call ... > out.txt` keeps only the
+ * result. Exit 0 for a result, 1 for an error result, a JSON-RPC error or
+ * a transport failure (one line), 2 for bad flags.
+ */
+import { basename } from 'node:path';
+import { createInterface, type Interface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  type CallToolResult,
+  Client,
+  ProtocolError,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { CliError, EXIT_FAILURE, oneLine, usageError } from './cliError.js';
+import { askForm, CANCEL, DECLINE, type PromptIO, type RequestedSchema } from './formPrompt.js';
+
+const USAGE = 'baton call <tool> [--args JSON] (--http URL [--token TOKEN] | --stdio "COMMAND")';
+
+const HELP = `usage: ${USAGE}
+
+Call a tool and answer what it asks at the terminal (forms field by field, URLs, sampling; roots are the current folder).
+
+  --args JSON          the tool's arguments, a JSON object (default {})
+  --http URL           a Streamable HTTP server, e.g. http://127.0.0.1:8080/mcp
+  --token TOKEN        bearer token sent with every HTTP request
+  --stdio "COMMAND"    a stdio server to start, e.g. "baton serve ./flows.ts --stdio"
+
+At any prompt ${DECLINE} declines and ${CANCEL} cancels the current request; Ctrl-C stops.
+The result text goes to stdout; exit 1 when the tool returns an error.
+`;
+
+/** The reply offered for a sampling request (Enter accepts it). */
+export const SUGGESTED_REPLY = 'OK.';
+
+/** Parsed and checked `call` options. */
+export interface CallOptions {
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  readonly http?: URL;
+  readonly token?: string;
+  readonly stdio?: readonly string[];
+}
+
+/**
+ * Split a command line into words: whitespace separates, single quotes keep
+ * everything, double quotes keep everything but `\"` and `\\`, a backslash
+ * outside quotes escapes the next character. No variables, globs or pipes.
+ */
+export function splitCommand(line: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote: "'" | '"' | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i]!;
+    if (quote === "'") {
+      if (ch === "'") quote = undefined;
+      else word += ch;
+    } else if (quote === '"') {
+      if (ch === '"') quote = undefined;
+      else if (ch === '\\' && (line[i + 1] === '"' || line[i + 1] === '\\')) word += line[++i];
+      else word += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      inWord = true;
+    } else if (ch === '\\' && i + 1 < line.length) {
+      word += line[++i];
+      inWord = true;
+    } else if (/\s/.test(ch)) {
+      if (inWord) words.push(word);
+      word = '';
+      inWord = false;
+    } else {
+      word += ch;
+      inWord = true;
+    }
+  }
+  if (quote) throw usageError(`--stdio command has an unclosed ${quote} quote`, USAGE);
+  if (inWord) words.push(word);
+  return words;
+}
+
+const OPTIONS = {
+  args: { type: 'string' },
+  http: { type: 'string' },
+  token: { type: 'string' },
+  stdio: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parseFlags(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const option = /'([^']+)'/.exec(oneLine(error))?.[1];
+    const message =
+      code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option
+        ? `unknown option ${option}`
+        : code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option
+          ? `${option.split(' ')[0]} needs a value`
+          : oneLine(error);
+    throw usageError(message, USAGE);
+  }
+}
+
+/** Parse and check the flags of `baton call`. */
+export function parseCallArgs(argv: string[]): CallOptions | 'help' {
+  const { values, positionals } = parseFlags(argv);
+  if (values.help) return 'help';
+  if (positionals.length !== 1) {
+    throw usageError(positionals.length === 0 ? 'missing <tool>' : 'expected one <tool>', USAGE);
+  }
+  let args: unknown = {};
+  if (values.args !== undefined) {
+    try {
+      args = JSON.parse(values.args);
+    } catch (error) {
+      throw usageError(`--args is not valid JSON: ${oneLine(error)}`, USAGE);
+    }
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      throw usageError('--args must be a JSON object, e.g. \'{"version":"1.0.0"}\'', USAGE);
+    }
+  }
+  if ((values.http === undefined) === (values.stdio === undefined)) {
+    throw usageError('give exactly one of --http URL or --stdio "COMMAND"', USAGE);
+  }
+  if (values.token !== undefined && values.http === undefined) {
+    throw usageError('--token applies to --http only', USAGE);
+  }
+  const base = { tool: positionals[0]!, args: args as Record<string, unknown> };
+  if (values.http !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(values.http);
+    } catch {
+      throw usageError(`--http expects a URL such as http://127.0.0.1:8080/mcp, got "${values.http}"`, USAGE);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw usageError(`--http expects an http: or https: URL, got "${values.http}"`, USAGE);
+    }
+    return { ...base, http: url, ...(values.token !== undefined ? { token: values.token } : {}) };
+  }
+  const command = splitCommand(values.stdio!);
+  if (command.length === 0) throw usageError('--stdio needs a command', USAGE);
+  return { ...base, stdio: command };
+}
+
+/** Line input on stdin, prompts and conversation on stderr; one prompt at a time. */
+interface Terminal extends PromptIO {
+  /** Run `task` once every earlier task has finished (requests of one round are asked in turn). */
+  serial<T>(task: () => Promise<T>): Promise<T>;
+  close(): void;
+}
+
+function openTerminal(): Terminal {
+  const out = process.stderr;
+  let rl: Interface | undefined;
+  const lines: string[] = [];
+  let waiting: { resolve: (line: string) => void; reject: (error: Error) => void } | undefined;
+  let closed = false;
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const open = (): Interface => {
+    if (rl) return rl;
+    rl = createInterface({ input: process.stdin, output: out, terminal: Boolean(process.stdin.isTTY) });
+    rl.on('line', (line) => {
+      if (waiting) {
+        const w = waiting;
+        waiting = undefined;
+        if (!process.stdin.isTTY) out.write(`${line}\n`); // a terminal echoes what is typed; a pipe does not
+        w.resolve(line);
+      } else lines.push(line);
+    });
+    rl.on('close', () => {
+      closed = true;
+      if (waiting) out.write('\n');
+      waiting?.reject(new CliError('input ended before the server had its answer'));
+      waiting = undefined;
+    });
+    rl.on('SIGINT', () => {
+      out.write('\n');
+      process.exit(130);
+    });
+    return rl;
+  };
+
+  return {
+    say(line) {
+      out.write(`${line}\n`);
+    },
+    ask(prompt) {
+      const reader = open();
+      if (lines.length > 0) {
+        out.write(`${prompt}${lines[0]}\n`);
+        return Promise.resolve(lines.shift()!);
+      }
+      if (closed) return Promise.reject(new CliError('input ended before the server had its answer'));
+      reader.setPrompt(prompt);
+      reader.prompt();
+      return new Promise((resolve, reject) => {
+        waiting = { resolve, reject };
+      });
+    },
+    serial(task) {
+      const next = queue.then(task, task);
+      queue = next.catch(() => {});
+      return next;
+    },
+    close() {
+      rl?.close();
+    },
+  };
+}
+
+function indent(text: string, prefix = '    '): string {
+  return text
+    .split('\n')
+    .map((line) => `${prefix}${line}`)
+    .join('\n');
+}
+
+type ContentBlock = { type: string; text?: string; uri?: string; mimeType?: string };
+
+function contentText(content: unknown): string {
+  const blocks = (Array.isArray(content) ? content : content ? [content] : []) as ContentBlock[];
+  return blocks
+    .map((b) =>
+      b.type === 'text' ? (b.text ?? '') : `[${b.type}${b.uri ? ` ${b.uri}` : b.mimeType ? ` ${b.mimeType}` : ''}]`,
+    )
+    .join('\n');
+}
+
+/** The result's text for stdout: its text blocks, else its structured content as JSON. */
+export function resultText(result: Pick<CallToolResult, 'content' | 'structuredContent'>): string {
+  const text = contentText(result.content);
+  if (text !== '') return text;
+  return result.structuredContent !== undefined ? JSON.stringify(result.structuredContent, null, 2) : '';
+}
+
+function newClient(term: Terminal): Client {
+  const client = new Client(
+    { name: 'baton-call', version: '0.1.0' },
+    {
+      capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} },
+      versionNegotiation: { mode: 'auto' },
+    },
+  );
+
+  client.setRequestHandler('elicitation/create', (request) =>
+    term.serial(async () => {
+      const params = request.params as { mode?: string; message: string; url?: string; requestedSchema?: unknown };
+      if (params.mode === 'url') {
+        term.say(`? The server asks you to open a URL: ${params.message}`);
+        term.say(`    ${params.url}`);
+        const input = await term.ask(`  Press Enter when done (${DECLINE} declines, ${CANCEL} cancels): `);
+        const command = input.trim().toLowerCase();
+        const action = command === DECLINE ? 'decline' : command === CANCEL ? 'cancel' : 'accept';
+        term.say(`  -> ${action}`);
+        return { action };
+      }
+      term.say(`? ${params.message}`);
+      const outcome = await askForm(params.requestedSchema as RequestedSchema | undefined, term);
+      term.say(`  -> ${outcome.action}${outcome.action === 'accept' ? ` ${JSON.stringify(outcome.content)}` : ''}`);
+      return outcome;
+    }),
+  );
+
+  client.setRequestHandler('sampling/createMessage', (request) =>
+    term.serial(async () => {
+      const params = request.params as {
+        messages: { role: string; content: unknown }[];
+        systemPrompt?: string;
+        maxTokens?: number;
+      };
+      term.say(
+        `? The server asks for a model reply${params.maxTokens ? ` (at most ${params.maxTokens} tokens)` : ''}:`,
+      );
+      if (params.systemPrompt) term.say(indent(`system: ${params.systemPrompt}`));
+      for (const message of params.messages) term.say(indent(`${message.role}: ${contentText(message.content)}`));
+      const input = await term.ask(`  Reply as the model (Enter for "${SUGGESTED_REPLY}", ${CANCEL} stops the call): `);
+      if (input.trim().toLowerCase() === CANCEL) throw new CliError('cancelled at the sampling request');
+      const text = input.trim() === '' ? SUGGESTED_REPLY : input;
+      term.say(`  -> replied ${JSON.stringify(text)}`);
+      return {
+        role: 'assistant' as const,
+        content: { type: 'text' as const, text },
+        model: 'human (baton call)',
+        stopReason: 'endTurn',
+      };
+    }),
+  );
+
+  client.setRequestHandler('roots/list', async () => {
+    const cwd = process.cwd();
+    const root = { uri: pathToFileURL(cwd).href, name: basename(cwd) || cwd };
+    term.say(`? The server asks for roots: sent ${root.uri}`);
+    return { roots: [root] };
+  });
+  return client;
+}
+
+function describeFailure(tool: string, error: unknown): CliError {
+  if (error instanceof CliError) return error;
+  if (error instanceof ProtocolError) return new CliError(`${tool}: ${oneLine(error)} (JSON-RPC error ${error.code})`);
+  return new CliError(`${tool}: ${oneLine(error)}`);
+}
+
+/** Run `baton call`; resolves to the exit code. */
+export async function run(argv: string[]): Promise<number> {
+  const options = parseCallArgs(argv);
+  if (options === 'help') {
+    process.stderr.write(HELP);
+    return 0;
+  }
+  const term = openTerminal();
+  const client = newClient(term);
+  let serverStderr = '';
+  const transport = options.http
+    ? new StreamableHTTPClientTransport(options.http, {
+        ...(options.token ? { requestInit: { headers: { authorization: `Bearer ${options.token}` } } } : {}),
+      })
+    : new StdioClientTransport({
+        command: options.stdio![0]!,
+        args: options.stdio!.slice(1),
+        env: Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
+        stderr: 'pipe',
+      });
+  if (transport instanceof StdioClientTransport) {
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      serverStderr = (serverStderr + chunk.toString()).slice(-4000);
+    });
+  }
+  const where = options.http ? options.http.href : `"${options.stdio!.join(' ')}"`;
+  try {
+    try {
+      await client.connect(transport);
+    } catch (error) {
+      const last = serverStderr.trim().split('\n').pop();
+      throw new CliError(`cannot connect to ${where}: ${oneLine(error)}${last ? ` (server said: ${last})` : ''}`);
+    }
+    process.stderr.write(`Calling ${options.tool} ${JSON.stringify(options.args)} on ${where}\n`);
+    let result: CallToolResult;
+    try {
+      result = await client.callTool(
+        { name: options.tool, arguments: options.args },
+        {
+          onprogress: ({ progress, total, message }) => {
+            const round = message ? /\(round (\d+)\)/.exec(message)?.[1] : undefined;
+            term.say(
+              round
+                ? `\n-- round ${round}: the server needs input --`
+                : `-- progress ${progress}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`,
+            );
+          },
+        },
+      );
+    } catch (error) {
+      throw describeFailure(options.tool, error);
+    }
+    const text = resultText(result);
+    if (result.isError) {
+      process.stderr.write(`\n-- ${options.tool} returned an error --\n`);
+      process.stdout.write(`${text}\n`);
+      return EXIT_FAILURE;
+    }
+    process.stderr.write('\n-- result --\n');
+    process.stdout.write(`${text}\n`);
+    return 0;
+  } finally {
+    term.close();
+    await client.close().catch(() => {});
+  }
+}

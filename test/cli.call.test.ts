@@ -1,0 +1,364 @@
+/**
+ * `baton call`: the schema-to-prompt logic as pure functions, the flags
+ * (one line, exit 2), and the terminal client driven for real through tmux
+ * against `baton serve examples/approvals`: prompts answered with
+ * `send-keys` (one invalid answer re-prompted with its reason), the screen
+ * read with `capture-pane`. Without tmux the terminal cases are skipped
+ * locally and fail when CI=true.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCallArgs, resultText, splitCommand } from '../packages/adapters/src/cli/call.js';
+import {
+  askForm,
+  choicesOf,
+  type Field,
+  type FieldSchema,
+  fieldsOf,
+  parseAnswer,
+  promptFor,
+} from '../packages/adapters/src/cli/formPrompt.js';
+import { CLI, ROOT, runCli, type ServeProcess, sleep, startServe } from './helpers/mcpClients.js';
+
+const field = (schema: FieldSchema, required = true, name = 'f'): Field => ({ name, schema, required });
+const value = (f: Field, input: string) => {
+  const answer = parseAnswer(f, input);
+  if (!answer.ok || 'skip' in answer) throw new Error(`expected a value, got ${JSON.stringify(answer)}`);
+  return answer.value;
+};
+const reason = (f: Field, input: string) => {
+  const answer = parseAnswer(f, input);
+  if (answer.ok) throw new Error(`expected a refusal, got ${JSON.stringify(answer)}`);
+  return answer.reason;
+};
+
+describe('form prompts: parsing and validation', () => {
+  it('reads booleans as yes/no and refuses anything else', () => {
+    const f = field({ type: 'boolean' });
+    for (const yes of ['y', 'YES', 'true', '1']) expect(value(f, yes)).toBe(true);
+    for (const no of ['n', 'No', 'false', '0']) expect(value(f, no)).toBe(false);
+    expect(reason(f, 'maybe')).toBe('expected yes or no');
+  });
+
+  it('checks string length and the email, uri, date and date-time formats', () => {
+    expect(reason(field({ type: 'string', minLength: 3 }), 'ab')).toBe('must be at least 3 characters');
+    expect(reason(field({ type: 'string', maxLength: 2 }), 'abc')).toBe('must be at most 2 characters');
+    expect(value(field({ type: 'string', maxLength: 3 }), '  abc  ')).toBe('abc');
+    const email = field({ type: 'string', format: 'email' });
+    expect(value(email, 'ada@example.com')).toBe('ada@example.com');
+    expect(reason(email, 'ada')).toMatch(/email address/);
+    const uri = field({ type: 'string', format: 'uri' });
+    expect(value(uri, 'https://example.com/x')).toBe('https://example.com/x');
+    expect(reason(uri, 'example dot com')).toMatch(/URI/);
+    const date = field({ type: 'string', format: 'date' });
+    expect(value(date, '2026-07-28')).toBe('2026-07-28');
+    expect(reason(date, '2026-02-30')).toMatch(/YYYY-MM-DD/);
+    const dateTime = field({ type: 'string', format: 'date-time' });
+    expect(value(dateTime, '2026-07-28T14:30:00Z')).toBe('2026-07-28T14:30:00Z');
+    expect(reason(dateTime, 'tomorrow')).toMatch(/date-time/);
+  });
+
+  it('checks numbers, integers and their bounds', () => {
+    const n = field({ type: 'number', minimum: 0, maximum: 10 });
+    expect(value(n, '2.5')).toBe(2.5);
+    expect(reason(n, 'abc')).toBe('expected a number');
+    expect(reason(n, '11')).toBe('must be at most 10');
+    expect(reason(n, '-1')).toBe('must be at least 0');
+    const i = field({ type: 'integer' });
+    expect(value(i, '42')).toBe(42);
+    expect(reason(i, '4.2')).toBe('expected a whole number');
+    expect(reason(i, '0x10')).toBe('expected a whole number');
+  });
+
+  it('picks single-select options by number, value or title (enum, enumNames, oneOf)', () => {
+    const plain = field({ type: 'string', enum: ['low', 'high'] });
+    expect(value(plain, '2')).toBe('high');
+    expect(value(plain, 'LOW')).toBe('low');
+    expect(reason(plain, 'medium')).toBe('expected one of 1) low, 2) high');
+    const titled = field({
+      type: 'string',
+      oneOf: [
+        { const: 'p1', title: 'Urgent' },
+        { const: 'p2', title: 'Normal' },
+      ],
+    });
+    expect(choicesOf(titled.schema)).toEqual([
+      { value: 'p1', label: 'Urgent' },
+      { value: 'p2', label: 'Normal' },
+    ]);
+    expect(value(titled, 'normal')).toBe('p2');
+    expect(value(titled, '1')).toBe('p1');
+    const legacy = field({ type: 'string', enum: ['a', 'b'], enumNames: ['Alpha', 'Beta'] });
+    expect(value(legacy, 'beta')).toBe('b');
+  });
+
+  it('reads multi-select answers as comma-separated numbers or values, within minItems/maxItems', () => {
+    const multi = field({
+      type: 'array',
+      items: { type: 'string', enum: ['eu', 'us', 'ap'] },
+      minItems: 1,
+      maxItems: 2,
+    });
+    expect(value(multi, '1, ap')).toEqual(['eu', 'ap']);
+    expect(value(multi, 'us,us')).toEqual(['us']);
+    expect(reason(multi, 'eu,us,ap')).toBe('choose at most 2 options');
+    expect(reason(multi, 'mars')).toBe('"mars" is not one of 1) eu, 2) us, 3) ap');
+    const titled = field({ type: 'array', items: { anyOf: [{ const: 'x', title: 'Ex' }] }, minItems: 1 });
+    expect(value(titled, 'ex')).toEqual(['x']);
+    expect(reason(titled, ' , ')).toBe('choose at least 1 option');
+  });
+
+  it('treats empty input as the default, a skip for an optional field, or missing for a required one', () => {
+    expect(value(field({ type: 'integer', default: 3 }), '')).toBe(3);
+    expect(parseAnswer(field({ type: 'string' }, false), '  ')).toEqual({ ok: true, skip: true });
+    expect(reason(field({ type: 'string' }, true, 'ticket'), '')).toBe('ticket is required');
+  });
+
+  it('describes each field in its prompt: description, hint, options, default', () => {
+    expect(promptFor(field({ type: 'boolean', description: 'Deploy now?' }, true, 'confirm')).prompt).toBe(
+      '  confirm - Deploy now? [yes/no, required]: ',
+    );
+    const choice = promptFor(
+      field({ type: 'string', title: 'Level', enum: ['low', 'high'], default: 'low' }, false, 'lvl'),
+    );
+    expect(choice.lines).toEqual(['    1) low  2) high']);
+    expect(choice.prompt).toBe('  lvl (Level) [1-2 or a value, optional] (Enter for low): ');
+    expect(promptFor(field({ type: 'integer', minimum: 1, maximum: 5 }, true, 'n')).prompt).toBe(
+      '  n [whole number, >= 1, <= 5, required]: ',
+    );
+    expect(fieldsOf({ properties: { a: { type: 'string' }, b: { type: 'boolean' } }, required: ['b'] })).toEqual([
+      { name: 'a', schema: { type: 'string' }, required: false },
+      { name: 'b', schema: { type: 'boolean' }, required: true },
+    ]);
+  });
+
+  it('asks field by field, re-prompts with the reason, and honours :decline and :cancel', async () => {
+    const script = (answers: string[]) => {
+      const said: string[] = [];
+      const asked: string[] = [];
+      return {
+        said,
+        asked,
+        io: {
+          say: (line: string) => said.push(line),
+          ask: async (prompt: string) => {
+            asked.push(prompt);
+            const next = answers.shift();
+            if (next === undefined) throw new Error('script ran out of answers');
+            return next;
+          },
+        },
+      };
+    };
+    const schema = {
+      type: 'object',
+      properties: {
+        approve: { type: 'boolean' },
+        comment: { type: 'string' },
+        count: { type: 'integer', default: 2 },
+      },
+      required: ['approve'],
+    };
+    const run = script(['perhaps', 'yes', '', '']);
+    expect(await askForm(schema, run.io)).toEqual({ action: 'accept', content: { approve: true, count: 2 } });
+    expect(run.said).toContain('  ! expected yes or no');
+    expect(run.asked.filter((p) => p.includes('approve'))).toHaveLength(2);
+    expect(run.said[0]).toMatch(/:decline declines the form, :cancel cancels it/);
+    expect(await askForm(schema, script([':decline']).io)).toEqual({ action: 'decline' });
+    expect(await askForm(schema, script(['yes', ' :Cancel ']).io)).toEqual({ action: 'cancel' });
+  });
+});
+
+describe('baton call: arguments and output', () => {
+  it('splits a --stdio command like a shell, without expansion', () => {
+    expect(splitCommand(`baton serve "./my flows.ts" --stdio`)).toEqual(['baton', 'serve', './my flows.ts', '--stdio']);
+    expect(splitCommand(`node -e 'console.log("$HOME")' a\\ b ""`)).toEqual([
+      'node',
+      '-e',
+      'console.log("$HOME")',
+      'a b',
+      '',
+    ]);
+    expect(() => splitCommand(`node "oops`)).toThrow(/unclosed " quote/);
+  });
+
+  it('parses the flags', () => {
+    expect(parseCallArgs(['t', '--http', 'http://h:1/mcp', '--token', 'k', '--args', '{"a":1}'])).toEqual({
+      tool: 't',
+      args: { a: 1 },
+      http: new URL('http://h:1/mcp'),
+      token: 'k',
+    });
+    expect(parseCallArgs(['t', '--stdio', 'srv --x'])).toEqual({ tool: 't', args: {}, stdio: ['srv', '--x'] });
+  });
+
+  it('prints text blocks, else the structured content', () => {
+    expect(
+      resultText({
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      }),
+    ).toBe('a\nb');
+    expect(resultText({ content: [], structuredContent: { ok: true } })).toBe('{\n  "ok": true\n}');
+  });
+});
+
+function expectOneLine(result: { code: number | null; stderr: string }, code: number, pattern: RegExp) {
+  const lines = result.stderr.trimEnd().split('\n');
+  expect(lines, result.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^baton: /);
+  expect(lines[0]).toMatch(pattern);
+  expect(result.code).toBe(code);
+}
+
+describe.concurrent('baton call: usage errors, one line, exit 2', () => {
+  it.each([
+    [['call'], /missing <tool>/],
+    [['call', 't'], /exactly one of --http URL or --stdio/],
+    [['call', 't', '--http', 'http://127.0.0.1:1/mcp', '--stdio', 'x'], /exactly one of --http URL or --stdio/],
+    [['call', 't', '--args', '[1,2]', '--http', 'http://127.0.0.1:1/mcp'], /--args must be a JSON object/],
+    [['call', 't', '--args', '"str"', '--http', 'http://127.0.0.1:1/mcp'], /--args must be a JSON object/],
+    [['call', 't', '--args', '{nope', '--http', 'http://127.0.0.1:1/mcp'], /--args is not valid JSON/],
+    [['call', 't', '--http', 'not a url'], /--http expects a URL/],
+    [['call', 't', '--http', 'ftp://h/mcp'], /--http expects an http: or https: URL/],
+    [['call', 't', '--stdio', 'srv', '--token', 'k'], /--token applies to --http only/],
+    [['call', 't', '--stdio', '  '], /--stdio needs a command/],
+    [['call', 't', '--bogus', '--http', 'http://127.0.0.1:1/mcp'], /unknown option --bogus/],
+    [['call', 't', '--http'], /--http needs a value/],
+  ])('%j', async (args, pattern) => {
+    expectOneLine(await runCli(args), 2, pattern);
+  });
+});
+
+// ---------------------------------------------------------------- tmux
+
+const HAS_TMUX = spawnSync('tmux', ['-V']).status === 0;
+const IN_CI = process.env.CI === 'true';
+/** A private tmux server (its own socket in a temporary folder), killed and removed in afterAll. */
+const SOCKET_DIR = mkdtempSync(join(tmpdir(), 'baton-call-tmux-'));
+const SOCKET = join(SOCKET_DIR, 'tmux.sock');
+const SESSIONS: string[] = [];
+
+if (!HAS_TMUX && !IN_CI) {
+  console.warn('skipping the baton call terminal tests: tmux is not installed (apt-get install -y tmux)');
+}
+
+function tmux(...args: string[]): string {
+  return execFileSync('tmux', ['-S', SOCKET, ...args], { encoding: 'utf8' });
+}
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** Start `baton call ...` in a fresh detached session; the exit status lands on screen as EXIT:<code>. */
+function startCall(name: string, args: string[]): string {
+  const session = `${name}-${SESSIONS.length}`;
+  SESSIONS.push(session);
+  const command = [process.execPath, '--import', 'tsx', CLI, 'call', ...args].map(shellQuote).join(' ');
+  tmux('new-session', '-d', '-s', session, '-x', '160', '-y', '50', '-c', ROOT, `${command}; echo EXIT:$?; sleep 600`);
+  return session;
+}
+
+function screen(session: string): string {
+  return tmux('capture-pane', '-p', '-J', '-t', session, '-S', '-500');
+}
+
+/** Poll the screen until `ready` holds (bounded: 20 s). */
+async function waitFor(session: string, ready: (text: string) => boolean, what: string): Promise<string> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const text = screen(session);
+    if (ready(text)) return text;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${text}`);
+    await sleep(100);
+  }
+}
+
+const count = (text: string, needle: string) => text.split(needle).length - 1;
+
+function type(session: string, line: string): void {
+  tmux('send-keys', '-t', session, '-l', line);
+  tmux('send-keys', '-t', session, 'Enter');
+}
+
+const exitOf = (text: string) => Number(/^EXIT:(\d+)$/m.exec(text)?.[1]);
+
+describe('baton call through tmux', () => {
+  let serve: ServeProcess | undefined;
+
+  beforeAll(async () => {
+    serve = await startServe(['examples/approvals', '--http', '127.0.0.1:0']);
+  });
+  afterAll(async () => {
+    if (HAS_TMUX) spawnSync('tmux', ['-S', SOCKET, 'kill-server']);
+    rmSync(SOCKET_DIR, { recursive: true, force: true });
+    await serve?.stop();
+  });
+
+  it.runIf(!HAS_TMUX && IN_CI)('needs tmux when CI=true', () => {
+    throw new Error('tmux is not installed: add "apt-get install -y tmux" to scripts/test.sh');
+  });
+
+  it.skipIf(!HAS_TMUX)('deploys after a re-prompted invalid answer and a ticket', async () => {
+    const session = startCall('deploy', [
+      'deploy_production',
+      '--args',
+      '{"version":"3.1.0"}',
+      '--http',
+      serve!.url.href,
+    ]);
+    const confirm = '  confirm - Deploy now? [yes/no, required]: ';
+    let text = await waitFor(session, (t) => t.includes(confirm), 'the confirm prompt');
+    expect(text).toContain('-- round 1: the server needs input --');
+    expect(text).toContain('? Deploy 3.1.0 to production? Plan: rolling update of 3 instances to 3.1.0.');
+    expect(text).toContain(':decline declines the form, :cancel cancels it');
+
+    type(session, 'maybe');
+    text = await waitFor(session, (t) => count(t, confirm) === 2, 'the confirm prompt again');
+    expect(text).toContain('  ! expected yes or no');
+
+    type(session, 'y');
+    const ticket = '  ticket - Change ticket, e.g. CHG-1234 [required]: ';
+    text = await waitFor(session, (t) => t.includes(ticket), 'the ticket prompt');
+    expect(text).toContain('  -> accept {"confirm":true}');
+    expect(text).toContain('? Which change ticket covers this deployment?');
+
+    type(session, 'CHG-42');
+    text = await waitFor(session, (t) => /^EXIT:\d+$/m.test(t), 'the exit status');
+    expect(text).toContain('Deployed 3.1.0 to production (change ticket CHG-42).');
+    expect(exitOf(text)).toBe(0);
+  });
+
+  it.skipIf(!HAS_TMUX)('declines the manager approval: rejected by manager', async () => {
+    const session = startCall('expense', [
+      'expense_approval',
+      '--args',
+      '{"amount":50,"purpose":"books"}',
+      '--http',
+      serve!.url.href,
+    ]);
+    let text = await waitFor(session, (t) => t.includes('  approve [yes/no, required]: '), 'the approve prompt');
+    expect(text).toContain('? Approve an expense of 50 for "books"?');
+    type(session, ':decline');
+    text = await waitFor(session, (t) => /^EXIT:\d+$/m.test(t), 'the exit status');
+    expect(text).toContain('  -> decline');
+    expect(text).toContain('Expense of 50 rejected by manager.');
+    expect(exitOf(text)).toBe(0);
+  });
+
+  it('prints an error result (exit 1) and a JSON-RPC error as one line (exit 1)', async () => {
+    const invalid = await runCli(['call', 'deploy_production', '--args', '{}', '--http', serve!.url.href]);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stdout).toMatch(/Invalid arguments/);
+    expect(invalid.stderr).toContain('-- deploy_production returned an error --');
+    const unknown = await runCli(['call', 'no_such_tool', '--http', serve!.url.href]);
+    expect(unknown.code).toBe(1);
+    const errors = unknown.stderr.split('\n').filter((line) => line.startsWith('baton: '));
+    expect(errors, unknown.stderr).toEqual([expect.stringMatching(/^baton: no_such_tool: .*JSON-RPC error -32602\)$/)]);
+    expect(unknown.stderr).not.toMatch(/\bat .+:\d+:\d+/);
+  });
+});
