@@ -6,6 +6,7 @@
  * `createRunner` and a `createRequestStateCodec`. No transport, no database:
  * see `@baton/store` for ledgers and `@baton/adapters` for the MCP SDK.
  */
+export type { AuditAnswer, AuditEntry, AuditInstance, AuditLog, AuditOutcome } from './audit.js';
 export * from './codec/index.js';
 export type { CompactSnapshot } from './compactSnapshot.js';
 export { eventLabel, toMermaid } from './diagram.js';

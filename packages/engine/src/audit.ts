@@ -1,0 +1,71 @@
+/**
+ * The audit trail contract: one entry per round of every flow instance, what
+ * the round found, what it asked, what it received and how it ended. The
+ * runner writes entries when given an `AuditLog`; `@baton/store` keeps them
+ * next to the ledger (SQLite or PostgreSQL) and prunes them with it. Response
+ * values are recorded only for flows that opt in (`defineFlow({ auditValues: true })`);
+ * otherwise only keys and actions are kept. Principals appear only as keyed hashes.
+ */
+import type { StateValue } from 'xstate';
+
+/** How a round ended, as the audit trail records it. */
+export type AuditOutcome = 'complete' | 'input_required' | 'error';
+
+/** One answer a round received. */
+export interface AuditAnswer {
+  readonly key: string;
+  /** `accept`, `decline`, `cancel` or `unsupported`; `invalid` when it failed validation. */
+  readonly action: string;
+  /** The raw answer, only when the flow opted in with `auditValues`. */
+  readonly value?: unknown;
+}
+
+/** One round of one flow instance. */
+export interface AuditEntry {
+  /** Flow-instance id (the same for every round of a run). */
+  readonly fid: string;
+  readonly flow: string;
+  /** The flow's definition hash when the round ran. */
+  readonly hash: string;
+  /** 1 for the first request of the run. */
+  readonly round: number;
+  /** When the round started (ms since epoch). */
+  readonly at: number;
+  /** How long it took (ms). */
+  readonly ms: number;
+  /** Keyed hash of the principal (base64url), never the raw id. */
+  readonly principal: string;
+  /** State value restored at the start of the round (`null` on the first round). */
+  readonly before: StateValue | null;
+  /** State value at the end of the round. */
+  readonly after: StateValue | null;
+  /** Every state value the machine passed through in this round, in order. */
+  readonly path: readonly StateValue[];
+  /** Keys asked by this round's result. */
+  readonly asked: readonly string[];
+  /** Answers received, in the order they were considered. */
+  readonly received: readonly AuditAnswer[];
+  readonly outcome: AuditOutcome;
+  /** The error message of an `error` outcome (what the user saw). */
+  readonly message?: string;
+}
+
+/** A flow instance as listed by an audit log. */
+export interface AuditInstance {
+  readonly fid: string;
+  readonly flow: string;
+  readonly rounds: number;
+  readonly firstAt: number;
+  readonly lastAt: number;
+  readonly lastOutcome: AuditOutcome;
+}
+
+/** Where audit entries go. Writes must not throw into the round: implementations log their failures. */
+export interface AuditLog {
+  /** Append one round's entry. */
+  append(entry: AuditEntry): Promise<void>;
+  /** Recent instances, newest first. */
+  instances(options?: { flow?: string; limit?: number }): Promise<AuditInstance[]>;
+  /** Every round of one instance, in order. */
+  rounds(fid: string): Promise<AuditEntry[]>;
+}
