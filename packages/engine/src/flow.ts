@@ -65,6 +65,8 @@ export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends In
   migrations?: Record<string, Migration<ContextFrom<TMachine>>>;
   /** Tool annotations. */
   annotations?: FlowAnnotations;
+  /** Record answer values (not only keys and actions) in the audit trail. Off by default. */
+  auditValues?: boolean;
   /**
    * Bind the machine's placeholder actors/actions to runtime services
    * (`machine.provide(implement(services))`), e.g. minting single-use tokens.
@@ -84,6 +86,8 @@ export interface Flow<TMachine extends AnyStateMachine = AnyStateMachine, TInput
   readonly hash: string;
   readonly migrations: Readonly<Record<string, Migration<ContextFrom<TMachine>>>>;
   readonly annotations: FlowAnnotations | undefined;
+  /** Whether the audit trail records answer values. */
+  readonly auditValues: boolean;
   /** The machine with runtime services bound (what a runner executes). */
   machineWith(services: FlowServices): TMachine;
   /** Build the result of a finished run. */
@@ -175,6 +179,7 @@ export function defineFlow<TMachine extends AnyStateMachine, TInputs extends Inp
     hash: definitionHash(config.machine, config.inputs, args),
     migrations: config.migrations ?? {},
     annotations: config.annotations,
+    auditValues: config.auditValues ?? false,
     machineWith: (services) =>
       config.implement ? (config.machine.provide(config.implement(services) as any) as TMachine) : config.machine,
     toResult(output) {

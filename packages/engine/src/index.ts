@@ -57,6 +57,7 @@ export {
   url,
   type WireInputRequest,
 } from './inputs.js';
+export { type Inspector, inspectionSessionId, stableInspector } from './inspection.js';
 export type {
   Ledger,
   MintTokenRequest,

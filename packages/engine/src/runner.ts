@@ -13,8 +13,9 @@ import {
   type AnyStateMachine,
   createActor,
   type InspectionEvent,
-  type Observer,
+  type StateValue,
 } from 'xstate';
+import type { AuditAnswer, AuditLog } from './audit.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from './codec/types.js';
 import {
   type CompactSnapshot,
@@ -27,6 +28,7 @@ import { type Deadline, inertClock, isDeadlineList, restoreDeadlines, trackDeadl
 import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
 import type { Flow } from './flow.js';
 import type { InputKind, WireInputRequest } from './inputs.js';
+import { type Inspector, stableInspector } from './inspection.js';
 import type { Ledger } from './ledger.js';
 import type { RoundOutcome } from './outcome.js';
 import { createFlowServices } from './services.js';
@@ -79,8 +81,13 @@ export interface RunnerOptions {
   readonly now?: () => number;
   /** Server-side log sink. */
   readonly log?: (event: RunnerLogEvent) => void;
-  /** An XState inspection observer attached to every round's actor. */
-  readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * An XState inspector (e.g. from `@statelyai/inspect`). Every round of one flow instance
+   * reports under the stable session id `baton:<fid>`, so the inspector shows one run.
+   */
+  readonly inspect?: Inspector;
+  /** Where to append one audit entry per round (see `@baton/store`'s `openAuditLog`). */
+  readonly audit?: AuditLog;
 }
 
 /** Serves rounds of the flows it was given. */
@@ -245,9 +252,32 @@ export function createRunner(options: RunnerOptions): Runner {
       redeemedJti = opened.claims.jti;
     }
 
+    const path: StateValue[] = [];
+    const received: AuditAnswer[] = [];
     const outcome = await serveRound();
     if (redeemedJti) await ledger!.recordOutcome(redeemedJti, codec.sealBlob(JSON.stringify(outcome), 'outcome'));
-    log({ type: 'round', flow: flow.name, fid, round, outcome: outcome.type, ms: now() - started });
+    const ms = now() - started;
+    log({ type: 'round', flow: flow.name, fid, round, outcome: outcome.type, ms });
+    if (options.audit) {
+      await options.audit
+        .append({
+          fid,
+          flow: flow.name,
+          hash: flow.hash,
+          round,
+          at: started,
+          ms,
+          principal: codec.digest(context.principal, 'audit-principal'),
+          before: opened ? opened.body.s[0] : null,
+          after: path.length > 0 ? path[path.length - 1]! : null,
+          path,
+          asked: outcome.type === 'input_required' ? Object.keys(outcome.inputRequests) : [],
+          received,
+          outcome: outcome.type,
+          ...(outcome.type === 'error' ? { message: outcome.message } : {}),
+        })
+        .catch((error: unknown) => log({ type: 'flow_error', flow: flow.name, fid, error }));
+    }
     return outcome;
 
     async function serveRound(): Promise<RoundOutcome> {
@@ -270,10 +300,18 @@ export function createRunner(options: RunnerOptions): Runner {
 
       // 4. Restore (error observer before start), fire due deadlines.
       let failure: unknown;
+      const forward = options.inspect ? stableInspector(fid, options.inspect) : undefined;
       const actor: AnyActorRef = createActor(machines.get(flow!.name)!, {
         ...(snapshot ? { snapshot } : { input: args }),
         clock: inertClock,
-        ...(options.inspect ? { inspect: options.inspect } : {}),
+        inspect: (event: InspectionEvent) => {
+          if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
+            const value = (event.snapshot as { value?: StateValue }).value;
+            if (value !== undefined && JSON.stringify(value) !== JSON.stringify(path[path.length - 1]))
+              path.push(value);
+          }
+          forward?.(event);
+        },
       });
       const deadlines = trackDeadlines(actor, now);
       actor.subscribe({ error: (error) => (failure ??= error) });
@@ -311,6 +349,10 @@ export function createRunner(options: RunnerOptions): Runner {
           if (parsed !== undefined) {
             raw[key] = candidate;
             answers.set(key, parsed);
+          }
+          if (fresh !== undefined) {
+            const action = parsed === undefined ? 'invalid' : String((parsed as { action: string }).action);
+            received.push({ key, action, ...(flow!.auditValues ? { value: fresh } : {}) });
           }
         }
         if (asked.length === 0 || answers.size < asked.length) return { complete: false, held: raw };
@@ -351,7 +393,10 @@ export function createRunner(options: RunnerOptions): Runner {
                 message: `This tool needs ${kind} input ("${noFallback}"), which the client did not declare in its capabilities.`,
               };
             }
-            for (const key of unsupported) actor.send({ type: `input.${key}`, action: 'unsupported' });
+            for (const key of unsupported) {
+              received.push({ key, action: 'unsupported' });
+              actor.send({ type: `input.${key}`, action: 'unsupported' });
+            }
             if (!(await settle(actor, budget))) return overBudget(actor);
             continue;
           }

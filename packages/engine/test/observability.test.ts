@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import type { InspectionEvent } from 'xstate';
+import {
+  type AuditEntry,
+  type AuditLog,
+  type CallContext,
+  createRequestStateCodec,
+  createRunner,
+  defineFlow,
+  generateKey,
+  type InputRequiredOutcome,
+  inspectionSessionId,
+} from '../src/index.js';
+import { deployFlow } from './fixtures/deployFlow.js';
+
+/** An AuditLog kept in an array (the store's real ones are tested in @baton/store). */
+function arrayAuditLog(): AuditLog & { entries: AuditEntry[] } {
+  const entries: AuditEntry[] = [];
+  return {
+    entries,
+    async append(entry) {
+      entries.push(entry);
+    },
+    async instances() {
+      return [];
+    },
+    async rounds(fid) {
+      return entries.filter((e) => e.fid === fid);
+    },
+  };
+}
+
+const ctx: CallContext = { principal: 'alice', method: 'tools/call', target: 'deploy_production' };
+const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
+
+describe('audit trail', () => {
+  it('records one entry per round: states, asked keys, answers (no values by default), outcome', async () => {
+    const audit = arrayAuditLog();
+    const runner = createRunner({
+      flows: [deployFlow],
+      codec: createRequestStateCodec({ keys: [generateKey()] }),
+      audit,
+    });
+    const args = { version: '1.0.0' };
+    const first = (await runner.run({ flow: 'deploy_production', args, context: ctx })) as InputRequiredOutcome;
+    const second = (await runner.run({
+      flow: 'deploy_production',
+      args,
+      context: ctx,
+      requestState: first.requestState,
+      inputResponses: { confirm_deploy: accept({ confirm: 'nope' }), change_ticket: accept({ ticket: 'CHG-1' }) },
+    })) as InputRequiredOutcome;
+    await runner.run({
+      flow: 'deploy_production',
+      args,
+      context: ctx,
+      requestState: second.requestState,
+      inputResponses: { confirm_deploy: accept({ confirm: true }) },
+    });
+    const [r1, r2, r3] = audit.entries;
+    expect(audit.entries.map((e) => [e.round, e.outcome])).toEqual([
+      [1, 'input_required'],
+      [2, 'input_required'],
+      [3, 'complete'],
+    ]);
+    expect(new Set(audit.entries.map((e) => e.fid)).size).toBe(1);
+    expect(r1).toMatchObject({ before: null, after: 'awaiting', path: ['planning', 'awaiting'] });
+    expect(r1!.asked).toEqual(['confirm_deploy', 'change_ticket']);
+    expect(r2!.received).toEqual([
+      { key: 'confirm_deploy', action: 'invalid' },
+      { key: 'change_ticket', action: 'accept' },
+    ]);
+    expect(r2!.asked).toEqual(['confirm_deploy']);
+    expect(r3).toMatchObject({ before: 'awaiting', after: 'deployed', asked: [] });
+    expect(r3!.path).toEqual(['awaiting', 'confirmed', 'deployed']);
+    expect(JSON.stringify(audit.entries)).not.toContain('CHG-1');
+    expect(JSON.stringify(audit.entries)).not.toContain('alice');
+  });
+
+  it('records answer values only for flows that opt in', async () => {
+    const audit = arrayAuditLog();
+    const flow = defineFlow({ ...deployFlowConfig(), auditValues: true });
+    const runner = createRunner({ flows: [flow], codec: createRequestStateCodec({ keys: [generateKey()] }), audit });
+    const first = (await runner.run({ flow: flow.name, args: { version: '2' }, context: ctx })) as InputRequiredOutcome;
+    await runner.run({
+      flow: flow.name,
+      args: { version: '2' },
+      context: ctx,
+      requestState: first.requestState,
+      inputResponses: { confirm_deploy: accept({ confirm: true }), change_ticket: accept({ ticket: 'CHG-77' }) },
+    });
+    expect(audit.entries[1]!.received[1]).toEqual({
+      key: 'change_ticket',
+      action: 'accept',
+      value: accept({ ticket: 'CHG-77' }),
+    });
+  });
+});
+
+function deployFlowConfig() {
+  return {
+    name: deployFlow.name,
+    description: deployFlow.description,
+    args: deployFlow.args as never,
+    inputs: deployFlow.inputs,
+    machine: deployFlow.machine,
+  };
+}
+
+describe('inspection across rounds', () => {
+  it('reports every round of one instance under one stable session, starting from the restored state', async () => {
+    const events: InspectionEvent[] = [];
+    const runner = createRunner({
+      flows: [deployFlow],
+      codec: createRequestStateCodec({ keys: [generateKey()] }),
+      inspect: (event) => events.push(event),
+    });
+    const args = { version: '3.0.0' };
+    const first = (await runner.run({ flow: 'deploy_production', args, context: ctx })) as InputRequiredOutcome;
+    const session = inspectionSessionId(first.fid);
+    const roundOne = events.length;
+    await runner.run({
+      flow: 'deploy_production',
+      args,
+      context: ctx,
+      requestState: first.requestState,
+      inputResponses: { confirm_deploy: accept({ confirm: true }), change_ticket: accept({ ticket: 'CHG-3' }) },
+    });
+    const rootEvents = events.filter((e) => e.actorRef.sessionId === session);
+    expect(rootEvents.length).toBeGreaterThan(4);
+    expect(events.every((e) => e.rootId === session)).toBe(true);
+    // Round two starts from the restored state, then the answers are visible events.
+    const secondRound = events.slice(roundOne).filter((e) => e.actorRef.sessionId === session);
+    const firstSnapshot = secondRound.find((e) => e.type === '@xstate.snapshot') as { snapshot: { value: unknown } };
+    expect(firstSnapshot.snapshot.value).toBe('awaiting');
+    const delivered = secondRound
+      .filter((e) => e.type === '@xstate.event')
+      .map((e) => (e as { event: { type: string } }).event.type);
+    expect(delivered).toContain('input.confirm_deploy');
+    expect(delivered).toContain('input.change_ticket');
+    // The invoked promise of round one is a child under the same session.
+    expect(events.some((e) => e.actorRef.sessionId.startsWith(`${session}/`))).toBe(true);
+  });
+});
