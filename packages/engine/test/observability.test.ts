@@ -131,7 +131,9 @@ describe('inspection across rounds', () => {
     expect(events.every((e) => e.rootId === session)).toBe(true);
     // Round two starts from the restored state, then the answers are visible events.
     const secondRound = events.slice(roundOne).filter((e) => e.actorRef.sessionId === session);
-    const firstSnapshot = secondRound.find((e) => e.type === '@xstate.snapshot') as { snapshot: { value: unknown } };
+    const firstSnapshot = secondRound.find((e) => e.type === '@xstate.snapshot') as unknown as {
+      snapshot: { value: unknown };
+    };
     expect(firstSnapshot.snapshot.value).toBe('awaiting');
     const delivered = secondRound
       .filter((e) => e.type === '@xstate.event')
