@@ -9,18 +9,23 @@
  * stdio it is the local user. The listening URL (or "on stdio") is printed on
  * stderr once ready; SIGINT and SIGTERM close the server and the ledger.
  */
+
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
+  type AuditLog,
   createKeyRing,
   createRequestStateCodec,
   createRunner,
   generateKey,
+  type Inspector,
   type KeyRing,
   type Ledger,
   parseKeyRingEnv,
   type RunnerLogEvent,
 } from '@baton/engine';
-import { openLedger } from '@baton/store';
+import { openAuditLog, openLedger } from '@baton/store';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { loadFlowsModule } from '../flowsModule.js';
@@ -29,7 +34,7 @@ import { createFlowServerFactory } from '../serverFactory.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 
 const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...] [--ttl SECONDS] [--auth-tokens FILE]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...] [--ttl SECONDS] [--auth-tokens FILE] [--audit] [--inspect MODULE]';
 
 const HELP = `usage: ${USAGE}
 
@@ -40,6 +45,9 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
   --ledger URL         sqlite:PATH, postgres://... or memory: (every flow becomes one-time)
   --ttl SECONDS        lifetime of a requestState (default 1800)
   --auth-tokens FILE   JSON object token -> principal id; other callers get HTTP 401 (HTTP only)
+  --audit              record an audit entry per round on the ledger's database (needs --ledger)
+  --inspect MODULE     a module whose default export is an XState inspector (an observer or a
+                       function, e.g. from @statelyai/inspect); every flow instance reports as one run
 
 environment:
   BATON_KEYS           comma-separated base64url secrets (>= 32 bytes each); the first mints, all verify
@@ -52,6 +60,8 @@ interface ServeOptions {
   readonly ledger?: string;
   readonly ttlSeconds?: number;
   readonly authTokens?: string;
+  readonly audit?: boolean;
+  readonly inspect?: string;
 }
 
 function parseHostPort(value: string): { host: string; port: number } {
@@ -67,6 +77,8 @@ const OPTIONS = {
   ledger: { type: 'string' },
   ttl: { type: 'string' },
   'auth-tokens': { type: 'string' },
+  audit: { type: 'boolean' },
+  inspect: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -106,8 +118,13 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   if (values['auth-tokens'] !== undefined && values.stdio) {
     throw usageError('--auth-tokens applies to --http only (over stdio the principal is the local user)');
   }
+  if (values.audit && values.ledger === undefined) {
+    throw usageError("--audit records on the ledger's database: give --ledger too", USAGE);
+  }
   return {
     module: positionals[0]!,
+    ...(values.audit ? { audit: true } : {}),
+    ...(values.inspect !== undefined ? { inspect: values.inspect } : {}),
     ...(values.http !== undefined ? { http: parseHostPort(values.http) } : {}),
     ...(values.ledger !== undefined ? { ledger: values.ledger } : {}),
     ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
@@ -166,11 +183,15 @@ export async function run(argv: string[]): Promise<number> {
       )
     : undefined;
 
+  const inspect = options.inspect ? await loadInspector(options.inspect) : undefined;
   let ledger: Ledger | undefined;
+  let audit: (AuditLog & { close(): Promise<void> }) | undefined;
   if (options.ledger !== undefined) {
     try {
       ledger = await openLedger(options.ledger);
+      if (options.audit) audit = await openAuditLog(options.ledger);
     } catch (error) {
+      await ledger?.close().catch(() => {});
       throw new CliError(`cannot open ledger: ${oneLine(error)}`);
     }
   }
@@ -180,6 +201,8 @@ export async function run(argv: string[]): Promise<number> {
       flows: module.flows,
       codec: createRequestStateCodec({ keys, ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}) }),
       ...(ledger ? { ledger } : {}),
+      ...(audit ? { audit } : {}),
+      ...(inspect ? { inspect } : {}),
       ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}),
       log: logEvent,
     });
@@ -223,6 +246,24 @@ export async function run(argv: string[]): Promise<number> {
     await close().catch((error) => warn(`closing the server: ${oneLine(error)}`));
     return 0;
   } finally {
+    await audit?.close().catch((error) => warn(`closing the audit log: ${oneLine(error)}`));
     await ledger?.close().catch((error) => warn(`closing the ledger: ${oneLine(error)}`));
   }
+}
+
+/** Load `--inspect MODULE`: its default export must be an inspection observer or function. */
+async function loadInspector(specifier: string): Promise<Inspector> {
+  const url = pathToFileURL(resolve(process.cwd(), specifier)).href;
+  let loaded: { default?: unknown };
+  try {
+    loaded = await import(url);
+  } catch (error) {
+    throw new CliError(`cannot load --inspect module ${specifier}: ${oneLine(error)}`);
+  }
+  const candidate = loaded.default;
+  const isObserver = typeof candidate === 'object' && candidate !== null && 'next' in candidate;
+  if (typeof candidate !== 'function' && !isObserver) {
+    throw new CliError(`--inspect module ${specifier} must export an inspector (an observer or a function) as default`);
+  }
+  return candidate as Inspector;
 }
