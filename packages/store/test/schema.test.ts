@@ -11,8 +11,18 @@ import { promisify } from 'node:util';
 import { getTableConfig as pgTableConfig } from 'drizzle-orm/pg-core';
 import { getTableConfig as sqliteTableConfig } from 'drizzle-orm/sqlite-core';
 import { describe, expect, it } from 'vitest';
-import { meta as pgMeta, redemptions as pgRedemptions, tokens as pgTokens } from '../src/schema/pg.js';
-import { meta as sqliteMeta, redemptions as sqliteRedemptions, tokens as sqliteTokens } from '../src/schema/sqlite.js';
+import {
+  audit as pgAudit,
+  meta as pgMeta,
+  redemptions as pgRedemptions,
+  tokens as pgTokens,
+} from '../src/schema/pg.js';
+import {
+  audit as sqliteAudit,
+  meta as sqliteMeta,
+  redemptions as sqliteRedemptions,
+  tokens as sqliteTokens,
+} from '../src/schema/sqlite.js';
 
 const run = promisify(execFile);
 const storeRoot = fileURLToPath(new URL('../', import.meta.url));
@@ -57,6 +67,7 @@ describe('ledger schema', () => {
       [sqliteRedemptions, pgRedemptions],
       [sqliteTokens, pgTokens],
       [sqliteMeta, pgMeta],
+      [sqliteAudit, pgAudit],
     ] as const;
     for (const [sqlite, pg] of pairs) {
       expect(shape(sqliteTableConfig(sqlite))).toEqual(shape(pgTableConfig(pg)));

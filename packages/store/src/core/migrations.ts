@@ -10,8 +10,11 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { LedgerSchemaError } from './errors.js';
 
-/** The ledger schema version this code reads and writes (set in `baton_meta` by the migrations). */
-export const SCHEMA_VERSION = 1;
+/**
+ * The ledger schema version this code reads and writes (set in `baton_meta` by the
+ * migrations): 1, the ledger tables; 2, the audit trail (`baton_audit`).
+ */
+export const SCHEMA_VERSION = 2;
 
 /** drizzle's bookkeeping table for the ledger's migrations (kept apart from any app's own). */
 export const MIGRATIONS_TABLE = '__baton_migrations';

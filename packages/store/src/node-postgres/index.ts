@@ -61,10 +61,14 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       application_name: 'baton-ledger',
     });
+  let closed = false;
   if (ownsPool) {
-    // An idle connection dropped by the server must not crash the process; the next query reconnects.
+    // An idle connection dropped by the server must not crash the process; the next query
+    // reconnects. After close(), connections still saying goodbye may report the server's
+    // shutdown: not worth a line.
     pool.on('error', (error) => {
-      console.error(`[baton/store] PostgreSQL ledger ${where}: idle connection error:`, describeError(error), process.pid, new Error().stack);
+      if (closed) return;
+      console.error(`[baton/store] PostgreSQL ledger ${where}: idle connection error:`, describeError(error));
     });
   }
 
@@ -83,6 +87,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       client.release();
     }
   } catch (error) {
+    closed = true;
     if (ownsPool) await pool.end().catch(() => {});
     throw error;
   }
@@ -172,8 +177,6 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       ),
     )
     .prepare('baton_prune_tokens');
-
-  let closed = false;
 
   const ledger: Ledger = {
     async redeem(request: RedeemRequest): Promise<RedeemResult> {

@@ -1,13 +1,13 @@
 /**
  * The ledger's tables for PostgreSQL, as drizzle schema. Same logical tables
- * as `sqlite.ts`: `baton_redemptions`, `baton_tokens` and `baton_meta`. Times
- * are `bigint` milliseconds since the epoch (read back as JavaScript numbers),
- * taken from the engine's clock so that every instance agrees with the
- * envelope's own expiry. Tables are created unqualified, in the connection's
+ * as `sqlite.ts`: `baton_redemptions`, `baton_tokens`, `baton_meta` and
+ * `baton_audit`. Times are `bigint` milliseconds since the epoch (read back as
+ * JavaScript numbers), taken from the engine's clock so that every instance
+ * agrees with the envelope's own expiry. Tables are created unqualified, in the connection's
  * `search_path` (normally `public`). This file is read by drizzle-kit: it
  * imports nothing but drizzle-orm.
  */
-import { bigint, index, pgTable, text } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 
 /** Redeemed requestState ids: at most one row per jti, ever (until pruned after expiry). */
 export const redemptions = pgTable(
@@ -52,3 +52,49 @@ export const meta = pgTable('baton_meta', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),
 });
+
+/**
+ * The audit trail: one row per round of a flow instance (`fid`), appended by the
+ * runner when an audit log is configured. State values, paths, asked keys and
+ * received answers are JSON text (kept byte for byte, unlike `jsonb`); answer
+ * values appear only for flows that opt in. `principal` is a keyed hash, never
+ * the raw id. Pruned by `at` (retention).
+ */
+export const audit = pgTable(
+  'baton_audit',
+  {
+    /** Flow-instance id, the same for every round of one run. */
+    fid: text('fid').notNull(),
+    /** Flow name. */
+    flow: text('flow').notNull(),
+    /** The flow's definition hash when the round ran. */
+    hash: text('hash').notNull(),
+    /** Round number, 1 for the first request of the run. */
+    round: integer('round').notNull(),
+    /** When the round started (ms since epoch, engine clock). */
+    at: bigint('at', { mode: 'number' }).notNull(),
+    /** How long the round took (ms). */
+    ms: bigint('ms', { mode: 'number' }).notNull(),
+    /** Keyed hash of the principal (base64url). */
+    principal: text('principal').notNull(),
+    /** State value at the start of the round (JSON), null on the first round. */
+    before: text('before'),
+    /** State value at the end of the round (JSON). */
+    after: text('after'),
+    /** Every state value passed through in the round (JSON array). */
+    path: text('path').notNull(),
+    /** Keys asked by the round's result (JSON array). */
+    asked: text('asked').notNull(),
+    /** Answers received: key, action and (opt-in) value (JSON array). */
+    received: text('received').notNull(),
+    /** `complete`, `input_required` or `error`. */
+    outcome: text('outcome').notNull(),
+    /** The error message of an `error` outcome. */
+    message: text('message'),
+  },
+  (table) => [
+    primaryKey({ name: 'baton_audit_pk', columns: [table.fid, table.round] }),
+    index('baton_audit_at_idx').on(table.at),
+    index('baton_audit_flow_at_idx').on(table.flow, table.at),
+  ],
+);

@@ -2,13 +2,14 @@
  * The ledger's tables for SQLite, as drizzle schema. Same logical tables as
  * `pg.ts`: `baton_redemptions` (one row per redeemed requestState jti, with the
  * digest of that round's responses and its sealed outcome), `baton_tokens`
- * (single-use tokens, keyed by the sha256 of the code, never the code itself)
- * and `baton_meta` (the schema version the store checks at start-up). Every
+ * (single-use tokens, keyed by the sha256 of the code, never the code itself),
+ * `baton_meta` (the schema version the store checks at start-up) and
+ * `baton_audit` (the audit trail, one row per round of a flow instance). Every
  * time is integer milliseconds since the epoch, taken from the engine's clock
  * rather than the database's. This file is read by drizzle-kit: it imports
  * nothing but drizzle-orm.
  */
-import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 /** Redeemed requestState ids: at most one row per jti, ever (until pruned after expiry). */
 export const redemptions = sqliteTable(
@@ -53,3 +54,48 @@ export const meta = sqliteTable('baton_meta', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),
 });
+
+/**
+ * The audit trail: one row per round of a flow instance (`fid`), appended by the
+ * runner when an audit log is configured. State values, paths, asked keys and
+ * received answers are JSON text; answer values appear only for flows that opt in.
+ * `principal` is a keyed hash, never the raw id. Pruned by `at` (retention).
+ */
+export const audit = sqliteTable(
+  'baton_audit',
+  {
+    /** Flow-instance id, the same for every round of one run. */
+    fid: text('fid').notNull(),
+    /** Flow name. */
+    flow: text('flow').notNull(),
+    /** The flow's definition hash when the round ran. */
+    hash: text('hash').notNull(),
+    /** Round number, 1 for the first request of the run. */
+    round: integer('round').notNull(),
+    /** When the round started (ms since epoch, engine clock). */
+    at: integer('at').notNull(),
+    /** How long the round took (ms). */
+    ms: integer('ms').notNull(),
+    /** Keyed hash of the principal (base64url). */
+    principal: text('principal').notNull(),
+    /** State value at the start of the round (JSON), null on the first round. */
+    before: text('before'),
+    /** State value at the end of the round (JSON). */
+    after: text('after'),
+    /** Every state value passed through in the round (JSON array). */
+    path: text('path').notNull(),
+    /** Keys asked by the round's result (JSON array). */
+    asked: text('asked').notNull(),
+    /** Answers received: key, action and (opt-in) value (JSON array). */
+    received: text('received').notNull(),
+    /** `complete`, `input_required` or `error`. */
+    outcome: text('outcome').notNull(),
+    /** The error message of an `error` outcome. */
+    message: text('message'),
+  },
+  (table) => [
+    primaryKey({ name: 'baton_audit_pk', columns: [table.fid, table.round] }),
+    index('baton_audit_at_idx').on(table.at),
+    index('baton_audit_flow_at_idx').on(table.flow, table.at),
+  ],
+);

@@ -1,0 +1,181 @@
+/**
+ * The SQLite audit log on better-sqlite3, in the ledger's file (or any other):
+ * the `baton_audit` table, created by the ledger's migrations at start-up.
+ * An append is one `INSERT ... ON CONFLICT (fid, round) DO NOTHING`, so a
+ * retried round never adds a second entry; appends of one event-loop turn
+ * share a commit. Reads are prepared statements over the primary key
+ * (`rounds`) and the `(flow, at)` / `at` indexes (`instances`, `prune`).
+ */
+import { resolve } from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { AuditEntry, AuditInstance } from '@baton/engine';
+import { asc, desc, eq, sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import {
+  type AuditLogOptions,
+  fromAuditRow,
+  instancesQuery,
+  reportAppendFailure,
+  type StoreAuditLog,
+  startAuditPruning,
+  toAuditInstance,
+  toAuditRow,
+} from '../core/audit.js';
+import { LedgerError } from '../core/errors.js';
+import { audit } from '../schema/sqlite.js';
+import { openSqliteFile } from './file.js';
+import { migrateSqlite } from './migrate.js';
+import { WriteBatcher } from './writeBatcher.js';
+
+/** Options for {@link createSqliteAuditLog}. */
+export interface SqliteAuditLogOptions extends AuditLogOptions {
+  /** The database file (normally the ledger's); created (with its folder) when missing. */
+  readonly path: string;
+  /** How long a writer waits for another connection's write lock, in ms. Default 5000. */
+  readonly busyTimeoutMs?: number;
+}
+
+/** Rows deleted per statement by `prune`. */
+const PRUNE_BATCH = 2000;
+
+/**
+ * Open (creating and migrating when needed) the audit log in the SQLite file at `options.path`.
+ *
+ * @example
+ * const audit = createSqliteAuditLog({ path: './data/baton-ledger.db' });
+ */
+export function createSqliteAuditLog(options: SqliteAuditLogOptions): StoreAuditLog {
+  if (typeof options?.path !== 'string' || options.path.trim() === '') {
+    throw new LedgerError('createSqliteAuditLog needs a non-empty `path`');
+  }
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new LedgerError(`busyTimeoutMs must be an integer >= 0, got ${busyTimeoutMs}`);
+  }
+  const path = options.path === ':memory:' ? ':memory:' : resolve(options.path);
+  const where = `"${path}"`;
+  const client = openSqliteFile(path, `SQLite audit log ${where}`, busyTimeoutMs);
+  const db = drizzle({ client });
+  try {
+    migrateSqlite(db, where);
+  } catch (error) {
+    client.close();
+    throw error;
+  }
+
+  const insert = db
+    .insert(audit)
+    .values({
+      fid: sql.placeholder('fid'),
+      flow: sql.placeholder('flow'),
+      hash: sql.placeholder('hash'),
+      round: sql.placeholder('round'),
+      at: sql.placeholder('at'),
+      ms: sql.placeholder('ms'),
+      principal: sql.placeholder('principal'),
+      before: sql.placeholder('before'),
+      after: sql.placeholder('after'),
+      path: sql.placeholder('path'),
+      asked: sql.placeholder('asked'),
+      received: sql.placeholder('received'),
+      outcome: sql.placeholder('outcome'),
+      message: sql.placeholder('message'),
+    })
+    .onConflictDoNothing()
+    .prepare();
+  const selectRounds = db
+    .select()
+    .from(audit)
+    .where(eq(audit.fid, sql.placeholder('fid')))
+    .orderBy(asc(audit.round))
+    .prepare();
+  const selectInstances = (byFlow: boolean) => {
+    const groups = db
+      .select({
+        fid: audit.fid,
+        rounds: sql<number>`count(*)`.as('rounds'),
+        firstAt: sql<number>`min(${audit.at})`.as('first_at'),
+        lastAt: sql<number>`max(${audit.at})`.as('last_at'),
+        lastRound: sql<number>`max(${audit.round})`.as('last_round'),
+      })
+      .from(audit)
+      .where(byFlow ? eq(audit.flow, sql.placeholder('flow')) : undefined)
+      .groupBy(audit.fid)
+      .orderBy(desc(sql`last_at`), desc(audit.fid))
+      .limit(sql.placeholder('limit'))
+      .as('g');
+    return db
+      .select({
+        fid: groups.fid,
+        flow: audit.flow,
+        rounds: groups.rounds,
+        firstAt: groups.firstAt,
+        lastAt: groups.lastAt,
+        lastOutcome: audit.outcome,
+      })
+      .from(groups)
+      .innerJoin(audit, sql`${audit.fid} = ${groups.fid} and ${audit.round} = ${groups.lastRound}`)
+      .orderBy(desc(groups.lastAt), desc(groups.fid))
+      .prepare();
+  };
+  const selectAllInstances = selectInstances(false);
+  const selectFlowInstances = selectInstances(true);
+  const pruneBatch = client.prepare(
+    'delete from baton_audit where rowid in (select rowid from baton_audit where at < ? limit ?)',
+  );
+
+  const writes = new WriteBatcher(client);
+  let closed = false;
+
+  const log: StoreAuditLog = {
+    async append(entry: AuditEntry): Promise<void> {
+      try {
+        assertOpen();
+        const row = toAuditRow(entry);
+        await writes.submit(() => insert.run(row));
+      } catch (error) {
+        reportAppendFailure(error, entry, options);
+      }
+    },
+
+    async instances(query?: { flow?: string; limit?: number }): Promise<AuditInstance[]> {
+      assertOpen();
+      const { flow, limit } = instancesQuery(query);
+      if (limit === 0) return [];
+      const rows = flow === undefined ? selectAllInstances.all({ limit }) : selectFlowInstances.all({ flow, limit });
+      return rows.map(toAuditInstance);
+    },
+
+    async rounds(fid: string): Promise<AuditEntry[]> {
+      assertOpen();
+      return selectRounds.all({ fid }).map(fromAuditRow);
+    },
+
+    async prune(before: number): Promise<number> {
+      assertOpen();
+      let removed = 0;
+      for (;;) {
+        if (closed) return removed;
+        const { changes } = pruneBatch.run(before, PRUNE_BATCH);
+        removed += changes;
+        if (changes < PRUNE_BATCH) return removed;
+        await yieldToEventLoop();
+      }
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await schedule.stop();
+      writes.flush();
+      client.close();
+    },
+  };
+
+  const schedule = startAuditPruning((before) => log.prune(before), options);
+  return log;
+
+  function assertOpen(): void {
+    if (closed) throw new LedgerError(`The SQLite audit log ${where} is closed`);
+  }
+}

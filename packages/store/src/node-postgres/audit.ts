@@ -1,0 +1,223 @@
+/**
+ * The PostgreSQL audit log on node-postgres, on the ledger's database: the
+ * `baton_audit` table, created by the ledger's migrations at start-up (under
+ * the same advisory lock, so instances starting together do not collide).
+ * An append is one `INSERT ... ON CONFLICT (fid, round) DO NOTHING`, so a
+ * retried round never adds a second entry, whichever instance serves it.
+ * Opening connects and migrates at once: an unreachable database fails at
+ * start-up, not in a round. Statements are prepared (named `baton_audit_*`,
+ * distinct from the ledger's, so both may share one pool).
+ */
+import type { AuditEntry, AuditInstance } from '@baton/engine';
+import { asc, desc, eq, sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import {
+  type AuditLogOptions,
+  fromAuditRow,
+  instancesQuery,
+  reportAppendFailure,
+  type StoreAuditLog,
+  startAuditPruning,
+  toAuditInstance,
+  toAuditRow,
+} from '../core/audit.js';
+import { describeError, LedgerConnectionError, LedgerError, redactUrl } from '../core/errors.js';
+import { audit } from '../schema/pg.js';
+import { migratePostgres } from './migrate.js';
+
+/** Options for {@link createPostgresAuditLog}: give `connectionString` or `pool`, not both. */
+export interface PostgresAuditLogOptions extends AuditLogOptions {
+  /** `postgres://user:password@host:port/database`, normally the ledger's. */
+  readonly connectionString?: string;
+  /** An existing pool (for example the one your ledger uses); the audit log never ends it. */
+  readonly pool?: pg.Pool;
+  /** Pool size when the audit log creates the pool. Default 4. */
+  readonly maxConnections?: number;
+  /** How long to wait for a connection, in ms, when the audit log creates the pool. Default 5000. */
+  readonly connectTimeoutMs?: number;
+  /** How long to wait for another instance's migration to finish, in ms. Default 60 000. */
+  readonly migrationLockTimeoutMs?: number;
+}
+
+/** Rows deleted per statement by `prune`. */
+const PRUNE_BATCH = 5000;
+
+/**
+ * Connect to PostgreSQL, migrate when needed, and return the audit log.
+ *
+ * Rejects with a `LedgerConnectionError` when the server cannot be reached and a
+ * `LedgerSchemaError` when the database was migrated by a newer Baton.
+ *
+ * @example
+ * const audit = await createPostgresAuditLog({ connectionString: process.env.DATABASE_URL });
+ */
+export async function createPostgresAuditLog(options: PostgresAuditLogOptions): Promise<StoreAuditLog> {
+  if ((options?.connectionString === undefined) === (options?.pool === undefined)) {
+    throw new LedgerError('createPostgresAuditLog needs exactly one of `connectionString` or `pool`');
+  }
+  const ownsPool = options.pool === undefined;
+  const where =
+    options.connectionString !== undefined ? redactUrl(options.connectionString) : describePool(options.pool!);
+  const pool =
+    options.pool ??
+    new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 4,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      application_name: 'baton-audit',
+    });
+  let closed = false;
+  if (ownsPool) {
+    pool.on('error', (error) => {
+      if (closed) return;
+      console.error(`[baton/store] PostgreSQL audit log ${where}: idle connection error:`, describeError(error));
+    });
+  }
+
+  try {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw new LedgerConnectionError(
+        `Cannot connect to the PostgreSQL audit log at ${where}: ${describeError(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    try {
+      await migratePostgres(client, where, options.migrationLockTimeoutMs ?? 60_000);
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    closed = true;
+    if (ownsPool) await pool.end().catch(() => {});
+    throw error;
+  }
+
+  const db = drizzle({ client: pool });
+  const insert = db
+    .insert(audit)
+    .values({
+      fid: sql.placeholder('fid'),
+      flow: sql.placeholder('flow'),
+      hash: sql.placeholder('hash'),
+      round: sql.placeholder('round'),
+      at: sql.placeholder('at'),
+      ms: sql.placeholder('ms'),
+      principal: sql.placeholder('principal'),
+      before: sql.placeholder('before'),
+      after: sql.placeholder('after'),
+      path: sql.placeholder('path'),
+      asked: sql.placeholder('asked'),
+      received: sql.placeholder('received'),
+      outcome: sql.placeholder('outcome'),
+      message: sql.placeholder('message'),
+    })
+    .onConflictDoNothing()
+    .prepare('baton_audit_append');
+  const selectRounds = db
+    .select()
+    .from(audit)
+    .where(eq(audit.fid, sql.placeholder('fid')))
+    .orderBy(asc(audit.round))
+    .prepare('baton_audit_rounds');
+  // Ties on last_at are broken by fid in byte order (collation "C"), as on SQLite and in memory.
+  const selectInstances = (byFlow: boolean) => {
+    const groups = db
+      .select({
+        fid: audit.fid,
+        rounds: sql<string>`count(*)`.as('rounds'),
+        firstAt: sql<string>`min(${audit.at})`.as('first_at'),
+        lastAt: sql<string>`max(${audit.at})`.as('last_at'),
+        lastRound: sql<number>`max(${audit.round})`.as('last_round'),
+      })
+      .from(audit)
+      .where(byFlow ? eq(audit.flow, sql.placeholder('flow')) : undefined)
+      .groupBy(audit.fid)
+      .orderBy(desc(sql`last_at`), sql`${audit.fid} collate "C" desc`)
+      .limit(sql.placeholder('limit'))
+      .as('g');
+    return db
+      .select({
+        fid: groups.fid,
+        flow: audit.flow,
+        rounds: groups.rounds,
+        firstAt: groups.firstAt,
+        lastAt: groups.lastAt,
+        lastOutcome: audit.outcome,
+      })
+      .from(groups)
+      .innerJoin(audit, sql`${audit.fid} = ${groups.fid} and ${audit.round} = ${groups.lastRound}`)
+      .orderBy(desc(groups.lastAt), sql`${groups.fid} collate "C" desc`)
+      .prepare(byFlow ? 'baton_audit_instances_flow' : 'baton_audit_instances');
+  };
+  const selectAllInstances = selectInstances(false);
+  const selectFlowInstances = selectInstances(true);
+
+  const log: StoreAuditLog = {
+    async append(entry: AuditEntry): Promise<void> {
+      try {
+        assertOpen();
+        await insert.execute(toAuditRow(entry));
+      } catch (error) {
+        reportAppendFailure(error, entry, options);
+      }
+    },
+
+    async instances(query?: { flow?: string; limit?: number }): Promise<AuditInstance[]> {
+      assertOpen();
+      const { flow, limit } = instancesQuery(query);
+      if (limit === 0) return [];
+      const rows =
+        flow === undefined
+          ? await selectAllInstances.execute({ limit })
+          : await selectFlowInstances.execute({ flow, limit });
+      return rows.map(toAuditInstance);
+    },
+
+    async rounds(fid: string): Promise<AuditEntry[]> {
+      assertOpen();
+      return (await selectRounds.execute({ fid })).map(fromAuditRow);
+    },
+
+    async prune(before: number): Promise<number> {
+      assertOpen();
+      let removed = 0;
+      for (;;) {
+        if (closed) return removed;
+        // SKIP LOCKED: instances pruning at the same moment take disjoint batches instead of queueing.
+        const result = await db.execute(
+          sql`delete from ${audit} where ctid = any(array(select ctid from ${audit} where ${audit.at} < ${before} limit ${PRUNE_BATCH} for update skip locked))`,
+        );
+        const count = result.rowCount ?? 0;
+        removed += count;
+        if (count < PRUNE_BATCH) return removed;
+      }
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await schedule.stop();
+      if (ownsPool) await pool.end();
+    },
+  };
+
+  const schedule = startAuditPruning((before) => log.prune(before), options);
+  return log;
+
+  function assertOpen(): void {
+    if (closed) throw new LedgerError(`The PostgreSQL audit log ${where} is closed`);
+  }
+}
+
+/** A printable description of a caller's pool (no password). */
+function describePool(pool: pg.Pool): string {
+  const o = pool.options as pg.PoolConfig;
+  if (o.connectionString) return redactUrl(o.connectionString);
+  return `postgres://${o.host ?? 'localhost'}:${o.port ?? 5432}/${o.database ?? ''}`;
+}
