@@ -10,11 +10,16 @@ if ! command -v pnpm >/dev/null 2>&1 || [[ "$(pnpm --version 2>/dev/null)" != 10
   npm install --global --no-fund --no-audit "pnpm@${PNPM_VERSION}"
 fi
 
-# The terminal client's tests drive `baton call` through tmux (PostgreSQL is installed by scripts/pg.sh).
-if ! command -v tmux >/dev/null 2>&1; then
-  echo "› installing tmux"
+# Debian packages the tests need: tmux (the terminal client is driven through it) and Chromium
+# (the inspect page is tested in it). PostgreSQL is installed by scripts/pg.sh when missing.
+missing=()
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+[[ -x /usr/bin/chromium ]] || missing+=(chromium)
+if (( ${#missing[@]} > 0 )); then
+  echo "› installing ${missing[*]}"
   if [[ "$(id -u)" == 0 ]]; then apt_get=(apt-get); else apt_get=(sudo -n apt-get); fi
-  DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" update -qq && DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -qq tmux
+  DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -qq "${missing[@]}"
 fi
 
 echo "› pnpm install --frozen-lockfile"

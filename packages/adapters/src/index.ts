@@ -29,6 +29,23 @@ export {
   serveHttp,
 } from './http.js';
 export {
+  type FlowGraph,
+  flowGraph,
+  type GraphAsk,
+  type GraphEdge,
+  type GraphNode,
+  statesOf,
+} from './inspect/flowGraph.js';
+export { type RecordedInstance, type RecordedRound, recordedInstance } from './inspect/recordedPath.js';
+export {
+  createInspectHandler,
+  type InspectHandler,
+  type InspectHandlerOptions,
+  type InspectServing,
+  type ServeInspectOptions,
+  serveInspect,
+} from './inspect/server.js';
+export {
   FLOW_RESOURCE_PREFIX,
   type FlowExposure,
   type RegisteredFlows,

@@ -18,6 +18,7 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   serve: { summary: 'serve a flows module over stateless HTTP or stdio', load: () => import('./serve.js') },
   call: { summary: 'call a tool and answer its requests at the terminal', load: () => import('./call.js') },
   diagram: { summary: 'print a flow as a Mermaid stateDiagram-v2', load: () => import('./diagram.js') },
+  inspect: { summary: 'serve a local page of flow graphs and recorded runs', load: () => import('./inspect.js') },
 };
 
 function help(): string {

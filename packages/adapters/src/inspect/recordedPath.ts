@@ -1,0 +1,95 @@
+/**
+ * A recorded flow instance laid onto its flow's graph: for each audited
+ * round, the states it passed through and the transitions it most likely
+ * took (an edge whose source was active and whose target was entered between
+ * two consecutive recorded state values, preferring the events of the
+ * answers the round received). Pure.
+ */
+import type { AuditEntry, Flow } from '@baton/engine';
+import type { StateValue } from 'xstate';
+import { type FlowGraph, statesOf } from './flowGraph.js';
+
+/** One round as the page shows it. */
+export interface RecordedRound extends AuditEntry {
+  /** State ids active before and after the round. */
+  readonly beforeStates: readonly string[];
+  readonly afterStates: readonly string[];
+  /** Every state id active at some point of the round, in first-seen order. */
+  readonly visited: readonly string[];
+  /** Ids of the graph edges taken, in order. */
+  readonly edges: readonly string[];
+}
+
+/** A flow instance with its rounds mapped onto the graph. */
+export interface RecordedInstance {
+  readonly fid: string;
+  readonly flow: string;
+  /** Whether every round ran on the flow's current definition (otherwise the mapping may be off). */
+  readonly currentDefinition: boolean;
+  readonly rounds: readonly RecordedRound[];
+  /** Union of every round's visited states and edges. */
+  readonly visited: readonly string[];
+  readonly edges: readonly string[];
+}
+
+function takenEdges(graph: FlowGraph, from: readonly string[], to: readonly string[], events: Set<string>): string[] {
+  const active = new Set(from);
+  const entered = new Set(to.filter((id) => !active.has(id)));
+  const byTarget = new Map<string, FlowGraph['edges'][number][]>();
+  for (const edge of graph.edges) {
+    if (active.has(edge.source) && entered.has(edge.target)) {
+      byTarget.set(edge.target, [...(byTarget.get(edge.target) ?? []), edge]);
+    }
+  }
+  const taken: string[] = [];
+  for (const candidates of byTarget.values()) {
+    const answered = candidates.filter((edge) => events.has(edge.event));
+    for (const edge of answered.length > 0 ? answered : candidates) taken.push(edge.id);
+  }
+  return taken;
+}
+
+/** Map an instance's audited rounds onto the flow's graph. */
+export function recordedInstance(
+  flow: Flow<any, any>,
+  graph: FlowGraph,
+  rounds: readonly AuditEntry[],
+): RecordedInstance {
+  const allVisited = new Set<string>();
+  const allEdges = new Set<string>();
+  const mapped = rounds.map((entry): RecordedRound => {
+    const values: StateValue[] = [];
+    for (const value of [entry.before, ...entry.path]) {
+      if (value === null || value === undefined) continue;
+      if (values.length > 0 && JSON.stringify(values[values.length - 1]) === JSON.stringify(value)) continue;
+      values.push(value);
+    }
+    const events = new Set(entry.received.map((answer) => `input.${answer.key}`));
+    const visited = new Set<string>();
+    const edges: string[] = [];
+    let previous: string[] | undefined;
+    for (const value of values) {
+      const states = statesOf(flow, value);
+      for (const id of states) visited.add(id);
+      if (previous) edges.push(...takenEdges(graph, previous, states, events));
+      previous = states;
+    }
+    for (const id of visited) allVisited.add(id);
+    for (const id of edges) allEdges.add(id);
+    return {
+      ...entry,
+      beforeStates: statesOf(flow, entry.before),
+      afterStates: statesOf(flow, entry.after),
+      visited: [...visited],
+      edges: [...new Set(edges)],
+    };
+  });
+  return {
+    fid: rounds[0]?.fid ?? '',
+    flow: flow.name,
+    currentDefinition: rounds.every((entry) => entry.hash === flow.hash),
+    rounds: mapped,
+    visited: [...allVisited],
+    edges: [...allEdges],
+  };
+}

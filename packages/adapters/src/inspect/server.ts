@@ -1,0 +1,230 @@
+/**
+ * The `baton inspect` server: the page and its JSON endpoints, on loopback
+ * only. `createInspectHandler` is the web-standard face (`fetch(request)`):
+ * a Host check against the loopback names (DNS-rebinding protection: any
+ * other Host gets 403), GET and HEAD only, then
+ *
+ * - `/` the page, `/inspect.js` and `/inspect.css` its script and styles;
+ * - `/api/flows` the flows (name, title, description, states, asks) and whether an audit log is attached;
+ * - `/api/flows/:name/graph` a flow's {@link FlowGraph};
+ * - `/api/instances?flow=NAME&limit=N` recorded instances, newest first;
+ * - `/api/instances/:fid` one instance's rounds mapped onto its graph ({@link RecordedInstance}).
+ *
+ * `serveInspect` mounts it on `node:http` and refuses non-loopback binds.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AuditEntry, AuditLog, Flow } from '@baton/engine';
+import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
+import { isLoopbackHost, loopbackHostnames } from '../http.js';
+import { type FlowGraph, flowGraph } from './flowGraph.js';
+import { loadPageAssets, type PageAssets } from './page.js';
+import { type RecordedInstance, recordedInstance } from './recordedPath.js';
+
+/** Options of {@link createInspectHandler}. */
+export interface InspectHandlerOptions {
+  readonly flows: readonly Flow[];
+  /** Where recorded rounds are read from; without it the page shows the flows only. */
+  readonly audit?: Pick<AuditLog, 'instances' | 'rounds'>;
+  /** Hostnames accepted in `Host` and `Origin` (default: the loopback names). */
+  readonly allowedHostnames?: readonly string[];
+  /** Failures of the audit log (reporting only; the request answers 500). */
+  readonly onError?: (error: Error) => void;
+}
+
+/** The web-standard face. */
+export interface InspectHandler {
+  fetch(request: Request): Promise<Response>;
+}
+
+const SECURITY_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+};
+
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' },
+  });
+const failure = (status: number, message: string) => json(status, { error: message });
+const asset = (body: string, type: string) =>
+  new Response(body, { status: 200, headers: { ...SECURITY_HEADERS, 'content-type': `${type}; charset=utf-8` } });
+
+/**
+ * Create the inspect handler.
+ *
+ * @example
+ * ```ts
+ * const handler = createInspectHandler({ flows, audit });
+ * const res = await handler.fetch(new Request('http://127.0.0.1/api/flows'));
+ * ```
+ */
+export function createInspectHandler(options: InspectHandlerOptions): InspectHandler {
+  const allowed = [...(options.allowedHostnames ?? loopbackHostnames('127.0.0.1'))];
+  const byName = new Map(options.flows.map((flow) => [flow.name, flow]));
+  const graphs = new Map<string, FlowGraph>();
+  const graphOf = (flow: Flow) => {
+    let graph = graphs.get(flow.name);
+    if (!graph) {
+      graph = flowGraph(flow);
+      graphs.set(flow.name, graph);
+    }
+    return graph;
+  };
+  let loading: Promise<PageAssets> | undefined;
+  const assets = () => {
+    loading ??= loadPageAssets();
+    return loading;
+  };
+  const audit = options.audit;
+
+  async function route(url: URL): Promise<Response> {
+    const path = url.pathname;
+    if (path === '/' || path === '/index.html') return asset((await assets()).html, 'text/html');
+    if (path === '/inspect.js') return asset((await assets()).script, 'text/javascript');
+    if (path === '/inspect.css') return asset((await assets()).style, 'text/css');
+    if (path === '/api/flows') {
+      return json(200, {
+        audit: audit !== undefined,
+        flows: options.flows.map((flow) => {
+          const graph = graphOf(flow);
+          return {
+            name: flow.name,
+            title: flow.title ?? null,
+            description: flow.description,
+            hash: flow.hash,
+            states: graph.nodes.length,
+            asks: [...new Set(graph.nodes.flatMap((node) => node.asks.map((ask) => ask.key)))],
+          };
+        }),
+      });
+    }
+    const graphMatch = /^\/api\/flows\/([^/]+)\/graph$/.exec(path);
+    if (graphMatch) {
+      const flow = byName.get(decodeURIComponent(graphMatch[1]!));
+      return flow ? json(200, graphOf(flow)) : failure(404, `no flow "${decodeURIComponent(graphMatch[1]!)}"`);
+    }
+    if (path === '/api/instances') {
+      if (!audit) return json(200, { audit: false, instances: [] });
+      const flow = url.searchParams.get('flow') ?? undefined;
+      const limitParam = url.searchParams.get('limit');
+      const limit = limitParam === null ? 100 : Number(limitParam);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) return failure(400, 'limit must be 1-1000');
+      const instances = await audit.instances({ ...(flow ? { flow } : {}), limit });
+      return json(200, { audit: true, instances: instances.map((i) => ({ ...i, known: byName.has(i.flow) })) });
+    }
+    const instanceMatch = /^\/api\/instances\/([^/]+)$/.exec(path);
+    if (instanceMatch) {
+      const fid = decodeURIComponent(instanceMatch[1]!);
+      if (!audit) return failure(404, 'no audit log attached (start with --audit URL)');
+      const rounds = await audit.rounds(fid);
+      if (rounds.length === 0) return failure(404, `no recorded rounds for instance "${fid}"`);
+      return json(200, mapInstance(rounds));
+    }
+    return failure(404, 'not found');
+  }
+
+  function mapInstance(rounds: readonly AuditEntry[]): RecordedInstance & { known: boolean } {
+    const flow = byName.get(rounds[0]!.flow);
+    if (!flow) {
+      const empty = { beforeStates: [], afterStates: [], visited: [], edges: [] };
+      return {
+        fid: rounds[0]!.fid,
+        flow: rounds[0]!.flow,
+        currentDefinition: false,
+        rounds: rounds.map((entry) => ({ ...entry, ...empty })),
+        visited: [],
+        edges: [],
+        known: false,
+      };
+    }
+    return { ...recordedInstance(flow, graphOf(flow), rounds), known: true };
+  }
+
+  return {
+    async fetch(request) {
+      const rejected = hostHeaderValidationResponse(request, allowed) ?? originValidationResponse(request, allowed);
+      if (rejected) return failure(403, 'forbidden: this page answers on loopback names only');
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        return new Response(JSON.stringify({ error: 'method not allowed' }), {
+          status: 405,
+          headers: { ...SECURITY_HEADERS, allow: 'GET, HEAD', 'content-type': 'application/json; charset=utf-8' },
+        });
+      }
+      try {
+        return await route(new URL(request.url));
+      } catch (error) {
+        options.onError?.(error as Error);
+        return failure(500, `internal error: ${(error as Error).message?.split('\n')[0] ?? 'unknown'}`);
+      }
+    },
+  };
+}
+
+/** Options of {@link serveInspect}. */
+export interface ServeInspectOptions extends Omit<InspectHandlerOptions, 'allowedHostnames'> {
+  /** Loopback address to bind (default `127.0.0.1`); anything else is refused. */
+  readonly host?: string;
+  /** Port (default 0: a free one). */
+  readonly port?: number;
+}
+
+/** A listening inspect server. */
+export interface InspectServing {
+  /** The page, e.g. `http://127.0.0.1:43121/`. */
+  readonly url: URL;
+  close(): Promise<void>;
+}
+
+/**
+ * Serve the inspect page on loopback.
+ *
+ * @throws Error when `host` is not a loopback address.
+ */
+export async function serveInspect(options: ServeInspectOptions): Promise<InspectServing> {
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host)) throw new Error(`baton inspect serves loopback only, not ${host}`);
+  const handler = createInspectHandler({ ...options, allowedHostnames: loopbackHostnames(host) });
+  const bare = host.replace(/^\[|\]$/g, '');
+  const origin = `http://${bare.includes(':') ? `[${bare}]` : bare}`;
+  const server = createServer(async (req, res) => {
+    try {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+      }
+      const request = new Request(new URL(req.url ?? '/', `${origin}:${port()}`), {
+        method: req.method ?? 'GET',
+        headers,
+      });
+      const response = await handler.fetch(request);
+      const body = req.method === 'HEAD' ? undefined : Buffer.from(await response.arrayBuffer());
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.end(body);
+    } catch (error) {
+      options.onError?.(error as Error);
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end();
+    }
+  });
+  const port = () => (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, bare, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    url: new URL(`${origin}:${port()}/`),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,277 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInspectHandler, flowGraph, recordedInstance, serveInspect, statesOf } from '@baton/adapters';
+import { createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
+import { allStates } from '@baton/engine/testing';
+import { openAuditLog } from '@baton/store';
+import { describe, expect, it } from 'vitest';
+import approvals, { deployProduction } from '../examples/approvals/index.js';
+import { DEPLOYED_FID, memoryAuditLog, recordedDeployEntries } from './helpers/auditFixtures.js';
+import { cliArgs, ROOT, runCli } from './helpers/mcpClients.js';
+import { nested } from './helpers/nestedFlow.js';
+
+/** A response's JSON body, untyped (the tests check its shape). */
+const body = (response: Response): Promise<any> => response.json();
+
+describe('flowGraph', () => {
+  it('lists nested and parallel states with their parents, types and asks', () => {
+    const graph = flowGraph(nested);
+    expect(graph.rootType).toBe('compound');
+    expect(graph.nodes.map((n) => n.id)).toEqual(allStates(nested));
+    const byKey = Object.fromEntries(graph.nodes.map((n) => [n.key, n]));
+    expect(byKey.gather).toMatchObject({ parent: null, type: 'parallel', initial: true, asks: [] });
+    expect(byKey.left).toMatchObject({ parent: 'nested_demo.gather', type: 'compound' });
+    expect(byKey.askName).toMatchObject({
+      parent: 'nested_demo.gather.left',
+      type: 'atomic',
+      initial: true,
+      asks: [{ key: 'name', kind: 'form' }],
+    });
+    expect(byKey.waiting!.asks).toEqual([{ key: 'colour', kind: 'form' }]);
+    expect(byKey.timedOut).toMatchObject({ type: 'final', initial: false });
+    expect(byKey.done).toMatchObject({ parent: null, type: 'final' });
+  });
+
+  it('lists every transition with a readable label', () => {
+    const edges = flowGraph(nested).edges.map(({ source, target, label }) => ({ source, target, label }));
+    expect(edges).toEqual(
+      expect.arrayContaining([
+        { source: 'nested_demo.gather.left.askName', target: 'nested_demo.gather.left.named', label: 'input.name' },
+        {
+          source: 'nested_demo.gather.right.waiting',
+          target: 'nested_demo.gather.right.timedOut',
+          label: 'after 1 min',
+        },
+        { source: 'nested_demo.gather', target: 'nested_demo.done', label: 'done' },
+      ]),
+    );
+    expect(new Set(flowGraph(nested).edges.map((e) => e.id)).size).toBe(edges.length);
+  });
+
+  it('describes deploy_production: guarded answers, the deadline and the asking states', () => {
+    const graph = flowGraph(deployProduction);
+    expect(graph.nodes.filter((n) => n.asks.length > 0).map((n) => n.key)).toEqual(['awaitingApproval', 'confirmed']);
+    const labels = graph.edges.map((e) => `${e.source.split('.').pop()}->${e.target.split('.').pop()}: ${e.label}`);
+    expect(labels).toContain('planning->awaitingApproval: done computePlan');
+    expect(labels).toContain('awaitingApproval->expired: after 15 min');
+    expect(labels).toContain('awaitingApproval->confirmed: input.confirm_deploy [guarded]');
+    expect(labels).toContain('awaitingApproval->cancelled: input.confirm_deploy');
+    expect(JSON.parse(JSON.stringify(graph))).toEqual(graph);
+  });
+
+  it('maps state values to state ids, parallel ones included', () => {
+    expect(statesOf(nested, { gather: { left: 'named', right: 'waiting' } })).toEqual([
+      'nested_demo.gather',
+      'nested_demo.gather.left',
+      'nested_demo.gather.left.named',
+      'nested_demo.gather.right',
+      'nested_demo.gather.right.waiting',
+    ]);
+    expect(statesOf(nested, null)).toEqual([]);
+  });
+
+  it('lays a recorded instance onto the graph: visited states and transitions taken', () => {
+    const graph = flowGraph(deployProduction);
+    const rounds = recordedDeployEntries().filter((e) => e.fid === DEPLOYED_FID);
+    const recorded = recordedInstance(deployProduction, graph, rounds);
+    const edge = (id: string) => {
+      const e = graph.edges.find((x) => x.id === id)!;
+      return `${e.source.split('.').pop()}->${e.target.split('.').pop()}: ${e.label}`;
+    };
+    expect(recorded.currentDefinition).toBe(true);
+    expect(recorded.rounds[0]!.edges.map(edge)).toEqual(['planning->awaitingApproval: done computePlan']);
+    expect(recorded.rounds[1]!.edges.map(edge)).toEqual([
+      'awaitingApproval->confirmed: input.confirm_deploy [guarded]',
+      'confirmed->deployed: input.change_ticket [guarded]',
+    ]);
+    expect(recorded.visited.map((id) => id.split('.').pop())).toEqual([
+      'planning',
+      'awaitingApproval',
+      'confirmed',
+      'deployed',
+    ]);
+  });
+});
+
+describe('inspect endpoints', () => {
+  const audit = memoryAuditLog(recordedDeployEntries());
+  const handler = createInspectHandler({ flows: approvals, audit });
+  const get = (path: string, headers: Record<string, string> = { host: '127.0.0.1:4000' }) =>
+    handler.fetch(new Request(`http://127.0.0.1:4000${path}`, { headers }));
+
+  it('lists the flows and serves each graph', async () => {
+    const flows = await body(await get('/api/flows'));
+    expect(flows.audit).toBe(true);
+    expect(flows.flows.map((f: { name: string }) => f.name)).toEqual(approvals.map((f) => f.name));
+    const deploy = flows.flows.find((f: { name: string }) => f.name === 'deploy_production');
+    expect(deploy).toMatchObject({ states: 6, asks: ['confirm_deploy', 'change_ticket'] });
+    const graph = await get('/api/flows/deploy_production/graph');
+    expect(graph.status).toBe(200);
+    expect(await graph.json()).toEqual(flowGraph(deployProduction));
+    expect((await get('/api/flows/nope/graph')).status).toBe(404);
+  });
+
+  it('lists instances newest first and maps one onto its graph', async () => {
+    const list = await body(await get('/api/instances?flow=deploy_production'));
+    expect(list.instances.map((i: { fid: string }) => i.fid)).toEqual([DEPLOYED_FID, 'fi_deploy_no_Zk31']);
+    expect((await body(await get('/api/instances?flow=expense_approval'))).instances).toEqual([]);
+    const one = await body(await get(`/api/instances/${DEPLOYED_FID}`));
+    expect(one).toMatchObject({ fid: DEPLOYED_FID, flow: 'deploy_production', known: true, currentDefinition: true });
+    expect(one.rounds.map((r: { round: number; outcome: string }) => [r.round, r.outcome])).toEqual([
+      [1, 'input_required'],
+      [2, 'complete'],
+    ]);
+    expect((await get('/api/instances/unknown')).status).toBe(404);
+    expect((await get('/api/instances?limit=0')).status).toBe(400);
+  });
+
+  it('serves the page and its assets with a strict CSP and nothing from elsewhere', async () => {
+    const page = await get('/');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await page.text();
+    expect(html).not.toMatch(/https?:\/\//);
+    for (const asset of ['/inspect.js', '/inspect.css']) {
+      const res = await get(asset);
+      expect(res.status).toBe(200);
+      expect((await res.text()).length).toBeGreaterThan(100);
+    }
+  });
+
+  it('answers 403 to a foreign Host or Origin and 405 to anything but GET', async () => {
+    expect((await get('/api/flows', { host: 'evil.example:4000' })).status).toBe(403);
+    expect((await get('/', { host: 'attacker.test' })).status).toBe(403);
+    expect((await get('/api/flows', { host: '127.0.0.1:4000', origin: 'http://evil.example' })).status).toBe(403);
+    expect((await get('/api/flows', { host: 'localhost:4000' })).status).toBe(200);
+    const post = await handler.fetch(
+      new Request('http://127.0.0.1:4000/api/flows', { method: 'POST', headers: { host: '127.0.0.1:4000' } }),
+    );
+    expect(post.status).toBe(405);
+  });
+
+  it('without an audit log serves graphs and says there are no instances', async () => {
+    const bare = createInspectHandler({ flows: approvals });
+    const req = (path: string) =>
+      bare.fetch(new Request(`http://127.0.0.1${path}`, { headers: { host: '127.0.0.1' } }));
+    expect((await body(await req('/api/flows'))).audit).toBe(false);
+    expect(await body(await req('/api/instances'))).toEqual({ audit: false, instances: [] });
+  });
+
+  it('serveInspect listens on loopback, checks Host over the socket and refuses other hosts', async () => {
+    await expect(serveInspect({ flows: approvals, host: '0.0.0.0' })).rejects.toThrow(/loopback/);
+    const serving = await serveInspect({ flows: approvals });
+    try {
+      expect(serving.url.hostname).toBe('127.0.0.1');
+      expect((await fetch(new URL('/api/flows', serving.url))).status).toBe(200);
+      const { request } = await import('node:http');
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(new URL('/api/flows', serving.url), { headers: { host: 'rebound.example' } }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(status).toBe(403);
+    } finally {
+      await serving.close();
+    }
+  });
+});
+
+describe('baton inspect (CLI)', () => {
+  it('refuses non-loopback hosts and bad arguments with one line', async () => {
+    const foreign = await runCli(['inspect', 'examples/approvals', '--http', '0.0.0.0:0']);
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr.trim().split('\n')).toHaveLength(1);
+    expect(foreign.stderr).toContain('loopback');
+    const missing = await runCli(['inspect']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('missing <flows-module>');
+  });
+
+  it('serves the rounds recorded in a SQLite audit log', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'baton-inspect-'));
+    const url = `sqlite:${join(dir, 'audit.db')}`;
+    const writer = await openAuditLog(url, { pruneIntervalMs: 0 });
+    for (const entry of recordedDeployEntries()) await writer.append(entry);
+    await writer.close();
+    const child = spawn(process.execPath, cliArgs(['inspect', 'examples/approvals', '--audit', url]), {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    try {
+      let stderr = '';
+      const page = await new Promise<URL>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`baton inspect did not start:\n${stderr}`)), 20_000);
+        child.stderr!.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          const match = /inspecting 5 flows at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(stderr);
+          if (match) {
+            clearTimeout(timer);
+            resolve(new URL(match[1]!));
+          }
+        });
+        child.once('exit', (code) => reject(new Error(`baton inspect exited with ${code}:\n${stderr}`)));
+      });
+      const list = await body(await fetch(new URL('/api/instances?flow=deploy_production', page)));
+      expect(list.instances.map((i: { fid: string }) => i.fid)).toEqual([DEPLOYED_FID, 'fi_deploy_no_Zk31']);
+      const one = await body(await fetch(new URL(`/api/instances/${DEPLOYED_FID}`, page)));
+      expect(one.rounds[1]).toMatchObject({ before: 'awaitingApproval', after: 'deployed', outcome: 'complete' });
+      expect(one.edges).toHaveLength(3);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('inspect on a real run', () => {
+  it('maps the rounds the runner audits onto the graph', async () => {
+    const audit = memoryAuditLog();
+    const runner = createRunner({
+      flows: [deployProduction],
+      codec: createRequestStateCodec({ keys: [generateKey()] }),
+      audit,
+    });
+    const context = { principal: 'alice', method: 'tools/call' as const, target: 'deploy_production' };
+    const first = await runner.run({ flow: 'deploy_production', args: { version: '1.2.3' }, context });
+    if (first.type !== 'input_required') throw new Error(`expected input_required, got ${first.type}`);
+    const done = await runner.run({
+      flow: 'deploy_production',
+      args: { version: '1.2.3' },
+      context,
+      requestState: first.requestState,
+      inputResponses: {
+        confirm_deploy: { action: 'accept', content: { confirm: true } },
+        change_ticket: { action: 'accept', content: { ticket: 'CHG-9' } },
+      },
+    });
+    expect(done.type).toBe('complete');
+    const [instance] = await audit.instances();
+    const handler = createInspectHandler({ flows: [deployProduction], audit });
+    const res = await handler.fetch(
+      new Request(`http://127.0.0.1/api/instances/${instance!.fid}`, { headers: { host: '127.0.0.1' } }),
+    );
+    const recorded = await body(res);
+    const graph = flowGraph(deployProduction);
+    const edge = (id: string) => {
+      const e = graph.edges.find((x) => x.id === id)!;
+      return `${e.source.split('.').pop()}->${e.target.split('.').pop()}`;
+    };
+    expect(recorded.rounds).toHaveLength(2);
+    expect(recorded.edges.map(edge)).toEqual([
+      'planning->awaitingApproval',
+      'awaitingApproval->confirmed',
+      'confirmed->deployed',
+    ]);
+    expect(recorded.rounds[1].received.map((a: { key: string; action: string }) => `${a.key}:${a.action}`)).toEqual([
+      'confirm_deploy:accept',
+      'change_ticket:accept',
+    ]);
+  });
+});
