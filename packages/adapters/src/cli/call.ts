@@ -14,7 +14,6 @@
 import { basename } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import {
   type CallToolResult,
   Client,
@@ -24,6 +23,7 @@ import {
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CliError, EXIT_FAILURE, oneLine, usageError } from './cliError.js';
 import { askForm, CANCEL, DECLINE, type PromptIO, type RequestedSchema } from './formPrompt.js';
+import { parseFlags } from './parseFlags.js';
 
 const USAGE = 'baton call <tool> [--args JSON] (--http URL [--token TOKEN] | --stdio "COMMAND")';
 
@@ -99,25 +99,9 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function parseFlags(argv: string[]) {
-  try {
-    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    const option = /'([^']+)'/.exec(oneLine(error))?.[1];
-    const message =
-      code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option
-        ? `unknown option ${option}`
-        : code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option
-          ? `${option.split(' ')[0]} needs a value`
-          : oneLine(error);
-    throw usageError(message, USAGE);
-  }
-}
-
 /** Parse and check the flags of `baton call`. */
 export function parseCallArgs(argv: string[]): CallOptions | 'help' {
-  const { values, positionals } = parseFlags(argv);
+  const { values, positionals } = parseFlags(argv, OPTIONS, USAGE);
   if (values.help) return 'help';
   if (positionals.length !== 1) {
     throw usageError(positionals.length === 0 ? 'missing <tool>' : 'expected one <tool>', USAGE);

@@ -3,21 +3,16 @@
  * `stateDiagram-v2` on stdout (paste it into any Mermaid renderer), with the
  * states that ask for input marked and annotated with what they ask.
  */
-import { parseArgs } from 'node:util';
 import { toMermaid } from '@baton/engine';
 import { loadFlowsModule } from '../flowsModule.js';
 import { CliError, usageError } from './cliError.js';
+import { parseFlags } from './parseFlags.js';
 
 const USAGE = 'baton diagram <flows-module> <flow>';
 
 /** Run the command; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
-  } catch (error) {
-    throw usageError((error as Error).message, USAGE);
-  }
+  const parsed = parseFlags(argv, { help: { type: 'boolean', short: 'h' } }, USAGE);
   if (parsed.values.help) {
     process.stdout.write(`usage: ${USAGE}\n\nPrint a flow as a Mermaid stateDiagram-v2.\n`);
     return 0;

@@ -7,12 +7,12 @@
  * loads nothing but this server. Non-loopback hosts are refused. The URL is
  * printed on stderr once ready; SIGINT and SIGTERM stop it.
  */
-import { parseArgs } from 'node:util';
 import { openAuditLog } from '@baton/store';
 import { loadFlowsModule } from '../flowsModule.js';
 import { isLoopbackHost } from '../http.js';
 import { serveInspect } from '../inspect/server.js';
 import { CliError, oneLine, usageError } from './cliError.js';
+import { parseFlags } from './parseFlags.js';
 
 const USAGE = 'baton inspect <flows-module> [--audit sqlite:PATH|postgres://...|memory:] [--http 127.0.0.1:PORT]';
 
@@ -37,27 +37,6 @@ function parseHostPort(value: string): { host: string; port: number } {
   return { host: match[1]!, port };
 }
 
-function parseFlags(argv: string[]) {
-  try {
-    return parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: { audit: { type: 'string' }, http: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    });
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    const option = /'([^']+)'/.exec(oneLine(error))?.[1];
-    const message =
-      code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option
-        ? `unknown option ${option}`
-        : code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option
-          ? `${option.split(' ')[0]} needs a value`
-          : oneLine(error);
-    throw usageError(message, USAGE);
-  }
-}
-
 async function openAudit(url: string): Promise<StoreAuditLog> {
   try {
     // A reader: never prune (the server writing the trail owns its retention).
@@ -69,7 +48,11 @@ async function openAudit(url: string): Promise<StoreAuditLog> {
 
 /** Run `baton inspect`; resolves with the exit code once stopped. */
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv);
+  const { values, positionals } = parseFlags(
+    argv,
+    { audit: { type: 'string' }, http: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    USAGE,
+  );
   if (values.help) {
     process.stderr.write(HELP);
     return 0;

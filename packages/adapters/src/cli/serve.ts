@@ -12,7 +12,6 @@
 
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import {
   type AuditLog,
   createKeyRing,
@@ -32,6 +31,7 @@ import { loadFlowsModule } from '../flowsModule.js';
 import { isLoopbackHost, serveHttp } from '../http.js';
 import { createFlowServerFactory } from '../serverFactory.js';
 import { CliError, oneLine, usageError } from './cliError.js';
+import { parseFlags } from './parseFlags.js';
 
 const USAGE =
   'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...] [--ttl SECONDS] [--auth-tokens FILE] [--audit] [--inspect MODULE]';
@@ -82,24 +82,8 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function parseFlags(argv: string[]) {
-  try {
-    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    const option = /'([^']+)'/.exec(oneLine(error))?.[1];
-    const message =
-      code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option
-        ? `unknown option ${option}`
-        : code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option
-          ? `${option.split(' ')[0]} needs a value`
-          : oneLine(error);
-    throw usageError(message, USAGE);
-  }
-}
-
 function parseServeArgs(argv: string[]): ServeOptions | 'help' {
-  const parsed = parseFlags(argv);
+  const parsed = parseFlags(argv, OPTIONS, USAGE);
   const { values, positionals } = parsed;
   if (values.help) return 'help';
   if (positionals.length !== 1) {
