@@ -20,6 +20,7 @@ import {
   originValidationResponse,
   requireBearerAuth,
 } from '@modelcontextprotocol/server';
+import { toFetchRequest } from './nodeRequest.js';
 
 /** Default request body limit: 1 MiB (a requestState is capped at 16 KiB by default). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -180,13 +181,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
       if (declared > maxBodyBytes) throw new BodyTooLarge();
       const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
       const body = hasBody ? await readBody(req, maxBodyBytes) : undefined;
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-      }
-      const request = new Request(new URL(req.url ?? '/', `${origin}:${port()}`), {
-        method: req.method ?? 'GET',
-        headers,
+      const request = toFetchRequest(req, `${origin}:${port()}`, {
         ...(body ? { body: new Uint8Array(body) } : {}),
         signal: aborted.signal,
       });

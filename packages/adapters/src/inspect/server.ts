@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import type { AuditEntry, AuditLog, Flow } from '@baton/engine';
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
 import { isLoopbackHost, loopbackHostnames } from '../http.js';
+import { toFetchRequest } from '../nodeRequest.js';
 import { type FlowGraph, flowGraph } from './flowGraph.js';
 import { loadPageAssets, type PageAssets } from './page.js';
 import { type RecordedInstance, recordedInstance } from './recordedPath.js';
@@ -193,15 +194,7 @@ export async function serveInspect(options: ServeInspectOptions): Promise<Inspec
   const origin = `http://${bare.includes(':') ? `[${bare}]` : bare}`;
   const server = createServer(async (req, res) => {
     try {
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-      }
-      const request = new Request(new URL(req.url ?? '/', `${origin}:${port()}`), {
-        method: req.method ?? 'GET',
-        headers,
-      });
-      const response = await handler.fetch(request);
+      const response = await handler.fetch(toFetchRequest(req, `${origin}:${port()}`));
       const body = req.method === 'HEAD' ? undefined : Buffer.from(await response.arrayBuffer());
       res.writeHead(response.status, Object.fromEntries(response.headers));
       res.end(body);
