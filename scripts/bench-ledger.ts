@@ -7,7 +7,8 @@
  * throwaway server started with scripts/pg.sh and stopped at the end.
  * Prints a table and writes bench/reports/ledger.json.
  *
- *   pnpm exec tsx scripts/bench-ledger.ts            (BENCH_SCALE=0.2 for a quick run)
+ *   pnpm exec tsx scripts/bench-ledger.ts
+ *   BENCH_SCALE=0.2 ...   a quicker run;   BENCH_ONLY=sqlite,postgres ...   some ledgers only
  */
 import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +23,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const scale = Number(process.env.BENCH_SCALE ?? 1);
 const count = (n: number) => Math.max(100, Math.round(n * scale));
 const DIGEST = randomBytes(32).toString('base64url');
+const only = new Set((process.env.BENCH_ONLY ?? 'memory,sqlite,postgres').split(',').map((s) => s.trim()));
 
 interface Row {
   ledger: string;
@@ -144,24 +146,28 @@ async function main(): Promise<void> {
     `${'ledger'.padEnd(26)} ${'processes'.padStart(9)} ${'in flight'.padStart(9)} ${'redemptions'.padStart(11)} ${'seconds'.padStart(8)} ${'redemptions/s'.padStart(14)}`,
   );
 
-  print(await inProcess('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }), count(200_000), 1));
-  print(await inProcess('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }), count(200_000), 64));
-
-  const dir = mkdtempSync(join(tmpdir(), 'baton-bench-'));
-  let files = 0;
-  const sqlite = async () => createSqliteLedger({ path: join(dir, `ledger-${++files}.db`), pruneIntervalMs: 0 });
-  try {
-    print(await inProcess('sqlite', sqlite, count(100_000), 1));
-    print(await inProcess('sqlite', sqlite, count(100_000), 64));
-    const shared = join(dir, 'shared.db');
-    await createSqliteLedger({ path: shared, pruneIntervalMs: 0 }).close();
-    print(await multiProcess('sqlite (one file)', 'sqlite', shared, 4, count(25_000), 1));
-    print(await multiProcess('sqlite (one file)', 'sqlite', shared, 4, count(25_000), 64));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  if (only.has('memory')) {
+    print(await inProcess('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }), count(200_000), 1));
+    print(await inProcess('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }), count(200_000), 64));
   }
 
-  const server = postgres();
+  if (only.has('sqlite')) {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-bench-'));
+    let files = 0;
+    const sqlite = async () => createSqliteLedger({ path: join(dir, `ledger-${++files}.db`), pruneIntervalMs: 0 });
+    try {
+      print(await inProcess('sqlite', sqlite, count(100_000), 1));
+      print(await inProcess('sqlite', sqlite, count(100_000), 64));
+      const shared = join(dir, 'shared.db');
+      await createSqliteLedger({ path: shared, pruneIntervalMs: 0 }).close();
+      print(await multiProcess('sqlite (one file)', 'sqlite', shared, 4, count(25_000), 1));
+      print(await multiProcess('sqlite (one file)', 'sqlite', shared, 4, count(25_000), 64));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  const server = only.has('postgres') ? postgres() : undefined;
   if (server) {
     try {
       const pgLedger = async () =>
