@@ -1,29 +1,14 @@
-/**
- * The SQLite ledger on better-sqlite3: the embedded default, one file that
- * several processes on the same host may share. The file runs in WAL mode
- * with `synchronous = NORMAL` (a committed redemption survives a process
- * crash; only an OS crash or power loss can drop the last commits) and a busy
- * timeout so writers queue instead of failing. A redemption is decided by
- * one atomic statement (`INSERT ... ON CONFLICT DO NOTHING RETURNING`, or an
- * `UPDATE ... WHERE used_at IS NULL ... RETURNING` for tokens), which SQLite
- * serialises across processes: exactly one caller wins. Statements are
- * prepared once through drizzle, and writes issued in the same event-loop
- * turn share one commit (`writeBatcher.ts`). WAL needs shared memory, so
- * never put the file on a network filesystem.
- */
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Ledger, MintTokenRequest, RedeemRequest, RedeemResult, RedeemTokenResult } from '@baton/engine';
-import Database from 'better-sqlite3';
 import { and, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { describeError, LedgerError } from '../core/errors.js';
+import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
 import { conflictResult, isEnvelopeExpired, REDEEMED, REPLAYED, tokenFailure, tokenRedeemed } from '../core/results.js';
-import { sleepSync } from '../core/sleep.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 import { redemptions, tokens } from '../schema/sqlite.js';
+import { openSqliteFile } from './file.js';
 import { migrateSqlite } from './migrate.js';
 import { WriteBatcher } from './writeBatcher.js';
 
@@ -37,8 +22,6 @@ export interface SqliteLedgerOptions extends PruningOptions {
 
 /** Rows deleted per statement by `prune`, so other writers are never blocked for long. */
 const PRUNE_BATCH = 2000;
-const OPEN_ATTEMPTS = 5;
-const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
 /**
  * Open (creating and migrating when needed) the SQLite ledger at `options.path`.
@@ -59,7 +42,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
   }
   const path = options.path === ':memory:' ? ':memory:' : resolve(options.path);
   const where = `"${path}"`;
-  const client = openFile(path, where, busyTimeoutMs);
+  const client = openSqliteFile(path, `SQLite ledger ${where}`, busyTimeoutMs);
   const db = drizzle({ client });
   try {
     migrateSqlite(db, where);
@@ -228,51 +211,5 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
 
   function assertOpen(): void {
     if (closed) throw new LedgerError(`The SQLite ledger ${where} is closed`);
-  }
-}
-
-/**
- * Open the file and set WAL, the busy timeout, `synchronous = NORMAL` and the
- * checkpoint interval.
- * Switching a brand-new file to WAL needs a moment of exclusive access, so a
- * process racing others on a fresh file retries briefly.
- */
-function openFile(path: string, where: string, busyTimeoutMs: number): Database.Database {
-  if (path !== ':memory:') {
-    try {
-      mkdirSync(dirname(path), { recursive: true });
-    } catch (error) {
-      throw new LedgerError(`Cannot create the folder for the SQLite ledger ${where}: ${describeError(error)}`, {
-        cause: error,
-      });
-    }
-  }
-  for (let attempt = 1; ; attempt++) {
-    let client: Database.Database | undefined;
-    try {
-      client = new Database(path, { timeout: busyTimeoutMs });
-      client.pragma(`busy_timeout = ${busyTimeoutMs}`);
-      const mode = client.pragma('journal_mode = WAL', { simple: true });
-      if (mode !== 'wal' && path !== ':memory:') {
-        throw new LedgerError(`The SQLite ledger ${where} refused WAL mode (journal_mode is "${String(mode)}")`);
-      }
-      client.pragma('synchronous = NORMAL');
-      // jtis are random, so every redemption dirties a different index page: checkpointing
-      // every 10 000 pages (about 40 MB of WAL) instead of SQLite's 1 000 writes each page
-      // back once per interval instead of many times (measured: +15-25% with requests in
-      // flight). The WAL file is truncated back to 64 MB after a checkpoint.
-      client.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-      client.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
-      return client;
-    } catch (error) {
-      client?.close();
-      if (error instanceof LedgerError) throw error;
-      const busy = (error as { code?: unknown }).code === 'SQLITE_BUSY';
-      if (busy && attempt < OPEN_ATTEMPTS) {
-        sleepSync(20 * attempt);
-        continue;
-      }
-      throw new LedgerError(`Cannot open the SQLite ledger ${where}: ${describeError(error)}`, { cause: error });
-    }
   }
 }

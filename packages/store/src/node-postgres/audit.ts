@@ -11,7 +11,6 @@
 import type { AuditEntry, AuditInstance } from '@baton/engine';
 import { asc, desc, eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
-import pg from 'pg';
 import {
   type AuditLogOptions,
   fromAuditRow,
@@ -22,23 +21,15 @@ import {
   toAuditInstance,
   toAuditRow,
 } from '../core/audit.js';
-import { describeError, LedgerConnectionError, LedgerError, redactUrl } from '../core/errors.js';
+import { LedgerError } from '../core/errors.js';
 import { audit } from '../schema/pg.js';
-import { migratePostgres } from './migrate.js';
+import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
 
-/** Options for {@link createPostgresAuditLog}: give `connectionString` or `pool`, not both. */
-export interface PostgresAuditLogOptions extends AuditLogOptions {
-  /** `postgres://user:password@host:port/database`, normally the ledger's. */
-  readonly connectionString?: string;
-  /** An existing pool (for example the one your ledger uses); the audit log never ends it. */
-  readonly pool?: pg.Pool;
-  /** Pool size when the audit log creates the pool. Default 4. */
-  readonly maxConnections?: number;
-  /** How long to wait for a connection, in ms, when the audit log creates the pool. Default 5000. */
-  readonly connectTimeoutMs?: number;
-  /** How long to wait for another instance's migration to finish, in ms. Default 60 000. */
-  readonly migrationLockTimeoutMs?: number;
-}
+/**
+ * Options for the audit log: give `connectionString` or `pool`, not both
+ * (a pool created from the URL has 4 connections unless `maxConnections` says otherwise).
+ */
+export interface PostgresAuditLogOptions extends AuditLogOptions, PostgresConnectionOptions {}
 
 /** Rows deleted per statement by `prune`. */
 const PRUNE_BATCH = 5000;
@@ -53,50 +44,13 @@ const PRUNE_BATCH = 5000;
  * const audit = await createPostgresAuditLog({ connectionString: process.env.DATABASE_URL });
  */
 export async function createPostgresAuditLog(options: PostgresAuditLogOptions): Promise<StoreAuditLog> {
-  if ((options?.connectionString === undefined) === (options?.pool === undefined)) {
-    throw new LedgerError('createPostgresAuditLog needs exactly one of `connectionString` or `pool`');
-  }
-  const ownsPool = options.pool === undefined;
-  const where =
-    options.connectionString !== undefined ? redactUrl(options.connectionString) : describePool(options.pool!);
-  const pool =
-    options.pool ??
-    new pg.Pool({
-      connectionString: options.connectionString,
-      max: options.maxConnections ?? 4,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-      application_name: 'baton-audit',
-    });
-  let closed = false;
-  if (ownsPool) {
-    pool.on('error', (error) => {
-      if (closed) return;
-      console.error(`[baton/store] PostgreSQL audit log ${where}: idle connection error:`, describeError(error));
-    });
-  }
-
-  try {
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      throw new LedgerConnectionError(
-        `Cannot connect to the PostgreSQL audit log at ${where}: ${describeError(error)}`,
-        {
-          cause: error,
-        },
-      );
-    }
-    try {
-      await migratePostgres(client, where, options.migrationLockTimeoutMs ?? 60_000);
-    } finally {
-      client.release();
-    }
-  } catch (error) {
-    closed = true;
-    if (ownsPool) await pool.end().catch(() => {});
-    throw error;
-  }
+  const connection = await connectPostgres(options, {
+    what: 'audit log',
+    factory: 'createPostgresAuditLog',
+    defaultMaxConnections: 4,
+    applicationName: 'baton-audit',
+  });
+  const { pool, where } = connection;
 
   const db = drizzle({ client: pool });
   const insert = db
@@ -188,7 +142,7 @@ export async function createPostgresAuditLog(options: PostgresAuditLogOptions): 
       assertOpen();
       let removed = 0;
       for (;;) {
-        if (closed) return removed;
+        if (connection.closed) return removed;
         // SKIP LOCKED: instances pruning at the same moment take disjoint batches instead of queueing.
         const result = await db.execute(
           sql`delete from ${audit} where ctid = any(array(select ctid from ${audit} where ${audit.at} < ${before} limit ${PRUNE_BATCH} for update skip locked))`,
@@ -200,10 +154,9 @@ export async function createPostgresAuditLog(options: PostgresAuditLogOptions): 
     },
 
     async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
+      if (connection.closed) return;
       await schedule.stop();
-      if (ownsPool) await pool.end();
+      await connection.close();
     },
   };
 
@@ -211,13 +164,8 @@ export async function createPostgresAuditLog(options: PostgresAuditLogOptions): 
   return log;
 
   function assertOpen(): void {
-    if (closed) throw new LedgerError(`The PostgreSQL audit log ${where} is closed`);
+    if (connection.closed) throw new LedgerError(`The PostgreSQL audit log ${where} is closed`);
   }
 }
 
 /** A printable description of a caller's pool (no password). */
-function describePool(pool: pg.Pool): string {
-  const o = pool.options as pg.PoolConfig;
-  if (o.connectionString) return redactUrl(o.connectionString);
-  return `postgres://${o.host ?? 'localhost'}:${o.port ?? 5432}/${o.database ?? ''}`;
-}

@@ -12,27 +12,18 @@
 import type { Ledger, MintTokenRequest, RedeemRequest, RedeemResult, RedeemTokenResult } from '@baton/engine';
 import { and, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
-import pg from 'pg';
-import { describeError, LedgerConnectionError, LedgerError, redactUrl } from '../core/errors.js';
+import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
 import { conflictResult, isEnvelopeExpired, REDEEMED, REPLAYED, tokenFailure, tokenRedeemed } from '../core/results.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 import { redemptions, tokens } from '../schema/pg.js';
-import { migratePostgres } from './migrate.js';
+import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
 
-/** Options for {@link createPostgresLedger}: give `connectionString` or `pool`, not both. */
-export interface PostgresLedgerOptions extends PruningOptions {
-  /** `postgres://user:password@host:port/database` (any libpq-style URL node-postgres accepts). */
-  readonly connectionString?: string;
-  /** An existing pool to use instead; the ledger never ends it (you do, after `close()`). */
-  readonly pool?: pg.Pool;
-  /** Pool size when the ledger creates the pool. Default 10. */
-  readonly maxConnections?: number;
-  /** How long to wait for a connection, in ms, when the ledger creates the pool. Default 5000. */
-  readonly connectTimeoutMs?: number;
-  /** How long to wait for another instance's migration to finish, in ms. Default 60 000. */
-  readonly migrationLockTimeoutMs?: number;
-}
+/**
+ * Options for the ledger: give `connectionString` or `pool`, not both
+ * (a pool created from the URL has 10 connections unless `maxConnections` says otherwise).
+ */
+export interface PostgresLedgerOptions extends PruningOptions, PostgresConnectionOptions {}
 
 /** Rows deleted per statement by `prune`. */
 const PRUNE_BATCH = 5000;
@@ -47,50 +38,13 @@ const PRUNE_BATCH = 5000;
  * const ledger = await createPostgresLedger({ connectionString: process.env.DATABASE_URL });
  */
 export async function createPostgresLedger(options: PostgresLedgerOptions): Promise<Ledger> {
-  if ((options?.connectionString === undefined) === (options?.pool === undefined)) {
-    throw new LedgerError('createPostgresLedger needs exactly one of `connectionString` or `pool`');
-  }
-  const ownsPool = options.pool === undefined;
-  const where =
-    options.connectionString !== undefined ? redactUrl(options.connectionString) : describePool(options.pool!);
-  const pool =
-    options.pool ??
-    new pg.Pool({
-      connectionString: options.connectionString,
-      max: options.maxConnections ?? 10,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-      application_name: 'baton-ledger',
-    });
-  let closed = false;
-  if (ownsPool) {
-    // An idle connection dropped by the server must not crash the process; the next query
-    // reconnects. After close(), connections still saying goodbye may report the server's
-    // shutdown: not worth a line.
-    pool.on('error', (error) => {
-      if (closed) return;
-      console.error(`[baton/store] PostgreSQL ledger ${where}: idle connection error:`, describeError(error));
-    });
-  }
-
-  try {
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      throw new LedgerConnectionError(`Cannot connect to the PostgreSQL ledger at ${where}: ${describeError(error)}`, {
-        cause: error,
-      });
-    }
-    try {
-      await migratePostgres(client, where, options.migrationLockTimeoutMs ?? 60_000);
-    } finally {
-      client.release();
-    }
-  } catch (error) {
-    closed = true;
-    if (ownsPool) await pool.end().catch(() => {});
-    throw error;
-  }
+  const connection = await connectPostgres(options, {
+    what: 'ledger',
+    factory: 'createPostgresLedger',
+    defaultMaxConnections: 10,
+    applicationName: 'baton-ledger',
+  });
+  const { pool, where } = connection;
 
   const db = drizzle({ client: pool });
   const insertRedemption = db
@@ -226,7 +180,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       let removed = 0;
       for (const statement of [pruneRedemptions, pruneTokens]) {
         for (;;) {
-          if (closed) return removed;
+          if (connection.closed) return removed;
           const result = await statement.execute({ now, limit: PRUNE_BATCH });
           const count = result.rowCount ?? 0;
           removed += count;
@@ -237,10 +191,9 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     },
 
     async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
+      if (connection.closed) return;
       await schedule.stop();
-      if (ownsPool) await pool.end();
+      await connection.close();
     },
   };
 
@@ -248,13 +201,8 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
   return ledger;
 
   function assertOpen(): void {
-    if (closed) throw new LedgerError(`The PostgreSQL ledger ${where} is closed`);
+    if (connection.closed) throw new LedgerError(`The PostgreSQL ledger ${where} is closed`);
   }
 }
 
 /** A printable description of a caller's pool (no password). */
-function describePool(pool: pg.Pool): string {
-  const o = pool.options as pg.PoolConfig;
-  if (o.connectionString) return redactUrl(o.connectionString);
-  return `postgres://${o.host ?? 'localhost'}:${o.port ?? 5432}/${o.database ?? ''}`;
-}
