@@ -120,3 +120,40 @@ describe.each(ledgers)('runner with the %s ledger', (_name, makeLedger) => {
     await ledger.close();
   });
 });
+
+describe('a ledger that cannot record outcomes', () => {
+  it('still returns the round outcome (the effects happened) and logs the failure', async () => {
+    const inner = createMemoryLedger();
+    const failing: Ledger = {
+      ...inner,
+      redeem: (r) => inner.redeem(r),
+      recordOutcome: async () => {
+        throw new Error('disk full');
+      },
+    };
+    const errors: unknown[] = [];
+    const runner = createRunner({
+      flows: [deployProduction],
+      codec: createRequestStateCodec({ keys: [generateKey()] }),
+      ledger: failing,
+      log: (e) => {
+        if (e.type === 'flow_error') errors.push(e.error);
+      },
+    });
+    const ctx: CallContext = { principal: 'a', method: 'tools/call', target: 'deploy_production' };
+    const first = expectInput(await runner.run({ flow: 'deploy_production', args: { version: '1' }, context: ctx }));
+    const done = await runner.run({
+      flow: 'deploy_production',
+      args: { version: '1' },
+      context: ctx,
+      requestState: first.requestState,
+      inputResponses: {
+        confirm_deploy: accept({ confirm: true }),
+        change_ticket: accept({ ticket: 'CHG-1' }),
+      },
+    });
+    expect(text(done)).toContain('Deployed 1');
+    expect(String(errors[0])).toContain('disk full');
+    await inner.close();
+  });
+});

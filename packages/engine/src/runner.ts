@@ -255,7 +255,12 @@ export function createRunner(options: RunnerOptions): Runner {
     const path: StateValue[] = [];
     const received: AuditAnswer[] = [];
     const outcome = await serveRound();
-    if (redeemedJti) await ledger!.recordOutcome(redeemedJti, codec.sealBlob(JSON.stringify(outcome), 'outcome'));
+    if (redeemedJti) {
+      // The round's effects have happened: failing to record them for retries must not lose the answer.
+      await ledger!
+        .recordOutcome(redeemedJti, codec.sealBlob(JSON.stringify(outcome), 'outcome'))
+        .catch((error: unknown) => log({ type: 'flow_error', flow: flow.name, fid, error }));
+    }
     const ms = now() - started;
     log({ type: 'round', flow: flow.name, fid, round, outcome: outcome.type, ms });
     if (options.audit) {
