@@ -12,6 +12,7 @@ import type { AuditEntry, AuditInstance } from '@baton/engine';
 import { asc, desc, eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import {
+  AUDIT_ROW_PLACEHOLDERS,
   type AuditLogOptions,
   fromAuditRow,
   instancesQuery,
@@ -63,26 +64,7 @@ export function createSqliteAuditLog(options: SqliteAuditLogOptions): StoreAudit
     throw error;
   }
 
-  const insert = db
-    .insert(audit)
-    .values({
-      fid: sql.placeholder('fid'),
-      flow: sql.placeholder('flow'),
-      hash: sql.placeholder('hash'),
-      round: sql.placeholder('round'),
-      at: sql.placeholder('at'),
-      ms: sql.placeholder('ms'),
-      principal: sql.placeholder('principal'),
-      before: sql.placeholder('before'),
-      after: sql.placeholder('after'),
-      path: sql.placeholder('path'),
-      asked: sql.placeholder('asked'),
-      received: sql.placeholder('received'),
-      outcome: sql.placeholder('outcome'),
-      message: sql.placeholder('message'),
-    })
-    .onConflictDoNothing()
-    .prepare();
+  const insert = db.insert(audit).values(AUDIT_ROW_PLACEHOLDERS).onConflictDoNothing().prepare();
   const selectRounds = db
     .select()
     .from(audit)

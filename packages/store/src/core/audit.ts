@@ -7,6 +7,7 @@
  * on stderr naming the flow, the round and the error's class, never a value.
  */
 import type { AuditEntry, AuditInstance, AuditLog, AuditOutcome } from '@baton/engine';
+import { sql } from 'drizzle-orm';
 import { LedgerError } from './errors.js';
 import { type PruneSchedule, startPruning } from './pruning.js';
 
@@ -61,6 +62,24 @@ export type AuditRow = {
   outcome: string;
   message: string | null;
 };
+
+/** Named placeholders for every `AuditRow` column: the prepared insert of each driver binds a row to them. */
+export const AUDIT_ROW_PLACEHOLDERS = {
+  fid: sql.placeholder('fid'),
+  flow: sql.placeholder('flow'),
+  hash: sql.placeholder('hash'),
+  round: sql.placeholder('round'),
+  at: sql.placeholder('at'),
+  ms: sql.placeholder('ms'),
+  principal: sql.placeholder('principal'),
+  before: sql.placeholder('before'),
+  after: sql.placeholder('after'),
+  path: sql.placeholder('path'),
+  asked: sql.placeholder('asked'),
+  received: sql.placeholder('received'),
+  outcome: sql.placeholder('outcome'),
+  message: sql.placeholder('message'),
+} satisfies Record<keyof AuditRow, unknown>;
 
 /** An instance summary as a driver reads it (aggregates may come back as strings or bigints). */
 export interface AuditInstanceRow {

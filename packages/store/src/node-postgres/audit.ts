@@ -12,6 +12,7 @@ import type { AuditEntry, AuditInstance } from '@baton/engine';
 import { asc, desc, eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import {
+  AUDIT_ROW_PLACEHOLDERS,
   type AuditLogOptions,
   fromAuditRow,
   instancesQuery,
@@ -53,26 +54,7 @@ export async function createPostgresAuditLog(options: PostgresAuditLogOptions): 
   const { pool, where } = connection;
 
   const db = drizzle({ client: pool });
-  const insert = db
-    .insert(audit)
-    .values({
-      fid: sql.placeholder('fid'),
-      flow: sql.placeholder('flow'),
-      hash: sql.placeholder('hash'),
-      round: sql.placeholder('round'),
-      at: sql.placeholder('at'),
-      ms: sql.placeholder('ms'),
-      principal: sql.placeholder('principal'),
-      before: sql.placeholder('before'),
-      after: sql.placeholder('after'),
-      path: sql.placeholder('path'),
-      asked: sql.placeholder('asked'),
-      received: sql.placeholder('received'),
-      outcome: sql.placeholder('outcome'),
-      message: sql.placeholder('message'),
-    })
-    .onConflictDoNothing()
-    .prepare('baton_audit_append');
+  const insert = db.insert(audit).values(AUDIT_ROW_PLACEHOLDERS).onConflictDoNothing().prepare('baton_audit_append');
   const selectRounds = db
     .select()
     .from(audit)
