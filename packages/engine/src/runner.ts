@@ -305,18 +305,23 @@ export function createRunner(options: RunnerOptions): Runner {
 
       // 4. Restore (error observer before start), fire due deadlines.
       let failure: unknown;
+      // Inspection costs an event per microstep: attach it only for an inspector or the audit trail.
       const forward = options.inspect ? stableInspector(fid, options.inspect) : undefined;
+      const inspect =
+        forward || options.audit
+          ? (event: InspectionEvent) => {
+              if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
+                const value = (event.snapshot as { value?: StateValue }).value;
+                const last = path[path.length - 1];
+                if (value !== undefined && JSON.stringify(value) !== JSON.stringify(last)) path.push(value);
+              }
+              forward?.(event);
+            }
+          : undefined;
       const actor: AnyActorRef = createActor(machines.get(flow!.name)!, {
         ...(snapshot ? { snapshot } : { input: args }),
         clock: inertClock,
-        inspect: (event: InspectionEvent) => {
-          if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
-            const value = (event.snapshot as { value?: StateValue }).value;
-            if (value !== undefined && JSON.stringify(value) !== JSON.stringify(path[path.length - 1]))
-              path.push(value);
-          }
-          forward?.(event);
-        },
+        ...(inspect ? { inspect } : {}),
       });
       const deadlines = trackDeadlines(actor, now);
       actor.subscribe({ error: (error) => (failure ??= error) });
