@@ -7,6 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { type CallContext, createRequestStateCodec, createRunner, generateKey, type RoundOutcome } from '@baton/engine';
+import { createRequestStateCodec as createSdkCodec } from '@modelcontextprotocol/server';
 import { type AnyStateMachine, createActor } from 'xstate';
 import { deployProduction, expenseApproval } from '../examples/approvals/index.js';
 
@@ -81,6 +82,24 @@ function bareXState(s: Scenario) {
 
 const context = (s: Scenario): CallContext => ({ principal: 'bench', method: 'tools/call', target: s.flow.name });
 
+/**
+ * The size baseline: the SDK's own signed codec carrying only the raw `getPersistedSnapshot()`
+ * JSON of the same machine at the same point (after its first round).
+ */
+async function sdkTokenBytes(s: Scenario): Promise<number> {
+  const actor = createActor(s.flow.machine as AnyStateMachine, { input: s.args as never });
+  actor.start();
+  await new Promise<void>((resolve) => {
+    const check = () => Object.keys(actor.getSnapshot().children).length === 0 && resolve();
+    actor.subscribe(check);
+    check();
+  });
+  const persisted = actor.getPersistedSnapshot();
+  actor.stop();
+  const sdk = createSdkCodec({ key: generateKey() });
+  return (await sdk.mint(JSON.parse(JSON.stringify(persisted)))).length;
+}
+
 async function main() {
   const results: Record<string, unknown>[] = [];
   for (const mode of ['sealed', 'signed'] as const) {
@@ -106,6 +125,7 @@ async function main() {
       const bare = await measure('bare xstate', bareXState(s));
       const ours = await measure('baton', baton);
       const roundsPerRun = s.rounds.length + 1;
+      const sdkBytes = await sdkTokenBytes(s);
       results.push({
         flow: s.name,
         mode,
@@ -114,6 +134,8 @@ async function main() {
         bareRunsPerSecond: Math.round(bare.perSecond),
         costRatio: Number((bare.perSecond / ours.perSecond).toFixed(2)),
         requestStateBytes: sizes,
+        sdkTokenBytes: sdkBytes,
+        sizeRatio: Number((sizes[0]! / sdkBytes).toFixed(2)),
       });
     }
   }
