@@ -6,11 +6,9 @@
  * share a commit. Reads are prepared statements over the primary key
  * (`rounds`) and the `(flow, at)` / `at` indexes (`instances`, `prune`).
  */
-import { resolve } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { AuditEntry, AuditInstance } from '@baton/engine';
 import { asc, desc, eq, sql } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
 import {
   AUDIT_ROW_PLACEHOLDERS,
   type AuditLogOptions,
@@ -24,8 +22,7 @@ import {
 } from '../core/audit.js';
 import { LedgerError } from '../core/errors.js';
 import { audit } from '../schema/sqlite.js';
-import { openSqliteFile } from './file.js';
-import { migrateSqlite } from './migrate.js';
+import { openMigratedSqlite } from './file.js';
 import { WriteBatcher } from './writeBatcher.js';
 
 /** Options for {@link createSqliteAuditLog}. */
@@ -46,23 +43,10 @@ const PRUNE_BATCH = 2000;
  * const audit = createSqliteAuditLog({ path: './data/baton-ledger.db' });
  */
 export function createSqliteAuditLog(options: SqliteAuditLogOptions): StoreAuditLog {
-  if (typeof options?.path !== 'string' || options.path.trim() === '') {
-    throw new LedgerError('createSqliteAuditLog needs a non-empty `path`');
-  }
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new LedgerError(`busyTimeoutMs must be an integer >= 0, got ${busyTimeoutMs}`);
-  }
-  const path = options.path === ':memory:' ? ':memory:' : resolve(options.path);
-  const where = `"${path}"`;
-  const client = openSqliteFile(path, `SQLite audit log ${where}`, busyTimeoutMs);
-  const db = drizzle({ client });
-  try {
-    migrateSqlite(db, where);
-  } catch (error) {
-    client.close();
-    throw error;
-  }
+  const { client, db, where } = openMigratedSqlite(options, {
+    factory: 'createSqliteAuditLog',
+    what: 'SQLite audit log',
+  });
 
   const insert = db.insert(audit).values(AUDIT_ROW_PLACEHOLDERS).onConflictDoNothing().prepare();
   const selectRounds = db

@@ -3,13 +3,16 @@
  * and the audit log alike: folder created, WAL mode, a busy timeout,
  * `synchronous = NORMAL` and a longer checkpoint interval. Switching a
  * brand-new file to WAL needs a moment of exclusive access, so a process
- * racing others on a fresh file retries briefly.
+ * racing others on a fresh file retries briefly. `openMigratedSqlite` adds the
+ * option checks and the migration both factories need before first use.
  */
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { describeError, LedgerError } from '../core/errors.js';
 import { sleepSync } from '../core/sleep.js';
+import { migrateSqlite } from './migrate.js';
 
 const OPEN_ATTEMPTS = 5;
 const WAL_AUTOCHECKPOINT_PAGES = 10_000;
@@ -51,4 +54,40 @@ export function openSqliteFile(path: string, what: string, busyTimeoutMs: number
       throw new LedgerError(`Cannot open the ${what}: ${describeError(error)}`, { cause: error });
     }
   }
+}
+
+/** A migrated SQLite database: the raw client, its drizzle wrapper, and how to name it in messages. */
+export interface MigratedSqlite {
+  readonly client: Database.Database;
+  readonly db: BetterSQLite3Database;
+  /** The quoted absolute path, for messages. */
+  readonly where: string;
+}
+
+/**
+ * Check `path` and `busyTimeoutMs`, open the file (see {@link openSqliteFile}) and migrate it.
+ * `factory` names the caller in usage errors; `what` names the user in messages ("SQLite ledger").
+ */
+export function openMigratedSqlite(
+  options: { readonly path: string; readonly busyTimeoutMs?: number },
+  naming: { factory: string; what: string },
+): MigratedSqlite {
+  if (typeof options?.path !== 'string' || options.path.trim() === '') {
+    throw new LedgerError(`${naming.factory} needs a non-empty \`path\``);
+  }
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new LedgerError(`busyTimeoutMs must be an integer >= 0, got ${busyTimeoutMs}`);
+  }
+  const path = options.path === ':memory:' ? ':memory:' : resolve(options.path);
+  const where = `"${path}"`;
+  const client = openSqliteFile(path, `${naming.what} ${where}`, busyTimeoutMs);
+  const db = drizzle({ client });
+  try {
+    migrateSqlite(db, where);
+  } catch (error) {
+    client.close();
+    throw error;
+  }
+  return { client, db, where };
 }

@@ -1,15 +1,25 @@
-import { resolve } from 'node:path';
+/**
+ * The SQLite ledger on better-sqlite3: the embedded default, one file that
+ * several processes on the same host may share. The file runs in WAL mode
+ * with `synchronous = NORMAL` (a committed redemption survives a process
+ * crash; only an OS crash or power loss can drop the last commits) and a busy
+ * timeout so writers queue instead of failing. A redemption is decided by
+ * one atomic statement (`INSERT ... ON CONFLICT DO NOTHING RETURNING`, or an
+ * `UPDATE ... WHERE used_at IS NULL ... RETURNING` for tokens), which SQLite
+ * serialises across processes: exactly one caller wins. Statements are
+ * prepared once through drizzle, and writes issued in the same event-loop
+ * turn share one commit (`writeBatcher.ts`). WAL needs shared memory, so
+ * never put the file on a network filesystem.
+ */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Ledger, MintTokenRequest, RedeemRequest, RedeemResult, RedeemTokenResult } from '@baton/engine';
 import { and, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
 import { conflictResult, isEnvelopeExpired, REDEEMED, REPLAYED, tokenFailure, tokenRedeemed } from '../core/results.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 import { redemptions, tokens } from '../schema/sqlite.js';
-import { openSqliteFile } from './file.js';
-import { migrateSqlite } from './migrate.js';
+import { openMigratedSqlite } from './file.js';
 import { WriteBatcher } from './writeBatcher.js';
 
 /** Options for {@link createSqliteLedger}. */
@@ -33,23 +43,7 @@ const PRUNE_BATCH = 2000;
  * const ledger = createSqliteLedger({ path: './data/baton-ledger.db' });
  */
 export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
-  if (typeof options?.path !== 'string' || options.path.trim() === '') {
-    throw new LedgerError('createSqliteLedger needs a non-empty `path`');
-  }
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new LedgerError(`busyTimeoutMs must be an integer >= 0, got ${busyTimeoutMs}`);
-  }
-  const path = options.path === ':memory:' ? ':memory:' : resolve(options.path);
-  const where = `"${path}"`;
-  const client = openSqliteFile(path, `SQLite ledger ${where}`, busyTimeoutMs);
-  const db = drizzle({ client });
-  try {
-    migrateSqlite(db, where);
-  } catch (error) {
-    client.close();
-    throw error;
-  }
+  const { client, db, where } = openMigratedSqlite(options, { factory: 'createSqliteLedger', what: 'SQLite ledger' });
 
   const insertRedemption = db
     .insert(redemptions)
