@@ -1,6 +1,6 @@
 /**
  * Crash safety of the SQLite ledger: two processes redeem the same jtis on
- * one file, and each is killed with SIGKILL in the middle of its
+ * one file (plus a share of their own, so each wins some whichever runs ahead), and each is killed with SIGKILL in the middle of its
  * redemptions (group commits and outcome writes in flight). Afterwards the
  * file passes `PRAGMA integrity_check`, no jti was reported won by both, and
  * after a restart no jti that either had redeemed can be redeemed again,
@@ -26,8 +26,8 @@ describe('SIGKILL in the middle of SQLite redemptions', () => {
     await createSqliteLedger({ path, pruneIntervalMs: 0 }).close();
 
     const workers = [
-      forkWorker('crash-worker.ts', [path, String(CRASH_NOW)]),
-      forkWorker('crash-worker.ts', [path, String(CRASH_NOW)]),
+      forkWorker('crash-worker.ts', [path, String(CRASH_NOW), '0']),
+      forkWorker('crash-worker.ts', [path, String(CRASH_NOW), '1']),
     ];
     const reported = workers.map(() => [] as number[]);
     const progress = workers.map(() => 0);
