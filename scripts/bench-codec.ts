@@ -7,6 +7,7 @@ import { createRequestStateCodec, generateKey, type StateBinding } from '../pack
 
 const binding: StateBinding = {
   principal: 'user:alice@example.com',
+  flow: 'book_flight',
   method: 'tools/call',
   target: 'book_flight',
   args: { from: 'CDG', to: 'SFO', date: '2026-03-14', passengers: [{ name: 'Alice', age: 34 }] },
@@ -20,10 +21,8 @@ const body = {
 };
 const claims = {
   fid: 'q7Hk2mQ1v0Zl9XyJc4Rt8w',
-  flow: 'book_flight',
-  hash: 'sha256-3f9a1c',
+  hash: 'LG7iB6BYRTlHWl9YbLGdwQ',
   round: 2,
-  pending: ['seat'],
   body,
 };
 

@@ -173,7 +173,7 @@ describe('tools over the 2026-07-28 wire', () => {
         inputResponses: {},
       }),
     );
-    expect(otherArgs).toMatchObject({ code: -32602, data: { reason: 'binding_mismatch' } });
+    expect(otherArgs).toMatchObject({ code: -32602, data: { reason: 'bad_integrity' } });
     const otherFlow = await protocolError(
       toolRound(client, { name: 'link_account', arguments: {}, requestState: first.requestState, inputResponses: {} }),
     );

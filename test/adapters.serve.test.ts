@@ -124,7 +124,7 @@ describe('two servers sharing keys and a SQLite ledger', () => {
     expect(stolen).toEqual({
       code: -32602,
       message: 'Invalid or expired requestState',
-      data: { reason: 'principal_mismatch' },
+      data: { reason: 'bad_integrity' },
     });
     const done = await toolRound(alice, {
       ...deploy('7.2.0'),

@@ -88,7 +88,7 @@ describe('the local user as principal', () => {
       const error = await protocolError(
         toolRound(anonymous, { ...call, requestState: started.requestState, inputResponses: answers }),
       );
-      expect(error).toMatchObject({ code: -32602, data: { reason: 'principal_mismatch' } });
+      expect(error).toMatchObject({ code: -32602, data: { reason: 'bad_integrity' } });
     } finally {
       await http.stop();
     }

@@ -4,7 +4,7 @@
  * state value, the context and (when used) the history value are kept; XState
  * rebuilds the rest. This is also what migrations see and return.
  */
-import type { AnyMachineSnapshot, AnyStateMachine, Snapshot, StateValue } from 'xstate';
+import type { AnyMachineSnapshot, Snapshot, StateValue } from 'xstate';
 import type { PersistedState } from './flow.js';
 
 /** `[value, context]` or `[value, context, historyValue]`. */
@@ -37,13 +37,11 @@ export function toPersistedState(compact: CompactSnapshot): PersistedState {
 }
 
 /**
- * Rebuild the persisted snapshot XState's `createActor(..., { snapshot })` takes.
- * @throws when the state value names states the machine does not have.
+ * Rebuild the persisted snapshot XState's `createActor(..., { snapshot })` takes. An actor
+ * restored from a value naming states the machine lacks starts in status `error`.
  */
-export function expandSnapshot(machine: AnyStateMachine, compact: CompactSnapshot): Snapshot<unknown> {
+export function expandSnapshot(compact: CompactSnapshot): Snapshot<unknown> {
   const [value, context, history] = compact;
-  // resolveState throws synchronously on unknown states, before an actor can fail asynchronously.
-  machine.resolveState({ value, context });
   return {
     status: 'active',
     value,

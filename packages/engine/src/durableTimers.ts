@@ -9,8 +9,17 @@
  */
 import type { AnyActorRef, EventObject } from 'xstate';
 
-/** A persisted deadline: the scheduled event's id, the event, and when it is due (ms since epoch). */
-export type Deadline = [id: string, event: EventObject, dueAt: number];
+/**
+ * A persisted deadline: the scheduled event's id, when it is due (ms since epoch), and the
+ * event, left out when it is `{ type: id }` (as for every XState `after` delay, whose long id
+ * would otherwise travel twice).
+ */
+export type Deadline = [id: string, dueAt: number, event?: EventObject];
+
+/** The event a deadline sends. */
+function eventOf([id, , event]: Deadline): EventObject {
+  return event ?? { type: id };
+}
 
 /**
  * An XState clock that never fires: Baton decides when delays are due. Each
@@ -33,7 +42,11 @@ export function trackDeadlines(actor: AnyActorRef, now: () => number): () => Dea
   const { schedule, cancel } = scheduler;
   scheduler.schedule = (source, target, event, delay, id) => {
     const scheduledId = id ?? `baton.${live.size}.${delay}`;
-    if (source === actor && target === actor) live.set(key(source, scheduledId), [scheduledId, event, now() + delay]);
+    if (source === actor && target === actor) {
+      const dueAt = now() + delay;
+      const plain = event.type === scheduledId && Object.keys(event).length === 1;
+      live.set(key(source, scheduledId), plain ? [scheduledId, dueAt] : [scheduledId, dueAt, event]);
+    }
     schedule.call(scheduler, source, target, event, delay, scheduledId);
   };
   scheduler.cancel = (source, id) => {
@@ -49,12 +62,13 @@ export function trackDeadlines(actor: AnyActorRef, now: () => number): () => Dea
  * Returns how many fired.
  */
 export function restoreDeadlines(actor: AnyActorRef, deadlines: readonly Deadline[], now: number): number {
-  const due = deadlines.filter((d) => d[2] <= now).sort((a, b) => a[2] - b[2]);
-  for (const [id, event, dueAt] of deadlines) {
-    if (dueAt > now) actor.system.scheduler.schedule(actor, actor, event, dueAt - now, id);
+  const due = deadlines.filter((d) => d[1] <= now).sort((a, b) => a[1] - b[1]);
+  for (const deadline of deadlines) {
+    const [id, dueAt] = deadline;
+    if (dueAt > now) actor.system.scheduler.schedule(actor, actor, eventOf(deadline), dueAt - now, id);
   }
   // Scheduled first, fired second: a due event that leaves a state cancels that state's other timers.
-  for (const [, event] of due) actor.send(event);
+  for (const deadline of due) actor.send(eventOf(deadline));
   return due.length;
 }
 
@@ -65,11 +79,11 @@ export function isDeadlineList(value: unknown): value is Deadline[] {
     value.every(
       (d) =>
         Array.isArray(d) &&
+        (d.length === 2 || d.length === 3) &&
         typeof d[0] === 'string' &&
-        typeof d[1] === 'object' &&
-        d[1] !== null &&
-        typeof (d[1] as EventObject).type === 'string' &&
-        typeof d[2] === 'number',
+        typeof d[1] === 'number' &&
+        (d.length === 2 ||
+          (typeof d[2] === 'object' && d[2] !== null && typeof (d[2] as EventObject).type === 'string')),
     )
   );
 }

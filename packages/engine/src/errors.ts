@@ -22,8 +22,6 @@ export type InvalidStateReason =
   | 'payload_too_large'
   | 'expired'
   | 'not_yet_valid'
-  | 'principal_mismatch'
-  | 'binding_mismatch'
   | 'unknown_flow'
   | 'stale_definition'
   | 'replayed'

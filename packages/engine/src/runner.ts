@@ -6,16 +6,17 @@
  * settles, and returns `complete`, `input_required` (with a freshly minted
  * state) or `error`. It holds nothing between rounds.
  */
-import { randomBytes } from 'node:crypto';
 import {
   type AnyActorRef,
   type AnyMachineSnapshot,
   type AnyStateMachine,
   createActor,
   type InspectionEvent,
+  type Snapshot,
   type StateValue,
 } from 'xstate';
 import type { AuditAnswer, AuditLog } from './audit.js';
+import { randomBytesFromPool } from './codec/randomPool.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from './codec/types.js';
 import {
   type CompactSnapshot,
@@ -115,7 +116,7 @@ interface RoundBody {
 const MAX_FALLBACK_PASSES = 32;
 
 function newId(): string {
-  return randomBytes(16).toString('base64url');
+  return randomBytesFromPool(16).toString('base64url');
 }
 
 /** Keys asked by the active states, in document order, without duplicates. */
@@ -193,15 +194,14 @@ export function createRunner(options: RunnerOptions): Runner {
     throw new InvalidRequestStateError(reason);
   }
 
-  function openState(flow: Flow, request: RunRequest, binding: StateBinding) {
+  function openState(flow: Flow, requestState: string, binding: StateBinding) {
     let claims: RequestStateClaims;
     try {
-      claims = codec.open(request.requestState!, binding);
+      claims = codec.open(requestState, binding);
     } catch (error) {
       if (error instanceof InvalidRequestStateError) reject(flow.name, error.reason);
       throw error;
     }
-    if (claims.flow !== flow.name) reject(flow.name, 'binding_mismatch', `state is for flow "${claims.flow}"`);
     const body = readBody(claims);
     if (claims.hash !== flow.hash) {
       const migrate = flow.migrations[claims.hash];
@@ -225,22 +225,37 @@ export function createRunner(options: RunnerOptions): Runner {
     const { context } = request;
     const binding: StateBinding = {
       principal: context.principal,
+      flow: flow.name,
       method: context.method,
       target: context.target,
       args: request.args,
     };
     const capable = (kind: InputKind) => context.capabilities?.[kind] ?? context.capabilities === undefined;
 
-    // 1-2. Verify the envelope and the definition.
-    const opened = request.requestState === undefined ? undefined : openState(flow, request, binding);
+    // 1-2. Verify the envelope, its binding and the definition.
+    const opened = request.requestState === undefined ? undefined : openState(flow, request.requestState, binding);
     const fid = opened?.claims.fid ?? newId();
     const round = (opened?.claims.round ?? 0) + 1;
     const base = { flow: flow.name, fid, round };
+    const path: StateValue[] = [];
+    const received: AuditAnswer[] = [];
+
+    // Restore the machine (nothing runs before start()); the keys the state awaits follow from it.
+    const restored = opened ? createRoundActor({ snapshot: expandSnapshot(opened.body.s) }) : undefined;
+    let pending: string[] = [];
+    if (restored && opened) {
+      const snapshot = restored.getSnapshot() as AnyMachineSnapshot;
+      if (snapshot.status === 'error') {
+        reject(flow.name, 'bad_snapshot', 'the state value names states the machine does not have');
+      }
+      const held = opened.body.h ?? {};
+      pending = askedKeys(snapshot).filter((key) => !Object.hasOwn(held, key));
+    }
 
     // 3. Redeem before any side effect.
     let redeemedJti: string | undefined;
     if (opened && ledger) {
-      const responsesDigest = codec.digest(pick(request.inputResponses, opened.claims.pending), 'responses');
+      const responsesDigest = codec.digest(pick(request.inputResponses, pending), 'responses');
       const redemption = await ledger.redeem({
         jti: opened.claims.jti,
         responsesDigest,
@@ -252,8 +267,6 @@ export function createRunner(options: RunnerOptions): Runner {
       redeemedJti = opened.claims.jti;
     }
 
-    const path: StateValue[] = [];
-    const received: AuditAnswer[] = [];
     const outcome = await serveRound();
     if (redeemedJti) {
       // The round's effects have happened: failing to record them for retries must not lose the answer.
@@ -285,26 +298,8 @@ export function createRunner(options: RunnerOptions): Runner {
     }
     return outcome;
 
-    async function serveRound(): Promise<RoundOutcome> {
-      let args: unknown;
-      let snapshot: ReturnType<typeof expandSnapshot> | undefined;
-      if (opened) {
-        try {
-          snapshot = expandSnapshot(flow!.machine, opened.body.s);
-        } catch {
-          reject(flow!.name, 'bad_snapshot', 'the state value names states the machine does not have');
-        }
-      } else {
-        const parsed = flow!.args.safeParse(request.args ?? {});
-        if (!parsed.success) {
-          const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
-          return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
-        }
-        args = parsed.data;
-      }
-
-      // 4. Restore (error observer before start), fire due deadlines.
-      let failure: unknown;
+    /** The round's actor, with the round's clock and, when asked for, inspection. */
+    function createRoundActor(from: { snapshot: Snapshot<unknown> } | { input: unknown }): AnyActorRef {
       // Inspection costs an event per microstep: attach it only for an inspector or the audit trail.
       const forward = options.inspect ? stableInspector(fid, options.inspect) : undefined;
       const inspect =
@@ -318,11 +313,22 @@ export function createRunner(options: RunnerOptions): Runner {
               forward?.(event);
             }
           : undefined;
-      const actor: AnyActorRef = createActor(machines.get(flow!.name)!, {
-        ...(snapshot ? { snapshot } : { input: args }),
-        clock: inertClock,
-        ...(inspect ? { inspect } : {}),
-      });
+      return createActor(machines.get(flow!.name)!, { ...from, clock: inertClock, ...(inspect ? { inspect } : {}) });
+    }
+
+    async function serveRound(): Promise<RoundOutcome> {
+      let actor = restored;
+      if (!actor) {
+        const parsed = flow!.args.safeParse(request.args ?? {});
+        if (!parsed.success) {
+          const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
+          return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
+        }
+        actor = createRoundActor({ input: parsed.data });
+      }
+
+      // 4. Observe errors and timers before start, fire due deadlines.
+      let failure: unknown;
       const deadlines = trackDeadlines(actor, now);
       actor.subscribe({ error: (error) => (failure ??= error) });
       try {
@@ -334,8 +340,8 @@ export function createRunner(options: RunnerOptions): Runner {
         // A first call may already carry answers to what the flow asks first (clients that
         // answer ahead): they count as answers to the first round. Anything else is ignored.
         if (opened || request.inputResponses) {
-          const pending = opened ? opened.claims.pending : askedKeys(actor.getSnapshot());
-          const delivered = deliverAnswers(actor, pending, opened?.body.h ?? {});
+          const asked = opened ? pending : askedKeys(actor.getSnapshot());
+          const delivered = deliverAnswers(actor, asked, opened?.body.h ?? {});
           if (delivered.complete) {
             if (!(await settle(actor, budget))) return overBudget(actor);
           } else {
@@ -428,11 +434,7 @@ export function createRunner(options: RunnerOptions): Runner {
         if (Object.keys(held).length > 0) body.h = held;
         const inputRequests: Record<string, WireInputRequest> = {};
         for (const key of pending) inputRequests[key] = flow!.inputs[key]!.build(snap.context);
-        const minted = codec.mint(
-          binding,
-          { fid, flow: flow!.name, hash: flow!.hash, round, pending, body },
-          { ttlSeconds: ttlFor(live) },
-        );
+        const minted = codec.mint(binding, { fid, hash: flow!.hash, round, body }, { ttlSeconds: ttlFor(live) });
         return { type: 'input_required' as const, ...base, inputRequests, requestState: minted.token };
       }
 
@@ -448,7 +450,7 @@ export function createRunner(options: RunnerOptions): Runner {
   function ttlFor(live: Deadline[]): number {
     if (live.length === 0) return ttl;
     // A state must outlive its earliest deadline (plus a minute) so the client can see what it led to.
-    const earliest = Math.min(...live.map((d) => d[2]));
+    const earliest = Math.min(...live.map((d) => d[1]));
     const cover = Math.ceil((earliest - now()) / 1000) + 60;
     return Math.min(maxTtl, Math.max(ttl, cover));
   }

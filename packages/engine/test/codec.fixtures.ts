@@ -39,6 +39,7 @@ export function makeCodec(options: Partial<RequestStateCodecOptions> = {}): {
 /** A realistic binding. */
 export const BINDING: StateBinding = {
   principal: 'user:alice@example.com',
+  flow: 'book_flight',
   method: 'tools/call',
   target: 'book_flight',
   args: { from: 'CDG', to: 'SFO', date: '2026-03-14', passengers: [{ name: 'Alice', age: 34 }] },
@@ -58,10 +59,8 @@ export const BODY = {
 /** Realistic mint claims. */
 export const CLAIMS: MintClaims<typeof BODY> = {
   fid: 'q7Hk2mQ1v0Zl9XyJc4Rt8w',
-  flow: 'book_flight',
-  hash: 'sha256-3f9a1c',
+  hash: 'LG7iB6BYRTlHWl9YbLGdwQ',
   round: 2,
-  pending: ['seat', 'confirm'],
   body: BODY,
 };
 

@@ -20,7 +20,7 @@ describe('key ring', () => {
     const expected = Buffer.from(hkdfSync('sha256', Buffer.from(KEY_A, 'base64url'), 'baton/v1', 'seal', 32));
     expect(key.subkey('seal').equals(expected)).toBe(true);
     expect(key.subkey('seal')).toBe(key.subkey('seal'));
-    const purposes = ['seal', 'sign', 'bind', 'principal', 'digest', 'blob:outcome', 'blob:other'] as const;
+    const purposes = ['seal', 'sign', 'digest', 'blob:outcome', 'blob:other'] as const;
     expect(new Set(purposes.map((p) => key.subkey(p).toString('hex'))).size).toBe(purposes.length);
     expect(
       key.kidBytes.equals(Buffer.from(hkdfSync('sha256', Buffer.from(KEY_A, 'base64url'), 'baton/v1', 'kid', 8))),

@@ -12,8 +12,8 @@ describe.each(MODES)('requestState codec, %s mode', (mode) => {
     const { codec } = makeCodec({ mode });
     const { token, claims } = codec.mint(BINDING, CLAIMS);
     expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(claims).toEqual({ ...CLAIMS, v: 1, kid: codec.currentKeyId, iat: T0, exp: T0 + 1_800_000, jti: claims.jti });
-    expect(claims.jti).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(claims).toEqual({ ...CLAIMS, v: 2, kid: codec.currentKeyId, iat: T0, exp: T0 + 1_800_000, jti: claims.jti });
+    expect(claims.jti).toMatch(/^[A-Za-z0-9_-]{16}$/);
     expect(codec.open(token, BINDING)).toEqual(claims);
     expect(codec.mode).toBe(mode);
   });
@@ -28,14 +28,9 @@ describe.each(MODES)('requestState codec, %s mode', (mode) => {
   it('preserves fid and round across rounds, and a per-mint ttl', () => {
     const { codec } = makeCodec({ mode });
     const first = codec.mint(BINDING, { ...CLAIMS, round: 1 });
-    const second = codec.mint(BINDING, { ...CLAIMS, round: 2, pending: [] }, { ttlSeconds: 60 });
+    const second = codec.mint(BINDING, { ...CLAIMS, round: 2 }, { ttlSeconds: 60 });
     expect(codec.open(first.token, BINDING)).toMatchObject({ fid: CLAIMS.fid, round: 1 });
-    expect(codec.open(second.token, BINDING)).toMatchObject({
-      fid: CLAIMS.fid,
-      round: 2,
-      pending: [],
-      exp: T0 + 60_000,
-    });
+    expect(codec.open(second.token, BINDING)).toMatchObject({ fid: CLAIMS.fid, round: 2, exp: T0 + 60_000 });
   });
 
   it('round-trips an undefined body and no-argument calls', () => {
@@ -68,26 +63,28 @@ describe.each(MODES)('requestState codec, %s mode', (mode) => {
   describe('binding', () => {
     const { codec } = makeCodec({ mode });
     const { token } = codec.mint(BINDING, CLAIMS);
+    // The binding is authenticated with the state, not stored in it: a mismatch fails integrity.
 
     it('rejects another principal', () => {
-      expect(rejection(() => codec.open(token, { ...BINDING, principal: 'user:mallory' }))).toBe('principal_mismatch');
-      expect(rejection(() => codec.open(token, { ...BINDING, principal: '' }))).toBe('principal_mismatch');
+      expect(rejection(() => codec.open(token, { ...BINDING, principal: 'user:mallory' }))).toBe('bad_integrity');
+      expect(rejection(() => codec.open(token, { ...BINDING, principal: '' }))).toBe('bad_integrity');
     });
 
-    it('rejects another method, target or arguments', () => {
-      expect(rejection(() => codec.open(token, { ...BINDING, method: 'prompts/get' }))).toBe('binding_mismatch');
-      expect(rejection(() => codec.open(token, { ...BINDING, target: 'cancel_flight' }))).toBe('binding_mismatch');
+    it('rejects another flow, method, target or arguments', () => {
+      expect(rejection(() => codec.open(token, { ...BINDING, flow: 'cancel_flight' }))).toBe('bad_integrity');
+      expect(rejection(() => codec.open(token, { ...BINDING, method: 'prompts/get' }))).toBe('bad_integrity');
+      expect(rejection(() => codec.open(token, { ...BINDING, target: 'cancel_flight' }))).toBe('bad_integrity');
       expect(rejection(() => codec.open(token, { ...BINDING, args: { ...(BINDING.args as object), to: 'LAX' } }))).toBe(
-        'binding_mismatch',
+        'bad_integrity',
       );
-      expect(rejection(() => codec.open(token, { ...BINDING, args: undefined }))).toBe('binding_mismatch');
+      expect(rejection(() => codec.open(token, { ...BINDING, args: undefined }))).toBe('bad_integrity');
     });
 
-    it('rejects undigestable arguments without leaking another error type', () => {
-      expect(rejection(() => codec.open(token, { ...BINDING, args: { n: Number.NaN } }))).toBe('binding_mismatch');
-      expect(rejection(() => codec.open(token, { ...BINDING, args: { n: 1n } }))).toBe('binding_mismatch');
+    it('rejects unencodable bindings without leaking another error type', () => {
+      expect(rejection(() => codec.open(token, { ...BINDING, args: { n: Number.NaN } }))).toBe('bad_integrity');
+      expect(rejection(() => codec.open(token, { ...BINDING, args: { n: 1n } }))).toBe('bad_integrity');
       expect(rejection(() => codec.open(token, { ...BINDING, principal: undefined as unknown as string }))).toBe(
-        'principal_mismatch',
+        'bad_integrity',
       );
     });
 
@@ -96,9 +93,17 @@ describe.each(MODES)('requestState codec, %s mode', (mode) => {
       expect(codec.open(token, { ...BINDING, args }).fid).toBe(CLAIMS.fid);
     });
 
-    it('does not confuse method and target (the digest is of a JSON array)', () => {
+    it('does not confuse method and target (the binding is a JSON array)', () => {
       const a = codec.mint({ ...BINDING, method: 'a,b', target: 'c' }, CLAIMS).token;
-      expect(rejection(() => codec.open(a, { ...BINDING, method: 'a', target: 'b,c' }))).toBe('binding_mismatch');
+      expect(rejection(() => codec.open(a, { ...BINDING, method: 'a', target: 'b,c' }))).toBe('bad_integrity');
+      expect(codec.open(a, { ...BINDING, method: 'a,b', target: 'c' }).fid).toBe(CLAIMS.fid);
+    });
+
+    it('stores neither the principal nor the arguments, even in signed (readable) states', () => {
+      const { codec: plain } = makeCodec({ mode, compressThresholdBytes: Number.POSITIVE_INFINITY });
+      const binding = { ...BINDING, args: { ticket: 'CHG-unique-7f3' } };
+      const bytes = decoded(plain.mint(binding, CLAIMS).token).toString('latin1');
+      for (const bound of ['alice', 'book_flight', 'tools/call', 'CHG-unique']) expect(bytes).not.toContain(bound);
     });
   });
 
@@ -182,12 +187,6 @@ describe.each(MODES)('requestState codec, %s mode', (mode) => {
       const { codec } = makeCodec({ mode, compressThresholdBytes: Number.POSITIVE_INFINITY });
       expect(decoded(codec.mint(BINDING, { ...CLAIMS, body: 'abc'.repeat(500) }).token)[2]).toBe(0);
     });
-  });
-
-  it('never stores the raw principal', () => {
-    const { codec } = makeCodec({ mode, compressThresholdBytes: Number.POSITIVE_INFINITY });
-    const { token } = codec.mint(BINDING, CLAIMS);
-    expect(decoded(token).toString('latin1')).not.toContain('alice');
   });
 
   it('rejects a state minted in the other mode with the same keys', () => {
@@ -288,7 +287,9 @@ describe('construction and mint validation', () => {
     const { codec } = makeCodec();
     expect(() => codec.mint(BINDING, { ...CLAIMS, round: -1 })).toThrow(TypeError);
     expect(() => codec.mint(BINDING, { ...CLAIMS, round: 1.5 })).toThrow(TypeError);
-    expect(() => codec.mint(BINDING, { ...CLAIMS, pending: [1 as unknown as string] })).toThrow(TypeError);
+    expect(() => codec.mint(BINDING, { ...CLAIMS, round: 2 ** 32 })).toThrow(TypeError);
+    expect(() => codec.mint(BINDING, { ...CLAIMS, fid: 'short' })).toThrow(/fid must be 16 bytes/);
+    expect(() => codec.mint(BINDING, { ...CLAIMS, hash: `${CLAIMS.hash}=` })).toThrow(/hash must be 16 bytes/);
     expect(() => codec.mint(BINDING, { ...CLAIMS, body: { x: Number.POSITIVE_INFINITY } })).toThrow(TypeError);
     expect(() => codec.mint(BINDING, CLAIMS, { ttlSeconds: -5 })).toThrow(TypeError);
   });
@@ -306,9 +307,16 @@ describe('construction and mint validation', () => {
 });
 
 describe('wire format stability', () => {
-  // Minted once (version 1) with KEY_A at T0 from BINDING and CLAIMS. If these stop opening, a deploy
-  // would break every state in flight: bump the format version instead of changing version 1.
+  // Minted once (version 2) with KEY_A at T0 from BINDING and CLAIMS. If these stop opening, a deploy
+  // would break every state in flight: bump the format version instead of changing version 2.
   const GOLDEN = {
+    sealed:
+      'AgEAAoWICY9RVYR7iP9yTMJxVAAJWf8stxvCte07RyEODZLQEOn3PVlNfu0MYABMd_v7EV2Hrqe0dZSfmIUYTZUCjUs6RFml_1erLFSTiW183dyk1StWMBwqkmztwIqR5xmJNk7Xw9yWgfDVDQ_D57rIa4bHQc91-jHhmMjXB41pSUmDWTAkshVD1JRz4eJZVjb9CHp9vTClIMrK8ZD9ShgZhCgyj877y8T3TpeiNPF7Ffy-mKMAhvwRKEO6OCH3_oB9WZNwQxdIbYZWBY9twExW13JwJKoqcUwRL6IYQK4NPiC42ZVvgrzU9kw8YOK4DXxKWrxI6NSytygWuYBUQNJ8c1tCaDMInrtuWzj-JEQlrqoGfYwOnMlJ8-YuAFIHSTFlhEn5mfYcEo3PLYph7rgCR755rF2JklrVRpsuXrJm7dfaHY-qldt-xShSQV9io8W9XiU9rZsxwSIT_SccZhAMob6244ckM1PJGlrMQNJWxgAW4dP0bf6qapZHqzCC647grYzgv_kEoq4-BUDE7FB-R47nkrX8Pam4pFF68f1D56GOA_D88eqm-NOauVLg7YGDnnPV',
+    signed:
+      'AgIBAoWICY9RVYQkkHXDGdax_Ji7Vrg9kD1KBEEQhVcTr9G8uFdm9k9tDPxbxUhwUUQRaWZq3cbZ7t3uGn8YJzPxBBsJ5kaeQLyGGIk3EHOZUUyKoqjHe9-bm7F4b8zNeHWw1mg05p-eP9_S7ss2fd_eh7vxl7QfC49H_ZWd47Oj7PnhtcClznKCgr7Sho09H5BmSCTOMl0zVIGhd2MobG7tQIIdFAbbe5BINVfCVtTqNaN2M-5AYqg9QcWtdmexK5Hk3pNNbqDQP9iHxDR3TLspFKZny0k8bNGKRimRjEyWerJQRSnBZkw-QJ0UMNXvyGVp_3piPAVIaIaKl7pRFEW9akTlqYS24arWFFXyofHjatUJG2cruCShyT-WrbHcBRT7nMqylBiZwM7fHP6WUYWwrqarvEUgzUHEnXWhbSrizobILZtM8IjERIdA9py8-DMO9bkuovwBjvpjR8F_S0JGPFLoGicfBQ',
+  };
+  // Version 1 (stored principal and binding digests) was never released; it is refused as such.
+  const VERSION_1 = {
     sealed:
       'AQEBAoWICY9RVYRFdMDOWTTCgw-98a5aZo0BhqTTYYbZcWd3xNLNgkfkstLGvk8iIfq9Ql222wNJFN4ZlSZ5U8mha9_yJWnT6UP_2TQHIXhJv4NOfMSWOtIHyr6E18X3Ox_q_IPbJrvf33ShbJbuUm2E7xycuiMqFmfKkxmqO57wJWLCLWesyMum3ggXrjA41J4lTXOAsrulHBnuwW6M_es53jq1y7urRS2L4RHnZKHZcZiTz1qNezA555VqP4LhSai7J1gvVD8B_ZTU3xwQS2BZPmBFHmvOjHsIOvSTyawqNvCQYeVs0aioX6yy7SUr4qfUs8hX9jTIO9SVpYqabZoXn7teBNC9MghLiU2PNHS0UJqwdlkTOatLHELevlmO0owkPuNgDe_B7SZCddWYfcyzleRY4DEz43Wb4azfEvmFlmzqoZsz3DeL4YbOghl13SQAcMJgikUYtdlYSaK4wtv_494h6rp8ga3LH6CIq-9vwB_Qhygu3RChIqhBAQYsEEFlh6D0de6WMZQXFHY8oJ51d6aKiGQvfIiVIC9FbyRI7x0bS9gjILa2iCJ4a2Tjl1IT026-NK8mJRjaHL8S11Wk5Vu2S0eNWZA',
     signed:
@@ -319,9 +327,14 @@ describe('wire format stability', () => {
     expect(createKeyRing([KEY_A]).current.kid).toBe('AoWICY9RVYQ');
   });
 
-  it.each(MODES)('opens a golden %s token minted by format version 1', (mode) => {
+  it.each(MODES)('opens a golden %s token minted by format version 2', (mode) => {
     const { codec } = makeCodec({ mode });
-    expect(codec.open(GOLDEN[mode], BINDING)).toMatchObject({ ...CLAIMS, v: 1, kid: 'AoWICY9RVYQ', iat: T0 });
-    expect(rejection(() => codec.open(GOLDEN[mode], { ...BINDING, target: 'other' }))).toBe('binding_mismatch');
+    expect(codec.open(GOLDEN[mode], BINDING)).toMatchObject({ ...CLAIMS, v: 2, kid: 'AoWICY9RVYQ', iat: T0 });
+    expect(rejection(() => codec.open(GOLDEN[mode], { ...BINDING, target: 'other' }))).toBe('bad_integrity');
+  });
+
+  it.each(MODES)('refuses a %s token of format version 1 as unsupported_version', (mode) => {
+    const { codec } = makeCodec({ mode });
+    expect(rejection(() => codec.open(VERSION_1[mode], BINDING))).toBe('unsupported_version');
   });
 });

@@ -254,9 +254,9 @@ describe('requestState checks in the runner', () => {
     const base = { flow: 'deploy_production', requestState: first.requestState, inputResponses: answers };
     await expect(
       runner.run({ ...base, args: { version: '1.0.0' }, context: { ...ctx, principal: 'mallory' } }),
-    ).rejects.toMatchObject({ reason: 'principal_mismatch' });
+    ).rejects.toMatchObject({ reason: 'bad_integrity' });
     await expect(runner.run({ ...base, args: { version: '6.6.6' }, context: ctx })).rejects.toMatchObject({
-      reason: 'binding_mismatch',
+      reason: 'bad_integrity',
     });
     clock += 24 * 3600_000 + 1;
     await expect(runner.run({ ...base, args: { version: '1.0.0' }, context: ctx })).rejects.toMatchObject({

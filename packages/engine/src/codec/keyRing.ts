@@ -2,8 +2,8 @@
  * The key ring: the master secrets Baton seals with, and the subkeys derived
  * from them. Each master key (at least 32 random bytes, given as base64url in
  * the comma-separated `BATON_KEYS`) yields, through HKDF-SHA256 with salt
- * `baton/v1`, one 32-byte subkey per purpose (`seal`, `sign`, `bind`,
- * `principal`, `digest`, `blob:<purpose>`) and an 8-byte key id. The first key
+ * `baton/v1`, one 32-byte subkey per purpose (`seal`, `sign`, `digest`,
+ * `blob:<purpose>`) and an 8-byte key id. The first key
  * mints; every key verifies, so rotating is: prepend a new key, wait one state
  * lifetime (and ledger retention), drop the old one. Subkeys are derived once
  * and cached; master and subkeys live in private fields, so logging a ring
@@ -16,7 +16,7 @@ import { inspect } from 'node:util';
 export const MIN_KEY_BYTES = 32;
 
 /** The fixed subkey purposes; blob subkeys use `blob:<purpose>`. */
-export type KeyPurpose = 'seal' | 'sign' | 'bind' | 'principal' | 'digest' | `blob:${string}`;
+export type KeyPurpose = 'seal' | 'sign' | 'digest' | `blob:${string}`;
 
 const HKDF_SALT = 'baton/v1';
 const KID_BYTES = 8;

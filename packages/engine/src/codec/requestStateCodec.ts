@@ -1,21 +1,20 @@
 /**
  * The requestState codec: mints the opaque string a server hands an MCP client
  * between rounds, and opens it again, authenticated, unexpired and bound to
- * the same principal, method, target and arguments. Everything is checked
- * before anything decoded is parsed, and every failure is one opaque
+ * the same principal, flow, method, target and arguments. Everything is
+ * checked before anything decoded is parsed, and every failure is one opaque
  * `InvalidRequestStateError` whose `reason` is for the server log only.
  *
- * Wire format, version 1: `base64url(header || body)`, canonical base64url, no padding.
- * - header, 11 bytes: `version (0x01) | mode (0x01 sealed, 0x02 signed, 0x03 blob) |
- *   flags (bit 0: payload is deflate-raw'd; other bits must be 0) | kid (8 bytes)`.
- * - sealed: `header | iv (12 random bytes) | AES-256-GCM(seal subkey, payload, aad = header) | tag (16)`.
- * - signed: `header | payload | HMAC-SHA256(sign subkey, header || payload) (32)`; the payload is
- *   readable by anyone (base64url, maybe deflate): use it only when the body holds nothing secret.
- * - blob (`sealBlob`): like sealed, mode 0x03, flags 0, with the `blob:<purpose>` subkey.
- * The payload is the JSON of the claims under short keys: `i` iat, `e` exp (ms), `j` jti
- * (16 random bytes), `f` fid, `n` flow, `h` hash, `r` round, `q` pending, `d` body, `p` = first 16
- * bytes of HMAC(principal subkey, principal), `b` = HMAC(bind subkey, canonicalJson([method, target,
- * args])). `v` and `kid` are the header's (authenticated as AAD / under the MAC), not repeated.
+ * Wire format, version 2: `base64url(envelope)`, canonical, unpadded (see `envelope.ts`).
+ * - header flags: bit 0 = payload deflate-raw'd; other bits must be 0. Modes: 0x01 sealed
+ *   (AES-256-GCM, the default), 0x02 signed (HMAC-SHA256/128, payload readable), 0x03 blob.
+ * - the binding, `canonicalJson([principal, flow, method, target, args])`, is authenticated as
+ *   associated data and never stored: a state presented by another principal, or for another
+ *   flow, tool or arguments, fails integrity like a forged one (reason `bad_integrity`).
+ * - the payload is `claimsPayload.ts`'s: 48 fixed bytes (iat, exp, round, fid, hash) + body JSON.
+ * - the jti is the envelope's authenticated random 12 bytes (the GCM IV, or the signed nonce).
+ * Version 1 (JSON claims with stored principal and binding digests) is refused as
+ * `unsupported_version`: no release ever minted it.
  *
  * Limits and caveats: GCM IVs are random, so mint well under 2^32 states per key (rotate keys).
  * Compression before encryption lets whoever sees token sizes learn something about how a body
@@ -23,22 +22,13 @@
  * sealed states are not compressed unless `compressThresholdBytes` asks for it; signed states
  * (readable anyway) are deflated from 256 bytes up when that makes them smaller.
  */
-import { createCipheriv, createDecipheriv, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { z } from 'zod';
-import { InvalidRequestStateError, type InvalidStateReason } from '../errors.js';
+import { InvalidRequestStateError } from '../errors.js';
 import { canonicalJson } from './canonicalJson.js';
-import { randomBytesFromPool } from './randomPool.js';
-
-/** JSON.stringify replacer: a non-finite number would come back as `null`, so refuse it. */
-function finiteNumbersOnly(_key: string, value: unknown): unknown {
-  if (typeof value === 'number' && !Number.isFinite(value)) {
-    throw new TypeError('requestState: the body holds a non-finite number, which JSON cannot carry');
-  }
-  return value;
-}
-
-import { createKeyRing, type KeyRing, type RingKey } from './keyRing.js';
+import { decodePayload, encodePayload } from './claimsPayload.js';
+import { decodeWire, fail, nonceOf, readHeader, seal, sign, unseal, verify, writeHeader } from './envelope.js';
+import { createKeyRing, type KeyRing } from './keyRing.js';
 import type {
   CodecMode,
   MintClaims,
@@ -68,35 +58,12 @@ export interface RequestStateCodecOptions {
   readonly now?: () => number;
 }
 
-/** Envelope format version written by this codec. */
-export const REQUEST_STATE_VERSION = 1;
+/** Envelope format version written (and the only one read) by this codec. */
+export const REQUEST_STATE_VERSION = 2;
 
 const MODE_BYTE = { sealed: 0x01, signed: 0x02 } as const;
 const BLOB_MODE_BYTE = 0x03;
 const FLAG_DEFLATE = 0x01;
-const KID_BYTES = 8;
-const HEADER_BYTES = 3 + KID_BYTES;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-const MAC_BYTES = 32;
-const WIRE_ALPHABET = /^[A-Za-z0-9_-]+$/;
-
-const base64url = (bytes: number) => z.string().regex(new RegExp(`^[A-Za-z0-9_-]{${Math.ceil((bytes * 4) / 3)}}$`));
-
-/** The sealed payload, short keys (see the module comment). */
-const payloadSchema = z.strictObject({
-  i: z.int().nonnegative(),
-  e: z.int().nonnegative(),
-  j: base64url(16),
-  f: z.string(),
-  n: z.string(),
-  h: z.string(),
-  r: z.int().nonnegative(),
-  q: z.array(z.string()),
-  d: z.unknown().optional(),
-  p: base64url(16),
-  b: base64url(32),
-});
 
 /**
  * Create a requestState codec.
@@ -119,22 +86,7 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
     true,
   );
   const now = options.now ?? Date.now;
-
-  // A runner opens and mints with the same binding object in one round: compute its tags once.
-  const tagCache = new WeakMap<StateBinding, Map<string, BindingTags>>();
-  const tags = (key: RingKey, binding: StateBinding): BindingTags => {
-    let byKey = tagCache.get(binding);
-    if (!byKey) {
-      byKey = new Map();
-      tagCache.set(binding, byKey);
-    }
-    let found = byKey.get(key.kid);
-    if (!found) {
-      found = bindingTags(key, binding);
-      byKey.set(key.kid, found);
-    }
-    return found;
-  };
+  const subkeyPurpose = mode === 'sealed' ? 'seal' : 'sign';
 
   return {
     mode,
@@ -144,43 +96,30 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
       const key = ring.current;
       const iat = Math.floor(now());
       const exp = iat + Math.round(positive('ttlSeconds', mintOptions?.ttlSeconds ?? ttlSeconds) * 1000);
-      const jti = randomBytesFromPool(16).toString('base64url');
-      const payload = {
-        i: iat,
-        e: exp,
-        j: jti,
-        f: claims.fid,
-        n: claims.flow,
-        h: claims.hash,
-        r: claims.round,
-        q: [...claims.pending],
-        d: claims.body,
-        p: tags(key, binding).principal().toString('base64url'),
-        b: tags(key, binding).binding().toString('base64url'),
-      };
-      if (!payloadSchema.safeParse(payload).success) {
-        throw new TypeError(
-          'requestState: claims must have string fid/flow/hash, a non-negative integer round and string pending keys',
-        );
-      }
-      // Plain JSON: the payload is authenticated as bytes, so key order need not be canonical.
-      let bytes = Buffer.from(JSON.stringify(payload, finiteNumbersOnly), 'utf8');
-      if (bytes.length > maxPayloadBytes) {
-        throw new RangeError(`requestState: payload is ${bytes.length} bytes; maxPayloadBytes is ${maxPayloadBytes}`);
+      let payload = encodePayload({
+        iat,
+        exp,
+        round: claims.round,
+        fid: claims.fid,
+        hash: claims.hash,
+        body: claims.body,
+      });
+      if (payload.length > maxPayloadBytes) {
+        throw new RangeError(`requestState: payload is ${payload.length} bytes; maxPayloadBytes is ${maxPayloadBytes}`);
       }
       let flags = 0;
-      if (bytes.length >= compressThreshold) {
-        const deflated = deflateRawSync(bytes);
-        if (deflated.length < bytes.length) {
-          bytes = deflated;
+      if (payload.length >= compressThreshold) {
+        const deflated = deflateRawSync(payload);
+        if (deflated.length < payload.length) {
+          payload = deflated;
           flags |= FLAG_DEFLATE;
         }
       }
-      const header = writeHeader(modeByte, flags, key);
+      const header = writeHeader(REQUEST_STATE_VERSION, modeByte, flags, key);
+      const context = bindingBytes(binding);
+      const subkey = key.subkey(subkeyPurpose);
       const envelope =
-        mode === 'sealed'
-          ? aeadSeal(key.subkey('seal'), header, bytes)
-          : Buffer.concat([header, bytes, mac(key, header, bytes)]);
+        mode === 'sealed' ? seal(subkey, header, payload, context) : sign(subkey, header, payload, context);
       const token = envelope.toString('base64url');
       if (token.length > maxTokenBytes) {
         throw new RangeError(`requestState: token is ${token.length} characters; maxTokenBytes is ${maxTokenBytes}`);
@@ -190,12 +129,10 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
         kid: key.kid,
         iat,
         exp,
-        jti,
+        jti: nonceOf(envelope).toString('base64url'),
         fid: claims.fid,
-        flow: claims.flow,
         hash: claims.hash,
         round: claims.round,
-        pending: payload.q,
         body: claims.body,
       };
       return { token, claims: minted };
@@ -205,76 +142,40 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
       if (typeof token !== 'string') fail('malformed');
       if (token.length > maxTokenBytes) fail('too_large');
       const envelope = decodeWire(token);
-      const { key, flags } = readHeader(envelope, modeByte, ring);
-
-      let bytes: Buffer;
-      if (mode === 'sealed') {
-        bytes = aeadOpen(key.subkey('seal'), envelope);
-      } else {
-        if (envelope.length < HEADER_BYTES + MAC_BYTES) fail('malformed');
-        const header = envelope.subarray(0, HEADER_BYTES);
-        bytes = envelope.subarray(HEADER_BYTES, envelope.length - MAC_BYTES);
-        if (!safeEqual(mac(key, header, bytes), envelope.subarray(envelope.length - MAC_BYTES))) fail('bad_integrity');
-      }
-      bytes = inflate(bytes, flags, maxPayloadBytes);
-
-      let json: unknown;
-      try {
-        json = JSON.parse(bytes.toString('utf8'));
-      } catch {
-        fail('malformed');
-      }
-      const parsed = payloadSchema.safeParse(json);
-      if (!parsed.success) fail('malformed');
-      const c = parsed.data;
-
+      const { key, flags } = readHeader(envelope, REQUEST_STATE_VERSION, modeByte, FLAG_DEFLATE, ring);
+      // A binding that cannot be encoded (a NaN or a bigint in the arguments) matches no state.
+      const context = attempt(() => bindingBytes(binding));
+      const subkey = key.subkey(subkeyPurpose);
+      const sealedBytes = mode === 'sealed' ? unseal(subkey, envelope, context) : verify(subkey, envelope, context);
+      const c = decodePayload(inflate(sealedBytes, flags, maxPayloadBytes));
       const t = now();
-      if (t > c.e) fail('expired');
-      if (c.i > t + skewMs) fail('not_yet_valid');
-      if (
-        !safeEqual(
-          attempt(() => tags(key, binding).principal()),
-          Buffer.from(c.p, 'base64url'),
-        )
-      ) {
-        fail('principal_mismatch');
-      }
-      if (
-        !safeEqual(
-          attempt(() => tags(key, binding).binding()),
-          Buffer.from(c.b, 'base64url'),
-        )
-      ) {
-        fail('binding_mismatch');
-      }
+      if (t > c.exp) fail('expired');
+      if (c.iat > t + skewMs) fail('not_yet_valid');
       return {
         v: REQUEST_STATE_VERSION,
         kid: key.kid,
-        iat: c.i,
-        exp: c.e,
-        jti: c.j,
-        fid: c.f,
-        flow: c.n,
-        hash: c.h,
-        round: c.r,
-        pending: c.q,
-        body: c.d,
+        iat: c.iat,
+        exp: c.exp,
+        jti: nonceOf(envelope).toString('base64url'),
+        fid: c.fid,
+        hash: c.hash,
+        round: c.round,
+        body: c.body,
       };
     },
 
     sealBlob(plaintext: string, purpose: string): string {
       const key = ring.current;
-      const header = writeHeader(BLOB_MODE_BYTE, 0, key);
-      return aeadSeal(key.subkey(`blob:${purpose}`), header, Buffer.from(plaintext, 'utf8')).toString('base64url');
+      const header = writeHeader(REQUEST_STATE_VERSION, BLOB_MODE_BYTE, 0, key);
+      return seal(key.subkey(`blob:${purpose}`), header, Buffer.from(plaintext, 'utf8')).toString('base64url');
     },
 
     openBlob(sealed: string, purpose: string): string {
       try {
         if (typeof sealed !== 'string') fail('malformed');
         const envelope = decodeWire(sealed);
-        const { key, flags } = readHeader(envelope, BLOB_MODE_BYTE, ring);
-        if (flags !== 0) fail('malformed');
-        return aeadOpen(key.subkey(`blob:${purpose}`), envelope).toString('utf8');
+        const { key } = readHeader(envelope, REQUEST_STATE_VERSION, BLOB_MODE_BYTE, 0, ring);
+        return unseal(key.subkey(`blob:${purpose}`), envelope).toString('utf8');
       } catch {
         throw new InvalidRequestStateError('bad_integrity');
       }
@@ -293,65 +194,12 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
   };
 }
 
-function fail(reason: InvalidStateReason): never {
-  throw new InvalidRequestStateError(reason);
-}
-
-/** Base64url to bytes, accepting only the canonical unpadded spelling (so one envelope has one wire form). */
-function decodeWire(wire: string): Buffer {
-  if (!WIRE_ALPHABET.test(wire)) fail('malformed');
-  const bytes = Buffer.from(wire, 'base64url');
-  if (bytes.toString('base64url') !== wire) fail('malformed');
-  return bytes;
-}
-
-function writeHeader(modeByte: number, flags: number, key: RingKey): Buffer {
-  const header = Buffer.alloc(HEADER_BYTES);
-  header[0] = REQUEST_STATE_VERSION;
-  header[1] = modeByte;
-  header[2] = flags;
-  key.kidBytes.copy(header, 3);
-  return header;
-}
-
-function readHeader(envelope: Buffer, modeByte: number, ring: KeyRing): { key: RingKey; flags: number } {
-  if (envelope.length < HEADER_BYTES) fail('malformed');
-  if (envelope[0] !== REQUEST_STATE_VERSION) fail('unsupported_version');
-  const flags = envelope[2]!;
-  if (envelope[1] !== modeByte || (flags & ~FLAG_DEFLATE) !== 0) fail('malformed');
-  const key = ring.byKid(envelope.subarray(3, HEADER_BYTES).toString('base64url'));
-  if (key === undefined) fail('unknown_key');
-  return { key, flags };
-}
-
-function aeadSeal(subkey: Buffer, header: Buffer, plaintext: Buffer): Buffer {
-  const iv = randomBytesFromPool(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', subkey, iv, { authTagLength: TAG_BYTES });
-  cipher.setAAD(header);
-  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return Buffer.concat([header, iv, body, cipher.getAuthTag()]);
-}
-
-/** Verify and decrypt `header | iv | ciphertext | tag`; nothing is returned unless the tag verifies. */
-function aeadOpen(subkey: Buffer, envelope: Buffer): Buffer {
-  if (envelope.length < HEADER_BYTES + IV_BYTES + TAG_BYTES) fail('malformed');
-  const ivEnd = HEADER_BYTES + IV_BYTES;
-  const tagStart = envelope.length - TAG_BYTES;
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', subkey, envelope.subarray(HEADER_BYTES, ivEnd), {
-      authTagLength: TAG_BYTES,
-    });
-    decipher.setAAD(envelope.subarray(0, HEADER_BYTES));
-    decipher.setAuthTag(envelope.subarray(tagStart));
-    const plaintext = decipher.update(envelope.subarray(ivEnd, tagStart));
-    return Buffer.concat([plaintext, decipher.final()]);
-  } catch {
-    return fail('bad_integrity');
-  }
-}
-
-function mac(key: RingKey, header: Buffer, payload: Buffer): Buffer {
-  return createHmac('sha256', key.subkey('sign')).update(header).update(payload).digest();
+/** The associated data of a state: its binding as canonical JSON (an array, so fields cannot run together). */
+function bindingBytes(binding: StateBinding): Buffer {
+  return Buffer.from(
+    canonicalJson([binding.principal, binding.flow, binding.method, binding.target, binding.args]),
+    'utf8',
+  );
 }
 
 /** Inflate an authenticated payload, failing as soon as the output passes the cap. */
@@ -367,44 +215,17 @@ function inflate(bytes: Buffer, flags: number, maxPayloadBytes: number): Buffer 
   }
 }
 
-/** The principal hash and binding digest of one binding under one key, each computed on first use. */
-interface BindingTags {
-  principal(): Buffer;
-  binding(): Buffer;
-}
-
-function bindingTags(key: RingKey, binding: StateBinding): BindingTags {
-  let p: Buffer | undefined;
-  let b: Buffer | undefined;
-  return {
-    principal: () => (p ??= principalHash(key, binding.principal)),
-    binding: () => (b ??= bindingDigest(key, binding)),
-  };
-}
-
-function principalHash(key: RingKey, principal: string): Buffer {
-  return createHmac('sha256', key.subkey('principal')).update(principal, 'utf8').digest().subarray(0, 16);
-}
-
-function bindingDigest(key: RingKey, binding: StateBinding): Buffer {
-  return createHmac('sha256', key.subkey('bind'))
-    .update(canonicalJson([binding.method, binding.target, binding.args]))
-    .digest();
-}
-
-/** Run a digest over caller-supplied binding data; a binding that cannot be digested matches nothing. */
+/** Encode caller-supplied binding data; one that cannot be encoded gets a context no state was sealed with. */
 function attempt(compute: () => Buffer): Buffer {
   try {
     return compute();
   } catch {
-    return Buffer.alloc(0);
+    return UNENCODABLE;
   }
 }
 
-/** Constant-time equality (lengths are public: every compared value has a fixed size). */
-function safeEqual(a: Buffer, b: Buffer): boolean {
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/** Not canonical JSON of any binding (every binding encodes to a JSON array). */
+const UNENCODABLE = Buffer.from('\u0000', 'utf8');
 
 function isKeyRing(keys: RequestStateCodecOptions['keys']): keys is KeyRing {
   return !Array.isArray(keys);

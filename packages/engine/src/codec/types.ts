@@ -5,13 +5,15 @@
  */
 
 /**
- * What a requestState is bound to. Every field is compared on open; a state
- * minted for one binding is rejected for any other. Treat a binding object as
- * immutable: a codec may cache its digests for the object's lifetime.
+ * What a requestState is bound to. None of it is stored in the state: it is
+ * authenticated alongside it (associated data), so a state minted for one
+ * binding fails integrity for any other.
  */
 export interface StateBinding {
-  /** The authenticated principal id (never stored raw: only a keyed hash is sealed). */
+  /** The authenticated principal id (never stored, raw or hashed). */
   readonly principal: string;
+  /** The flow the state belongs to. */
+  readonly flow: string;
   /** The MCP method: `tools/call`, `prompts/get` or `resources/read`. */
   readonly method: string;
   /** The tool or prompt name, or the resource URI. */
@@ -25,16 +27,12 @@ export type CodecMode = 'sealed' | 'signed';
 
 /** The claims a caller provides when minting. Times are the codec's own. */
 export interface MintClaims<TBody = unknown> {
-  /** Flow-instance id: the same for every round of one run (base64url, 128 bit). */
+  /** Flow-instance id: the same for every round of one run (base64url of 16 bytes, 22 characters). */
   readonly fid: string;
-  /** Flow name. */
-  readonly flow: string;
-  /** The flow's definition hash. */
+  /** The flow's definition hash (base64url of 16 bytes, 22 characters). */
   readonly hash: string;
-  /** Round number, starting at 1 for the state minted by the first round. */
+  /** Round number (0 to 2^32 - 1), starting at 1 for the state minted by the first round. */
   readonly round: number;
-  /** The request keys this state is waiting for. */
-  readonly pending: readonly string[];
   /** Engine payload (snapshot, timers, answers held): JSON-serialisable. */
   readonly body: TBody;
 }
@@ -49,7 +47,7 @@ export interface RequestStateClaims<TBody = unknown> extends MintClaims<TBody> {
   readonly iat: number;
   /** Expires at, ms since epoch. */
   readonly exp: number;
-  /** Random 128-bit id of this state (base64url): what a ledger redeems. */
+  /** Random 96-bit id of this state (base64url, 16 characters): what a ledger redeems. */
   readonly jti: string;
 }
 
@@ -76,8 +74,8 @@ export interface RequestStateCodec {
   ): { token: string; claims: RequestStateClaims<TBody> };
   /**
    * Open a state echoed by a client. Checks, in order: wire size and alphabet,
-   * header, key id, integrity (constant time), decompressed size, JSON shape,
-   * time window (with clock skew), principal and binding (constant time).
+   * header, key id, integrity of the state and its binding together (constant
+   * time), decompressed size, payload shape, time window (with clock skew).
    * @throws InvalidRequestStateError with a reason code on any failure.
    */
   open(token: string, binding: StateBinding): RequestStateClaims;
