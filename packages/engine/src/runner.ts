@@ -1,15 +1,14 @@
 /**
  * The round runner: the transport-free heart of Baton. `run()` serves one
- * request of a flow: it opens and checks the echoed requestState, redeems it
- * in the ledger before any side effect, restores the machine, fires deadlines
- * that came due, validates and delivers the answers, runs the machine until it
- * settles, and returns `complete`, `input_required` (with a freshly minted
- * state) or `error`. It holds nothing between rounds.
+ * request of a flow: it opens and checks the echoed requestState, restores
+ * the machine, redeems the state in the ledger before any side effect, has
+ * the round played (`round.ts`: deadlines, answers, settling, the next
+ * state), records the outcome for retries and the audit trail, and returns
+ * `complete`, `input_required` or `error`. It holds nothing between rounds.
  */
 import {
   type AnyActorRef,
   type AnyMachineSnapshot,
-  type AnyStateMachine,
   createActor,
   type InspectionEvent,
   type Snapshot,
@@ -18,22 +17,17 @@ import {
 import type { AuditAnswer, AuditLog } from './audit.js';
 import { randomBytesFromPool } from './codec/randomPool.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from './codec/types.js';
-import {
-  type CompactSnapshot,
-  compactSnapshot,
-  expandSnapshot,
-  isCompactSnapshot,
-  toPersistedState,
-} from './compactSnapshot.js';
-import { type Deadline, inertClock, isDeadlineList, restoreDeadlines, trackDeadlines } from './durableTimers.js';
-import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
+import { expandSnapshot, toPersistedState } from './compactSnapshot.js';
+import { inertClock } from './durableTimers.js';
+import { InvalidRequestStateError, type InvalidStateReason } from './errors.js';
 import type { Flow } from './flow.js';
-import type { InputKind, WireInputRequest } from './inputs.js';
+import type { InputKind } from './inputs.js';
 import { type Inspector, stableInspector } from './inspection.js';
 import type { Ledger } from './ledger.js';
 import type { RoundOutcome } from './outcome.js';
+import { Round, type RoundSettings } from './round.js';
+import { askedKeys, readBody } from './roundBody.js';
 import { createFlowServices } from './services.js';
-import { settle } from './settle.js';
 
 /** The MCP methods that may answer `input_required`. */
 export type FlowMethod = 'tools/call' | 'prompts/get' | 'resources/read';
@@ -103,55 +97,8 @@ export interface Runner {
   run(request: RunRequest): Promise<RoundOutcome>;
 }
 
-/** The engine's payload inside a requestState. */
-interface RoundBody {
-  /** Compact snapshot. */
-  s: CompactSnapshot;
-  /** Pending deadlines. */
-  t?: Deadline[];
-  /** Raw answers already received and valid, held until the rest arrive. */
-  h?: Record<string, unknown>;
-}
-
-const MAX_FALLBACK_PASSES = 32;
-
 function newId(): string {
   return randomBytesFromPool(16).toString('base64url');
-}
-
-/** Keys asked by the active states, in document order, without duplicates. */
-function askedKeys(snapshot: AnyMachineSnapshot): string[] {
-  const keys = new Set<string>();
-  for (const meta of Object.values(snapshot.getMeta() as Record<string, { ask?: string[] } | undefined>)) {
-    for (const key of meta?.ask ?? []) keys.add(key);
-  }
-  return [...keys];
-}
-
-/**
- * The machine's output. XState takes it from the root `output` only; Baton also accepts the
- * `output` of the top-level final state reached (a constant or a function of `{ context }`),
- * so each ending of a flow can say what it returns.
- */
-function machineOutput(machine: AnyStateMachine, snapshot: AnyMachineSnapshot): unknown {
-  if (snapshot.output !== undefined || machine.config.output !== undefined) return snapshot.output;
-  if (typeof snapshot.value !== 'string') return undefined;
-  const output = machine.root.states[snapshot.value]?.output;
-  return typeof output === 'function'
-    ? (output as (args: { context: unknown }) => unknown)({ context: snapshot.context })
-    : output;
-}
-
-function readBody(claims: RequestStateClaims): RoundBody {
-  const body = claims.body as Partial<RoundBody> | null;
-  const ok =
-    typeof body === 'object' &&
-    body !== null &&
-    isCompactSnapshot(body.s) &&
-    (body.t === undefined || isDeadlineList(body.t)) &&
-    (body.h === undefined || (typeof body.h === 'object' && body.h !== null && !Array.isArray(body.h)));
-  if (!ok) throw new InvalidRequestStateError('bad_snapshot');
-  return body as RoundBody;
 }
 
 function pick(responses: Readonly<Record<string, unknown>> | undefined, keys: readonly string[]) {
@@ -182,10 +129,15 @@ export function createRunner(options: RunnerOptions): Runner {
   }
   const { codec, ledger } = options;
   const now = options.now ?? Date.now;
-  const budget = options.roundBudgetMs ?? 10_000;
-  const ttl = options.ttlSeconds ?? 1800;
-  const maxTtl = options.maxTtlSeconds ?? 86_400;
   const log = options.log ?? (() => {});
+  const settings: RoundSettings = {
+    codec,
+    now,
+    budgetMs: options.roundBudgetMs ?? 10_000,
+    ttlSeconds: options.ttlSeconds ?? 1800,
+    maxTtlSeconds: options.maxTtlSeconds ?? 86_400,
+    log,
+  };
   const services = createFlowServices(ledger, now);
   const machines = new Map([...flows.values()].map((flow) => [flow.name, flow.machineWith(services)]));
 
@@ -230,7 +182,6 @@ export function createRunner(options: RunnerOptions): Runner {
       target: context.target,
       args: request.args,
     };
-    const capable = (kind: InputKind) => context.capabilities?.[kind] ?? context.capabilities === undefined;
 
     // 1-2. Verify the envelope, its binding and the definition.
     const opened = request.requestState === undefined ? undefined : openState(flow, request.requestState, binding);
@@ -326,133 +277,17 @@ export function createRunner(options: RunnerOptions): Runner {
         }
         actor = createRoundActor({ input: parsed.data });
       }
-
-      // 4. Observe errors and timers before start, fire due deadlines.
-      let failure: unknown;
-      const deadlines = trackDeadlines(actor, now);
-      actor.subscribe({ error: (error) => (failure ??= error) });
-      try {
-        actor.start();
-        if (opened?.body.t) restoreDeadlines(actor, opened.body.t, now());
-        if (!(await settle(actor, budget))) return overBudget(actor);
-
-        let held: Record<string, unknown> = {};
-        // A first call may already carry answers to what the flow asks first (clients that
-        // answer ahead): they count as answers to the first round. Anything else is ignored.
-        if (opened || request.inputResponses) {
-          const asked = opened ? pending : askedKeys(actor.getSnapshot());
-          const delivered = deliverAnswers(actor, asked, opened?.body.h ?? {});
-          if (delivered.complete) {
-            if (!(await settle(actor, budget))) return overBudget(actor);
-          } else {
-            held = delivered.held;
-          }
-        }
-        return await conclude(actor, held);
-      } finally {
-        actor.stop();
-      }
-
-      /** Validate answers for the asked keys; deliver them all, or hold the valid ones and re-ask the rest. */
-      function deliverAnswers(actor: AnyActorRef, pending: readonly string[], heldBefore: Record<string, unknown>) {
-        const asked = askedKeys(actor.getSnapshot());
-        const raw: Record<string, unknown> = {};
-        const answers = new Map<string, unknown>();
-        for (const key of asked) {
-          const fresh = pending.includes(key) ? request.inputResponses?.[key] : undefined;
-          const candidate = fresh !== undefined ? fresh : heldBefore[key];
-          const parsed = candidate === undefined ? undefined : flow!.inputs[key]!.parse(candidate);
-          if (parsed !== undefined) {
-            raw[key] = candidate;
-            answers.set(key, parsed);
-          }
-          if (fresh !== undefined) {
-            const action = parsed === undefined ? 'invalid' : String((parsed as { action: string }).action);
-            received.push({ key, action, ...(flow!.auditValues ? { value: fresh } : {}) });
-          }
-        }
-        if (asked.length === 0 || answers.size < asked.length) return { complete: false, held: raw };
-        for (const key of asked) {
-          // A previous answer may have moved the machine on; later answers go only where still asked.
-          if (!askedKeys(actor.getSnapshot()).includes(key)) continue;
-          actor.send({ type: `input.${key}`, ...(answers.get(key) as object) });
-        }
-        return { complete: true, held: {} };
-      }
-
-      function overBudget(actor: AnyActorRef): RoundOutcome {
-        log({ type: 'flow_error', flow: flow!.name, fid, error: new Error(`round exceeded ${budget} ms`) });
-        actor.stop();
-        return {
-          type: 'error',
-          ...base,
-          message: `The flow "${flow!.name}" did not finish its work within ${budget} ms; nothing was saved, try again.`,
-        };
-      }
-
-      async function conclude(actor: AnyActorRef, held: Record<string, unknown>): Promise<RoundOutcome> {
-        for (let pass = 0; pass < MAX_FALLBACK_PASSES; pass++) {
-          const snap = actor.getSnapshot() as AnyMachineSnapshot;
-          if (failure !== undefined || snap.status === 'error') return failed(failure ?? snap.error);
-          if (snap.status === 'done') {
-            return { type: 'complete', ...base, result: flow!.toResult(machineOutput(flow!.machine, snap)) };
-          }
-          const asked = askedKeys(snap);
-          const unsupported = asked.filter((key) => !capable(flow!.inputs[key]!.kind));
-          if (unsupported.length > 0) {
-            const noFallback = unsupported.find((key) => !flow!.inputs[key]!.fallback);
-            if (noFallback) {
-              const kind = flow!.inputs[noFallback]!.kind;
-              return {
-                type: 'error',
-                ...base,
-                message: `This tool needs ${kind} input ("${noFallback}"), which the client did not declare in its capabilities.`,
-              };
-            }
-            for (const key of unsupported) {
-              received.push({ key, action: 'unsupported' });
-              actor.send({ type: `input.${key}`, action: 'unsupported' });
-            }
-            if (!(await settle(actor, budget))) return overBudget(actor);
-            continue;
-          }
-          const live = deadlines();
-          if (asked.length === 0 && live.length === 0) {
-            return failed(
-              new Error(`flow is stuck in ${JSON.stringify(snap.value)}: it neither asks for input nor ends`),
-            );
-          }
-          return mint(snap, asked, held, live);
-        }
-        return failed(new Error('fallback events did not settle the flow'));
-      }
-
-      function mint(snap: AnyMachineSnapshot, asked: string[], held: Record<string, unknown>, live: Deadline[]) {
-        const pending = asked.filter((key) => !Object.hasOwn(held, key));
-        const body: RoundBody = { s: compactSnapshot(snap) };
-        if (live.length > 0) body.t = live;
-        if (Object.keys(held).length > 0) body.h = held;
-        const inputRequests: Record<string, WireInputRequest> = {};
-        for (const key of pending) inputRequests[key] = flow!.inputs[key]!.build(snap.context);
-        const minted = codec.mint(binding, { fid, hash: flow!.hash, round, body }, { ttlSeconds: ttlFor(live) });
-        return { type: 'input_required' as const, ...base, inputRequests, requestState: minted.token };
-      }
-
-      function failed(error: unknown): RoundOutcome {
-        log({ type: 'flow_error', flow: flow!.name, fid, error });
-        const message =
-          error instanceof FlowError ? error.message : `The flow "${flow!.name}" failed. The server log has details.`;
-        return { type: 'error', ...base, message };
-      }
+      return new Round(settings, {
+        flow: flow!,
+        binding,
+        fid,
+        round,
+        capabilities: context.capabilities,
+        inputResponses: request.inputResponses,
+        restored: opened ? { body: opened.body, pending } : undefined,
+        received,
+      }).play(actor);
     }
-  }
-
-  function ttlFor(live: Deadline[]): number {
-    if (live.length === 0) return ttl;
-    // A state must outlive its earliest deadline (plus a minute) so the client can see what it led to.
-    const earliest = Math.min(...live.map((d) => d[1]));
-    const cover = Math.ceil((earliest - now()) / 1000) + 60;
-    return Math.min(maxTtl, Math.max(ttl, cover));
   }
 
   return { flows, run };

@@ -87,6 +87,16 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
   );
   const now = options.now ?? Date.now;
   const subkeyPurpose = mode === 'sealed' ? 'seal' : 'sign';
+  // A runner opens and mints with the same binding object in one round: encode it once.
+  const contexts = new WeakMap<StateBinding, Buffer>();
+  const contextOf = (binding: StateBinding): Buffer => {
+    let context = contexts.get(binding);
+    if (context === undefined) {
+      context = bindingBytes(binding);
+      contexts.set(binding, context);
+    }
+    return context;
+  };
 
   return {
     mode,
@@ -116,7 +126,7 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
         }
       }
       const header = writeHeader(REQUEST_STATE_VERSION, modeByte, flags, key);
-      const context = bindingBytes(binding);
+      const context = contextOf(binding);
       const subkey = key.subkey(subkeyPurpose);
       const envelope =
         mode === 'sealed' ? seal(subkey, header, payload, context) : sign(subkey, header, payload, context);
@@ -144,7 +154,7 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
       const envelope = decodeWire(token);
       const { key, flags } = readHeader(envelope, REQUEST_STATE_VERSION, modeByte, FLAG_DEFLATE, ring);
       // A binding that cannot be encoded (a NaN or a bigint in the arguments) matches no state.
-      const context = attempt(() => bindingBytes(binding));
+      const context = attempt(() => contextOf(binding));
       const subkey = key.subkey(subkeyPurpose);
       const sealedBytes = mode === 'sealed' ? unseal(subkey, envelope, context) : verify(subkey, envelope, context);
       const c = decodePayload(inflate(sealedBytes, flags, maxPayloadBytes));

@@ -7,7 +7,8 @@
 /**
  * What a requestState is bound to. None of it is stored in the state: it is
  * authenticated alongside it (associated data), so a state minted for one
- * binding fails integrity for any other.
+ * binding fails integrity for any other. Treat a binding object as immutable:
+ * a codec may cache its encoding for the object's lifetime.
  */
 export interface StateBinding {
   /** The authenticated principal id (never stored, raw or hashed). */
