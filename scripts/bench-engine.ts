@@ -2,8 +2,8 @@
  * Engine benchmark (not a test): complete runs per second of the example
  * flows through the round runner, the requestState size per round, and, in
  * the same run, bare XState (restore from a persisted snapshot, send the same
- * events, persist again) as the baseline, in alternating 100 ms slices (ratio of the
- * slices' medians). Prints a table and writes bench/reports/engine.json.
+ * events, persist again) as the baseline, and a hand-written handler (the same plus the
+ * SDK's signed codec) as a second one, in rotating 100 ms slices (ratios of the slices' medians). Prints a table and writes bench/reports/engine.json.
  * Run: `pnpm tsx scripts/bench-engine.ts [seconds per scenario and side]`.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -56,27 +56,21 @@ async function slice(fn: () => Promise<void> | void, ms: number): Promise<number
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
- * The shared machine drifts (other tenants, GC, turbo): measure the two sides in alternating
- * slices of 100 ms, each side first every other time, and compare the medians of the slices.
+ * The shared machine drifts (other tenants, GC, turbo): measure the sides in rotating slices
+ * of 100 ms, each side first in turn, and compare the medians of the slices.
  */
-async function compare(baseline: () => Promise<void> | void, candidate: () => Promise<void> | void) {
-  for (let i = 0; i < 300; i++) {
-    await baseline();
-    await candidate();
-  }
-  const slices = Math.max(4, Math.round((seconds * 1000) / 200));
-  const base: number[] = [];
-  const ours: number[] = [];
-  for (let i = 0; i < slices; i++) {
-    if (i % 2 === 0) {
-      base.push(await slice(baseline, 100));
-      ours.push(await slice(candidate, 100));
-    } else {
-      ours.push(await slice(candidate, 100));
-      base.push(await slice(baseline, 100));
+async function compare<K extends string>(sides: Record<K, () => Promise<void> | void>): Promise<Record<K, number>> {
+  const names = Object.keys(sides) as K[];
+  for (let i = 0; i < 300; i++) for (const name of names) await sides[name]();
+  const rounds = Math.max(4, Math.round((seconds * 1000) / 100));
+  const rates = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<K, number[]>;
+  for (let i = 0; i < rounds; i++) {
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(i + j) % names.length]!;
+      rates[name].push(await slice(sides[name], 100));
     }
   }
-  return { bare: median(base), baton: median(ours), slices };
+  return Object.fromEntries(names.map((name) => [name, median(rates[name])])) as Record<K, number>;
 }
 
 /** Bare XState: the same machine driven by restore -> send -> persist per round, no Baton. */
@@ -101,6 +95,37 @@ function bareXState(s: Scenario) {
       actor.start();
       for (const [key, value] of Object.entries(responses)) actor.send({ type: `input.${key}`, ...(value as object) });
       persisted = JSON.stringify(actor.getPersistedSnapshot());
+      actor.stop();
+    }
+  };
+}
+
+/**
+ * What a hand-written MRTR handler does per round: bare XState plus the SDK's own signed
+ * `createRequestStateCodec` carrying the raw persisted snapshot (mint, then verify next round).
+ */
+function handWritten(s: Scenario) {
+  const machine = s.flow.machine as AnyStateMachine;
+  const sdk = createSdkCodec<unknown>({ key: generateKey() });
+  return async () => {
+    const first = createActor(machine, { input: s.args as never });
+    first.start();
+    await new Promise<void>((resolve) => {
+      if (!Object.keys(first.getSnapshot().children).length) return resolve();
+      const sub = first.subscribe(() => {
+        if (!Object.keys(first.getSnapshot().children).length) {
+          sub.unsubscribe();
+          resolve();
+        }
+      });
+    });
+    let token = await sdk.mint(first.getPersistedSnapshot());
+    first.stop();
+    for (const responses of s.rounds) {
+      const actor = createActor(machine, { snapshot: (await sdk.verify(token, {} as never)) as never });
+      actor.start();
+      for (const [key, value] of Object.entries(responses)) actor.send({ type: `input.${key}`, ...(value as object) });
+      token = await sdk.mint(actor.getPersistedSnapshot());
       actor.stop();
     }
   };
@@ -148,7 +173,7 @@ async function main() {
         }
         if (outcome.type !== 'complete') throw new Error(`unexpected ${outcome.type}`);
       };
-      const measured = await compare(bareXState(s), baton);
+      const measured = await compare({ bare: bareXState(s), hand: handWritten(s), baton });
       const roundsPerRun = s.rounds.length + 1;
       const sdkBytes = await sdkTokenBytes(s);
       results.push({
@@ -159,6 +184,8 @@ async function main() {
         bareRunsPerSecond: Math.round(measured.bare),
         bareRoundsPerSecond: Math.round(measured.bare * roundsPerRun),
         costRatio: Number((measured.bare / measured.baton).toFixed(2)),
+        handRoundsPerSecond: Math.round(measured.hand * roundsPerRun),
+        vsHandWritten: Number((measured.hand / measured.baton).toFixed(2)),
         requestStateBytes: sizes,
         sdkTokenBytes: sdkBytes,
         sizeRatio: Number((sizes[0]! / sdkBytes).toFixed(2)),
