@@ -110,8 +110,13 @@ async function worker(kind: string, location: string, n: number, inFlight: numbe
       process.disconnect();
     });
   } catch (error) {
-    process.send!({ type: 'error', message: String((error as Error)?.stack ?? error) });
-    process.disconnect();
+    const message = String((error as Error)?.stack ?? error);
+    console.error(`bench worker ${process.pid} (${kind}): ${message}`);
+    // The parent may already be gone (another worker failed first): do not fail again on the channel.
+    if (process.connected) {
+      process.send!({ type: 'error', message });
+      process.disconnect();
+    }
   }
 }
 
