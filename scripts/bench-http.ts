@@ -12,7 +12,8 @@
  * bench/reports/http.json.
  *
  * Run: `pnpm tsx scripts/bench-http.ts [iterations] [warmup]` (default 500 and 50;
- * or BENCH_HTTP_ITERATIONS / BENCH_HTTP_WARMUP).
+ * or BENCH_HTTP_ITERATIONS / BENCH_HTTP_WARMUP). `BENCH_HTTP_CPU_PROF=<dir>` makes every
+ * server write a V8 CPU profile into `<dir>` when it stops.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -171,7 +172,11 @@ interface Child {
 
 /** Spawn a server and wait (bounded) for its URL on stderr; later stderr is drained. */
 async function spawnServer(args: string[], env: Record<string, string>): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  // BENCH_HTTP_CPU_PROF=dir: each server writes a V8 CPU profile there when it stops.
+  const profile = process.env.BENCH_HTTP_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_HTTP_CPU_PROF}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
