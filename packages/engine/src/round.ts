@@ -48,12 +48,17 @@ export interface RoundInput {
 
 const MAX_FALLBACK_PASSES = 32;
 
+/**
+ * An error observer, so XState does not rethrow a failing machine's error as unhandled; the
+ * error itself is read off the snapshot (status `error`).
+ */
+const IGNORE_ERRORS = { error: () => {} };
+
 /** Plays one round; see the module comment. */
 export class Round {
   readonly #settings: RoundSettings;
   readonly #input: RoundInput;
-  #failure: unknown;
-  #deadlines: () => Deadline[] = () => [];
+  #deadlines: (() => Deadline[]) | undefined;
 
   constructor(settings: RoundSettings, input: RoundInput) {
     this.#settings = settings;
@@ -64,9 +69,9 @@ export class Round {
   async play(actor: AnyActorRef): Promise<RoundOutcome> {
     const { restored, inputResponses } = this.#input;
     const { budgetMs, now } = this.#settings;
-    // Observe errors and timers before start, then fire the deadlines that came due.
+    // Observe timers and errors (the snapshot keeps the error) before start, then fire due deadlines.
     this.#deadlines = trackDeadlines(actor, now);
-    actor.subscribe({ error: (error) => this.#fail(error) });
+    actor.subscribe(IGNORE_ERRORS);
     try {
       actor.start();
       if (restored?.body.t) restoreDeadlines(actor, restored.body.t, now());
@@ -88,10 +93,6 @@ export class Round {
     } finally {
       actor.stop();
     }
-  }
-
-  #fail(error: unknown): void {
-    this.#failure ??= error;
   }
 
   get #base() {
@@ -131,7 +132,7 @@ export class Round {
     const { flow, received } = this.#input;
     for (let pass = 0; pass < MAX_FALLBACK_PASSES; pass++) {
       const snap = actor.getSnapshot() as AnyMachineSnapshot;
-      if (this.#failure !== undefined || snap.status === 'error') return this.#failed(this.#failure ?? snap.error);
+      if (snap.status === 'error') return this.#failed(snap.error);
       if (snap.status === 'done') {
         return { type: 'complete', ...this.#base, result: flow.toResult(machineOutput(flow.machine, snap)) };
       }
@@ -154,7 +155,7 @@ export class Round {
         if (!(await settle(actor, this.#settings.budgetMs))) return this.#overBudget(actor);
         continue;
       }
-      const live = this.#deadlines();
+      const live = this.#deadlines?.() ?? [];
       if (asked.length === 0 && live.length === 0) {
         return this.#failed(
           new Error(`flow is stuck in ${JSON.stringify(snap.value)}: it neither asks for input nor ends`),

@@ -9,6 +9,7 @@
 import {
   type AnyActorRef,
   type AnyMachineSnapshot,
+  type AnyStateMachine,
   createActor,
   type InspectionEvent,
   type Snapshot,
@@ -99,6 +100,32 @@ export interface Runner {
 
 function newId(): string {
   return randomBytesFromPool(16).toString('base64url');
+}
+
+/**
+ * A round's actor, on an inert clock. Inspection costs an event per microstep, so it is attached
+ * only for an inspector (reporting under the session `baton:<fid>`) or the audit trail (which
+ * records the root's state values into `path`).
+ */
+function createRoundActor(
+  machine: AnyStateMachine,
+  from: { snapshot: Snapshot<unknown> } | { input: unknown },
+  observe: { fid: string; path: StateValue[]; inspect: Inspector | undefined; audit: boolean },
+): AnyActorRef {
+  const { fid, path } = observe;
+  const forward = observe.inspect ? stableInspector(fid, observe.inspect) : undefined;
+  const inspect =
+    forward || observe.audit
+      ? (event: InspectionEvent) => {
+          if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
+            const value = (event.snapshot as { value?: StateValue }).value;
+            const last = path[path.length - 1];
+            if (value !== undefined && JSON.stringify(value) !== JSON.stringify(last)) path.push(value);
+          }
+          forward?.(event);
+        }
+      : undefined;
+  return createActor(machine, { ...from, clock: inertClock, ...(inspect ? { inspect } : {}) });
 }
 
 function pick(responses: Readonly<Record<string, unknown>> | undefined, keys: readonly string[]) {
@@ -192,7 +219,11 @@ export function createRunner(options: RunnerOptions): Runner {
     const received: AuditAnswer[] = [];
 
     // Restore the machine (nothing runs before start()); the keys the state awaits follow from it.
-    const restored = opened ? createRoundActor({ snapshot: expandSnapshot(opened.body.s) }) : undefined;
+    const machine = machines.get(flow.name)!;
+    const observe = { fid, path, inspect: options.inspect, audit: options.audit !== undefined };
+    const restored = opened
+      ? createRoundActor(machine, { snapshot: expandSnapshot(opened.body.s) }, observe)
+      : undefined;
     let pending: string[] = [];
     if (restored && opened) {
       const snapshot = restored.getSnapshot() as AnyMachineSnapshot;
@@ -218,7 +249,24 @@ export function createRunner(options: RunnerOptions): Runner {
       redeemedJti = opened.claims.jti;
     }
 
-    const outcome = await serveRound();
+    let outcome: RoundOutcome;
+    const parsedArgs = restored ? undefined : flow.args.safeParse(request.args ?? {});
+    if (parsedArgs && !parsedArgs.success) {
+      const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
+      outcome = { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
+    } else {
+      const actor = restored ?? createRoundActor(machine, { input: parsedArgs?.data }, observe);
+      outcome = await new Round(settings, {
+        flow,
+        binding,
+        fid,
+        round,
+        capabilities: context.capabilities,
+        inputResponses: request.inputResponses,
+        restored: opened ? { body: opened.body, pending } : undefined,
+        received,
+      }).play(actor);
+    }
     if (redeemedJti) {
       // The round's effects have happened: failing to record them for retries must not lose the answer.
       await ledger!
@@ -248,46 +296,6 @@ export function createRunner(options: RunnerOptions): Runner {
         .catch((error: unknown) => log({ type: 'flow_error', flow: flow.name, fid, error }));
     }
     return outcome;
-
-    /** The round's actor, with the round's clock and, when asked for, inspection. */
-    function createRoundActor(from: { snapshot: Snapshot<unknown> } | { input: unknown }): AnyActorRef {
-      // Inspection costs an event per microstep: attach it only for an inspector or the audit trail.
-      const forward = options.inspect ? stableInspector(fid, options.inspect) : undefined;
-      const inspect =
-        forward || options.audit
-          ? (event: InspectionEvent) => {
-              if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
-                const value = (event.snapshot as { value?: StateValue }).value;
-                const last = path[path.length - 1];
-                if (value !== undefined && JSON.stringify(value) !== JSON.stringify(last)) path.push(value);
-              }
-              forward?.(event);
-            }
-          : undefined;
-      return createActor(machines.get(flow!.name)!, { ...from, clock: inertClock, ...(inspect ? { inspect } : {}) });
-    }
-
-    async function serveRound(): Promise<RoundOutcome> {
-      let actor = restored;
-      if (!actor) {
-        const parsed = flow!.args.safeParse(request.args ?? {});
-        if (!parsed.success) {
-          const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
-          return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
-        }
-        actor = createRoundActor({ input: parsed.data });
-      }
-      return new Round(settings, {
-        flow: flow!,
-        binding,
-        fid,
-        round,
-        capabilities: context.capabilities,
-        inputResponses: request.inputResponses,
-        restored: opened ? { body: opened.body, pending } : undefined,
-        received,
-      }).play(actor);
-    }
   }
 
   return { flows, run };

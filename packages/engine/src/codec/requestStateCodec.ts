@@ -204,12 +204,19 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
   };
 }
 
-/** The associated data of a state: its binding as canonical JSON (an array, so fields cannot run together). */
+/**
+ * The associated data of a state: `canonicalJson([principal, flow, method, target, args])` (an
+ * array, so fields cannot run together), with the four strings encoded in one call.
+ * @throws TypeError when a field is not a string or the arguments are not JSON.
+ */
 function bindingBytes(binding: StateBinding): Buffer {
-  return Buffer.from(
-    canonicalJson([binding.principal, binding.flow, binding.method, binding.target, binding.args]),
-    'utf8',
-  );
+  const { principal, flow, method, target } = binding;
+  if (typeof principal !== 'string' || typeof flow !== 'string' || typeof method !== 'string') {
+    throw new TypeError('requestState: principal, flow and method must be strings');
+  }
+  if (typeof target !== 'string') throw new TypeError('requestState: target must be a string');
+  const strings = JSON.stringify([principal, flow, method, target]);
+  return Buffer.from(`${strings.slice(0, -1)},${canonicalJson(binding.args)}]`, 'utf8');
 }
 
 /** Inflate an authenticated payload, failing as soon as the output passes the cap. */
