@@ -73,62 +73,52 @@ async function compare<K extends string>(sides: Record<K, () => Promise<void> | 
   return Object.fromEntries(names.map((name) => [name, median(rates[name])])) as Record<K, number>;
 }
 
-/** Bare XState: the same machine driven by restore -> send -> persist per round, no Baton. */
-function bareXState(s: Scenario) {
+/** Start the flow's machine on `s.args` and wait until its invoked children are done (its first round). */
+async function startSettled(s: Scenario) {
+  const actor = createActor(s.flow.machine as AnyStateMachine, { input: s.args as never });
+  actor.start();
+  await new Promise<void>((resolve) => {
+    const check = () => Object.keys(actor.getSnapshot().children).length === 0 && resolve();
+    actor.subscribe(check);
+    check();
+  });
+  return actor;
+}
+
+/**
+ * A flow driven on XState alone, one actor per round: start, then restore -> send -> persist for
+ * every resume, with `persist`/`restore` carrying the persisted snapshot between rounds.
+ */
+function xstateRounds<T>(s: Scenario, persist: (snapshot: unknown) => T | Promise<T>, restore: (saved: T) => unknown) {
   const machine = s.flow.machine as AnyStateMachine;
   return async () => {
-    const first = createActor(machine, { input: s.args as never });
-    first.start();
-    await new Promise<void>((resolve) => {
-      if (!Object.keys(first.getSnapshot().children).length) return resolve();
-      const sub = first.subscribe(() => {
-        if (!Object.keys(first.getSnapshot().children).length) {
-          sub.unsubscribe();
-          resolve();
-        }
-      });
-    });
-    let persisted = JSON.stringify(first.getPersistedSnapshot());
+    const first = await startSettled(s);
+    let saved = await persist(first.getPersistedSnapshot());
     first.stop();
     for (const responses of s.rounds) {
-      const actor = createActor(machine, { snapshot: JSON.parse(persisted) });
+      const actor = createActor(machine, { snapshot: (await restore(saved)) as never });
       actor.start();
       for (const [key, value] of Object.entries(responses)) actor.send({ type: `input.${key}`, ...(value as object) });
-      persisted = JSON.stringify(actor.getPersistedSnapshot());
+      saved = await persist(actor.getPersistedSnapshot());
       actor.stop();
     }
   };
 }
+
+/** Bare XState: the persisted snapshot as JSON between rounds, nothing else. */
+const bareXState = (s: Scenario) => xstateRounds(s, JSON.stringify, JSON.parse);
 
 /**
  * What a hand-written MRTR handler does per round: bare XState plus the SDK's own signed
  * `createRequestStateCodec` carrying the raw persisted snapshot (mint, then verify next round).
  */
 function handWritten(s: Scenario) {
-  const machine = s.flow.machine as AnyStateMachine;
   const sdk = createSdkCodec<unknown>({ key: generateKey() });
-  return async () => {
-    const first = createActor(machine, { input: s.args as never });
-    first.start();
-    await new Promise<void>((resolve) => {
-      if (!Object.keys(first.getSnapshot().children).length) return resolve();
-      const sub = first.subscribe(() => {
-        if (!Object.keys(first.getSnapshot().children).length) {
-          sub.unsubscribe();
-          resolve();
-        }
-      });
-    });
-    let token = await sdk.mint(first.getPersistedSnapshot());
-    first.stop();
-    for (const responses of s.rounds) {
-      const actor = createActor(machine, { snapshot: (await sdk.verify(token, {} as never)) as never });
-      actor.start();
-      for (const [key, value] of Object.entries(responses)) actor.send({ type: `input.${key}`, ...(value as object) });
-      token = await sdk.mint(actor.getPersistedSnapshot());
-      actor.stop();
-    }
-  };
+  return xstateRounds(
+    s,
+    (snapshot) => sdk.mint(snapshot),
+    (token) => sdk.verify(token, {} as never),
+  );
 }
 
 const context = (s: Scenario): CallContext => ({ principal: 'bench', method: 'tools/call', target: s.flow.name });
@@ -138,13 +128,7 @@ const context = (s: Scenario): CallContext => ({ principal: 'bench', method: 'to
  * JSON of the same machine at the same point (after its first round).
  */
 async function sdkTokenBytes(s: Scenario): Promise<number> {
-  const actor = createActor(s.flow.machine as AnyStateMachine, { input: s.args as never });
-  actor.start();
-  await new Promise<void>((resolve) => {
-    const check = () => Object.keys(actor.getSnapshot().children).length === 0 && resolve();
-    actor.subscribe(check);
-    check();
-  });
+  const actor = await startSettled(s);
   const persisted = actor.getPersistedSnapshot();
   actor.stop();
   const sdk = createSdkCodec({ key: generateKey() });
