@@ -291,6 +291,8 @@ describe('construction and mint validation', () => {
     expect(() => codec.mint(BINDING, { ...CLAIMS, fid: 'short' })).toThrow(/fid must be 16 bytes/);
     expect(() => codec.mint(BINDING, { ...CLAIMS, hash: `${CLAIMS.hash}=` })).toThrow(/hash must be 16 bytes/);
     expect(() => codec.mint(BINDING, { ...CLAIMS, body: { x: Number.POSITIVE_INFINITY } })).toThrow(TypeError);
+    expect(() => codec.mint(BINDING, { ...CLAIMS, body: { ok: null, x: [Number.NaN] } })).toThrow(/non-finite/);
+    expect(() => codec.mint(BINDING, { ...CLAIMS, body: () => 1 })).toThrow(/not a JSON value/);
     expect(() => codec.mint(BINDING, CLAIMS, { ttlSeconds: -5 })).toThrow(TypeError);
   });
 

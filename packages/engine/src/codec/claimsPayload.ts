@@ -11,6 +11,7 @@ import { fail } from './envelope.js';
 /** Bytes of the fixed prefix. */
 const FIXED_BYTES = 48;
 const ID_BYTES = 16;
+const ID_CHARS = 22;
 const MAX_UINT48 = 2 ** 48 - 1;
 const MAX_UINT32 = 2 ** 32 - 1;
 
@@ -37,7 +38,7 @@ export function encodePayload(claims: PayloadClaims): Buffer {
     throw new TypeError('requestState: round must be an integer from 0 to 2^32 - 1');
   }
   if (!isTime(iat) || !isTime(exp)) throw new TypeError('requestState: iat and exp must be ms since epoch');
-  const body = claims.body === undefined ? '' : JSON.stringify(claims.body, finiteNumbersOnly);
+  const body = claims.body === undefined ? '' : bodyJson(claims.body);
   const out = Buffer.allocUnsafe(FIXED_BYTES + Buffer.byteLength(body));
   out.writeUIntBE(iat, 0, 6);
   out.writeUIntBE(exp, 6, 6);
@@ -74,11 +75,22 @@ function isTime(value: number): boolean {
 }
 
 function writeId(out: Buffer, offset: number, id: string, name: string): void {
-  const bytes = typeof id === 'string' ? Buffer.from(id, 'base64url') : Buffer.alloc(0);
-  if (bytes.length !== ID_BYTES || bytes.toString('base64url') !== id) {
-    throw new TypeError(`requestState: ${name} must be 16 bytes in canonical base64url (22 characters)`);
-  }
-  bytes.copy(out, offset);
+  const canonical =
+    typeof id === 'string' &&
+    id.length === ID_CHARS &&
+    out.write(id, offset, ID_BYTES, 'base64url') === ID_BYTES &&
+    out.toString('base64url', offset, offset + ID_BYTES) === id;
+  if (!canonical) throw new TypeError(`requestState: ${name} must be 16 bytes in canonical base64url (22 characters)`);
+}
+
+/**
+ * The body as JSON, refusing non-finite numbers (JSON would turn them into `null`). JSON without
+ * a single `null` cannot have had one, so the replacer only runs on bodies that hold a `null`.
+ */
+function bodyJson(body: unknown): string {
+  const json: string | undefined = JSON.stringify(body);
+  if (json === undefined) throw new TypeError('requestState: the body is not a JSON value');
+  return json.includes('null') ? JSON.stringify(body, finiteNumbersOnly) : json;
 }
 
 /** JSON.stringify replacer: a non-finite number would come back as `null`, so refuse it. */
