@@ -322,3 +322,48 @@ describe('a 2025-era client over stateless HTTP', () => {
     expect(log.asked).toEqual([]);
   });
 });
+
+describe('the HTTP body, parsed once by serveHttp', () => {
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/list',
+  };
+  const list = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/list',
+    params: {
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  };
+
+  it('answers a JSON body in one piece, with its length', async () => {
+    const response = await fetch(serving.url, { method: 'POST', headers, body: JSON.stringify(list) });
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    expect(Number(response.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+    expect(JSON.parse(text)).toMatchObject({ id: 1, result: { tools: expect.any(Array) } });
+  });
+
+  it('leaves a body that is not JSON to the SDK, which answers the parse error', async () => {
+    const response = await fetch(serving.url, { method: 'POST', headers, body: '{not json' });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ id: null, error: { code: -32700 } });
+  });
+
+  it('still has the SDK check the parsed body against the headers', async () => {
+    const response = await fetch(serving.url, {
+      method: 'POST',
+      headers: { ...headers, 'mcp-method': 'tools/call' },
+      body: JSON.stringify(list),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { code: -32020 } });
+  });
+});

@@ -5,7 +5,8 @@
  * binds), an optional bearer-token gate (401 with a challenge), a request
  * body limit (413), then the SDK's `createMcpHandler`, which builds a fresh
  * server per request, so any instance can serve any round. `serveHttp` mounts
- * it on `node:http`, enforcing the body limit while reading the socket.
+ * it on `node:http`, enforcing the body limit while reading the socket, parsing
+ * the JSON body once, and writing plain JSON answers in one piece.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -46,7 +47,11 @@ export interface FlowHttpHandlerOptions {
 
 /** The web-standard face: `fetch(request)` and `close()`. */
 export interface FlowHttpHandler {
-  fetch(request: Request): Promise<Response>;
+  /**
+   * Serve one request. `parsedBody` is the request's JSON body when the caller already read and
+   * parsed it (the request then carries no body); it is handed to the SDK as is.
+   */
+  fetch(request: Request, options?: { readonly parsedBody?: unknown }): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -71,7 +76,7 @@ export function createFlowHttpHandler(options: FlowHttpHandlerOptions): FlowHttp
   });
 
   return {
-    async fetch(request) {
+    async fetch(request, options) {
       if (new URL(request.url).pathname !== path) return jsonError(404, 'Not found');
       if (allowed) {
         const rejected = hostHeaderValidationResponse(request, allowed) ?? originValidationResponse(request, allowed);
@@ -85,7 +90,8 @@ export function createFlowHttpHandler(options: FlowHttpHandlerOptions): FlowHttp
       }
       const declared = Number(request.headers.get('content-length') ?? 0);
       if (declared > maxBodyBytes) return jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`);
-      return mcp.fetch(request, authInfo ? { authInfo } : undefined);
+      const parsed = options && 'parsedBody' in options ? { parsedBody: options.parsedBody } : {};
+      return mcp.fetch(request, { ...parsed, ...(authInfo ? { authInfo } : {}) });
     },
     close: () => mcp.close(),
   };
@@ -139,11 +145,20 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
-  res.writeHead(response.status, Object.fromEntries(response.headers));
+  const headers = Object.fromEntries(response.headers);
   if (!response.body) {
+    res.writeHead(response.status, headers);
     res.end();
     return;
   }
+  if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    // A plain (JSON) answer is complete already: one write, with its length.
+    const body = Buffer.from(await response.arrayBuffer());
+    res.writeHead(response.status, { ...headers, 'content-length': String(body.length) });
+    res.end(body);
+    return;
+  }
+  res.writeHead(response.status, headers);
   res.flushHeaders();
   const reader = response.body.getReader();
   res.on('close', () => void reader.cancel().catch(() => {}));
@@ -153,6 +168,15 @@ async function writeResponse(res: ServerResponse, response: Response): Promise<v
     res.write(value);
   }
   res.end();
+}
+
+/** The body as JSON, or `undefined` when it is not JSON (the SDK then answers the parse error itself). */
+function parseJson(body: Buffer): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(body.toString('utf8')) };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -181,11 +205,14 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
       if (declared > maxBodyBytes) throw new BodyTooLarge();
       const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
       const body = hasBody ? await readBody(req, maxBodyBytes) : undefined;
+      // The body is read (and bounded) already: parse it once and hand the SDK the value, rather
+      // than a body stream for it to read and parse again.
+      const json = body && body.length > 0 ? parseJson(body) : undefined;
       const request = toFetchRequest(req, `${origin}:${port()}`, {
-        ...(body ? { body: new Uint8Array(body) } : {}),
+        ...(body && !json ? { body: new Uint8Array(body) } : {}),
         signal: aborted.signal,
       });
-      await writeResponse(res, await handler.fetch(request));
+      await writeResponse(res, await handler.fetch(request, json ? { parsedBody: json.value } : undefined));
     } catch (error) {
       if (res.headersSent) {
         res.destroy();
