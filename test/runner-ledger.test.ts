@@ -16,6 +16,7 @@ import {
 } from '@baton/engine';
 import { createMemoryLedger, createSqliteLedger } from '@baton/store';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { InspectionEvent } from 'xstate';
 import { deployProduction, grantTemporaryAccess, redeemAccessCode } from '../examples/approvals/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-runner-ledger-'));
@@ -64,6 +65,29 @@ describe.each(ledgers)('runner with the %s ledger', (_name, makeLedger) => {
     await expect(
       runner.run({ ...request, inputResponses: { ...answers, confirm_deploy: accept({ confirm: false }) } }),
     ).rejects.toMatchObject({ reason: 'replayed', message: 'Invalid or expired requestState' });
+    await ledger.close();
+  });
+
+  it('shows the inspector nothing of a refused replay or a recorded retry', async () => {
+    const ledger = makeLedger();
+    const events: InspectionEvent[] = [];
+    const runner = createRunner({
+      flows: [deployProduction],
+      codec: createRequestStateCodec({ keys, now }),
+      ledger,
+      now,
+      inspect: (event) => events.push(event),
+    });
+    const first = expectInput(await runner.run({ flow: 'deploy_production', args, context: ctx }));
+    const request = { flow: 'deploy_production', args, context: ctx, requestState: first.requestState };
+    await runner.run({ ...request, inputResponses: answers });
+    const served = events.length;
+    expect(served).toBeGreaterThan(0);
+    await runner.run({ ...request, inputResponses: { ...answers } });
+    await expect(
+      runner.run({ ...request, inputResponses: { ...answers, confirm_deploy: accept({ confirm: false }) } }),
+    ).rejects.toMatchObject({ reason: 'replayed' });
+    expect(events).toHaveLength(served);
     await ledger.close();
   });
 

@@ -104,14 +104,15 @@ function newId(): string {
 
 /**
  * A round's actor, on an inert clock. Inspection costs an event per microstep, so it is attached
- * only for an inspector (reporting under the session `baton:<fid>`) or the audit trail (which
- * records the root's state values into `path`).
+ * only when `observe` asks for an inspector (reporting under the session `baton:<fid>`) or the
+ * audit trail (which records the root's state values into `path`).
  */
 function createRoundActor(
   machine: AnyStateMachine,
   from: { snapshot: Snapshot<unknown> } | { input: unknown },
-  observe: { fid: string; path: StateValue[]; inspect: Inspector | undefined; audit: boolean },
+  observe: { fid: string; path: StateValue[]; inspect: Inspector | undefined; audit: boolean } | undefined,
 ): AnyActorRef {
+  if (!observe) return createActor(machine, { ...from, clock: inertClock });
   const { fid, path } = observe;
   const forward = observe.inspect ? stableInspector(fid, observe.inspect) : undefined;
   const inspect =
@@ -219,11 +220,14 @@ export function createRunner(options: RunnerOptions): Runner {
     const received: AuditAnswer[] = [];
 
     // Restore the machine (nothing runs before start()); the keys the state awaits follow from it.
+    // An observed actor announces itself to the inspector when created: a state that is then
+    // refused (replayed, say) must not, so an observed round restores again after redeeming.
     const machine = machines.get(flow.name)!;
     const observe = { fid, path, inspect: options.inspect, audit: options.audit !== undefined };
-    const restored = opened
-      ? createRoundActor(machine, { snapshot: expandSnapshot(opened.body.s) }, observe)
-      : undefined;
+    const observed = observe.inspect !== undefined || observe.audit;
+    const restore = (observation: typeof observe | undefined) =>
+      createRoundActor(machine, { snapshot: expandSnapshot(opened!.body.s) }, observation);
+    let restored = opened ? restore(undefined) : undefined;
     let pending: string[] = [];
     if (restored && opened) {
       const snapshot = restored.getSnapshot() as AnyMachineSnapshot;
@@ -248,6 +252,7 @@ export function createRunner(options: RunnerOptions): Runner {
       if (redemption.status === 'retry') return JSON.parse(codec.openBlob(redemption.outcome, 'outcome'));
       redeemedJti = opened.claims.jti;
     }
+    if (restored && observed) restored = restore(observe);
 
     let outcome: RoundOutcome;
     const parsedArgs = restored ? undefined : flow.args.safeParse(request.args ?? {});
