@@ -20,9 +20,9 @@ import type { KeyRing, RingKey } from './keyRing.js';
 import { randomBytesFromPool } from './randomPool.js';
 
 /** Bytes in a header. */
-export const HEADER_BYTES = 11;
+const HEADER_BYTES = 11;
 /** Bytes of the random IV (sealed) or nonce (signed). */
-export const NONCE_BYTES = 12;
+const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 const MAC_BYTES = 16;
 const KID_OFFSET = 3;

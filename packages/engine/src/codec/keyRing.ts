@@ -3,9 +3,9 @@
  * from them. Each master key (at least 32 random bytes, given as base64url in
  * the comma-separated `BATON_KEYS`) yields, through HKDF-SHA256 with salt
  * `baton/v1`, one 32-byte subkey per purpose (`seal`, `sign`, `digest`,
- * `blob:<purpose>`) and an 8-byte key id. The first key
- * mints; every key verifies, so rotating is: prepend a new key, wait one state
- * lifetime (and ledger retention), drop the old one. Subkeys are derived once
+ * `blob:<purpose>`) and an 8-byte key id. The first key mints; every key
+ * verifies, so rotating is: prepend a new key, wait one state lifetime (and
+ * ledger retention), drop the old one. Subkeys are derived once
  * and cached; master and subkeys live in private fields, so logging a ring
  * prints key ids only.
  */
