@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { assign, setup } from 'xstate';
+import { assign, raise, setup } from 'xstate';
 import { z } from 'zod';
 import {
   ask,
@@ -189,6 +189,43 @@ describe('deploy approval flow', () => {
       inputResponses: { change_ticket: accept({ ticket: 'CHG-9' }) },
     });
     expect(text(done)).toBe('Approval for 5.0.0 expired');
+  });
+
+  it('keeps a delayed event with a payload intact across rounds (not only `after` timers)', async () => {
+    const reminderInputs = defineInputs({ ok: form({ message: 'OK?', schema: z.object({ ok: z.boolean() }) }) });
+    const reminder = defineFlow({
+      name: 'reminder',
+      description: 'Asks, and nudges after a minute.',
+      args: z.object({}),
+      inputs: reminderInputs,
+      machine: setup({
+        types: {
+          context: {} as { note: string },
+          events: {} as InputEvents<typeof reminderInputs> | { type: 'remind'; note: string },
+        },
+      }).createMachine({
+        context: { note: '' },
+        initial: 'waiting',
+        states: {
+          waiting: {
+            meta: ask(reminderInputs, 'ok'),
+            entry: raise({ type: 'remind', note: 'still there?' }, { delay: 60_000, id: 'nudge' }),
+            on: {
+              remind: { target: 'reminded', actions: assign({ note: ({ event }) => event.note }) },
+              'input.ok': 'answered',
+            },
+          },
+          reminded: { type: 'final', output: ({ context }: { context: { note: string } }) => context.note },
+          answered: { type: 'final', output: 'answered' },
+        },
+      }),
+    });
+    const runner = makeRunner({ flows: [reminder] });
+    const context = { ...ctx, target: 'reminder' };
+    const first = expectInput(await runner.run({ flow: 'reminder', args: {}, context }));
+    clock += 61_000;
+    const done = await runner.run({ flow: 'reminder', args: {}, context, requestState: first.requestState });
+    expect(text(done)).toBe('still there?');
   });
 
   it('answers within the deadline are delivered', async () => {
