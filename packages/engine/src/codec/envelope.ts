@@ -14,7 +14,7 @@
  *   `mac = HMAC(header || nonce || uint32be(payload length) || payload || context)`.
  * The 12 random bytes (IV or nonce) are authenticated and unique per envelope.
  */
-import { createCipheriv, createDecipheriv, createHmac, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { InvalidRequestStateError, type InvalidStateReason } from '../errors.js';
 import type { KeyRing, RingKey } from './keyRing.js';
 import { randomBytesFromPool } from './randomPool.js';
@@ -76,7 +76,7 @@ export function readHeader(
 }
 
 /** `header | iv | AES-256-GCM(plaintext, aad = header || context) | tag`. */
-export function seal(subkey: Buffer, header: Buffer, plaintext: Buffer, context?: Buffer): Buffer {
+export function seal(subkey: KeyObject, header: Buffer, plaintext: Buffer, context?: Buffer): Buffer {
   const iv = randomBytesFromPool(NONCE_BYTES);
   const cipher = createCipheriv('aes-256-gcm', subkey, iv, { authTagLength: TAG_BYTES });
   cipher.setAAD(context ? Buffer.concat([header, context]) : header);
@@ -86,7 +86,7 @@ export function seal(subkey: Buffer, header: Buffer, plaintext: Buffer, context?
 }
 
 /** Verify and decrypt a sealed envelope; nothing is returned unless the tag verifies. */
-export function unseal(subkey: Buffer, envelope: Buffer, context?: Buffer): Buffer {
+export function unseal(subkey: KeyObject, envelope: Buffer, context?: Buffer): Buffer {
   const ivEnd = HEADER_BYTES + NONCE_BYTES;
   const tagStart = envelope.length - TAG_BYTES;
   if (tagStart < ivEnd) fail('malformed');

@@ -9,7 +9,7 @@
  * and cached; master and subkeys live in private fields, so logging a ring
  * prints key ids only.
  */
-import { hkdfSync, randomBytes } from 'node:crypto';
+import { createSecretKey, hkdfSync, type KeyObject, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 
 /** Minimum length of a master key, in bytes. */
@@ -30,6 +30,7 @@ export class RingKey {
   readonly kidBytes: Buffer;
   readonly #master: Buffer;
   readonly #subkeys = new Map<string, Buffer>();
+  readonly #keyObjects = new Map<string, KeyObject>();
 
   /** @param master the master secret (copied; at least {@link MIN_KEY_BYTES} bytes, checked by the ring). */
   constructor(master: Uint8Array) {
@@ -44,6 +45,19 @@ export class RingKey {
     if (key === undefined) {
       key = derive(this.#master, purpose, 32);
       this.#subkeys.set(purpose, key);
+    }
+    return key;
+  }
+
+  /**
+   * The same subkey as a `KeyObject`, created once: a cipher given a `KeyObject` skips importing
+   * raw key bytes on every call (about 2 µs of each AES-GCM seal or open).
+   */
+  keyObject(purpose: KeyPurpose): KeyObject {
+    let key = this.#keyObjects.get(purpose);
+    if (key === undefined) {
+      key = createSecretKey(this.subkey(purpose));
+      this.#keyObjects.set(purpose, key);
     }
     return key;
   }

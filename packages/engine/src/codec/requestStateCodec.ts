@@ -86,7 +86,6 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
     true,
   );
   const now = options.now ?? Date.now;
-  const subkeyPurpose = mode === 'sealed' ? 'seal' : 'sign';
   // A runner opens and mints with the same binding object in one round: encode it once.
   const contexts = new WeakMap<StateBinding, Buffer>();
   const contextOf = (binding: StateBinding): Buffer => {
@@ -127,9 +126,10 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
       }
       const header = writeHeader(REQUEST_STATE_VERSION, modeByte, flags, key);
       const context = contextOf(binding);
-      const subkey = key.subkey(subkeyPurpose);
       const envelope =
-        mode === 'sealed' ? seal(subkey, header, payload, context) : sign(subkey, header, payload, context);
+        mode === 'sealed'
+          ? seal(key.keyObject('seal'), header, payload, context)
+          : sign(key.subkey('sign'), header, payload, context);
       const token = envelope.toString('base64url');
       if (token.length > maxTokenBytes) {
         throw new RangeError(`requestState: token is ${token.length} characters; maxTokenBytes is ${maxTokenBytes}`);
@@ -155,8 +155,10 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
       const { key, flags } = readHeader(envelope, REQUEST_STATE_VERSION, modeByte, FLAG_DEFLATE, ring);
       // A binding that cannot be encoded (a NaN or a bigint in the arguments) matches no state.
       const context = attempt(() => contextOf(binding));
-      const subkey = key.subkey(subkeyPurpose);
-      const sealedBytes = mode === 'sealed' ? unseal(subkey, envelope, context) : verify(subkey, envelope, context);
+      const sealedBytes =
+        mode === 'sealed'
+          ? unseal(key.keyObject('seal'), envelope, context)
+          : verify(key.subkey('sign'), envelope, context);
       const c = decodePayload(inflate(sealedBytes, flags, maxPayloadBytes));
       const t = now();
       if (t > c.exp) fail('expired');
@@ -177,7 +179,7 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
     sealBlob(plaintext: string, purpose: string): string {
       const key = ring.current;
       const header = writeHeader(REQUEST_STATE_VERSION, BLOB_MODE_BYTE, 0, key);
-      return seal(key.subkey(`blob:${purpose}`), header, Buffer.from(plaintext, 'utf8')).toString('base64url');
+      return seal(key.keyObject(`blob:${purpose}`), header, Buffer.from(plaintext, 'utf8')).toString('base64url');
     },
 
     openBlob(sealed: string, purpose: string): string {
@@ -185,7 +187,7 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
         if (typeof sealed !== 'string') fail('malformed');
         const envelope = decodeWire(sealed);
         const { key } = readHeader(envelope, REQUEST_STATE_VERSION, BLOB_MODE_BYTE, 0, ring);
-        return unseal(key.subkey(`blob:${purpose}`), envelope).toString('utf8');
+        return unseal(key.keyObject(`blob:${purpose}`), envelope).toString('utf8');
       } catch {
         throw new InvalidRequestStateError('bad_integrity');
       }
