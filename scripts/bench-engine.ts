@@ -7,7 +7,15 @@
  * Run: `pnpm tsx scripts/bench-engine.ts [seconds per scenario and side]`.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { type CallContext, createRequestStateCodec, createRunner, generateKey, type RoundOutcome } from '@baton/engine';
+import {
+  type CallContext,
+  createRequestStateCodec,
+  createRunner,
+  generateKey,
+  type RequestStateCodec,
+  type RoundOutcome,
+  type Runner,
+} from '@baton/engine';
 import { createRequestStateCodec as createSdkCodec } from '@modelcontextprotocol/server';
 import { type AnyStateMachine, createActor } from 'xstate';
 import { deployProduction, expenseApproval } from '../examples/approvals/index.js';
@@ -121,6 +129,35 @@ function handWritten(s: Scenario) {
   );
 }
 
+/**
+ * Attribution only, never for serving: a codec carrying the claims as plain base64url JSON, with
+ * no key, no integrity, no binding and no expiry check. Baton on it shows what a round costs
+ * without cryptography, so the table can say where Baton's time goes.
+ */
+function unprotectedCodec(): RequestStateCodec {
+  let minted = 0;
+  return {
+    mode: 'signed',
+    currentKeyId: 'none',
+    mint(_binding, claims, options) {
+      const iat = Date.now();
+      const full = {
+        v: 0,
+        kid: 'none',
+        iat,
+        exp: iat + (options?.ttlSeconds ?? 1800) * 1000,
+        jti: `${minted++}`,
+        ...claims,
+      };
+      return { token: Buffer.from(JSON.stringify(full)).toString('base64url'), claims: full };
+    },
+    open: (token) => JSON.parse(Buffer.from(token, 'base64url').toString('utf8')),
+    sealBlob: (plaintext) => plaintext,
+    openBlob: (sealed) => sealed,
+    digest: (value) => JSON.stringify(value),
+  };
+}
+
 const context = (s: Scenario): CallContext => ({ principal: 'bench', method: 'tools/call', target: s.flow.name });
 
 /**
@@ -140,13 +177,15 @@ async function main() {
   for (const mode of ['sealed', 'signed'] as const) {
     const codec = createRequestStateCodec({ keys: [generateKey()], mode });
     const runner = createRunner({ flows: [deployProduction, expenseApproval], codec });
+    const unprotected = createRunner({ flows: [deployProduction, expenseApproval], codec: unprotectedCodec() });
     for (const s of scenarios) {
       const sizes: number[] = [];
-      const baton = async () => {
+      /** Complete runs of the scenario on `runner`; the state sizes of `sized` runs are recorded once. */
+      const drive = (runner: Runner, sized = false) => async () => {
         let outcome: RoundOutcome = await runner.run({ flow: s.flow.name, args: s.args, context: context(s) });
         for (const responses of s.rounds) {
           if (outcome.type !== 'input_required') throw new Error(`unexpected ${outcome.type}`);
-          if (sizes.length < s.rounds.length) sizes.push(outcome.requestState.length);
+          if (sized && sizes.length < s.rounds.length) sizes.push(outcome.requestState.length);
           outcome = await runner.run({
             flow: s.flow.name,
             args: s.args,
@@ -157,7 +196,12 @@ async function main() {
         }
         if (outcome.type !== 'complete') throw new Error(`unexpected ${outcome.type}`);
       };
-      const measured = await compare({ bare: bareXState(s), hand: handWritten(s), baton });
+      const measured = await compare({
+        bare: bareXState(s),
+        hand: handWritten(s),
+        baton: drive(runner, true),
+        batonWithoutCrypto: drive(unprotected),
+      });
       const roundsPerRun = s.rounds.length + 1;
       const sdkBytes = await sdkTokenBytes(s);
       results.push({
@@ -168,6 +212,7 @@ async function main() {
         bareRunsPerSecond: Math.round(measured.bare),
         bareRoundsPerSecond: Math.round(measured.bare * roundsPerRun),
         costRatio: Number((measured.bare / measured.baton).toFixed(2)),
+        withoutCryptoRatio: Number((measured.bare / measured.batonWithoutCrypto).toFixed(2)),
         handRoundsPerSecond: Math.round(measured.hand * roundsPerRun),
         vsHandWritten: Number((measured.hand / measured.baton).toFixed(2)),
         requestStateBytes: sizes,
