@@ -181,21 +181,23 @@ async function main() {
     for (const s of scenarios) {
       const sizes: number[] = [];
       /** Complete runs of the scenario on `runner`; the state sizes of `sized` runs are recorded once. */
-      const drive = (runner: Runner, sized = false) => async () => {
-        let outcome: RoundOutcome = await runner.run({ flow: s.flow.name, args: s.args, context: context(s) });
-        for (const responses of s.rounds) {
-          if (outcome.type !== 'input_required') throw new Error(`unexpected ${outcome.type}`);
-          if (sized && sizes.length < s.rounds.length) sizes.push(outcome.requestState.length);
-          outcome = await runner.run({
-            flow: s.flow.name,
-            args: s.args,
-            context: context(s),
-            requestState: outcome.requestState,
-            inputResponses: responses,
-          });
-        }
-        if (outcome.type !== 'complete') throw new Error(`unexpected ${outcome.type}`);
-      };
+      const drive =
+        (runner: Runner, sized = false) =>
+        async () => {
+          let outcome: RoundOutcome = await runner.run({ flow: s.flow.name, args: s.args, context: context(s) });
+          for (const responses of s.rounds) {
+            if (outcome.type !== 'input_required') throw new Error(`unexpected ${outcome.type}`);
+            if (sized && sizes.length < s.rounds.length) sizes.push(outcome.requestState.length);
+            outcome = await runner.run({
+              flow: s.flow.name,
+              args: s.args,
+              context: context(s),
+              requestState: outcome.requestState,
+              inputResponses: responses,
+            });
+          }
+          if (outcome.type !== 'complete') throw new Error(`unexpected ${outcome.type}`);
+        };
       const measured = await compare({
         bare: bareXState(s),
         hand: handWritten(s),
