@@ -8,7 +8,7 @@
 
 /** What the engine asks a ledger to redeem at the start of a round. */
 export interface RedeemRequest {
-  /** The envelope's random 128-bit id (base64url). */
+  /** The envelope's random 96-bit id (base64url, 16 characters). */
   readonly jti: string;
   /** A digest (base64url) of this round's `inputResponses`, canonicalised. */
   readonly responsesDigest: string;

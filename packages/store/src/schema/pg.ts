@@ -13,7 +13,7 @@ import { bigint, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/p
 export const redemptions = pgTable(
   'baton_redemptions',
   {
-    /** The envelope's random 128-bit id (base64url). */
+    /** The envelope's random 96-bit id (base64url). */
     jti: text('jti').primaryKey(),
     /** Digest of the redeeming round's `inputResponses`; a retry must match it byte for byte. */
     responsesDigest: text('responses_digest').notNull(),

@@ -15,7 +15,7 @@ import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlit
 export const redemptions = sqliteTable(
   'baton_redemptions',
   {
-    /** The envelope's random 128-bit id (base64url). */
+    /** The envelope's random 96-bit id (base64url). */
     jti: text('jti').primaryKey(),
     /** Digest of the redeeming round's `inputResponses`; a retry must match it byte for byte. */
     responsesDigest: text('responses_digest').notNull(),

@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 /** A fixed "now" for the suite (ms). */
 export const T0 = 1_800_000_000_000;
 
-/** A random jti like the codec's (128 bits, base64url). */
+/** A random jti like the codec's (96 bits, base64url). */
 export function newJti(): string {
-  return randomBytes(16).toString('base64url');
+  return randomBytes(12).toString('base64url');
 }
 
 /** Run the shared contract against ledgers made by `open` (one per suite) and torn down by `dispose`. */
