@@ -4,9 +4,10 @@
  * state derived with XState's graph utilities, with answer events generated
  * from the flow's input catalog.
  */
-import type { AnyStateMachine, EventObject, StateValue } from 'xstate';
+import type { AnyMachineSnapshot, AnyStateMachine, EventObject, StateValue } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
 import type { Flow } from '../flow.js';
+import { askedKeys } from '../roundBody.js';
 
 type StateNodeLike = AnyStateMachine['root'];
 
@@ -67,15 +68,13 @@ export interface FlowPath {
  * complete with the given outputs.
  */
 export function flowPaths(flow: Flow<any, any>, options: FlowPathOptions): FlowPath[] {
-  const events = (snapshot: { getMeta(): Record<string, { ask?: string[] } | undefined> }): EventObject[] => {
+  const events = (snapshot: AnyMachineSnapshot): EventObject[] => {
     const out: EventObject[] = [];
-    for (const meta of Object.values(snapshot.getMeta())) {
-      for (const key of meta?.ask ?? []) {
-        const kind = flow.inputs[key]?.kind;
-        const samples = [...(options.answers?.[key] ?? [])];
-        if (kind === 'form' || kind === 'url') samples.push({ action: 'decline' }, { action: 'cancel' });
-        for (const sample of samples) out.push({ type: `input.${key}`, ...sample });
-      }
+    for (const key of askedKeys(snapshot)) {
+      const kind = flow.inputs[key]?.kind;
+      const samples = [...(options.answers?.[key] ?? [])];
+      if (kind === 'form' || kind === 'url') samples.push({ action: 'decline' }, { action: 'cancel' });
+      for (const sample of samples) out.push({ type: `input.${key}`, ...sample });
     }
     for (const [id, output] of Object.entries(options.invokeOutputs ?? {})) {
       out.push({ type: `xstate.done.actor.${id}`, output } as EventObject);
