@@ -2,7 +2,9 @@
  * `deploy_production`: compute a deployment plan, then ask in ONE round for a
  * confirmation (the message names the version and the plan) and a change
  * ticket. Confirmed with a ticket: deployed. Not confirmed, declined or
- * cancelled: cancelled. No answer within 15 minutes: expired.
+ * cancelled: cancelled. No answer within 15 minutes: expired. The
+ * confirmation counts only once it was shown (`onlyWhenAsked`): a first call
+ * that answers it ahead still sees the plan and is asked.
  */
 
 import { ask, defineFlow, defineInputs, form, type InputEvents } from '@baton/engine';
@@ -19,10 +21,12 @@ const inputs = defineInputs({
   confirm_deploy: form({
     message: ({ context }: { context: Context }) => `Deploy ${context.version} to production? Plan: ${context.plan}.`,
     schema: z.object({ confirm: z.boolean().describe('Deploy now?') }),
+    // The message shows the server-computed plan: a confirmation sent before it was seen is no confirmation.
+    onlyWhenAsked: true,
   }),
   change_ticket: form({
     message: 'Which change ticket covers this deployment?',
-    schema: z.object({ ticket: z.string().min(1).describe('Change ticket, e.g. CHG-1234') }),
+    schema: z.object({ ticket: z.string().min(1).max(64).describe('Change ticket, e.g. CHG-1234') }),
   }),
 });
 
@@ -90,7 +94,7 @@ export const deployProduction = defineFlow({
   name: 'deploy_production',
   title: 'Deploy to production',
   description: 'Deploy a version to production after a confirmation and a change ticket.',
-  args: z.object({ version: z.string().min(1).describe('The version to deploy') }),
+  args: z.object({ version: z.string().min(1).max(64).describe('The version to deploy') }),
   inputs,
   machine,
   annotations: { destructiveHint: true, openWorldHint: true },

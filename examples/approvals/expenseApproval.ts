@@ -15,7 +15,7 @@ interface Context {
 const inputs = defineInputs({
   manager_approval: form({
     message: ({ context }: { context: Context }) => `Approve an expense of ${context.amount} for "${context.purpose}"?`,
-    schema: z.object({ approve: z.boolean(), comment: z.string().optional() }),
+    schema: z.object({ approve: z.boolean(), comment: z.string().max(500).optional() }),
   }),
   finance_approval: form({
     message: ({ context }: { context: Context }) =>
@@ -67,7 +67,10 @@ export const expenseApproval = defineFlow({
   name: 'expense_approval',
   title: 'Expense approval',
   description: 'Approve an expense: the manager, then finance for amounts over 1000.',
-  args: z.object({ amount: z.number().positive().describe('Amount'), purpose: z.string().min(1).describe('What for') }),
+  args: z.object({
+    amount: z.number().positive().describe('Amount'),
+    purpose: z.string().min(1).max(200).describe('What for'),
+  }),
   inputs,
   machine,
 });

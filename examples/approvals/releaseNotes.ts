@@ -16,9 +16,11 @@ interface Context {
 }
 
 const inputs = defineInputs({
-  workspace: roots({ fallback: true }),
+  // Bounded: the roots' names and the draft are kept in the state between rounds.
+  workspace: roots({ fallback: true, maxRoots: 50, maxLength: 4000 }),
   draft: sampling({
     fallback: true,
+    maxLength: 4000,
     params: ({ context }: { context: Context }) => ({
       messages: [
         {
@@ -88,7 +90,7 @@ export const draftReleaseNotes = defineFlow({
   name: 'draft_release_notes',
   title: 'Draft release notes',
   description: "Draft release notes for the client's workspace with the client's model, then confirm publishing.",
-  args: z.object({ version: z.string().min(1) }),
+  args: z.object({ version: z.string().min(1).max(64) }),
   inputs,
   machine,
 });

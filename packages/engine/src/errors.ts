@@ -3,7 +3,8 @@
  * error for every requestState failure: its message never varies and never
  * echoes anything decoded, while `reason` is a code meant for the server log
  * only. `FlowDefinitionError` is thrown when a flow is defined (never at run
- * time) for shapes Baton cannot serve.
+ * time) for shapes Baton cannot serve. `StateTooLargeError` is what the codec
+ * throws when a state would pass its size cap.
  */
 
 /** The fixed, client-visible message of every requestState rejection. */
@@ -40,6 +41,27 @@ export class InvalidRequestStateError extends Error {
   constructor(reason: InvalidStateReason) {
     super(INVALID_REQUEST_STATE_MESSAGE);
     this.reason = reason;
+  }
+}
+
+/**
+ * A state too large to mint: its payload or wire string would pass the codec's cap. A
+ * `RangeError` (what it always was), with the numbers a message to the user needs. The runner
+ * never lets it reach a client: the round says which answer or argument to shorten.
+ */
+export class StateTooLargeError extends RangeError {
+  override readonly name = 'StateTooLargeError';
+  constructor(
+    /** What passed its cap: the wire string (characters) or the payload (bytes). */
+    readonly part: 'token' | 'payload',
+    readonly size: number,
+    readonly limit: number,
+  ) {
+    super(
+      part === 'token'
+        ? `requestState: token is ${size} characters; maxTokenBytes is ${limit}`
+        : `requestState: payload is ${size} bytes; maxPayloadBytes is ${limit}`,
+    );
   }
 }
 

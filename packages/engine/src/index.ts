@@ -20,6 +20,7 @@ export {
   InvalidRequestStateError,
   type InvalidStateReason,
   isInvalidRequestStateError,
+  StateTooLargeError,
 } from './errors.js';
 export {
   type ContentBlock,
@@ -33,8 +34,11 @@ export {
 } from './flow.js';
 export {
   type AnswerOf,
+  type AnswerSizeOptions,
   ask,
   type CommonOptions,
+  DEFAULT_ANSWER_MAX_LENGTH,
+  DEFAULT_MAX_ROOTS,
   defineInputs,
   type FormAnswer,
   type FromContext,
@@ -44,6 +48,7 @@ export {
   type InputEventType,
   type InputKind,
   type InputSpec,
+  type ParsedAnswer,
   type Root,
   type RootsAnswer,
   roots,

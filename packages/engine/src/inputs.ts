@@ -5,6 +5,9 @@
  * validate the client's answer, and which typed event the answer becomes.
  * States ask for inputs by key (`meta: { ask: [...] }`); the catalog built
  * with `defineInputs` is the single place keys, schemas and events are named.
+ * Every answer is bounded: forms by their zod schema (`.max()` shows on the
+ * wire as `maxLength`), sampling and roots answers by declared sizes, so no
+ * answer can inflate the next requestState past its cap unannounced.
  */
 import { z } from 'zod';
 import { type ElicitationSchema, toElicitationSchema } from './elicitationSchema.js';
@@ -64,6 +67,14 @@ export type RootsAnswer = { action: 'accept'; roots: Root[] };
 export type UnsupportedAnswer = { action: 'unsupported' };
 
 /**
+ * A validated answer, or why it was not accepted: a phrase safe to show the user (it names
+ * fields and limits, never echoes the value), e.g. `ticket: at most 64 characters`.
+ */
+export type ParsedAnswer<TAnswer> =
+  | { readonly ok: true; readonly answer: TAnswer }
+  | { readonly ok: false; readonly problem: string };
+
+/**
  * A declared input: how to ask, how to read the answer.
  * `TAnswer` is the event payload the machine receives.
  */
@@ -71,10 +82,26 @@ export interface InputSpec<TAnswer = unknown, TContext = any> {
   readonly kind: InputKind;
   /** When the client lacks this kind: deliver `{ action: 'unsupported' }` instead of failing the call. */
   readonly fallback: boolean;
-  /** Build the wire request for the current context. */
-  build(context: TContext): WireInputRequest;
-  /** Validate a raw answer; `undefined` when it does not match the request. */
-  parse(raw: unknown): TAnswer | undefined;
+  /** See {@link CommonOptions.onlyWhenAsked}. */
+  readonly onlyWhenAsked: boolean;
+  /**
+   * Build the wire request for the current context. `note`, when given, tells the user why
+   * they are asked again (a previous answer was refused); kinds whose request shows the user
+   * no text (roots) ignore it.
+   */
+  build(context: TContext, note?: string): WireInputRequest;
+  /**
+   * Validate a raw answer (attacker-controlled). The answer keeps only what the spec knows
+   * (unknown form fields are dropped): it is what the machine receives and what a state holds.
+   */
+  parse(raw: unknown): ParsedAnswer<TAnswer>;
+  /**
+   * Refuse an answer over a declared size before the round's state is redeemed, with the
+   * reason; `undefined` to let `parse` decide. Only kinds whose request cannot carry a note
+   * (sampling, roots: nobody would see why they are asked again) refuse here; an oversized
+   * form answer is asked again with the reason in its message instead.
+   */
+  oversized(raw: unknown): string | undefined;
   /** Stable description used in the definition hash. */
   readonly shape: unknown;
   /** Phantom: the answer type. */
@@ -88,16 +115,62 @@ export interface CommonOptions {
    * so the flow can take another path. Without it the call fails with a clear error.
    */
   fallback?: boolean;
+  /**
+   * The answer counts only when the request was shown to the client (default `false`).
+   * MRTR lets a first call (no `requestState`) carry `inputResponses` already, and Baton
+   * delivers such answers to what the flow asks first. For a confirmation whose message
+   * shows something computed on the server (a plan, an amount), that would let a client
+   * confirm what it never saw: with `onlyWhenAsked: true` an answer sent ahead is ignored
+   * and the request is shown (other answers sent ahead are still held). Answers to a
+   * request that was shown (any retry with a `requestState`) are unaffected.
+   */
+  onlyWhenAsked?: boolean;
 }
 
 function resolve<T, C>(value: FromContext<T, C>, context: C): T {
   return typeof value === 'function' ? (value as (args: { context: C }) => T)({ context }) : value;
 }
 
+/** The length of a value's JSON encoding; `Infinity` when it has none (too deep, cyclic, bigint). */
+export function jsonLength(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+const count = (n: number) => (Number.isFinite(n) ? n.toLocaleString('en-US') : 'too many');
+
+/** Zod issues as one user-facing phrase: field names and limits, never the values. */
+function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .slice(0, 5)
+    .map((issue) => {
+      const field = issue.path.map(String).join('.') || 'answer';
+      if (issue.code === 'too_big') {
+        const max = count(Number(issue.maximum));
+        if (issue.origin === 'string') return `${field}: at most ${max} characters`;
+        if (issue.origin === 'array' || issue.origin === 'set') return `${field}: at most ${max} items`;
+        return `${field}: at most ${max}`;
+      }
+      return `${field}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+function withNote(message: string, note: string | undefined): string {
+  return note ? `${note}\n\n${message}` : message;
+}
+
 const elicitResult = z.object({ action: z.enum(['accept', 'decline', 'cancel']), content: z.unknown().optional() });
+const NOT_AN_ELICITATION_RESULT = 'not an elicitation result (expected action accept, decline or cancel)';
+const never = () => undefined;
 
 /**
- * A form elicitation (`elicitation/create`, mode `form`).
+ * A form elicitation (`elicitation/create`, mode `form`). Bound every string field with
+ * `.max()` (and arrays with `.max()`): the limit shows in the wire schema as `maxLength`, and
+ * an answer over it is asked again with the reason in the message.
  *
  * @example
  * ```ts
@@ -111,21 +184,29 @@ export function form<TSchema extends z.ZodObject, TContext = any>(
   options: { message: FromContext<string, TContext>; schema: TSchema } & CommonOptions,
 ): InputSpec<FormAnswer<z.output<TSchema>>, TContext> {
   const requestedSchema = toElicitationSchema(options.schema);
+  const onlyWhenAsked = options.onlyWhenAsked ?? false;
   return {
     kind: 'form',
     fallback: options.fallback ?? false,
-    shape: { kind: 'form', requestedSchema },
-    build: (context) => ({
+    onlyWhenAsked,
+    // `onlyWhenAsked` changes what a round accepts, so it is part of the definition (only when set:
+    // the hash of every other form stays what it was).
+    shape: { kind: 'form', requestedSchema, ...(onlyWhenAsked ? { onlyWhenAsked } : {}) },
+    build: (context, note) => ({
       method: 'elicitation/create',
-      params: { mode: 'form', message: resolve(options.message, context), requestedSchema },
+      params: { mode: 'form', message: withNote(resolve(options.message, context), note), requestedSchema },
     }),
     parse(raw) {
       const result = elicitResult.safeParse(raw);
-      if (!result.success) return undefined;
-      if (result.data.action !== 'accept') return { action: result.data.action };
+      if (!result.success) return { ok: false, problem: NOT_AN_ELICITATION_RESULT };
+      if (result.data.action !== 'accept') return { ok: true, answer: { action: result.data.action } };
+      // The schema's output, not the raw content: unknown fields are dropped.
       const content = options.schema.safeParse(result.data.content ?? {});
-      return content.success ? { action: 'accept', content: content.data } : undefined;
+      return content.success
+        ? { ok: true, answer: { action: 'accept', content: content.data } }
+        : { ok: false, problem: describeIssues(content.error.issues) };
     },
+    oversized: never,
   };
 }
 
@@ -137,18 +218,27 @@ export function form<TSchema extends z.ZodObject, TContext = any>(
 export function url<TContext = any>(
   options: { message: FromContext<string, TContext>; url: FromContext<string, TContext> } & CommonOptions,
 ): InputSpec<UrlAnswer, TContext> {
+  const onlyWhenAsked = options.onlyWhenAsked ?? false;
   return {
     kind: 'url',
     fallback: options.fallback ?? false,
-    shape: { kind: 'url' },
-    build: (context) => ({
+    onlyWhenAsked,
+    shape: { kind: 'url', ...(onlyWhenAsked ? { onlyWhenAsked } : {}) },
+    build: (context, note) => ({
       method: 'elicitation/create',
-      params: { mode: 'url', message: resolve(options.message, context), url: resolve(options.url, context) },
+      params: {
+        mode: 'url',
+        message: withNote(resolve(options.message, context), note),
+        url: resolve(options.url, context),
+      },
     }),
     parse(raw) {
       const result = elicitResult.safeParse(raw);
-      return result.success ? { action: result.data.action } : undefined;
+      return result.success
+        ? { ok: true, answer: { action: result.data.action } }
+        : { ok: false, problem: NOT_AN_ELICITATION_RESULT };
     },
+    oversized: never,
   };
 }
 
@@ -159,43 +249,112 @@ const samplingResult = z.object({
   stopReason: z.string().optional(),
 });
 
+/** Default size limit of a sampling or roots answer: characters of its JSON encoding. */
+export const DEFAULT_ANSWER_MAX_LENGTH = 8000;
+/** Default most roots a roots answer may list. */
+export const DEFAULT_MAX_ROOTS = 100;
+
+/** Size options of the answers that no form schema bounds (sampling, roots). */
+export interface AnswerSizeOptions {
+  /**
+   * Most characters the answer's JSON encoding may have (default 8,000): the model's text
+   * and everything around it, or all roots with their names. A larger answer is refused
+   * before the state is redeemed, with a message naming the limit.
+   */
+  maxLength?: number;
+}
+
+function limitOption(name: string, value: number | undefined, fallback: number): number {
+  const limit = value ?? fallback;
+  if (!Number.isSafeInteger(limit) || limit < 1) {
+    throw new FlowDefinitionError(`${name} must be a positive integer, got ${String(value)}`);
+  }
+  return limit;
+}
+
+function tooLong(raw: unknown, maxLength: number): string | undefined {
+  const length = jsonLength(raw);
+  return length > maxLength
+    ? `the answer is ${count(length)} characters long; at most ${count(maxLength)} are accepted`
+    : undefined;
+}
+
 /**
- * A sampling request (`sampling/createMessage`): the client's model answers.
+ * A sampling request (`sampling/createMessage`): the client's model answers. The answer is
+ * bounded by `maxLength` (default 8,000 characters of JSON, the model's text included).
  *
  * @example wire: `{ method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: '…' } }], maxTokens: 400 } }`
  */
 export function sampling<TContext = any>(
-  options: { params: FromContext<SamplingParams, TContext> } & CommonOptions,
+  options: { params: FromContext<SamplingParams, TContext> } & CommonOptions & AnswerSizeOptions,
 ): InputSpec<SamplingAnswer, TContext> {
+  const maxLength = limitOption('sampling maxLength', options.maxLength, DEFAULT_ANSWER_MAX_LENGTH);
+  const onlyWhenAsked = options.onlyWhenAsked ?? false;
+  const oversized = (raw: unknown) => tooLong(raw, maxLength);
   return {
     kind: 'sampling',
     fallback: options.fallback ?? false,
-    shape: { kind: 'sampling' },
+    onlyWhenAsked,
+    shape: {
+      kind: 'sampling',
+      ...(options.maxLength !== undefined ? { maxLength } : {}),
+      ...(onlyWhenAsked ? { onlyWhenAsked } : {}),
+    },
+    // No note: nobody reads a sampling request's text as a message from the flow.
     build: (context) => ({ method: 'sampling/createMessage', params: resolve(options.params, context) }),
     parse(raw) {
+      const tooLarge = oversized(raw);
+      if (tooLarge) return { ok: false, problem: tooLarge };
       const result = samplingResult.safeParse(raw);
-      return result.success ? { action: 'accept', result: result.data as SamplingResult } : undefined;
+      return result.success
+        ? { ok: true, answer: { action: 'accept', result: result.data as SamplingResult } }
+        : { ok: false, problem: describeIssues(result.error.issues) };
     },
+    oversized,
   };
 }
 
 const rootsResult = z.object({ roots: z.array(z.object({ uri: z.string(), name: z.string().optional() })) });
 
 /**
- * A roots listing (`roots/list`): the client's workspace roots.
+ * A roots listing (`roots/list`): the client's workspace roots. The answer is bounded by
+ * `maxRoots` (default 100) and `maxLength` (default 8,000 characters of JSON in all).
  *
  * @example wire: `{ method: 'roots/list' }`, answer `{ roots: [{ uri: 'file:///work', name: 'work' }] }`
  */
-export function roots(options: CommonOptions = {}): InputSpec<RootsAnswer> {
+export function roots(
+  options: CommonOptions & AnswerSizeOptions & { /** Most roots accepted (default 100). */ maxRoots?: number } = {},
+): InputSpec<RootsAnswer> {
+  const maxLength = limitOption('roots maxLength', options.maxLength, DEFAULT_ANSWER_MAX_LENGTH);
+  const maxRoots = limitOption('roots maxRoots', options.maxRoots, DEFAULT_MAX_ROOTS);
+  const onlyWhenAsked = options.onlyWhenAsked ?? false;
+  const oversized = (raw: unknown): string | undefined => {
+    const list = typeof raw === 'object' && raw !== null ? (raw as { roots?: unknown }).roots : undefined;
+    if (Array.isArray(list) && list.length > maxRoots) {
+      return `the client listed ${count(list.length)} roots; at most ${count(maxRoots)} are accepted`;
+    }
+    return tooLong(raw, maxLength);
+  };
   return {
     kind: 'roots',
     fallback: options.fallback ?? false,
-    shape: { kind: 'roots' },
+    onlyWhenAsked,
+    shape: {
+      kind: 'roots',
+      ...(options.maxLength !== undefined ? { maxLength } : {}),
+      ...(options.maxRoots !== undefined ? { maxRoots } : {}),
+      ...(onlyWhenAsked ? { onlyWhenAsked } : {}),
+    },
     build: () => ({ method: 'roots/list' }),
     parse(raw) {
+      const tooLarge = oversized(raw);
+      if (tooLarge) return { ok: false, problem: tooLarge };
       const result = rootsResult.safeParse(raw);
-      return result.success ? { action: 'accept', roots: result.data.roots } : undefined;
+      return result.success
+        ? { ok: true, answer: { action: 'accept', roots: result.data.roots } }
+        : { ok: false, problem: describeIssues(result.error.issues) };
     },
+    oversized,
   };
 }
 

@@ -1,9 +1,12 @@
 /**
- * What the engine keeps inside a requestState between two rounds, and the
- * questions the runner asks of a machine's state. The body holds the compact
- * snapshot, the pending deadlines and the answers already received and valid;
- * the keys a state waits for are not stored: they follow from the state value
- * through the machine's `meta.ask`.
+ * What the engine keeps inside a requestState between two rounds, the
+ * questions the runner asks of a machine's state, and how a client's answers
+ * are read. The body holds the compact snapshot, the pending deadlines and the
+ * answers already received and valid (as parsed, so only fields their schema
+ * knows); the keys a state waits for are not stored: they follow from the
+ * state value through the machine's `meta.ask`. Answers are read from the
+ * client's `inputResponses` by `readAnswers` only, for both the retry digest
+ * and delivery, so the two always see the same answers.
  */
 import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import type { RequestStateClaims } from './codec/types.js';
@@ -17,7 +20,11 @@ export interface RoundBody {
   s: CompactSnapshot;
   /** Pending deadlines. */
   t?: Deadline[];
-  /** Raw answers already received and valid, held until the rest arrive. */
+  /**
+   * Answers already received and valid, held until the rest arrive: the event payloads their
+   * spec parsed (never the raw input, so a junk field cannot inflate a state), delivered as
+   * they are when the rest arrive.
+   */
   h?: Record<string, unknown>;
 }
 
@@ -35,6 +42,32 @@ export function readBody(claims: RequestStateClaims): RoundBody {
     (body.h === undefined || (typeof body.h === 'object' && body.h !== null && !Array.isArray(body.h)));
   if (!ok) throw new InvalidRequestStateError('bad_snapshot');
   return body as RoundBody;
+}
+
+declare const ANSWERS: unique symbol;
+
+/**
+ * A client's answers by input key, as {@link readAnswers} read them: own properties only, in a
+ * null-prototype record. Branded so a round cannot be handed raw `inputResponses`.
+ */
+export type Answers = Readonly<Record<string, unknown>> & { readonly [ANSWERS]: true };
+
+/**
+ * The answers in a client's `inputResponses` for `keys` (every key when omitted), read from own
+ * data properties only. `inputResponses` is attacker-controlled: after the SDK copies it, a
+ * `"__proto__"` member can have become the object's prototype, and `responses.confirm` would
+ * then find an answer the client never sent as its own. The runner digests exactly what this
+ * returns and the round delivers exactly what it holds, so a retry's digest covers what was
+ * delivered.
+ */
+export function readAnswers(responses: unknown, keys?: readonly string[]): Answers {
+  const answers = Object.create(null) as Record<string, unknown>;
+  if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) return answers as Answers;
+  for (const key of keys ?? Object.keys(responses)) {
+    const own = Object.getOwnPropertyDescriptor(responses, key);
+    if (own && 'value' in own && own.value !== undefined) answers[key] = own.value;
+  }
+  return answers as Answers;
 }
 
 /** Keys asked by the active states (`meta.ask`), in document order, without duplicates. */

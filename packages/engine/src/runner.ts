@@ -26,8 +26,8 @@ import type { InputKind } from './inputs.js';
 import { type Inspector, stableInspector } from './inspection.js';
 import type { Ledger } from './ledger.js';
 import type { RoundOutcome } from './outcome.js';
-import { Round, type RoundSettings } from './round.js';
-import { askedKeys, readBody } from './roundBody.js';
+import { oversizedAnswer, Round, type RoundSettings } from './round.js';
+import { askedKeys, readAnswers, readBody } from './roundBody.js';
 import { createFlowServices } from './services.js';
 
 /** The MCP methods that may answer `input_required`. */
@@ -127,14 +127,6 @@ function createRoundActor(
         }
       : undefined;
   return createActor(machine, { ...from, clock: inertClock, ...(inspect ? { inspect } : {}) });
-}
-
-function pick(responses: Readonly<Record<string, unknown>> | undefined, keys: readonly string[]) {
-  const picked: Record<string, unknown> = {};
-  for (const key of keys) {
-    if (responses && Object.hasOwn(responses, key)) picked[key] = responses[key];
-  }
-  return picked;
 }
 
 /**
@@ -238,10 +230,22 @@ export function createRunner(options: RunnerOptions): Runner {
       pending = askedKeys(snapshot).filter((key) => !Object.hasOwn(held, key));
     }
 
+    // The answers this round may deliver (own properties only: see readAnswers): on a resumed
+    // round those to the keys the state awaits, on a first call any (the round picks what the
+    // flow asks first). The retry digest covers exactly these.
+    const answers = readAnswers(request.inputResponses, opened ? pending : undefined);
+    // An answer over a size its input declares is refused BEFORE redemption: nothing ran, nothing
+    // was used up, and the same state takes a corrected answer (see `oversizedAnswer`).
+    const oversized = opened ? oversizedAnswer(flow, answers) : undefined;
+    if (oversized) {
+      log({ type: 'round', flow: flow.name, fid, round, outcome: 'error', ms: now() - started });
+      return { type: 'error', ...base, message: oversized };
+    }
+
     // 3. Redeem before any side effect.
     let redeemedJti: string | undefined;
     if (opened && ledger) {
-      const responsesDigest = codec.digest(pick(request.inputResponses, pending), 'responses');
+      const responsesDigest = codec.digest(answers, 'responses');
       const redemption = await ledger.redeem({
         jti: opened.claims.jti,
         responsesDigest,
@@ -267,7 +271,7 @@ export function createRunner(options: RunnerOptions): Runner {
         fid,
         round,
         capabilities: context.capabilities,
-        inputResponses: request.inputResponses,
+        answers,
         restored: opened ? { body: opened.body, pending } : undefined,
         received,
       }).play(actor);

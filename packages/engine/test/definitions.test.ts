@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import { z } from 'zod';
-import { ask, defineFlow, defineInputs, FlowDefinitionError, form, toElicitationSchema, url } from '../src/index.js';
+import {
+  ask,
+  defineFlow,
+  defineInputs,
+  FlowDefinitionError,
+  form,
+  roots,
+  sampling,
+  toElicitationSchema,
+  url,
+} from '../src/index.js';
 import { deployFlow } from './fixtures/deployFlow.js';
 
 describe('form schemas become restricted elicitation schemas', () => {
@@ -50,13 +60,53 @@ describe('form schemas become restricted elicitation schemas', () => {
   it('validates answers with the original zod schema (refinements the wire cannot carry)', () => {
     const spec = form({ message: 'ticket', schema: z.object({ ticket: z.string().regex(/^CHG-\d+$/) }) });
     expect(spec.parse({ action: 'accept', content: { ticket: 'CHG-1' } })).toEqual({
-      action: 'accept',
-      content: { ticket: 'CHG-1' },
+      ok: true,
+      answer: { action: 'accept', content: { ticket: 'CHG-1' } },
     });
-    expect(spec.parse({ action: 'accept', content: { ticket: 'nope' } })).toBeUndefined();
-    expect(spec.parse({ action: 'decline' })).toEqual({ action: 'decline' });
-    expect(spec.parse({ action: 'maybe' })).toBeUndefined();
-    expect(spec.parse('garbage')).toBeUndefined();
+    expect(spec.parse({ action: 'accept', content: { ticket: 'nope' } })).toMatchObject({ ok: false });
+    expect(spec.parse({ action: 'decline' })).toEqual({ ok: true, answer: { action: 'decline' } });
+    expect(spec.parse({ action: 'maybe' })).toMatchObject({ ok: false });
+    expect(spec.parse('garbage')).toMatchObject({ ok: false });
+  });
+
+  it('keeps only the fields a form schema knows: a junk field cannot ride along', () => {
+    const spec = form({ message: 'ticket', schema: z.object({ ticket: z.string().max(64) }) });
+    const parsed = spec.parse({ action: 'accept', content: { ticket: 'CHG-1', junk: 'x'.repeat(20_000) } });
+    expect(parsed).toEqual({ ok: true, answer: { action: 'accept', content: { ticket: 'CHG-1' } } });
+  });
+
+  it('advertises a string limit as maxLength and names it, not the value, when an answer passes it', () => {
+    const spec = form({ message: 'ticket', schema: z.object({ ticket: z.string().min(1).max(64) }) });
+    const wire = spec.build({});
+    expect(wire).toMatchObject({
+      params: { requestedSchema: { properties: { ticket: { type: 'string', minLength: 1, maxLength: 64 } } } },
+    });
+    const long = 'Q'.repeat(13_000);
+    const parsed = spec.parse({ action: 'accept', content: { ticket: long } });
+    expect(parsed).toEqual({ ok: false, problem: 'ticket: at most 64 characters' });
+    expect(spec.build({}, 'Your previous answer was not accepted.')).toMatchObject({
+      params: { message: 'Your previous answer was not accepted.\n\nticket' },
+    });
+  });
+
+  it('bounds sampling and roots answers, refusing an oversized one before parsing it', () => {
+    const draft = sampling({ params: { messages: [], maxTokens: 10 }, maxLength: 1000 });
+    const answer = (text: string) => ({ role: 'assistant', content: { type: 'text', text }, model: 'm' });
+    expect(draft.oversized(answer('fine'))).toBeUndefined();
+    expect(draft.parse(answer('fine'))).toMatchObject({ ok: true });
+    expect(draft.oversized(answer('x'.repeat(22_000)))).toMatch(/22,0\d\d characters long; at most 1,000/);
+    expect(draft.parse(answer('x'.repeat(22_000)))).toMatchObject({ ok: false });
+
+    const workspace = roots({ maxRoots: 3 });
+    const list = (n: number) => ({ roots: Array.from({ length: n }, (_, i) => ({ uri: `file:///r${i}` })) });
+    expect(workspace.oversized(list(3))).toBeUndefined();
+    expect(workspace.oversized(list(2000))).toBe('the client listed 2,000 roots; at most 3 are accepted');
+    expect(workspace.parse({ roots: [{ uri: 'file:///a', junk: 'x'.repeat(5000) }] })).toEqual({
+      ok: true,
+      answer: { action: 'accept', roots: [{ uri: 'file:///a' }] },
+    });
+    expect(roots().oversized({ roots: [{ uri: `file:///${'x'.repeat(9000)}` }] })).toMatch(/at most 8,000/);
+    expect(() => roots({ maxRoots: 0 })).toThrow(FlowDefinitionError);
   });
 
   it('builds URL elicitations from context', () => {
@@ -68,7 +118,7 @@ describe('form schemas become restricted elicitation schemas', () => {
       method: 'elicitation/create',
       params: { mode: 'url', message: 'Sign the approval', url: 'https://approvals.example/a1' },
     });
-    expect(spec.parse({ action: 'accept' })).toEqual({ action: 'accept' });
+    expect(spec.parse({ action: 'accept' })).toEqual({ ok: true, answer: { action: 'accept' } });
   });
 });
 

@@ -24,7 +24,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { InvalidRequestStateError } from '../errors.js';
+import { InvalidRequestStateError, StateTooLargeError } from '../errors.js';
 import { canonicalJson } from './canonicalJson.js';
 import { decodePayload, encodePayload } from './claimsPayload.js';
 import { decodeWire, fail, nonceOf, readHeader, seal, sign, unseal, verify, writeHeader } from './envelope.js';
@@ -114,7 +114,7 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
         body: claims.body,
       });
       if (payload.length > maxPayloadBytes) {
-        throw new RangeError(`requestState: payload is ${payload.length} bytes; maxPayloadBytes is ${maxPayloadBytes}`);
+        throw new StateTooLargeError('payload', payload.length, maxPayloadBytes);
       }
       let flags = 0;
       if (payload.length >= compressThreshold) {
@@ -132,7 +132,7 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
           : sign(key.subkey('sign'), header, payload, context);
       const token = envelope.toString('base64url');
       if (token.length > maxTokenBytes) {
-        throw new RangeError(`requestState: token is ${token.length} characters; maxTokenBytes is ${maxTokenBytes}`);
+        throw new StateTooLargeError('token', token.length, maxTokenBytes);
       }
       const minted: RequestStateClaims<TBody> = {
         v: REQUEST_STATE_VERSION,

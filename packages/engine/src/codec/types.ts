@@ -67,6 +67,7 @@ export interface RequestStateCodec {
   /**
    * Mint a state bound to `binding`.
    * @returns the wire string (base64url) and the claims it carries.
+   * @throws StateTooLargeError (a RangeError) when the payload or the wire string passes its cap.
    */
   mint<TBody>(
     binding: StateBinding,
