@@ -322,7 +322,7 @@ describe('baton call through tmux', () => {
     expect(text).toContain('  ! expected yes or no');
 
     type(session, 'y');
-    const ticket = '  ticket - Change ticket, e.g. CHG-1234 [required]: ';
+    const ticket = '  ticket - Change ticket, e.g. CHG-1234 [at most 64 characters, required]: ';
     text = await waitFor(session, (t) => t.includes(ticket), 'the ticket prompt');
     expect(text).toContain('  -> accept {"confirm":true}');
     expect(text).toContain('? Which change ticket covers this deployment?');

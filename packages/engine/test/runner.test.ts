@@ -529,3 +529,168 @@ describe('answers on a first call', () => {
     expect(Object.keys(partial.inputRequests)).toEqual(['confirm_deploy']);
   });
 });
+
+describe('answers that must have been asked (onlyWhenAsked)', () => {
+  const gateInputs = defineInputs({
+    confirm: form({ message: 'Go?', schema: z.object({ go: z.boolean() }), onlyWhenAsked: true }),
+    note: form({ message: 'Note?', schema: z.object({ note: z.string().max(20) }) }),
+  });
+  const gate = defineFlow({
+    name: 'gate',
+    description: 'Asks a confirmation that must be seen, and a note.',
+    args: z.object({}),
+    inputs: gateInputs,
+    machine: setup({
+      types: { context: {} as { note: string }, events: {} as InputEvents<typeof gateInputs> },
+    }).createMachine({
+      context: { note: '' },
+      initial: 'asking',
+      states: {
+        asking: {
+          meta: ask(gateInputs, 'confirm', 'note'),
+          on: {
+            'input.confirm': [
+              { guard: ({ event }) => event.action === 'accept' && event.content.go, target: 'noting' },
+              { target: 'stopped' },
+            ],
+          },
+        },
+        noting: {
+          meta: ask(gateInputs, 'note'),
+          on: {
+            'input.note': {
+              target: 'done',
+              actions: assign({ note: ({ event }) => (event.action === 'accept' ? event.content.note : '') }),
+            },
+          },
+        },
+        done: { type: 'final', output: ({ context }: { context: { note: string } }) => `done: ${context.note}` },
+        stopped: { type: 'final', output: 'stopped' },
+      },
+    }),
+  });
+  const context = { ...ctx, target: 'gate' };
+
+  it('ignores an answer sent ahead for it and shows the request, holding the other answers sent ahead', async () => {
+    const runner = makeRunner({ flows: [gate] });
+    const ahead = expectInput(
+      await runner.run({
+        flow: 'gate',
+        args: {},
+        context,
+        inputResponses: { confirm: accept({ go: true }), note: accept({ note: 'early' }) },
+      }),
+    );
+    expect(Object.keys(ahead.inputRequests)).toEqual(['confirm']);
+    const done = await runner.run({
+      flow: 'gate',
+      args: {},
+      context,
+      requestState: ahead.requestState,
+      inputResponses: { confirm: accept({ go: true }) },
+    });
+    expect(text(done)).toBe('done: early');
+  });
+
+  it('is part of the definition hash', () => {
+    const make = (onlyWhenAsked: boolean) =>
+      defineFlow({
+        name: 'h',
+        description: 'h',
+        args: z.object({}),
+        inputs: defineInputs({ c: form({ message: 'c', schema: z.object({ c: z.boolean() }), onlyWhenAsked }) }),
+        machine: setup({}).createMachine({ initial: 'a', states: { a: { type: 'final' } } }),
+      });
+    expect(make(true).hash).not.toBe(make(false).hash);
+  });
+});
+
+describe('answers read from own properties only', () => {
+  it('delivers nothing found only on the prototype of inputResponses', async () => {
+    const runner = makeRunner();
+    const args = { version: '12.0.0' };
+    const first = expectInput(await runner.run({ flow: 'deploy_production', args, context: ctx }));
+    const smuggled = Object.create({
+      confirm_deploy: accept({ confirm: true }),
+      change_ticket: accept({ ticket: 'CHG-12' }),
+    }) as Record<string, unknown>;
+    const again = expectInput(
+      await runner.run({
+        flow: 'deploy_production',
+        args,
+        context: ctx,
+        requestState: first.requestState,
+        inputResponses: smuggled,
+      }),
+    );
+    expect(Object.keys(again.inputRequests)).toEqual(['confirm_deploy', 'change_ticket']);
+    // Nor on a first call.
+    const fresh = expectInput(
+      await runner.run({ flow: 'deploy_production', args, context: ctx, inputResponses: smuggled }),
+    );
+    expect(Object.keys(fresh.inputRequests)).toEqual(['confirm_deploy', 'change_ticket']);
+  });
+});
+
+describe('a next state too large to mint', () => {
+  const smallRunner = (extra: { log?: (e: RunnerLogEvent) => void } = {}) =>
+    createRunner({
+      flows: [deployFlow],
+      codec: createRequestStateCodec({ keys, now, maxTokenBytes: 1200 }),
+      now,
+      ...extra,
+    });
+
+  it('asks the previous questions again from the previous state, saying what is too large and the limit', async () => {
+    const events: RunnerLogEvent[] = [];
+    const runner = smallRunner({ log: (e) => events.push(e) });
+    const args = { version: '13.0.0' };
+    const first = expectInput(await runner.run({ flow: 'deploy_production', args, context: ctx }));
+    const again = expectInput(
+      await runner.run({
+        flow: 'deploy_production',
+        args,
+        context: ctx,
+        requestState: first.requestState,
+        inputResponses: { change_ticket: accept({ ticket: `CHG-${'4'.repeat(900)}` }) },
+      }),
+    );
+    expect(again.round).toBe(2);
+    expect(again.requestState).not.toBe(first.requestState);
+    expect(Object.keys(again.inputRequests)).toEqual(['confirm_deploy', 'change_ticket']);
+    const message = (again.inputRequests.change_ticket as { params: { message: string } }).params.message;
+    expect(message).toMatch(
+      /^The answer to "change_ticket" is too large \(9\d\d characters\).*over its limit of 1,200\./,
+    );
+    expect(message).toContain('\n\nChange ticket for this deployment?');
+    expect(events.some((e) => e.type === 'flow_error')).toBe(true);
+    const done = await runner.run({
+      flow: 'deploy_production',
+      args,
+      context: ctx,
+      requestState: again.requestState,
+      inputResponses: { confirm_deploy: accept({ confirm: true }), change_ticket: accept({ ticket: 'CHG-13' }) },
+    });
+    expect(text(done)).toBe('Deployed 13.0.0 (ticket CHG-13)');
+  });
+
+  it('turns any other minting failure into a sentence too', async () => {
+    const bigintInputs = defineInputs({ n: form({ message: 'n?', schema: z.object({ n: z.number() }) }) });
+    const bigint = defineFlow({
+      name: 'bigint',
+      description: 'Keeps a bigint in its context, which no state can hold.',
+      args: z.object({}),
+      inputs: bigintInputs,
+      machine: setup({
+        types: { context: {} as { big: bigint }, events: {} as InputEvents<typeof bigintInputs> },
+      }).createMachine({
+        context: { big: 1n },
+        initial: 'asking',
+        states: { asking: { meta: ask(bigintInputs, 'n') } },
+      }),
+    });
+    const runner = makeRunner({ flows: [bigint] });
+    const outcome = await runner.run({ flow: 'bigint', args: {}, context: { ...ctx, target: 'bigint' } });
+    expect(outcome).toMatchObject({ type: 'error', message: expect.stringContaining('could not save its state') });
+  });
+});
