@@ -252,14 +252,20 @@ export class Round {
    * minted afresh (new jti, this round's number): the same questions as before, each request
    * that shows the user text saying what was too large and the limit. What the machine did
    * this round is dropped (invoked work runs again with the corrected answers). A first call
-   * has no previous state: it ends in an error saying the same, and nothing was used up.
+   * has no previous state: it ends in an error saying the same, and nothing was used up. So
+   * does a round whose previous requests show no text (only roots, or only a deadline): asking
+   * them again would loop without anyone learning why.
    */
   #unsaved(error: unknown): RoundOutcome {
     const { flow, fid, restored } = this.#input;
     const { log } = this.#settings;
     log({ type: 'flow_error', flow: flow.name, fid, error });
     const reason = this.#whyUnsaved(error);
-    if (restored) {
+    const shown = restored?.pending.some((key) => {
+      const kind = flow.inputs[key]!.kind;
+      return kind === 'form' || kind === 'url';
+    });
+    if (restored && shown) {
       const previous = restored.body;
       const inputRequests = this.#requests(restored.pending, previous.s[1], () => reason);
       try {
