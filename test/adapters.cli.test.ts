@@ -1,18 +1,27 @@
 /**
  * `baton` failures: bad flags, an unreadable or empty flows module, a short
- * key, an unusable auth-tokens file, an unreachable database. Each prints
- * exactly one line on stderr (never a stack trace) and exits non-zero; a
- * missing `BATON_KEYS` only warns.
+ * or non-random key, an unusable auth-tokens file or a short token, an
+ * unreachable database, a taken port. Each prints exactly one line on stderr
+ * (never a stack trace, never a secret) and exits non-zero, leaves nothing
+ * behind (no ledger file for a taken port) and never hangs (an inspector
+ * that holds the event loop); a missing `BATON_KEYS` only warns. Also
+ * `baton keygen`, and flows that need a ledger served without one.
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateKey } from '@baton/engine';
+import { generateKey, parseKeyRingEnv } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FLOWS, runCli, startServe } from './helpers/mcpClients.js';
+import { connectHttp, FLOWS, ROOT, runCli, startServe } from './helpers/mcpClients.js';
 
 let dir: string;
 const key = generateKey();
+const LONG_TOKEN = 'bob-token-0123456789abcdef';
+/** A port some other program holds. */
+let taken: Server;
+let takenPort: number;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'baton-cli-'));
@@ -20,8 +29,22 @@ beforeAll(async () => {
   await writeFile(join(dir, 'empty.ts'), 'export const answer = 42;\n');
   await writeFile(join(dir, 'syntax.ts'), 'export const = ;\n');
   await writeFile(join(dir, 'tokens-bad.json'), '{ "token": 42 }');
+  await writeFile(join(dir, 'tokens-short.json'), JSON.stringify({ [LONG_TOKEN]: 'bob', hunter2: 'alice' }));
+  // An inspector that holds the event loop open, as a WebSocket inspector's socket does.
+  await writeFile(
+    join(dir, 'busy-inspector.mjs'),
+    "import { createServer } from 'node:net';\ncreateServer().listen(0, '127.0.0.1');\nexport default function inspect() {}\n",
+  );
+  await writeFile(
+    join(dir, 'ledger-only.ts'),
+    `export { grantTemporaryAccess, redeemAccessCode } from ${JSON.stringify(join(ROOT, 'examples/approvals/accessCodes.ts'))};\n`,
+  );
+  taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  takenPort = (taken.address() as { port: number }).port;
 });
 afterAll(async () => {
+  await new Promise((resolve) => taken?.close(resolve));
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -43,6 +66,14 @@ describe.concurrent('usage errors: one line, exit 2', () => {
     [['serve', FLOWS, '--http'], /--http needs a value/],
     [['serve', FLOWS, '--stdio', '--bogus'], /unknown option --bogus/],
     [['serve', FLOWS, '--stdio', '--ttl', 'soon'], /--ttl expects a whole number/],
+    [['serve', FLOWS, '--stdio', '--ttl', '-5'], /--ttl expects a whole number of seconds >= 1, got "-5"$/],
+    [['serve', FLOWS, '--stdio', '--ttl', '999999999999'], /--ttl is at most 31622400 seconds \(366 days\)/],
+    [['serve', FLOWS, '--stdio', '--ttl', '90000'], /--ttl 90000 is longer than --max-ttl 86400 \(the default\)/],
+    [['serve', FLOWS, '--stdio', '--ttl', '900', '--max-ttl', '600'], /--ttl 900 is longer than --max-ttl 600,/],
+    [['serve', FLOWS, '--stdio', '--max-ttl', '-1'], /--max-ttl expects a whole number of seconds >= 1, got "-1"$/],
+    [['serve', FLOWS, '--stdio', '--ledger', '--audit'], /--ledger needs a value/],
+    [['call', 'tool', '--http', '-5'], /--http expects a URL such as http:\/\/127\.0\.0\.1:8080\/mcp, got "-5"/],
+    [['keygen', 'extra'], /keygen takes no arguments/],
     [['serve', FLOWS, '--stdio', '--auth-tokens', 'tokens.json'], /--auth-tokens applies to --http only/],
     [['frobnicate'], /unknown command "frobnicate"/],
   ])('baton %j', async (args, pattern) => {
@@ -85,6 +116,67 @@ describe.concurrent('start-up failures: one line, exit 1', () => {
     );
   });
 
+  it('a key that does not look random (all zeros), never printed', async () => {
+    const zeros = Buffer.alloc(32).toString('base64url');
+    const result = await runCli(['serve', FLOWS, ...http], { BATON_KEYS: `${key},${zeros}` });
+    expectOneLine(result, 1, /BATON_KEYS: key 2 does not look random \(only 1 distinct byte value; .*"baton keygen"$/);
+    expect(result.stderr).not.toContain(zeros);
+  });
+
+  it('a bearer token shorter than 16 characters, never printed', async () => {
+    const file = join(dir, 'tokens-short.json');
+    const result = await runCli(['serve', FLOWS, ...http, '--auth-tokens', file], { BATON_KEYS: key });
+    expectOneLine(
+      result,
+      1,
+      /auth tokens file .*tokens-short\.json: the token of principal "alice" is shorter than 16 characters/,
+    );
+    expect(result.stderr).not.toContain('hunter2');
+    expect(result.stderr).not.toContain(LONG_TOKEN);
+  });
+
+  it('a taken port, before the ledger file is created', async () => {
+    const db = join(dir, 'taken.db');
+    expectOneLine(
+      await runCli(['serve', FLOWS, '--http', `127.0.0.1:${takenPort}`, '--ledger', `sqlite:${db}`], {
+        BATON_KEYS: key,
+      }),
+      1,
+      /cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE/,
+    );
+    expect(existsSync(db)).toBe(false);
+  });
+
+  it('with --inspect: a taken port, and a ledger that fails after the inspector started, exit without hanging', async () => {
+    const inspect = ['--inspect', join(dir, 'busy-inspector.mjs')];
+    expectOneLine(
+      await runCli(['serve', FLOWS, '--http', `127.0.0.1:${takenPort}`, ...inspect], { BATON_KEYS: key }),
+      1,
+      /cannot listen on/,
+    );
+    expectOneLine(
+      await runCli(['serve', FLOWS, ...http, ...inspect, '--ledger', 'postgres://baton@127.0.0.1:1/baton'], {
+        BATON_KEYS: key,
+      }),
+      1,
+      /cannot open ledger: /,
+    );
+  });
+
+  it('a module whose every flow needs a ledger, served without one', async () => {
+    const result = await runCli(['serve', join(dir, 'ledger-only.ts'), ...http], { BATON_KEYS: key });
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      'baton: warning: not serving grant_temporary_access: it needs a ledger; start with --ledger URL to serve it',
+      'baton: warning: not serving redeem_access_code: it needs a ledger; start with --ledger URL to serve it',
+    ]);
+    expectOneLine(
+      { code: result.code, stderr: lines.slice(2).join('\n') },
+      1,
+      /every flow of .*ledger-only\.ts needs a ledger: start with --ledger URL/,
+    );
+  });
+
   it('an unusable auth-tokens file', async () => {
     expectOneLine(
       await runCli(['serve', FLOWS, ...http, '--auth-tokens', join(dir, 'tokens-bad.json')], { BATON_KEYS: key }),
@@ -122,6 +214,37 @@ describe.concurrent('start-up failures: one line, exit 1', () => {
     });
     expect(result.stderr).not.toContain('hunter2');
   });
+});
+
+it('baton keygen prints one fresh key on stdout, which BATON_KEYS accepts', async () => {
+  const [a, b] = await Promise.all([runCli(['keygen']), runCli(['keygen'])]);
+  for (const run of [a, b]) {
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^[A-Za-z0-9_-]{43}\n$/);
+  }
+  expect(a.stdout).not.toBe(b.stdout);
+  expect(parseKeyRingEnv(`${a.stdout.trim()},${b.stdout.trim()}`).keys).toHaveLength(2);
+});
+
+it('leaves out the flows that need a ledger when served without one, one line each, and serves the rest', async () => {
+  const server = await startServe(['examples/approvals', '--http', '127.0.0.1:0'], { BATON_KEYS: key });
+  try {
+    const warnings = server
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('needs a ledger'));
+    expect(warnings).toEqual([
+      'baton: warning: not serving grant_temporary_access: it needs a ledger; start with --ledger URL to serve it',
+      'baton: warning: not serving redeem_access_code: it needs a ledger; start with --ledger URL to serve it',
+    ]);
+    expect(server.stderr()).toMatch(/serving 3 flows at http/);
+    const { client } = await connectHttp(server.url);
+    const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
+    expect(names).toEqual(['deploy_production', 'draft_release_notes', 'expense_approval']);
+    await client.close();
+  } finally {
+    expect(await server.stop()).toBe(0);
+  }
 });
 
 it('warns on stderr and uses a random key when BATON_KEYS is not set', async () => {

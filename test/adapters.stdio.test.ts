@@ -3,8 +3,13 @@
  * `StdioClientTransport`: a 2026-07-28 client drives rounds itself (and gets
  * -32602 for a tampered state); a 2025-era client is served through the
  * SDK's legacy shim, which turns each round's requests into real
- * server-to-client requests.
+ * server-to-client requests. And the stdio command the READMEs document,
+ * read from the READMEs and run through a shell as a user would: every line
+ * it writes on stdout is JSON.
  */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
 import type { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -121,4 +126,80 @@ describe('a 2025-era client', () => {
     expect(textOf(result)).toContain('url input');
     expect(log.asked).toEqual([]);
   });
+});
+
+/** The command line that starts the example server on stdio, as `source` documents it. */
+function documentedStdioCommand(source: 'README.md' | 'packages/adapters/README.md'): string {
+  const text = readFileSync(join(ROOT, source), 'utf8');
+  if (source === 'README.md') {
+    // "After the install, `<runner> baton <command>` runs the CLI from the repository root".
+    const runner = /`([^`]*?)\s*baton <command>` runs the CLI/.exec(text)?.[1];
+    if (!runner) throw new Error('README.md no longer says how to run the CLI ("`... baton <command>` runs the CLI")');
+    return `${runner} baton serve examples/approvals --stdio`;
+  }
+  const example = /`([^`]*baton serve examples\/approvals --stdio)`/.exec(text)?.[1];
+  if (!example) throw new Error(`${source} no longer shows a --stdio command for examples/approvals`);
+  return example;
+}
+
+/**
+ * Run `command` through a shell at the repository root, send `initialize`, `initialized` and
+ * `tools/list` as JSON lines, and collect stdout until the `tools/list` answer (bounded: 60 s).
+ */
+async function exchange(command: string): Promise<string> {
+  const child = spawn('sh', ['-c', command], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'ignore'] });
+  let stdout = '';
+  const answered = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no tools/list answer within 60 s; stdout:\n${stdout}`)), 60_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (/"id":2[,}]/.test(stdout)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`"${command}" exited with ${code} before answering; stdout:\n${stdout}`));
+    });
+  });
+  const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  send({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'stdout-check', version: '1.0.0' } },
+  });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+  try {
+    await answered;
+  } finally {
+    child.stdin.end();
+    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
+    clearTimeout(killer);
+  }
+  return stdout;
+}
+
+describe('the documented stdio command', () => {
+  it.each(['README.md', 'packages/adapters/README.md'] as const)(
+    'as %s has it, writes only JSON on stdout',
+    async (source) => {
+      const stdout = await exchange(documentedStdioCommand(source));
+      const lines = stdout.endsWith('\n') ? stdout.slice(0, -1).split('\n') : stdout.split('\n');
+      for (const line of lines) {
+        let message: { jsonrpc?: string } | undefined;
+        try {
+          message = JSON.parse(line);
+        } catch {
+          throw new Error(`a stdout line is not JSON: ${JSON.stringify(line)}\nstdout:\n${stdout}`);
+        }
+        expect(message?.jsonrpc, line).toBe('2.0');
+      }
+      const list = lines.map((line) => JSON.parse(line)).find((m) => m.id === 2);
+      expect(list.result.tools.map((t: { name: string }) => t.name)).toContain('deploy_production');
+    },
+  );
 });

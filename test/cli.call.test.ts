@@ -8,6 +8,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -235,6 +236,23 @@ describe.concurrent('baton call: usage errors, one line, exit 2', () => {
   });
 });
 
+describe('baton call: a server that cannot be reached', () => {
+  it('says so in one line, with what to do (exit 1)', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((resolve) => probe.close(resolve)); // nothing listens there now
+    const url = `http://127.0.0.1:${port}/mcp`;
+    expectOneLine(
+      await runCli(['call', 'deploy_production', '--args', '{"version":"1.0.0"}', '--http', url]),
+      1,
+      new RegExp(
+        `^baton: cannot reach ${url.replaceAll('.', '\\.')} \\(connection refused\\): is the server running\\?$`,
+      ),
+    );
+  });
+});
+
 // ---------------------------------------------------------------- tmux
 
 const HAS_TMUX = spawnSync('tmux', ['-V']).status === 0;
@@ -348,6 +366,66 @@ describe('baton call through tmux', () => {
     expect(text).toContain('  -> decline');
     expect(text).toContain('Expense of 50 rejected by manager.');
     expect(exitOf(text)).toBe(0);
+  });
+
+  it.skipIf(!HAS_TMUX)('stops asking a round once its confirmation is declined: the ticket is not asked', async () => {
+    const session = startCall('decline', [
+      'deploy_production',
+      '--args',
+      '{"version":"3.2.0"}',
+      '--http',
+      serve!.url.href,
+    ]);
+    await waitFor(session, (t) => t.includes('  confirm - Deploy now? [yes/no, required]: '), 'the confirm prompt');
+    type(session, ':decline');
+    const text = await waitFor(session, (t) => /^EXIT:\d+$/m.test(t), 'the exit status');
+    expect(text).toContain('  -> decline');
+    expect(text).toContain('? Which change ticket covers this deployment?');
+    expect(text).toContain('  -> cancel (not asked: an earlier answer of this round was declined or cancelled)');
+    expect(text).not.toContain('  ticket - Change ticket');
+    expect(text).toContain('Deployment of 3.2.0 cancelled.');
+    expect(exitOf(text)).toBe(0);
+  });
+
+  it.skipIf(!HAS_TMUX)('Ctrl-C at a prompt: one line saying the flow was not completed, exit 130', async () => {
+    const session = startCall('interrupt', [
+      'deploy_production',
+      '--args',
+      '{"version":"3.3.0"}',
+      '--http',
+      serve!.url.href,
+    ]);
+    await waitFor(session, (t) => t.includes('  confirm - Deploy now? [yes/no, required]: '), 'the confirm prompt');
+    tmux('send-keys', '-t', session, 'C-c');
+    const text = await waitFor(session, (t) => /^EXIT:\d+$/m.test(t), 'the exit status');
+    expect(text).toMatch(/^baton: cancelled \(Ctrl-C\); the flow was not completed$/m);
+    expect(exitOf(text)).toBe(130);
+  });
+
+  it.skipIf(!HAS_TMUX)('a server that goes down mid-flow: one line saying so and what to do, exit 1', async () => {
+    const doomed = await startServe(['examples/approvals', '--http', '127.0.0.1:0']);
+    try {
+      const session = startCall('down', [
+        'deploy_production',
+        '--args',
+        '{"version":"3.4.0"}',
+        '--http',
+        doomed.url.href,
+      ]);
+      await waitFor(session, (t) => t.includes('  confirm - Deploy now? [yes/no, required]: '), 'the confirm prompt');
+      await doomed.stop();
+      type(session, 'y');
+      await waitFor(session, (t) => t.includes('  ticket - Change ticket, e.g. CHG-1234 [required]: '), 'the ticket');
+      type(session, 'CHG-9');
+      const text = await waitFor(session, (t) => /^EXIT:\d+$/m.test(t), 'the exit status');
+      const errors = text.split('\n').filter((line) => line.startsWith('baton: '));
+      expect(errors).toEqual([
+        `baton: lost ${doomed.url.href} during deploy_production (connection refused): is the server still running? The flow was not completed; call again to start over`,
+      ]);
+      expect(exitOf(text)).toBe(1);
+    } finally {
+      await doomed.stop();
+    }
   });
 
   it('prints an error result (exit 1) and a JSON-RPC error as one line (exit 1)', async () => {

@@ -9,6 +9,7 @@ import {
   type CallContext,
   createRequestStateCodec,
   createRunner,
+  defineFlow,
   generateKey,
   type InputRequiredOutcome,
   type Ledger,
@@ -16,7 +17,8 @@ import {
 } from '@baton/engine';
 import { createMemoryLedger, createSqliteLedger } from '@baton/store';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { InspectionEvent } from 'xstate';
+import { fromPromise, type InspectionEvent, setup } from 'xstate';
+import { z } from 'zod';
 import { deployProduction, grantTemporaryAccess, redeemAccessCode } from '../examples/approvals/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-runner-ledger-'));
@@ -179,5 +181,66 @@ describe('a ledger that cannot record outcomes', () => {
     expect(text(done)).toContain('Deployed 1');
     expect(String(errors[0])).toContain('disk full');
     await inner.close();
+  });
+});
+
+describe('a flow that needs a ledger, on a runner without one', () => {
+  const keys = [generateKey()];
+  const grantCtx: CallContext = { principal: 'bob', method: 'tools/call', target: 'grant_temporary_access' };
+  const grantArgs = { resource: 'prod-db', minutes: 5 };
+
+  it('is refused up front, in words, before it asks anything (needsLedger)', async () => {
+    const logged: unknown[] = [];
+    const runner = createRunner({
+      flows: [grantTemporaryAccess, redeemAccessCode],
+      codec: createRequestStateCodec({ keys }),
+      log: (event) => logged.push(event),
+    });
+    expect(grantTemporaryAccess.needsLedger).toBe(true);
+    expect(redeemAccessCode.needsLedger).toBe(true);
+    expect(deployProduction.needsLedger).toBe(false);
+    for (const [flow, args] of [
+      ['grant_temporary_access', grantArgs],
+      ['redeem_access_code', { code: 'abc' }],
+    ] as const) {
+      const outcome = await runner.run({ flow, args, context: { ...grantCtx, target: flow } });
+      expect(outcome).toMatchObject({ type: 'error', flow, round: 1 });
+      expect((outcome as { message: string }).message).toBe(
+        `"${flow}" needs a ledger and this server has none: the server must run with a ledger (baton serve --ledger URL).`,
+      );
+    }
+    expect(logged).toContainEqual(expect.objectContaining({ type: 'flow_error', flow: 'grant_temporary_access' }));
+  });
+
+  it('that uses single-use tokens without declaring it gets a sentence, not "the server log has details"', async () => {
+    const undeclared = defineFlow({
+      name: 'mint_undeclared',
+      description: 'mints a token without declaring needsLedger',
+      args: z.object({}),
+      inputs: {},
+      machine: setup({
+        actors: { mint: fromPromise<string>(async () => 'placeholder') },
+      }).createMachine({
+        initial: 'minting',
+        states: {
+          minting: { invoke: { id: 'mint', src: 'mint', onDone: 'done' } },
+          done: { type: 'final' },
+        },
+      }),
+      implement: ({ tokens }) => ({
+        actors: { mint: fromPromise(async () => tokens.mint({ purpose: 'x', ttlSeconds: 60 })) },
+      }),
+    });
+    const runner = createRunner({ flows: [undeclared], codec: createRequestStateCodec({ keys }) });
+    const outcome = await runner.run({
+      flow: 'mint_undeclared',
+      args: {},
+      context: { principal: 'bob', method: 'tools/call', target: 'mint_undeclared' },
+    });
+    expect(outcome).toMatchObject({
+      type: 'error',
+      message:
+        'This flow uses single-use tokens, which need a ledger: the server must run with one (baton serve --ledger).',
+    });
   });
 });

@@ -82,6 +82,7 @@ export const grantTemporaryAccess = defineFlow({
   }),
   inputs: grantInputs,
   machine: grantMachine,
+  needsLedger: true, // codes are minted on the ledger: served without one, the tool says so up front
   implement: ({ tokens }) => ({
     actors: {
       mintCode: fromPromise(async ({ input }: { input: { resource: string; minutes: number } }) =>
@@ -135,6 +136,7 @@ export const redeemAccessCode = defineFlow({
   args: z.object({ code: z.string().min(1).max(200) }),
   inputs: {},
   machine: redeemMachine,
+  needsLedger: true,
   implement: ({ tokens }) => ({
     actors: {
       redeemCode: fromPromise(async ({ input }: { input: { code: string } }) => tokens.redeem(input.code, PURPOSE)),

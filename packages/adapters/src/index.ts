@@ -6,7 +6,7 @@
  * them over stateless Streamable HTTP with Host/Origin checks, a body limit
  * and bearer tokens; `loadFlowsModule` reads what `baton serve` serves.
  */
-export { createStaticTokenVerifier, loadAuthTokens } from './authTokens.js';
+export { createStaticTokenVerifier, loadAuthTokens, MIN_TOKEN_CHARS } from './authTokens.js';
 export {
   ANONYMOUS_PRINCIPAL,
   declaredCapabilities,

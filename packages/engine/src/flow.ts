@@ -68,6 +68,12 @@ export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends In
   /** Record answer values (not only keys and actions) in the audit trail. Off by default. */
   auditValues?: boolean;
   /**
+   * The flow cannot work without a ledger (it mints or redeems single-use tokens, say). A runner
+   * without a ledger answers every round of it with an error saying so, and `baton serve`
+   * without `--ledger` leaves it out with a warning. Off by default.
+   */
+  needsLedger?: boolean;
+  /**
    * Bind the machine's placeholder actors/actions to runtime services
    * (`machine.provide(implement(services))`), e.g. minting single-use tokens.
    */
@@ -88,6 +94,8 @@ export interface Flow<TMachine extends AnyStateMachine = AnyStateMachine, TInput
   readonly annotations: FlowAnnotations | undefined;
   /** Whether the audit trail records answer values. */
   readonly auditValues: boolean;
+  /** Whether the flow can only be served by a runner with a ledger ({@link FlowConfig.needsLedger}). */
+  readonly needsLedger: boolean;
   /** The machine with runtime services bound (what a runner executes). */
   machineWith(services: FlowServices): TMachine;
   /** Build the result of a finished run. */
@@ -180,6 +188,7 @@ export function defineFlow<TMachine extends AnyStateMachine, TInputs extends Inp
     migrations: config.migrations ?? {},
     annotations: config.annotations,
     auditValues: config.auditValues ?? false,
+    needsLedger: config.needsLedger ?? false,
     machineWith: (services) =>
       config.implement ? (config.machine.provide(config.implement(services) as any) as TMachine) : config.machine,
     toResult(output) {

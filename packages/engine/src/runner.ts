@@ -20,7 +20,7 @@ import { randomBytesFromPool } from './codec/randomPool.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from './codec/types.js';
 import { expandSnapshot, toPersistedState } from './compactSnapshot.js';
 import { inertClock } from './durableTimers.js';
-import { InvalidRequestStateError, type InvalidStateReason } from './errors.js';
+import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
 import type { Flow } from './flow.js';
 import type { InputKind } from './inputs.js';
 import { type Inspector, stableInspector } from './inspection.js';
@@ -161,6 +161,16 @@ export function createRunner(options: RunnerOptions): Runner {
   const services = createFlowServices(ledger, now);
   const machines = new Map([...flows.values()].map((flow) => [flow.name, flow.machineWith(services)]));
 
+  /** A flow declared `needsLedger` on a runner without one: an error round, in words, before anything runs. */
+  function needsLedger(flow: Flow): RoundOutcome {
+    const error = new FlowError(
+      `"${flow.name}" needs a ledger and this server has none: the server must run with a ledger (baton serve --ledger URL).`,
+    );
+    const fid = newId();
+    log({ type: 'flow_error', flow: flow.name, fid, error });
+    return { type: 'error', flow: flow.name, fid, round: 1, message: error.message };
+  }
+
   function reject(flow: string, reason: InvalidStateReason, detail?: string): never {
     log({ type: 'invalid_state', flow, reason, ...(detail ? { detail } : {}) });
     throw new InvalidRequestStateError(reason);
@@ -194,6 +204,7 @@ export function createRunner(options: RunnerOptions): Runner {
     const started = now();
     const flow = flows.get(request.flow);
     if (!flow) throw new Error(`unknown flow "${request.flow}"`);
+    if (flow.needsLedger && !ledger) return needsLedger(flow);
     const { context } = request;
     const binding: StateBinding = {
       principal: context.principal,

@@ -4,6 +4,7 @@
  * binding its machine's placeholder actors in `defineFlow({ implement })`,
  * the XState `machine.provide()` way, so the machine stays pure and testable.
  */
+import { FlowError } from './errors.js';
 import type { Ledger, RedeemTokenResult } from './ledger.js';
 
 /** Single-use tokens on the runner's ledger (for example a one-time access code). */
@@ -18,14 +19,18 @@ export interface TokenService {
 export interface FlowServices {
   /** The runner's clock, ms since epoch. */
   readonly now: () => number;
-  /** Single-use tokens; throws a clear error when the runner has no ledger. */
+  /** Single-use tokens; throws a `FlowError` saying so when the runner has no ledger. */
   readonly tokens: TokenService;
 }
 
 /** Build the services of a runner. */
 export function createFlowServices(ledger: Ledger | undefined, now: () => number): FlowServices {
   const need = (): Ledger => {
-    if (!ledger) throw new Error('single-use tokens need a ledger: start the runner (or baton serve) with one');
+    if (!ledger) {
+      throw new FlowError(
+        'This flow uses single-use tokens, which need a ledger: the server must run with one (baton serve --ledger).',
+      );
+    }
     return ledger;
   };
   return {

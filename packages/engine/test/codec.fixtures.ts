@@ -3,19 +3,33 @@
  * realistic binding and claims (a ~300-byte body), and a helper that captures
  * the InvalidRequestStateError a call throws.
  */
+import { createHash } from 'node:crypto';
 import { expect } from 'vitest';
 import {
   createRequestStateCodec,
+  type KeyRing,
   type MintClaims,
   type RequestStateCodec,
   type RequestStateCodecOptions,
+  RingKey,
   type StateBinding,
 } from '../src/codec/index.js';
 import { INVALID_REQUEST_STATE_MESSAGE, InvalidRequestStateError, type InvalidStateReason } from '../src/errors.js';
 
-/** Fixed 32-byte master keys (base64url), so failures reproduce. */
-export const KEY_A = Buffer.alloc(32, 0xa1).toString('base64url');
-export const KEY_B = Buffer.alloc(32, 0xb2).toString('base64url');
+/** Fixed 32-byte master keys (base64url), so failures reproduce; random-looking, as a ring requires. */
+export const KEY_A = createHash('sha256').update('baton test key A').digest('base64url');
+export const KEY_B = createHash('sha256').update('baton test key B').digest('base64url');
+/**
+ * The master key the golden tokens were minted with (32 bytes of 0xa1, from before the ring
+ * refused keys that do not look random): build its ring with {@link legacyRing}.
+ */
+export const GOLDEN_KEY = Buffer.alloc(32, 0xa1);
+
+/** A one-key ring built without the ring's randomness check (for the golden tokens only). */
+export function legacyRing(master: Uint8Array): KeyRing {
+  const key = new RingKey(master);
+  return { current: key, keys: [key], byKid: (kid) => (kid === key.kid ? key : undefined) };
+}
 
 /** The epoch the test clock starts at (ms). */
 export const T0 = 1_750_000_000_000;

@@ -1,7 +1,11 @@
-import { hkdfSync } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createKeyRing, generateKey, parseKeyRingEnv } from '../src/codec/index.js';
+import { createKeyRing, generateKey, parseKeyRingEnv, weakKeyReason } from '../src/codec/index.js';
 import { KEY_A, KEY_B } from './codec.fixtures.js';
+
+const randomBlock = (n: number) => new Uint8Array(randomBytes(n));
+/** 16 distinct bytes in no simple order. */
+const BLOCK = Buffer.from([3, 141, 59, 26, 53, 58, 97, 93, 238, 46, 226, 43, 38, 32, 79, 50]);
 
 describe('key ring', () => {
   it('mints with the first key and knows every key by id', () => {
@@ -43,13 +47,38 @@ describe('key ring', () => {
       expect((error as Error).message).not.toContain(short);
       expect((error as Error).message).not.toContain(KEY_A);
     }
-    expect(() => createKeyRing([new Uint8Array(31)])).toThrow(
+    expect(() => createKeyRing([new Uint8Array(randomBytes(31))])).toThrow(
       'BATON_KEYS: key 1 is 31 bytes; at least 32 are required',
     );
   });
 
+  it('rejects keys that do not look random, naming the position and never the key', () => {
+    const cases: [Uint8Array, RegExp][] = [
+      [new Uint8Array(32), /only 1 distinct byte value;/],
+      [Buffer.alloc(48, 0x41), /only 1 distinct byte value;/],
+      [Buffer.from('abcdefghabcdefghabcdefghabcdefgh'), /only 8 distinct byte values/],
+      [Buffer.concat([BLOCK, BLOCK]), /repeats a block of 16 bytes/],
+      [Uint8Array.from({ length: 32 }, (_, i) => i), /follow a simple sequence/],
+      [Uint8Array.from({ length: 32 }, (_, i) => (200 - 7 * i) & 0xff), /follow a simple sequence/],
+    ];
+    for (const [bytes, reason] of cases) {
+      expect(weakKeyReason(bytes)).toMatch(reason);
+      const encoded = Buffer.from(bytes).toString('base64url');
+      expect(() => createKeyRing([KEY_A, encoded])).toThrow(/^BATON_KEYS: key 2 does not look random \(/);
+      expect(() => createKeyRing([KEY_A, encoded])).toThrow(/use random bytes, e\.g\. from "baton keygen"$/);
+      expect(() => createKeyRing([KEY_A, bytes])).toThrow(reason);
+      expect(() => parseKeyRingEnv(encoded)).toThrow(/^BATON_KEYS: key 1 does not look random/);
+      try {
+        createKeyRing([encoded]);
+      } catch (error) {
+        expect((error as Error).message).not.toContain(encoded);
+      }
+    }
+    for (let i = 0; i < 2000; i++) expect(weakKeyReason(randomBlock(32))).toBeUndefined();
+  });
+
   it('rejects non-base64url keys, duplicates and empty rings without printing keys', () => {
-    const standardBase64 = `${Buffer.alloc(32, 0xfb).toString('base64')}`;
+    const standardBase64 = `${Buffer.alloc(32, 0xfb).toString('base64')}`; // '+' and '/': not base64url
     expect(() => createKeyRing([standardBase64])).toThrow(/^BATON_KEYS: key 1 is not base64url/);
     expect(() => createKeyRing([standardBase64])).not.toThrow(standardBase64);
     expect(() => createKeyRing([KEY_A, KEY_B, KEY_A])).toThrow('BATON_KEYS: key 3 is a duplicate of an earlier key');

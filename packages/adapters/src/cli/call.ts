@@ -9,7 +9,12 @@
  * current folder. The conversation is written on stderr and the tool's
  * result text on stdout, so `baton call ... > out.txt` keeps only the
  * result. Exit 0 for a result, 1 for an error result, a JSON-RPC error or
- * a transport failure (one line), 2 for bad flags.
+ * a transport failure (one line saying what happened and what to do: the
+ * server cannot be reached, or went away mid-flow), 2 for bad flags, 130 for
+ * Ctrl-C (with a line saying the flow was not completed). Once a form of a
+ * round is declined or cancelled, the round's other forms are not asked (a
+ * flow that was told "no" has no use for the rest): they are sent as
+ * cancelled.
  */
 import { basename } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
@@ -34,10 +39,11 @@ Call a tool and answer what it asks at the terminal (forms field by field, URLs,
   --args JSON          the tool's arguments, a JSON object (default {})
   --http URL           a Streamable HTTP server, e.g. http://127.0.0.1:8080/mcp
   --token TOKEN        bearer token sent with every HTTP request
-  --stdio "COMMAND"    a stdio server to start, e.g. "baton serve ./flows.ts --stdio"
+  --stdio "COMMAND"    a stdio server to start, e.g. "pnpm -s baton serve ./flows.ts --stdio"
 
-At any prompt ${DECLINE} declines and ${CANCEL} cancels the current request; Ctrl-C stops.
-The result text goes to stdout; exit 1 when the tool returns an error.
+At any prompt ${DECLINE} declines and ${CANCEL} cancels the current request (the round's other
+forms are then not asked: they are sent as cancelled); Ctrl-C stops (exit 130).
+The result text goes to stdout; exit 1 when the tool returns an error or the server cannot be reached.
 `;
 
 /** The reply offered for a sampling request (Enter accepts it). */
@@ -141,6 +147,15 @@ export function parseCallArgs(argv: string[]): CallOptions | 'help' {
   return { ...base, stdio: command };
 }
 
+/** The one line and exit code of Ctrl-C. */
+export const INTERRUPTED = 'baton: cancelled (Ctrl-C); the flow was not completed';
+const EXIT_INTERRUPTED = 130;
+
+function interrupted(): never {
+  process.stderr.write(`\n${INTERRUPTED}\n`);
+  process.exit(EXIT_INTERRUPTED);
+}
+
 /** Line input on stdin, prompts and conversation on stderr; one prompt at a time. */
 interface Terminal extends PromptIO {
   /** Run `task` once every earlier task has finished (requests of one round are asked in turn). */
@@ -173,10 +188,7 @@ function openTerminal(): Terminal {
       waiting?.reject(new CliError('input ended before the server had its answer'));
       waiting = undefined;
     });
-    rl.on('SIGINT', () => {
-      out.write('\n');
-      process.exit(130);
-    });
+    rl.on('SIGINT', interrupted);
     return rl;
   };
 
@@ -233,7 +245,13 @@ export function resultText(result: Pick<CallToolResult, 'content' | 'structuredC
   return result.structuredContent !== undefined ? JSON.stringify(result.structuredContent, null, 2) : '';
 }
 
-function newClient(term: Terminal): Client {
+/** Which round the client is answering, and whether one of its forms was declined or cancelled. */
+interface RoundState {
+  round: number;
+  refused: boolean;
+}
+
+function newClient(term: Terminal, rounds: RoundState): Client {
   const client = new Client(
     { name: 'baton-call', version: '0.1.0' },
     {
@@ -245,6 +263,15 @@ function newClient(term: Terminal): Client {
   client.setRequestHandler('elicitation/create', (request) =>
     term.serial(async () => {
       const params = request.params as { mode?: string; message: string; url?: string; requestedSchema?: unknown };
+      if (rounds.refused) {
+        term.say(`? ${params.message}`);
+        term.say('  -> cancel (not asked: an earlier answer of this round was declined or cancelled)');
+        return { action: 'cancel' as const };
+      }
+      const refuse = <T extends { action: 'accept' | 'decline' | 'cancel' }>(outcome: T): T => {
+        if (outcome.action !== 'accept') rounds.refused = true;
+        return outcome;
+      };
       if (params.mode === 'url') {
         term.say(`? The server asks you to open a URL: ${params.message}`);
         term.say(`    ${params.url}`);
@@ -252,12 +279,12 @@ function newClient(term: Terminal): Client {
         const command = input.trim().toLowerCase();
         const action = command === DECLINE ? 'decline' : command === CANCEL ? 'cancel' : 'accept';
         term.say(`  -> ${action}`);
-        return { action };
+        return refuse({ action });
       }
       term.say(`? ${params.message}`);
       const outcome = await askForm(params.requestedSchema as RequestedSchema | undefined, term);
       term.say(`  -> ${outcome.action}${outcome.action === 'accept' ? ` ${JSON.stringify(outcome.content)}` : ''}`);
-      return outcome;
+      return refuse(outcome);
     }),
   );
 
@@ -295,9 +322,48 @@ function newClient(term: Terminal): Client {
   return client;
 }
 
-function describeFailure(tool: string, error: unknown): CliError {
+/** Network error codes, in words. */
+const NETWORK_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection closed',
+  UND_ERR_SOCKET: 'connection closed',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'timed out',
+};
+
+/** What went wrong on the network, in words, when `error` (or one of its causes) is a network failure. */
+export function networkFailure(error: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  const queue = [error];
+  let fetchFailed = false;
+  while (queue.length > 0) {
+    const e = queue.shift() as
+      | { code?: unknown; cause?: unknown; errors?: unknown; message?: unknown; data?: { cause?: unknown } }
+      | undefined;
+    if (e === null || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    if (typeof e.code === 'string' && NETWORK_ERRORS[e.code]) return NETWORK_ERRORS[e.code];
+    if (typeof e.message === 'string' && /fetch failed/.test(e.message)) fetchFailed = true;
+    // The SDK's errors carry theirs in `data.cause`; `AggregateError`s (IPv4 and IPv6 tried) in `errors`.
+    queue.push(e.cause, e.data?.cause, ...(Array.isArray(e.errors) ? e.errors : []));
+  }
+  return fetchFailed ? 'no answer' : undefined;
+}
+
+function describeFailure(tool: string, where: string, error: unknown): CliError {
   if (error instanceof CliError) return error;
   if (error instanceof ProtocolError) return new CliError(`${tool}: ${oneLine(error)} (JSON-RPC error ${error.code})`);
+  const network = networkFailure(error);
+  if (network) {
+    return new CliError(
+      `lost ${where} during ${tool} (${network}): is the server still running? The flow was not completed; call again to start over`,
+    );
+  }
   return new CliError(`${tool}: ${oneLine(error)}`);
 }
 
@@ -309,7 +375,10 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const term = openTerminal();
-  const client = newClient(term);
+  const rounds: RoundState = { round: 0, refused: false };
+  const client = newClient(term, rounds);
+  // Ctrl-C outside a prompt (connecting, waiting on the server) is a real SIGINT.
+  process.once('SIGINT', interrupted);
   let serverStderr = '';
   const transport = options.http
     ? new StreamableHTTPClientTransport(options.http, {
@@ -331,6 +400,8 @@ export async function run(argv: string[]): Promise<number> {
     try {
       await client.connect(transport);
     } catch (error) {
+      const network = options.http ? networkFailure(error) : undefined;
+      if (network) throw new CliError(`cannot reach ${where} (${network}): is the server running?`);
       const last = serverStderr.trim().split('\n').pop();
       throw new CliError(`cannot connect to ${where}: ${oneLine(error)}${last ? ` (server said: ${last})` : ''}`);
     }
@@ -342,6 +413,7 @@ export async function run(argv: string[]): Promise<number> {
         {
           onprogress: ({ progress, total, message }) => {
             const round = message ? /\(round (\d+)\)/.exec(message)?.[1] : undefined;
+            if (round) Object.assign(rounds, { round: Number(round), refused: false });
             term.say(
               round
                 ? `\n-- round ${round}: the server needs input --`
@@ -351,7 +423,7 @@ export async function run(argv: string[]): Promise<number> {
         },
       );
     } catch (error) {
-      throw describeFailure(options.tool, error);
+      throw describeFailure(options.tool, where, error);
     }
     const text = resultText(result);
     if (result.isError) {
@@ -363,6 +435,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${text}\n`);
     return 0;
   } finally {
+    process.off('SIGINT', interrupted);
     term.close();
     await client.close().catch(() => {});
   }

@@ -4,7 +4,8 @@
  * exporting `run(argv): Promise<number>` (the exit code), loaded only when
  * named, so commands such as `call`, `diagram` or `inspect` are added as
  * sibling modules plus one line in {@link COMMANDS}. Any failure prints one
- * line on stderr and exits non-zero; there is never a stack trace.
+ * line on stderr and exits non-zero; there is never a stack trace, and a
+ * finished command never leaves the process hanging.
  */
 import { EXIT_USAGE, reportFailure } from './cliError.js';
 
@@ -19,6 +20,7 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   call: { summary: 'call a tool and answer its requests at the terminal', load: () => import('./call.js') },
   diagram: { summary: 'print a flow as a Mermaid stateDiagram-v2', load: () => import('./diagram.js') },
   inspect: { summary: 'serve a local page of flow graphs and recorded runs', load: () => import('./inspect.js') },
+  keygen: { summary: 'print a fresh random key for BATON_KEYS', load: () => import('./keygen.js') },
 };
 
 function help(): string {
@@ -40,11 +42,13 @@ async function main(argv: string[]): Promise<number> {
   return (await command.load()).run(rest);
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.exitCode = reportFailure(error);
-  },
-);
+/**
+ * Once a command has finished, nothing it loaded may keep the process alive (an inspector's
+ * socket, a user module's timer): exit with its code after a grace period for pending writes.
+ */
+function finish(code: number): void {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 1000).unref();
+}
+
+main(process.argv.slice(2)).then(finish, (error: unknown) => finish(reportFailure(error)));

@@ -1,13 +1,21 @@
 /**
  * `baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger URL]
- * [--ttl SECONDS] [--auth-tokens FILE]`: the DESIGN.md section 5 contract.
+ * [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--audit]
+ * [--inspect MODULE]`: the DESIGN.md section 5 contract.
  * Keys come from `BATON_KEYS` (comma-separated base64url secrets of at least
- * 32 bytes; the first mints, all verify), or a random per-process key with a
- * warning. With `--ledger` every flow is one-time. Over HTTP (stateless
- * Streamable HTTP at `/mcp`) the principal is the bearer token's principal
- * from `--auth-tokens` (unknown or missing token: 401) or `anonymous`; over
- * stdio it is the local user. The listening URL (or "on stdio") is printed on
- * stderr once ready; SIGINT and SIGTERM close the server and the ledger.
+ * 32 random bytes; the first mints, all verify; `baton keygen` prints one),
+ * or a random per-process key with a warning. With `--ledger` every flow is
+ * one-time; without one, flows declared `needsLedger` are left out, one
+ * warning line each. Over HTTP (stateless Streamable HTTP at `/mcp`) the
+ * principal is the bearer token's principal from `--auth-tokens` (unknown or
+ * missing token: 401) or `anonymous`; over stdio it is the local user.
+ *
+ * Start-up checks everything it can before opening anything, binds the port
+ * before it opens the ledger (a taken port leaves no database behind), and on
+ * any failure closes what it had opened, removes its signal listeners and
+ * exits non-zero with one line. The listening URL (or "on stdio") is printed
+ * on stderr once ready; SIGINT and SIGTERM close the server, the inspector (when
+ * it has `stop()`), the audit log and the ledger.
  */
 
 import { resolve } from 'node:path';
@@ -17,6 +25,7 @@ import {
   createKeyRing,
   createRequestStateCodec,
   createRunner,
+  type Flow,
   generateKey,
   type Inspector,
   type KeyRing,
@@ -24,7 +33,8 @@ import {
   parseKeyRingEnv,
   type RunnerLogEvent,
 } from '@baton/engine';
-import { openAuditLog, openLedger } from '@baton/store';
+import { openAuditLog, openLedger, parseLedgerUrl } from '@baton/store';
+import type { McpServerFactory } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { loadFlowsModule } from '../flowsModule.js';
@@ -34,7 +44,7 @@ import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
 
 const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...] [--ttl SECONDS] [--auth-tokens FILE] [--audit] [--inspect MODULE]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--audit] [--inspect MODULE]';
 
 const HELP = `usage: ${USAGE}
 
@@ -42,15 +52,23 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
 
   --http HOST:PORT     stateless Streamable HTTP at http://HOST:PORT/mcp (port 0 picks a free one)
   --stdio              stdio (2026-07-28 and 2025-era clients)
-  --ledger URL         sqlite:PATH, postgres://... or memory: (every flow becomes one-time)
-  --ttl SECONDS        lifetime of a requestState (default 1800)
-  --auth-tokens FILE   JSON object token -> principal id; other callers get HTTP 401 (HTTP only)
+  --ledger URL         sqlite:PATH, postgres://... or memory: (every flow becomes one-time); without
+                       one, flows that need a ledger are left out with a warning
+  --ttl SECONDS        lifetime of a requestState (default 1800, at most --max-ttl)
+  --max-ttl SECONDS    longest lifetime of a state waiting on a deadline (default 86400, at most 366 days)
+  --auth-tokens FILE   JSON object token -> principal id; other callers get HTTP 401 (HTTP only);
+                       tokens need at least 16 characters
   --audit              record an audit entry per round on the ledger's database (needs --ledger)
-  --inspect MODULE     a module whose default export is an XState inspector (an observer or a
-                       function, e.g. from @statelyai/inspect); every flow instance reports as one run
+  --inspect MODULE     a module whose default export is an XState inspector (an observer, a
+                       function, or an object with "inspect", e.g. from @statelyai/inspect); every
+                       flow instance reports as one run
 
 environment:
-  BATON_KEYS           comma-separated base64url secrets (>= 32 bytes each); the first mints, all verify
+  BATON_KEYS           comma-separated base64url secrets (>= 32 random bytes each; "baton keygen"
+                       prints one); the first mints, all verify
+
+In the repository, run it as "pnpm -s baton serve ..." (without -s, pnpm prints a banner on stdout,
+which corrupts --stdio).
 `;
 
 /** Parsed and checked `serve` options. */
@@ -59,6 +77,7 @@ interface ServeOptions {
   readonly http?: { host: string; port: number };
   readonly ledger?: string;
   readonly ttlSeconds?: number;
+  readonly maxTtlSeconds?: number;
   readonly authTokens?: string;
   readonly audit?: boolean;
   readonly inspect?: string;
@@ -71,11 +90,33 @@ function parseHostPort(value: string): { host: string; port: number } {
   return { host: match[1]!, port };
 }
 
+/** Default of `--max-ttl` (the runner's): a day. */
+const DEFAULT_MAX_TTL_SECONDS = 86_400;
+/**
+ * The longest `--ttl` or `--max-ttl` accepted: 366 days. A state's expiry is a 48-bit count of
+ * milliseconds (the codec's limit, about the year 10889); far below that, a state meant to live
+ * longer than a year is a mistake, not a setting.
+ */
+const LONGEST_TTL_SECONDS = 366 * 86_400;
+
+/** A `--ttl`-like flag: whole seconds from 1 to {@link LONGEST_TTL_SECONDS}. */
+function seconds(flag: string, value: string): number {
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value) || parsed < 1) {
+    throw usageError(`${flag} expects a whole number of seconds >= 1, got "${value}"`);
+  }
+  if (parsed > LONGEST_TTL_SECONDS) {
+    throw usageError(`${flag} is at most ${LONGEST_TTL_SECONDS} seconds (366 days), got ${value}`);
+  }
+  return parsed;
+}
+
 const OPTIONS = {
   http: { type: 'string' },
   stdio: { type: 'boolean' },
   ledger: { type: 'string' },
   ttl: { type: 'string' },
+  'max-ttl': { type: 'string' },
   'auth-tokens': { type: 'string' },
   audit: { type: 'boolean' },
   inspect: { type: 'string' },
@@ -92,12 +133,13 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   if ((values.http === undefined) === (values.stdio === undefined)) {
     throw usageError('give exactly one of --http HOST:PORT or --stdio', USAGE);
   }
-  let ttlSeconds: number | undefined;
-  if (values.ttl !== undefined) {
-    ttlSeconds = Number(values.ttl);
-    if (!/^\d+$/.test(values.ttl) || ttlSeconds < 1) {
-      throw usageError(`--ttl expects a whole number of seconds >= 1, got "${values.ttl}"`);
-    }
+  const ttlSeconds = values.ttl === undefined ? undefined : seconds('--ttl', values.ttl);
+  const maxTtlSeconds = values['max-ttl'] === undefined ? undefined : seconds('--max-ttl', values['max-ttl']);
+  const cap = maxTtlSeconds ?? DEFAULT_MAX_TTL_SECONDS;
+  if (ttlSeconds !== undefined && ttlSeconds > cap) {
+    throw usageError(
+      `--ttl ${ttlSeconds} is longer than --max-ttl ${cap}${maxTtlSeconds === undefined ? ' (the default)' : ''}, the longest a state may live: lower --ttl or raise --max-ttl`,
+    );
   }
   if (values['auth-tokens'] !== undefined && values.stdio) {
     throw usageError('--auth-tokens applies to --http only (over stdio the principal is the local user)');
@@ -112,6 +154,7 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     ...(values.http !== undefined ? { http: parseHostPort(values.http) } : {}),
     ...(values.ledger !== undefined ? { ledger: values.ledger } : {}),
     ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
+    ...(maxTtlSeconds !== undefined ? { maxTtlSeconds } : {}),
     ...(values['auth-tokens'] !== undefined ? { authTokens: values['auth-tokens'] } : {}),
   };
 }
@@ -145,6 +188,42 @@ function logEvent(event: RunnerLogEvent): void {
   }
 }
 
+/** Something opened during start-up, closed in reverse order on the way out. */
+type Closer = { what: string; close: () => Promise<void> | void };
+
+/**
+ * SIGINT and SIGTERM while `baton serve` runs. The listeners are removed on the way out (a failed
+ * start-up included), so a later Ctrl-C is never swallowed by a listener of a finished command.
+ */
+function listenForSignals(): { signalled: Promise<NodeJS.Signals>; dispose(): void } {
+  let onSignal: (signal: NodeJS.Signals) => void = () => {};
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+    onSignal = resolve;
+  });
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signalled,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/** Leave out the flows that need a ledger when there is none, one warning line each. */
+function servableFlows(flows: readonly Flow[], hasLedger: boolean, module: string): Flow[] {
+  if (hasLedger) return [...flows];
+  const served = flows.filter((flow) => !flow.needsLedger);
+  for (const flow of flows) {
+    if (flow.needsLedger) warn(`not serving ${flow.name}: it needs a ledger; start with --ledger URL to serve it`);
+  }
+  if (served.length === 0) {
+    throw new CliError(`every flow of ${module} needs a ledger: start with --ledger URL (e.g. sqlite:./baton.db)`);
+  }
+  return served;
+}
+
 /** Run `baton serve`; resolves with the exit code once the server has been stopped. */
 export async function run(argv: string[]): Promise<number> {
   const options = parseServeArgs(argv);
@@ -153,58 +232,39 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   // Listen before anything starts, so a signal during start-up still closes what was opened.
-  const signalled = new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
-  const module = await loadFlowsModule(options.module).catch((error) => {
-    throw new CliError(oneLine(error));
-  });
-  const keys = keyRing();
-  const verifier = options.authTokens
-    ? createStaticTokenVerifier(
-        await loadAuthTokens(options.authTokens).catch((e) => Promise.reject(new CliError(oneLine(e)))),
-      )
-    : undefined;
-
-  const inspect = options.inspect ? await loadInspector(options.inspect) : undefined;
-  let ledger: Ledger | undefined;
-  let audit: (AuditLog & { close(): Promise<void> }) | undefined;
-  if (options.ledger !== undefined) {
-    try {
-      ledger = await openLedger(options.ledger);
-      if (options.audit) audit = await openAuditLog(options.ledger);
-    } catch (error) {
-      await ledger?.close().catch(() => {});
-      throw new CliError(`cannot open ledger: ${oneLine(error)}`);
-    }
-  }
-
+  const signals = listenForSignals();
+  // Closed on the way out: the server first (no new rounds), then the rest in reverse order.
+  let server: Closer | undefined;
+  const opened: Closer[] = [];
+  let rejectReady: ((error: Error) => void) | undefined;
   try {
-    const runner = createRunner({
-      flows: module.flows,
-      codec: createRequestStateCodec({ keys, ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}) }),
-      ...(ledger ? { ledger } : {}),
-      ...(audit ? { audit } : {}),
-      ...(inspect ? { inspect } : {}),
-      ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}),
-      log: logEvent,
+    const loaded = await loadFlowsModule(options.module).catch((error) => {
+      throw new CliError(oneLine(error));
     });
-    const factory = createFlowServerFactory({
-      runner,
-      ...(module.expose ? { expose: module.expose } : {}),
-      onError: (error) => process.stderr.write(`baton: internal error: ${oneLine(error)}\n`),
-    });
-    const count = `${module.flows.length} flow${module.flows.length === 1 ? '' : 's'}`;
+    if (options.ledger !== undefined) checkLedgerUrl(options.ledger);
+    const flows = servableFlows(loaded.flows, options.ledger !== undefined, options.module);
+    const keys = keyRing();
+    const verifier = options.authTokens
+      ? createStaticTokenVerifier(
+          await loadAuthTokens(options.authTokens).catch((e) => Promise.reject(new CliError(oneLine(e)))),
+        )
+      : undefined;
 
-    let close: () => Promise<void>;
-    let stopped: Promise<void>;
+    // Bind the port before opening the ledger, so a taken port leaves no database behind. A
+    // request that arrives meanwhile waits for the server to be ready (or fails with it).
+    let resolveReady!: (factory: McpServerFactory) => void;
+    const whenReady = new Promise<McpServerFactory>((resolve, reject) => {
+      resolveReady = resolve;
+      rejectReady = reject;
+    });
+    whenReady.catch(() => {});
+    let url: URL | undefined;
     if (options.http) {
       if (!verifier && !isLoopbackHost(options.http.host)) {
         warn(`serving ${options.http.host} without --auth-tokens: every caller shares the principal "anonymous"`);
       }
       const serving = await serveHttp({
-        factory,
+        factory: async (ctx) => (await whenReady)(ctx),
         host: options.http.host,
         port: options.http.port,
         ...(verifier ? { verifier } : {}),
@@ -212,31 +272,97 @@ export async function run(argv: string[]): Promise<number> {
       }).catch((error) =>
         Promise.reject(new CliError(`cannot listen on ${options.http!.host}:${options.http!.port}: ${oneLine(error)}`)),
       );
-      close = () => serving.close();
+      server = { what: 'the server', close: () => serving.close() };
+      url = serving.url;
+    }
+
+    const inspector = options.inspect ? await loadInspector(options.inspect) : undefined;
+    if (inspector?.stop) opened.push({ what: 'the inspector', close: inspector.stop });
+    let ledger: Ledger | undefined;
+    let audit: (AuditLog & { close(): Promise<void> }) | undefined;
+    if (options.ledger !== undefined) {
+      try {
+        ledger = await openLedger(options.ledger);
+        const openedLedger = ledger;
+        opened.push({ what: 'the ledger', close: () => openedLedger.close() });
+        if (options.audit) {
+          const openedAudit = await openAuditLog(options.ledger);
+          audit = openedAudit;
+          opened.push({ what: 'the audit log', close: () => openedAudit.close() });
+        }
+      } catch (error) {
+        throw new CliError(`cannot open ledger: ${oneLine(error)}`);
+      }
+    }
+
+    const runner = createRunner({
+      flows,
+      codec: createRequestStateCodec({ keys, ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}) }),
+      ...(ledger ? { ledger } : {}),
+      ...(audit ? { audit } : {}),
+      ...(inspector ? { inspect: inspector.inspect } : {}),
+      ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}),
+      ...(options.maxTtlSeconds ? { maxTtlSeconds: options.maxTtlSeconds } : {}),
+      log: logEvent,
+    });
+    const factory = createFlowServerFactory({
+      runner,
+      ...(loaded.expose ? { expose: loaded.expose } : {}),
+      onError: (error) => process.stderr.write(`baton: internal error: ${oneLine(error)}\n`),
+    });
+    resolveReady(factory);
+    const count = `${flows.length} flow${flows.length === 1 ? '' : 's'}`;
+
+    let stopped: Promise<unknown>;
+    if (url) {
       stopped = new Promise(() => {});
-      process.stderr.write(`baton: serving ${count} at ${serving.url.href}\n`);
+      process.stderr.write(`baton: serving ${count} at ${url.href}\n`);
     } else {
       const handle = serveStdio(factory, {
         onerror: (error) => process.stderr.write(`baton: stdio: ${oneLine(error)}\n`),
       });
-      close = () => handle.close();
+      server = { what: 'the server', close: () => handle.close() };
       stopped = new Promise((resolve) => process.stdin.once('close', resolve));
       process.stderr.write(`baton: serving ${count} on stdio\n`);
     }
 
-    await Promise.race([stopped, signalled]);
+    await Promise.race([stopped, signals.signalled]);
     // Whatever still holds the event loop after a clean close must not keep the process alive.
     setTimeout(() => process.exit(process.exitCode ?? 0), 2000).unref();
-    await close().catch((error) => warn(`closing the server: ${oneLine(error)}`));
     return 0;
+  } catch (error) {
+    rejectReady?.(new Error('the server failed to start'));
+    throw error;
   } finally {
-    await audit?.close().catch((error) => warn(`closing the audit log: ${oneLine(error)}`));
-    await ledger?.close().catch((error) => warn(`closing the ledger: ${oneLine(error)}`));
+    signals.dispose();
+    for (const { what, close } of [...(server ? [server] : []), ...opened.reverse()]) {
+      await Promise.resolve()
+        .then(close)
+        .catch((error) => warn(`closing ${what}: ${oneLine(error)}`));
+    }
   }
 }
 
-/** Load `--inspect MODULE`: its default export must be an inspection observer or function. */
-async function loadInspector(specifier: string): Promise<Inspector> {
+/** Refuse an unsupported `--ledger` URL before anything is started. */
+function checkLedgerUrl(url: string): void {
+  try {
+    parseLedgerUrl(url);
+  } catch (error) {
+    throw new CliError(`cannot open ledger: ${oneLine(error)}`);
+  }
+}
+
+/** An `--inspect` module's inspector, and how to stop it when it has a `stop()` (Stately's do). */
+interface LoadedInspector {
+  readonly inspect: Inspector;
+  readonly stop?: () => Promise<void> | void;
+}
+
+/**
+ * Load `--inspect MODULE`: its default export must be an inspection observer or function, or an
+ * object whose `inspect` is one (what `@statelyai/inspect` creates; its `stop()` is called on exit).
+ */
+async function loadInspector(specifier: string): Promise<LoadedInspector> {
   const url = pathToFileURL(resolve(process.cwd(), specifier)).href;
   let loaded: { default?: unknown };
   try {
@@ -244,10 +370,18 @@ async function loadInspector(specifier: string): Promise<Inspector> {
   } catch (error) {
     throw new CliError(`cannot load --inspect module ${specifier}: ${oneLine(error)}`);
   }
-  const candidate = loaded.default;
-  const isObserver = typeof candidate === 'object' && candidate !== null && 'next' in candidate;
-  if (typeof candidate !== 'function' && !isObserver) {
-    throw new CliError(`--inspect module ${specifier} must export an inspector (an observer or a function) as default`);
+  const candidate = loaded.default as { inspect?: unknown; stop?: unknown } | undefined;
+  const isInspector = (value: unknown): value is Inspector =>
+    typeof value === 'function' || (typeof value === 'object' && value !== null && 'next' in value);
+  const stop =
+    candidate && typeof candidate === 'object' && typeof candidate.stop === 'function'
+      ? { stop: () => (candidate.stop as () => Promise<void> | void).call(candidate) }
+      : {};
+  if (isInspector(candidate)) return { inspect: candidate, ...stop };
+  if (candidate && typeof candidate === 'object' && isInspector(candidate.inspect)) {
+    return { inspect: candidate.inspect, ...stop };
   }
-  return candidate as Inspector;
+  throw new CliError(
+    `--inspect module ${specifier} must export an inspector (an observer, a function, or an object with "inspect") as default`,
+  );
 }

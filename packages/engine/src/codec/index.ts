@@ -9,9 +9,11 @@ export {
   generateKey,
   type KeyPurpose,
   type KeyRing,
+  MIN_DISTINCT_KEY_BYTES,
   MIN_KEY_BYTES,
   parseKeyRingEnv,
   RingKey,
+  weakKeyReason,
 } from './keyRing.js';
 export {
   createRequestStateCodec,

@@ -15,6 +15,14 @@ import { inspect } from 'node:util';
 /** Minimum length of a master key, in bytes. */
 export const MIN_KEY_BYTES = 32;
 
+/**
+ * Fewest distinct byte values a master key must hold (and fewest distinct steps between
+ * neighbouring bytes). 32 random bytes hold about 30 distinct values; fewer than 16 happens by
+ * chance with a probability far below 2^-100, so a key under it was not drawn at random: all
+ * zeros, one repeated byte, a short pattern, a counting sequence.
+ */
+export const MIN_DISTINCT_KEY_BYTES = 16;
+
 /** The fixed subkey purposes; blob subkeys use `blob:<purpose>`. */
 export type KeyPurpose = 'seal' | 'sign' | 'digest' | `blob:${string}`;
 
@@ -87,7 +95,8 @@ export interface KeyRing {
  * Build a key ring from master secrets, minting key first.
  * @param secrets base64url strings (as in `BATON_KEYS`) or raw bytes; each at least 32 bytes.
  * @throws Error naming the offending key by position (never by value) when a key is
- *   missing, not base64url, shorter than 32 bytes or a duplicate.
+ *   missing, not base64url, shorter than 32 bytes, does not look random (see
+ *   {@link weakKeyReason}) or a duplicate.
  */
 export function createKeyRing(secrets: readonly (string | Uint8Array)[]): KeyRing {
   if (secrets.length === 0) throw new Error('BATON_KEYS: at least one key is required');
@@ -131,7 +140,36 @@ function decodeSecret(secret: string | Uint8Array, position: number): Uint8Array
   if (bytes.length < MIN_KEY_BYTES) {
     throw new Error(`BATON_KEYS: key ${position} is ${bytes.length} bytes; at least ${MIN_KEY_BYTES} are required`);
   }
+  const weak = weakKeyReason(bytes);
+  if (weak !== undefined) {
+    throw new Error(
+      `BATON_KEYS: key ${position} does not look random (${weak}); use random bytes, e.g. from "baton keygen"`,
+    );
+  }
   return bytes;
+}
+
+/**
+ * Why a master key is plainly not random, or `undefined` when it passes. A cheap sanity check
+ * for operator mistakes, not an entropy estimate: it refuses a key with fewer than
+ * {@link MIN_DISTINCT_KEY_BYTES} distinct byte values (all zeros, one repeated byte), a key that
+ * repeats a shorter block, and a key whose steps between neighbouring bytes take fewer than
+ * {@link MIN_DISTINCT_KEY_BYTES} values (a counting sequence). The reason never quotes the key.
+ */
+export function weakKeyReason(bytes: Uint8Array): string | undefined {
+  const distinct = new Set(bytes).size;
+  if (distinct < MIN_DISTINCT_KEY_BYTES) {
+    return `only ${distinct} distinct byte value${distinct === 1 ? '' : 's'}; at least ${MIN_DISTINCT_KEY_BYTES} are required`;
+  }
+  for (let period = 1; period <= bytes.length / 2; period++) {
+    let repeats = true;
+    for (let i = period; i < bytes.length && repeats; i++) repeats = bytes[i] === bytes[i - period];
+    if (repeats) return `it repeats a block of ${period} bytes`;
+  }
+  const steps = new Set<number>();
+  for (let i = 1; i < bytes.length; i++) steps.add((bytes[i]! - bytes[i - 1]! + 256) % 256);
+  if (steps.size < MIN_DISTINCT_KEY_BYTES) return 'its bytes follow a simple sequence';
+  return undefined;
 }
 
 function derive(master: Buffer, info: string, length: number): Buffer {
