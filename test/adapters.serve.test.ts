@@ -147,12 +147,34 @@ describe('state lifetime', () => {
   });
 });
 
-/** A raw HTTP request (node:http, so Host can be set). */
+interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/**
+ * A raw HTTP request (node:http, so Host can be set and bodies can be oversized or slow).
+ * `body` is sent with its length, `chunks` chunked, `partial` after a declared
+ * `content-length` that it falls short of (the rest is never sent). Settles once: with the
+ * response, or with a clear failure when the connection closes without one (a client that is
+ * still sending when the server closes sees EPIPE or ECONNRESET; the response may still come).
+ */
 function raw(
   url: URL,
-  options: { headers?: Record<string, string>; body?: string | Buffer; chunks?: Buffer[] },
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  options: { headers?: Record<string, string>; body?: string | Buffer; chunks?: Buffer[]; partial?: Buffer },
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
+    let sendError: NodeJS.ErrnoException | undefined;
+    let responded = false;
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      outcome();
+      // A partial body is never finished: drop the connection once the answer is in.
+      if (options.partial) req.destroy();
+    };
     const req = httpRequest(
       url,
       {
@@ -162,19 +184,34 @@ function raw(
           accept: 'application/json, text/event-stream',
           ...options.headers,
         },
-        timeout: 10_000,
+        timeout: 20_000,
       },
       (res) => {
+        responded = true;
         let body = '';
-        res.on('data', (chunk) => {
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
           body += chunk;
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on('end', () => settle(() => resolve({ status: res.statusCode ?? 0, headers: res.headers, body })));
+        res.on('close', () =>
+          settle(() => reject(new Error(`${res.statusCode} response cut off after ${body.length} characters`))),
+        );
       },
     );
-    req.on('error', (error) => ((error as NodeJS.ErrnoException).code === 'EPIPE' ? undefined : reject(error)));
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    if (options.chunks) {
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE' || error.code === 'ECONNRESET') sendError = error;
+      else settle(() => reject(error));
+    });
+    req.on('timeout', () => req.destroy(new Error('no response within 20 s')));
+    req.on('close', () => {
+      // With a response, its own 'end' or 'close' settles (req 'close' may come before res 'end').
+      if (responded) return;
+      const cause = sendError ? ` (${sendError.code} while sending the body)` : '';
+      settle(() => reject(new Error(`the server closed the connection without a response${cause}`)));
+    });
+    if (options.partial) req.write(options.partial);
+    else if (options.chunks) {
       for (const chunk of options.chunks) req.write(chunk);
       req.end();
     } else req.end(options.body);
@@ -198,11 +235,35 @@ describe('the HTTP gate', () => {
     const big = Buffer.alloc(2 * 1024 * 1024, 0x20);
     const declared = await raw(serverA.url, { body: big, headers: { authorization: `Bearer ${ALICE}` } });
     expect(declared.status).toBe(413);
+    expect(JSON.parse(declared.body)).toMatchObject({ error: { message: 'Request body exceeds 1048576 bytes' } });
     const streamed = await raw(serverA.url, {
       chunks: [big.subarray(0, 700_000), big.subarray(700_000, 1_400_000), big.subarray(1_400_000)],
       headers: { authorization: `Bearer ${ALICE}` },
     });
     expect(streamed.status).toBe(413);
+  });
+
+  it('delivers the 413 to every client still uploading (lingering close), then answers at once', async () => {
+    // A server that closes while the client is still sending makes the kernel reset the
+    // connection, and the reset can discard the 413 before the client reads it.
+    const big = Buffer.alloc(2 * 1024 * 1024, 0x20);
+    const auth = { authorization: `Bearer ${ALICE}` };
+    const outcomes: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const post =
+        i % 2 === 0
+          ? raw(serverA.url, { body: big, headers: auth })
+          : raw(serverA.url, { chunks: [big.subarray(0, 1_100_000), big.subarray(1_100_000)], headers: auth });
+      outcomes.push(
+        await post.then(
+          (response) => String(response.status),
+          (error: Error) => error.message,
+        ),
+      );
+    }
+    expect(outcomes).toEqual(Array(30).fill('413'));
+    const after = await raw(serverA.url, { body: ping, headers: auth });
+    expect(after.status).toBe(200);
   });
 
   it('rejects a foreign Host or Origin on a loopback bind (DNS rebinding)', async () => {
