@@ -26,6 +26,7 @@ import {
   originValidationResponse,
   requireBearerAuth,
 } from '@modelcontextprotocol/server';
+import { ANONYMOUS_PRINCIPAL } from './callContext.js';
 import { toFetchRequest } from './nodeRequest.js';
 
 /** Default request body limit: 1 MiB (a requestState is capped at 16 KiB by default). */
@@ -192,18 +193,22 @@ export interface HttpServing {
 }
 
 /**
- * One sentence naming every check that is off on a server reachable beyond loopback, or
- * `undefined` when it is bound to loopback or has both checks on.
+ * One line naming every check that is off on a server reachable beyond loopback, or
+ * `undefined` when it is bound to loopback or has every check on.
  *
- * @example "0.0.0.0:3000 is not a loopback address, and the Host/Origin check against DNS rebinding is off, and bearer authentication is off (every caller is anonymous)"
+ * @example "0.0.0.0:3000 is not a loopback address and these checks are off: Host/Origin (DNS-rebinding protection); bearer authentication (every caller shares the principal \"anonymous\")"
  */
 export function servingWarning(serving: HttpServing): string | undefined {
   if (serving.loopback) return undefined;
   const off = [
-    ...(serving.checks.hostAndOrigin ? [] : ['the Host/Origin check against DNS rebinding is off']),
-    ...(serving.checks.bearer ? [] : ['bearer authentication is off (every caller is anonymous)']),
+    ...(serving.checks.hostAndOrigin ? [] : ['Host/Origin (DNS-rebinding protection)']),
+    ...(serving.checks.bearer
+      ? []
+      : [`bearer authentication (every caller shares the principal "${ANONYMOUS_PRINCIPAL}")`]),
   ];
-  return off.length > 0 ? [`${serving.url.host} is not a loopback address`, ...off].join(', and ') : undefined;
+  return off.length > 0
+    ? `${serving.url.host} is not a loopback address and these checks are off: ${off.join('; ')}`
+    : undefined;
 }
 
 /** How long a connection answered before its body was read keeps discarding what still arrives. */

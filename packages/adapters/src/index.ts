@@ -23,10 +23,12 @@ export {
   type FlowHttpHandler,
   type FlowHttpHandlerOptions,
   type HttpServing,
+  isLoopbackAddress,
   isLoopbackHost,
   loopbackHostnames,
   type ServeHttpOptions,
   serveHttp,
+  servingWarning,
 } from './http.js';
 export {
   type FlowGraph,

@@ -28,7 +28,7 @@ import { openAuditLog, openLedger } from '@baton/store';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { loadFlowsModule } from '../flowsModule.js';
-import { isLoopbackHost, serveHttp } from '../http.js';
+import { serveHttp, servingWarning } from '../http.js';
 import { createFlowServerFactory } from '../serverFactory.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
@@ -200,9 +200,6 @@ export async function run(argv: string[]): Promise<number> {
     let close: () => Promise<void>;
     let stopped: Promise<void>;
     if (options.http) {
-      if (!verifier && !isLoopbackHost(options.http.host)) {
-        warn(`serving ${options.http.host} without --auth-tokens: every caller shares the principal "anonymous"`);
-      }
       const serving = await serveHttp({
         factory,
         host: options.http.host,
@@ -214,6 +211,9 @@ export async function run(argv: string[]): Promise<number> {
       );
       close = () => serving.close();
       stopped = new Promise(() => {});
+      // From the address bound, not its spelling: `127.1` is loopback, `0.0.0.0` is not.
+      const unchecked = servingWarning(serving);
+      if (unchecked) warn(unchecked);
       process.stderr.write(`baton: serving ${count} at ${serving.url.href}\n`);
     } else {
       const handle = serveStdio(factory, {
