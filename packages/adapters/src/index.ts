@@ -11,6 +11,7 @@ export {
   ANONYMOUS_PRINCIPAL,
   declaredCapabilities,
   defaultPrincipal,
+  isStatelessLegacyHttp,
   localUser,
   principalOfAuthInfo,
   toInputCapabilities,
@@ -54,5 +55,12 @@ export {
   type RegisterFlowsOptions,
   registerFlows,
 } from './registerFlows.js';
-export { invalidRequestState, toPromptResult, toResourceResult, toToolResult } from './results.js';
+export {
+  forStatelessLegacyHttp,
+  invalidRequestState,
+  LEGACY_HTTP_MESSAGE,
+  toPromptResult,
+  toResourceResult,
+  toToolResult,
+} from './results.js';
 export { createFlowServerFactory, type FlowServerOptions } from './serverFactory.js';
