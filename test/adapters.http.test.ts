@@ -314,12 +314,37 @@ describe('alongside ordinary tools on one McpServer', () => {
 });
 
 describe('a 2025-era client over stateless HTTP', () => {
-  it('gets a clear tool error: stateless HTTP has no channel for server-to-client requests', async () => {
-    const { client, log } = await connect({ negotiation: 'legacy' });
+  // Stateless HTTP keeps no `initialize` capabilities and has no channel for server-to-client
+  // requests: the client is told what it needs, not that it "did not declare" form input.
+  const needs2026 =
+    'This tool asks for input over several rounds, which over HTTP needs an MCP client that speaks protocol ' +
+    '2026-07-28; this client speaks an earlier revision. Use a 2026-07-28 client, or connect over stdio, ' +
+    'which serves 2025-era clients too.';
+
+  it('is told that multi-round flows over HTTP need a 2026-07-28 client (or stdio)', async () => {
+    const { client, log, legs } = await connect({ negotiation: 'legacy' });
+    // The official client, left to its default, negotiated 2025-11-25 at initialize (and declared form input).
+    const init = legs.find((leg) => leg.request?.method === 'initialize');
+    expect(init?.request?.params).toMatchObject({ protocolVersion: '2025-11-25', capabilities: { elicitation: {} } });
+    expect(init?.response).toContain('"protocolVersion":"2025-11-25"');
+
     const result = await client.callTool({ name: 'deploy_production', arguments: { version: '1.0.2' } });
-    expect(result.isError).toBe(true);
-    expect(textOf(result)).toContain('form input');
+    expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text: needs2026 }] });
+    expect(textOf(result)).not.toMatch(/did not declare/);
     expect(log.asked).toEqual([]);
+  });
+
+  it('gets the same sentence from a prompt, as a JSON-RPC error', async () => {
+    const { client } = await connect({ negotiation: 'legacy' });
+    const refused = await protocolError(client.getPrompt({ name: 'quick_approval', arguments: { amount: '5' } }));
+    expect(refused).toMatchObject({ code: -32603, message: needs2026 });
+  });
+
+  it('keeps the other flow errors as they are (invalid arguments)', async () => {
+    const { client } = await connect({ negotiation: 'legacy' });
+    const result = await client.callTool({ name: 'deploy_production', arguments: { version: '' } });
+    expect(result).toMatchObject({ isError: true });
+    expect(textOf(result)).toMatch(/^Invalid arguments/);
   });
 });
 

@@ -6,7 +6,9 @@
  * capabilities come from the request's own `_meta` envelope on the
  * 2026-07-28 wire and from `initialize` on a 2025-era connection, and are
  * mapped to the engine's input kinds so a flow never asks what the client
- * did not declare.
+ * did not declare. A 2025-era client on stateless HTTP declares nothing any
+ * request carries (its `initialize` went to another server instance), so such
+ * requests are told apart ({@link isStatelessLegacyHttp}).
  */
 import { userInfo } from 'node:os';
 import type { ClientInputCapabilities } from '@baton/engine';
@@ -79,4 +81,16 @@ export function declaredCapabilities(server: McpServer, ctx: ServerContext): Cli
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const fromEnvelope = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
   return fromEnvelope ?? server.server.getClientCapabilities();
+}
+
+/**
+ * Whether the request is 2025-era traffic on stateless HTTP: it came over HTTP, carries no
+ * per-request `_meta` envelope (2026-07-28), and this server saw no `initialize` (stateless:
+ * one server per request). Such a client's capabilities are unknown, and it cannot take part
+ * in an `input_required` round trip over this transport.
+ */
+export function isStatelessLegacyHttp(server: McpServer, ctx: ServerContext): boolean {
+  return (
+    ctx.http !== undefined && ctx.mcpReq.envelope === undefined && server.server.getClientCapabilities() === undefined
+  );
 }

@@ -5,11 +5,16 @@
  * binds), an optional bearer-token gate (401 with a challenge), a request
  * body limit (413), then the SDK's `createMcpHandler`, which builds a fresh
  * server per request, so any instance can serve any round. `serveHttp` mounts
- * it on `node:http`, enforcing the body limit while reading the socket, parsing
- * the JSON body once, and writing plain JSON answers in one piece.
+ * it on `node:http`: it decides "loopback" from the address actually bound,
+ * checks path, Host, Origin, bearer token and declared length from the headers
+ * before reading any body, enforces the body limit while reading the socket,
+ * parses the JSON body once, writes plain JSON answers in one piece, and closes
+ * lingeringly when it answers before the body is in (answer, half-close,
+ * discard what still arrives for a bounded time and size, then destroy), so a
+ * client still uploading gets its 401 or 413 rather than a TCP reset.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, BlockList, isIP } from 'node:net';
 import {
   type AuthInfo,
   createMcpHandler,
@@ -21,6 +26,7 @@ import {
   originValidationResponse,
   requireBearerAuth,
 } from '@modelcontextprotocol/server';
+import { ANONYMOUS_PRINCIPAL } from './callContext.js';
 import { toFetchRequest } from './nodeRequest.js';
 
 /** Default request body limit: 1 MiB (a requestState is capped at 16 KiB by default). */
@@ -58,49 +64,95 @@ export interface FlowHttpHandler {
 const jsonError = (status: number, message: string) =>
   Response.json({ jsonrpc: '2.0', id: null, error: { code: -32600, message } }, { status });
 
-/**
- * Create the HTTP handler.
- *
- * Answers: 404 outside `path`; 403 for a disallowed `Host` or `Origin`; 401 (with
- * `WWW-Authenticate: Bearer ...`) for a missing or unknown token; 413 for a body over
- * the limit; otherwise the SDK's stateless Streamable HTTP answer.
- */
-export function createFlowHttpHandler(options: FlowHttpHandlerOptions): FlowHttpHandler {
+/** A request that passed the header checks, with the verified token when there is a verifier. */
+interface Admitted {
+  readonly authInfo?: AuthInfo;
+}
+
+/** The handler in two steps, so that `serveHttp` can check the headers before it reads a body. */
+interface Gate extends FlowHttpHandler {
+  /** Path, Host, Origin, bearer token and declared length, from the headers alone: a refusal or the admission. */
+  admit(request: Request): Promise<Response | Admitted>;
+  /** Hand an admitted request to the SDK (`parsedBody`: its already parsed JSON body). */
+  serve(request: Request, admitted: Admitted, parsed?: { readonly parsedBody?: unknown }): Promise<Response>;
+}
+
+function createGate(options: FlowHttpHandlerOptions): Gate {
   const path = options.path ?? '/mcp';
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const allowed = options.allowedHostnames ? [...options.allowedHostnames] : undefined;
-  const gate = options.verifier ? requireBearerAuth({ verifier: options.verifier }) : undefined;
+  const bearer = options.verifier ? requireBearerAuth({ verifier: options.verifier }) : undefined;
   const mcp = createMcpHandler(options.factory, {
     maxRequestBodySize: maxBodyBytes,
     ...(options.onError ? { onerror: options.onError } : {}),
   });
 
-  return {
-    async fetch(request, options) {
+  const gate: Gate = {
+    async admit(request) {
       if (new URL(request.url).pathname !== path) return jsonError(404, 'Not found');
       if (allowed) {
         const rejected = hostHeaderValidationResponse(request, allowed) ?? originValidationResponse(request, allowed);
         if (rejected) return rejected;
       }
       let authInfo: AuthInfo | undefined;
-      if (gate) {
-        const verified = await gate(request);
+      if (bearer) {
+        const verified = await bearer(request);
         if (verified instanceof Response) return verified;
         authInfo = verified;
       }
       const declared = Number(request.headers.get('content-length') ?? 0);
       if (declared > maxBodyBytes) return jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`);
-      const parsed = options && 'parsedBody' in options ? { parsedBody: options.parsedBody } : {};
-      return mcp.fetch(request, { ...parsed, ...(authInfo ? { authInfo } : {}) });
+      return authInfo ? { authInfo } : {};
+    },
+    serve(request, admitted, parsed) {
+      const body = parsed && 'parsedBody' in parsed ? { parsedBody: parsed.parsedBody } : {};
+      return mcp.fetch(request, { ...body, ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}) });
+    },
+    async fetch(request, parsed) {
+      const admitted = await gate.admit(request);
+      return admitted instanceof Response ? admitted : gate.serve(request, admitted, parsed);
     },
     close: () => mcp.close(),
   };
+  return gate;
 }
 
-/** Whether a bind address is loopback-only. */
+/**
+ * Create the HTTP handler.
+ *
+ * Answers: 404 outside `path`; 403 for a disallowed `Host` or `Origin`; 401 (with
+ * `WWW-Authenticate: Bearer ...`) for a missing or unknown token; 413 for a declared
+ * body over the limit; otherwise the SDK's stateless Streamable HTTP answer. All of
+ * these checks read the headers only: the body is left to the SDK.
+ */
+export function createFlowHttpHandler(options: FlowHttpHandlerOptions): FlowHttpHandler {
+  const { fetch, close } = createGate(options);
+  return { fetch, close };
+}
+
+/**
+ * Whether a bind address, as spelled, is loopback-only (`localhost`, `127.x.y.z`, `::1`).
+ * A spelling test: `127.1` and `2130706433` are loopback too but say no here;
+ * `serveHttp` decides from the address it bound ({@link isLoopbackAddress}).
+ */
 export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '');
   return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
+const loopbackRanges = new BlockList();
+loopbackRanges.addSubnet('127.0.0.0', 8, 'ipv4');
+loopbackRanges.addAddress('::1', 'ipv6');
+
+/**
+ * Whether a bound IP address (as `server.address().address` reports it) is loopback:
+ * 127.0.0.0/8, `::1`, or an IPv4-mapped `::ffff:127.x.y.z`.
+ *
+ * @example `isLoopbackAddress('127.0.0.1')` -> true; `isLoopbackAddress('0.0.0.0')` -> false
+ */
+export function isLoopbackAddress(address: string): boolean {
+  const family = isIP(address);
+  return family !== 0 && loopbackRanges.check(address, family === 6 ? 'ipv6' : 'ipv4');
 }
 
 /** The hostnames `Host` and `Origin` may name for a server bound to `host`. */
@@ -117,8 +169,9 @@ export interface ServeHttpOptions extends Omit<FlowHttpHandlerOptions, 'allowedH
   /** Port to bind; `0` picks a free one. */
   readonly port: number;
   /**
-   * Hostnames accepted in `Host` and `Origin`. Default: the loopback names when `host`
-   * is loopback; no check otherwise (put a reverse proxy and `--auth-tokens` in front).
+   * Hostnames accepted in `Host` and `Origin`. Default: the loopback names when the bound
+   * address is loopback (however `host` was spelled: `127.1` too); no check otherwise (put
+   * a reverse proxy and `--auth-tokens` in front).
    */
   readonly allowedHostnames?: readonly string[];
 }
@@ -127,21 +180,110 @@ export interface ServeHttpOptions extends Omit<FlowHttpHandlerOptions, 'allowedH
 export interface HttpServing {
   /** The endpoint, e.g. `http://127.0.0.1:8080/mcp`. */
   readonly url: URL;
+  /** Whether the bound address is loopback (127.0.0.0/8 or `::1`), whatever `host` looked like. */
+  readonly loopback: boolean;
+  /**
+   * The checks in force: `hostAndOrigin`, the Host/Origin allowlist against DNS rebinding
+   * (on for loopback binds by default, or with `allowedHostnames`); `bearer`, bearer-token
+   * authentication (on with a `verifier`).
+   */
+  readonly checks: { readonly hostAndOrigin: boolean; readonly bearer: boolean };
   /** Stop accepting, end open connections, close the handler. */
   close(): Promise<void>;
 }
 
-class BodyTooLarge extends Error {}
+/**
+ * One line naming every check that is off on a server reachable beyond loopback, or
+ * `undefined` when it is bound to loopback or has every check on.
+ *
+ * @example "0.0.0.0:3000 is not a loopback address and these checks are off: Host/Origin (DNS-rebinding protection); bearer authentication (every caller shares the principal \"anonymous\")"
+ */
+export function servingWarning(serving: HttpServing): string | undefined {
+  if (serving.loopback) return undefined;
+  const off = [
+    ...(serving.checks.hostAndOrigin ? [] : ['Host/Origin (DNS-rebinding protection)']),
+    ...(serving.checks.bearer
+      ? []
+      : [`bearer authentication (every caller shares the principal "${ANONYMOUS_PRINCIPAL}")`]),
+  ];
+  return off.length > 0
+    ? `${serving.url.host} is not a loopback address and these checks are off: ${off.join('; ')}`
+    : undefined;
+}
 
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new BodyTooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+/** How long a connection answered before its body was read keeps discarding what still arrives. */
+const LINGER_MS = 5_000;
+/** How much it discards at most, in bytes, before it is destroyed anyway. */
+const LINGER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Answer a request whose body will not be read (or not to its end) without losing the answer.
+ *
+ * Closing a socket while the client is still sending makes the kernel send a reset, which can
+ * discard the answer before the client reads it (curl exit 55, Node `EPIPE`). So, as Apache
+ * and Go's net/http do: send the answer with `connection: close`, half-close (FIN after the
+ * answer), keep reading and discarding for at most {@link LINGER_MS} and {@link LINGER_BYTES},
+ * and destroy the socket once the body ends, the client closes, or a bound is reached.
+ * A request whose body is already complete is answered normally (keep-alive).
+ */
+function closeLingeringAfter(req: IncomingMessage, res: ServerResponse): void {
+  if (req.complete) return;
+  res.setHeader('connection', 'close');
+  const socket = req.socket;
+  let started = false;
+  const linger = () => {
+    if (started) return;
+    started = true;
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+    };
+    const timer = setTimeout(done, LINGER_MS);
+    socket.once('close', () => clearTimeout(timer));
+    if (!socket.writableEnded) socket.end();
+    if (req.complete) return done();
+    let discarded = 0;
+    req.on('data', (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > LINGER_BYTES) done();
+    });
+    req.once('end', done);
+    req.once('error', done);
+    socket.once('end', done);
+    req.resume();
+  };
+  // node:http ends a `connection: close` answer with socket.destroySoon(): end, then destroy as
+  // soon as the answer is written. Linger instead; 'finish' covers a Node that calls end() alone.
+  socket.destroySoon = linger;
+  res.once('finish', linger);
+}
+
+const TOO_LARGE = Symbol('too large');
+class ClientGone extends Error {}
+
+/**
+ * The request body, or {@link TOO_LARGE} as soon as it passes `limit` bytes. It never destroys
+ * the request (that would reset the connection under the 413): the rest is left to
+ * {@link closeLingeringAfter}. Rejects with {@link ClientGone} when the client goes away first.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | typeof TOO_LARGE> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off('data', onData);
+      resolve(TOO_LARGE);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', () => reject(new ClientGone()));
+    req.once('close', () => reject(new ClientGone()));
+  });
 }
 
 async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
@@ -182,6 +324,11 @@ function parseJson(body: Buffer): { value: unknown } | undefined {
 /**
  * Serve flows over stateless Streamable HTTP on `node:http`.
  *
+ * Per request: path, Host, Origin, bearer token and declared length are checked from the
+ * headers (404, 403, 401, 413) before any body is read; then the body is read up to
+ * `maxBodyBytes` (413 past it), parsed once and handed to the SDK. An answer sent before the
+ * body is in closes the connection lingeringly, so the client reads it even mid-upload.
+ *
  * @example
  * ```ts
  * const serving = await serveHttp({ factory: createFlowServerFactory({ runner }), host: '127.0.0.1', port: 8080 });
@@ -190,10 +337,14 @@ function parseJson(body: Buffer): { value: unknown } | undefined {
  */
 export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing> {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const allowedHostnames =
-    options.allowedHostnames ?? (isLoopbackHost(options.host) ? loopbackHostnames(options.host) : undefined);
-  const handler = createFlowHttpHandler({ ...options, maxBodyBytes, allowedHostnames });
   const origin = `http://${options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host}`;
+  let gate: Gate | undefined;
+
+  /** An answer given before the body was read to its end: lingering close (see above). */
+  const answerEarly = (req: IncomingMessage, res: ServerResponse, response: Response) => {
+    closeLingeringAfter(req, res);
+    return writeResponse(res, response);
+  };
 
   const server = createServer(async (req, res) => {
     const aborted = new AbortController();
@@ -201,30 +352,31 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
       if (!res.writableFinished) aborted.abort();
     });
     try {
-      const declared = Number(req.headers['content-length'] ?? 0);
-      if (declared > maxBodyBytes) throw new BodyTooLarge();
+      const base = `${origin}:${port()}`;
+      // The headers first: nobody gets a body read (up to maxBodyBytes) before they are admitted.
+      const head = toFetchRequest(req, base, { signal: aborted.signal });
+      const admitted = await gate!.admit(head);
+      if (admitted instanceof Response) return await answerEarly(req, res, admitted);
       const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
       const body = hasBody ? await readBody(req, maxBodyBytes) : undefined;
+      if (body === TOO_LARGE) {
+        return await answerEarly(req, res, jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`));
+      }
       // The body is read (and bounded) already: parse it once and hand the SDK the value, rather
       // than a body stream for it to read and parse again.
       const json = body && body.length > 0 ? parseJson(body) : undefined;
-      const request = toFetchRequest(req, `${origin}:${port()}`, {
-        ...(body && !json ? { body: new Uint8Array(body) } : {}),
-        signal: aborted.signal,
-      });
-      await writeResponse(res, await handler.fetch(request, json ? { parsedBody: json.value } : undefined));
+      const request =
+        body && body.length > 0 && !json
+          ? toFetchRequest(req, base, { body: new Uint8Array(body), signal: aborted.signal })
+          : head;
+      await writeResponse(res, await gate!.serve(request, admitted, json ? { parsedBody: json.value } : undefined));
     } catch (error) {
-      if (res.headersSent) {
+      if (error instanceof ClientGone || res.headersSent) {
         res.destroy();
         return;
       }
-      const response =
-        error instanceof BodyTooLarge
-          ? jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`)
-          : jsonError(500, 'Internal error');
-      if (!(error instanceof BodyTooLarge)) options.onError?.(error as Error);
-      res.setHeader('connection', 'close');
-      await writeResponse(res, response).catch(() => res.destroy());
+      options.onError?.(error as Error);
+      await answerEarly(req, res, jsonError(500, 'Internal error')).catch(() => res.destroy());
     }
   });
 
@@ -237,14 +389,24 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
     });
   });
 
+  // "Loopback" is a property of the address bound, not of how it was spelled (`127.1`, `2130706433`).
+  const bound = (server.address() as AddressInfo).address;
+  const loopback = isLoopbackAddress(bound);
+  const allowedHostnames =
+    options.allowedHostnames ??
+    (loopback ? [...new Set([...loopbackHostnames(options.host), ...loopbackHostnames(bound)])] : undefined);
+  gate = createGate({ ...options, maxBodyBytes, allowedHostnames });
+
   return {
     url: new URL(`${origin}:${port()}${options.path ?? '/mcp'}`),
+    loopback,
+    checks: { hostAndOrigin: allowedHostnames !== undefined, bearer: options.verifier !== undefined },
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await handler.close();
+      await gate?.close();
     },
   };
 }

@@ -11,6 +11,7 @@ export {
   ANONYMOUS_PRINCIPAL,
   declaredCapabilities,
   defaultPrincipal,
+  isStatelessLegacyHttp,
   localUser,
   principalOfAuthInfo,
   toInputCapabilities,
@@ -23,10 +24,12 @@ export {
   type FlowHttpHandler,
   type FlowHttpHandlerOptions,
   type HttpServing,
+  isLoopbackAddress,
   isLoopbackHost,
   loopbackHostnames,
   type ServeHttpOptions,
   serveHttp,
+  servingWarning,
 } from './http.js';
 export {
   type FlowGraph,
@@ -52,5 +55,12 @@ export {
   type RegisterFlowsOptions,
   registerFlows,
 } from './registerFlows.js';
-export { invalidRequestState, toPromptResult, toResourceResult, toToolResult } from './results.js';
+export {
+  forStatelessLegacyHttp,
+  invalidRequestState,
+  LEGACY_HTTP_MESSAGE,
+  toPromptResult,
+  toResourceResult,
+  toToolResult,
+} from './results.js';
 export { createFlowServerFactory, type FlowServerOptions } from './serverFactory.js';

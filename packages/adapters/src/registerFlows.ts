@@ -6,7 +6,9 @@
  * method and target, the client's declared input kinds, the raw arguments,
  * and the raw `requestState` and `inputResponses` the SDK lifted off the
  * request (no SDK `requestState.verify` hook is involved: the engine's state
- * is opaque to the SDK and reaches the runner byte for byte).
+ * is opaque to the SDK and reaches the runner byte for byte). A 2025-era
+ * client on stateless HTTP, which cannot answer input requests there, is told
+ * that such flows need a 2026-07-28 client (or stdio).
  */
 import { type Flow, InvalidRequestStateError, type RoundOutcome, type Runner } from '@baton/engine';
 import {
@@ -22,9 +24,15 @@ import {
   UriTemplate,
   type Variables,
 } from '@modelcontextprotocol/server';
-import { declaredCapabilities, defaultPrincipal, toInputCapabilities } from './callContext.js';
+import { declaredCapabilities, defaultPrincipal, isStatelessLegacyHttp, toInputCapabilities } from './callContext.js';
 import { argumentsProblem, argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
-import { invalidRequestState, toPromptResult, toResourceResult, toToolResult } from './results.js';
+import {
+  forStatelessLegacyHttp,
+  invalidRequestState,
+  toPromptResult,
+  toResourceResult,
+  toToolResult,
+} from './results.js';
 import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
 
 /** The URI prefix of flow resources: `baton://flows/<name>`. */
@@ -138,7 +146,7 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
       if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
     }
     try {
-      return await runner.run({
+      const outcome = await runner.run({
         flow: flow.name,
         args,
         context: {
@@ -150,6 +158,9 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
         ...(requestState !== undefined ? { requestState } : {}),
         ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
       });
+      // A 2025-era client on stateless HTTP declared its capabilities to another instance and
+      // cannot answer input requests here: tell it what it needs instead of "not declared".
+      return isStatelessLegacyHttp(server, ctx) ? forStatelessLegacyHttp(outcome) : outcome;
     } catch (error) {
       if (error instanceof InvalidRequestStateError) throw invalidRequestState(error);
       onError(error);

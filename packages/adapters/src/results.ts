@@ -6,7 +6,9 @@
  * result (`isError: true`) for tools and a JSON-RPC error for prompts and
  * resources, which have no error result. A rejected requestState is always
  * the JSON-RPC error -32602 "Invalid or expired requestState" with
- * `data: { reason }`: never a re-prompt.
+ * `data: { reason }`: never a re-prompt. A 2025-era client on stateless HTTP,
+ * which cannot answer input requests there, gets a flow error saying it needs a
+ * 2026-07-28 client ({@link forStatelessLegacyHttp}).
  */
 import {
   type FlowResult,
@@ -33,6 +35,26 @@ import {
  */
 export function invalidRequestState(error: Pick<InvalidRequestStateError, 'reason'>): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.InvalidParams, INVALID_REQUEST_STATE_MESSAGE, { reason: error.reason });
+}
+
+/** What a 2025-era client on stateless HTTP is told when a flow needs its input. */
+export const LEGACY_HTTP_MESSAGE =
+  'This tool asks for input over several rounds, which over HTTP needs an MCP client that speaks protocol ' +
+  '2026-07-28; this client speaks an earlier revision. Use a 2026-07-28 client, or connect over stdio, ' +
+  'which serves 2025-era clients too.';
+
+/**
+ * A round's outcome for a 2025-era client on stateless HTTP: it cannot answer input requests
+ * there (no per-request capabilities, no channel for server-to-client requests), so a flow
+ * that asks (`input_required`, or an input kind "not declared") ends in a flow error with
+ * {@link LEGACY_HTTP_MESSAGE}. Complete results and other errors pass through unchanged.
+ *
+ * Wire (tools): `{ resultType: 'complete', content: [{ type: 'text', text: LEGACY_HTTP_MESSAGE }], isError: true }`
+ */
+export function forStatelessLegacyHttp(outcome: RoundOutcome): RoundOutcome {
+  if (outcome.type === 'complete' || (outcome.type === 'error' && !outcome.undeclared)) return outcome;
+  const { flow, fid, round } = outcome;
+  return { type: 'error', flow, fid, round, message: LEGACY_HTTP_MESSAGE };
 }
 
 /**

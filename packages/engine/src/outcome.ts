@@ -5,7 +5,7 @@
  * to a tool error result (`isError: true`) with the message as text.
  */
 import type { FlowResult } from './flow.js';
-import type { WireInputRequest } from './inputs.js';
+import type { InputKind, WireInputRequest } from './inputs.js';
 
 interface OutcomeBase {
   /** The flow's name. */
@@ -34,6 +34,8 @@ export interface InputRequiredOutcome extends OutcomeBase {
 export interface ErrorOutcome extends OutcomeBase {
   readonly type: 'error';
   readonly message: string;
+  /** Set when the flow asks for an input kind the client did not declare and has no fallback for. */
+  readonly undeclared?: { readonly key: string; readonly kind: InputKind };
 }
 
 /** The result of one round. */

@@ -182,6 +182,7 @@ export class Round {
             type: 'error',
             ...this.#base,
             message: `This tool needs ${kind} input ("${noFallback}"), which the client did not declare in its capabilities.`,
+            undeclared: { key: noFallback, kind },
           };
         }
         for (const key of unsupported) {

@@ -38,7 +38,7 @@ import type { McpServerFactory } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { loadFlowsModule } from '../flowsModule.js';
-import { isLoopbackHost, serveHttp } from '../http.js';
+import { serveHttp, servingWarning } from '../http.js';
 import { createFlowServerFactory } from '../serverFactory.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
@@ -259,10 +259,8 @@ export async function run(argv: string[]): Promise<number> {
     });
     whenReady.catch(() => {});
     let url: URL | undefined;
+    let unchecked: string | undefined;
     if (options.http) {
-      if (!verifier && !isLoopbackHost(options.http.host)) {
-        warn(`serving ${options.http.host} without --auth-tokens: every caller shares the principal "anonymous"`);
-      }
       const serving = await serveHttp({
         factory: async (ctx) => (await whenReady)(ctx),
         host: options.http.host,
@@ -274,6 +272,8 @@ export async function run(argv: string[]): Promise<number> {
       );
       server = { what: 'the server', close: () => serving.close() };
       url = serving.url;
+      // From the address bound, not its spelling: `127.1` is loopback, `0.0.0.0` is not.
+      unchecked = servingWarning(serving);
     }
 
     const inspector = options.inspect ? await loadInspector(options.inspect) : undefined;
@@ -316,6 +316,7 @@ export async function run(argv: string[]): Promise<number> {
     let stopped: Promise<unknown>;
     if (url) {
       stopped = new Promise(() => {});
+      if (unchecked) warn(unchecked);
       process.stderr.write(`baton: serving ${count} at ${url.href}\n`);
     } else {
       const handle = serveStdio(factory, {
