@@ -1,6 +1,7 @@
 /**
  * The round runner: the transport-free heart of Baton. `run()` serves one
- * request of a flow: it opens and checks the echoed requestState, restores
+ * request of a flow: it checks the client's arguments and answers (bounded,
+ * `jsonInput.ts`), opens and checks the echoed requestState, restores
  * the machine, redeems the state in the ledger before any side effect, has
  * the round played (`round.ts`: deadlines, answers, settling, the next
  * state), records the outcome for retries and the audit trail, and returns
@@ -24,6 +25,7 @@ import { InvalidRequestStateError, type InvalidStateReason } from './errors.js';
 import type { Flow } from './flow.js';
 import type { InputKind } from './inputs.js';
 import { type Inspector, stableInspector } from './inspection.js';
+import { checkRoundInput } from './jsonInput.js';
 import type { Ledger } from './ledger.js';
 import type { RoundOutcome } from './outcome.js';
 import { Round, type RoundSettings } from './round.js';
@@ -93,6 +95,7 @@ export interface Runner {
   /**
    * Serve one round.
    * @throws InvalidRequestStateError for an invalid, expired, tampered, foreign or replayed state.
+   * @throws InvalidParamsError for arguments or answers nested too deeply or holding a non-finite number.
    * @throws Error for an unknown flow name.
    */
   run(request: RunRequest): Promise<RoundOutcome>;
@@ -202,6 +205,8 @@ export function createRunner(options: RunnerOptions): Runner {
     const started = now();
     const flow = flows.get(request.flow);
     if (!flow) throw new Error(`unknown flow "${request.flow}"`);
+    // Bounded and iterative, before anything recursive (binding, digest, zod) walks client input.
+    checkRoundInput(request.args, request.inputResponses);
     const { context } = request;
     const binding: StateBinding = {
       principal: context.principal,
