@@ -17,6 +17,7 @@ import {
   type StateValue,
 } from 'xstate';
 import type { AuditAnswer, AuditLog } from './audit.js';
+import { canonicalJson } from './codec/canonicalJson.js';
 import { randomBytesFromPool } from './codec/randomPool.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from './codec/types.js';
 import { expandSnapshot, toPersistedState } from './compactSnapshot.js';
@@ -105,6 +106,11 @@ function newId(): string {
   return randomBytesFromPool(16).toString('base64url');
 }
 
+/** The associated data a recorded outcome is sealed with: the state's jti, its flow and its instance. */
+function outcomeBinding(jti: string, flow: string, fid: string): string {
+  return canonicalJson([jti, flow, fid]);
+}
+
 /**
  * A round's actor, on an inert clock. Inspection costs an event per microstep, so it is attached
  * only when `observe` asks for an inspector (reporting under the session `baton:<fid>`) or the
@@ -175,6 +181,24 @@ export function createRunner(options: RunnerOptions): Runner {
   function reject(flow: string, reason: InvalidStateReason, detail?: string): never {
     log({ type: 'invalid_state', flow, reason, ...(detail ? { detail } : {}) });
     throw new InvalidRequestStateError(reason);
+  }
+
+  /**
+   * A recorded outcome opens only for the state it was recorded for (its jti, flow and instance),
+   * so one moved onto another row of the ledger's database is refused rather than answered.
+   */
+  function recordedOutcome(flow: string, sealed: string, jti: string, fid: string): RoundOutcome {
+    let plaintext: string;
+    try {
+      plaintext = codec.openBlob(sealed, 'outcome', outcomeBinding(jti, flow, fid));
+    } catch {
+      reject(
+        flow,
+        'bad_integrity',
+        'the outcome the ledger recorded for this state does not open for it: the ledger was altered, or the key that sealed it left the ring',
+      );
+    }
+    return JSON.parse(plaintext);
   }
 
   function openState(flow: Flow, requestState: string, binding: StateBinding) {
@@ -254,7 +278,7 @@ export function createRunner(options: RunnerOptions): Runner {
         now: now(),
       });
       if (redemption.status === 'replayed') reject(flow.name, 'replayed');
-      if (redemption.status === 'retry') return JSON.parse(codec.openBlob(redemption.outcome, 'outcome'));
+      if (redemption.status === 'retry') return recordedOutcome(flow.name, redemption.outcome, opened.claims.jti, fid);
       redeemedJti = opened.claims.jti;
     }
     if (restored && observed) restored = restore(observe);
@@ -280,7 +304,10 @@ export function createRunner(options: RunnerOptions): Runner {
     if (redeemedJti) {
       // The round's effects have happened: failing to record them for retries must not lose the answer.
       await ledger!
-        .recordOutcome(redeemedJti, codec.sealBlob(JSON.stringify(outcome), 'outcome'))
+        .recordOutcome(
+          redeemedJti,
+          codec.sealBlob(JSON.stringify(outcome), 'outcome', outcomeBinding(redeemedJti, flow.name, fid)),
+        )
         .catch((error: unknown) => log({ type: 'flow_error', flow: flow.name, fid, error }));
     }
     const ms = now() - started;
