@@ -166,6 +166,18 @@ describe('inputResponses nested 10,000 levels deep, or holding 1e400', () => {
     },
   );
 
+  it('refuses a hostile answer that reaches the answers through a __proto__ key', async () => {
+    const requestState = await start('2.2.0');
+    const hostile = `{"action":"accept","content":{"confirm":true,"x":${deepArray(10_000)}}}`;
+    const answer = await call(
+      '{"version":"2.2.0"}',
+      `,"requestState":"${requestState}","inputResponses":{"__proto__":{"confirm_deploy":${hostile}}}`,
+    );
+    expect(answer.error).toMatchObject({ code: -32602 });
+    expect(answer.error.message).toMatch(/nested too deeply \(limit 64 levels\)$/);
+    await complete('2.2.0', requestState);
+  });
+
   it('refuses a hostile answer under a key the state does not ask for, too', async () => {
     const requestState = await start('2.1.0');
     const answer = await call(

@@ -34,7 +34,9 @@ export function checkRoundInput(args: unknown, inputResponses: unknown): void {
     throw new InvalidParamsError('inputResponses must be an object whose keys are the requests answered');
   }
   const responses = inputResponses as Record<string, unknown>;
-  for (const key of Object.keys(responses)) checkJsonValue(responses[key], `inputResponses${segment(key)}`);
+  // `for...in`, not own keys: a `__proto__` key can turn answers into inherited properties,
+  // and whatever property access can read must be checked too.
+  for (const key in responses) checkJsonValue(responses[key], `inputResponses${segment(key)}`);
 }
 
 /**

@@ -90,5 +90,8 @@ describe('checkRoundInput', () => {
       'inputResponses["odd key"].n holds a number that is not finite',
     );
     expect(refusal(() => checkRoundInput({}, [1]))).toMatch(/^inputResponses must be an object/);
+    // What a `__proto__` key made inherited is read by property access, so it is checked too.
+    const inherited = Object.create({ k: { n: Number.POSITIVE_INFINITY } });
+    expect(refusal(() => checkRoundInput({}, inherited))).toBe('inputResponses.k.n holds a number that is not finite');
   });
 });
