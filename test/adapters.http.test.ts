@@ -16,7 +16,6 @@ import {
   connectHttp,
   expectInputRequired,
   protocolError,
-  sleep,
   textOf,
   toolRound,
   type WireLeg,
@@ -25,8 +24,19 @@ import {
 let serving: HttpServing;
 const clients: Client[] = [];
 
+/**
+ * The runner's and codec's clock: it moves only when a test moves it, so `quick_approval`'s
+ * one-second deadline fires when a test says so, never because a busy machine was slow.
+ */
+let clock = Date.now();
+const now = () => clock;
+
 beforeAll(async () => {
-  const runner = createRunner({ flows, codec: createRequestStateCodec({ keys: createKeyRing([generateKey()]) }) });
+  const runner = createRunner({
+    flows,
+    now,
+    codec: createRequestStateCodec({ keys: createKeyRing([generateKey()]), now }),
+  });
   serving = await serveHttp({ factory: createFlowServerFactory({ runner, expose }), host: '127.0.0.1', port: 0 });
 });
 afterEach(async () => {
@@ -195,7 +205,7 @@ describe('tools over the 2026-07-28 wire', () => {
   it('fires a durable deadline that passed while the user was answering', async () => {
     const { client } = await connect({
       elicit: async () => {
-        await sleep(1300);
+        clock += 1300; // the user took 1.3 s to answer a question with a one-second deadline
         return { action: 'accept', content: { ok: true } };
       },
     });

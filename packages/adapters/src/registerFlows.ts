@@ -10,7 +10,7 @@
  * client on stateless HTTP, which cannot answer input requests there, is told
  * that such flows need a 2026-07-28 client (or stdio).
  */
-import { type Flow, InvalidRequestStateError, type RoundOutcome, type Runner } from '@baton/engine';
+import { type Flow, InvalidParamsError, InvalidRequestStateError, type RoundOutcome, type Runner } from '@baton/engine';
 import {
   type McpServer,
   ProtocolError,
@@ -110,7 +110,9 @@ class FlowUriTemplate extends UriTemplate {
  * - error: `{ content: [{ type: 'text', text }], isError: true }` (tools), JSON-RPC -32603
  *   (prompts, resources; -32602 for invalid arguments);
  * - invalid, expired, tampered, foreign or replayed state: JSON-RPC
- *   `{ code: -32602, message: 'Invalid or expired requestState', data: { reason } }`.
+ *   `{ code: -32602, message: 'Invalid or expired requestState', data: { reason } }`;
+ * - arguments or answers nested too deeply or holding a non-finite number: JSON-RPC -32602
+ *   with a sentence saying where (`InvalidParamsError`), before anything runs.
  *
  * The server must not configure the SDK's `requestState.verify` hook: Baton's
  * runner verifies its own states and needs the raw wire string. Flow tools
@@ -163,6 +165,7 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
       return isStatelessLegacyHttp(server, ctx) ? forStatelessLegacyHttp(outcome) : outcome;
     } catch (error) {
       if (error instanceof InvalidRequestStateError) throw invalidRequestState(error);
+      if (error instanceof InvalidParamsError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
       onError(error);
       throw new ProtocolError(ProtocolErrorCode.InternalError, 'Internal error');
     }

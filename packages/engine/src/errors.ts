@@ -1,8 +1,11 @@
 /**
  * Errors the engine raises. `InvalidRequestStateError` is the single opaque
  * error for every requestState failure: its message never varies and never
- * echoes anything decoded, while `reason` is a code meant for the server log
- * only. `FlowDefinitionError` is thrown when a flow is defined (never at run
+ * echoes anything decoded, while `reason` is a code the client also sees in
+ * `data.reason` (the root README says what it reveals). `InvalidParamsError`
+ * refuses a request's arguments or answers before a round runs (nested too
+ * deeply, a number that is not finite): its message is a sentence for the
+ * client. `FlowDefinitionError` is thrown when a flow is defined (never at run
  * time) for shapes Baton cannot serve. `StateTooLargeError` is what the codec
  * throws when a state would pass its size cap.
  */
@@ -63,6 +66,16 @@ export class StateTooLargeError extends RangeError {
         : `requestState: payload is ${size} bytes; maxPayloadBytes is ${limit}`,
     );
   }
+}
+
+/**
+ * Arguments or `inputResponses` refused before the round runs (see `jsonInput.ts`): nested too
+ * deeply, or holding a number that is not finite. Nothing was redeemed or run, so the same state
+ * can be retried with corrected input. The message is meant for the client (it names where the
+ * problem is, never a value); adapters map this error to JSON-RPC `-32602` with that message.
+ */
+export class InvalidParamsError extends Error {
+  override readonly name = 'InvalidParamsError';
 }
 
 /** A flow definition Baton cannot serve (thrown by `defineFlow` and the request helpers). */

@@ -17,6 +17,7 @@ export {
   FlowDefinitionError,
   FlowError,
   INVALID_REQUEST_STATE_MESSAGE,
+  InvalidParamsError,
   InvalidRequestStateError,
   type InvalidStateReason,
   isInvalidRequestStateError,
@@ -63,6 +64,7 @@ export {
   type WireInputRequest,
 } from './inputs.js';
 export { type Inspector, inspectionSessionId, stableInspector } from './inspection.js';
+export { checkJsonValue, MAX_INPUT_DEPTH } from './jsonInput.js';
 export type {
   Ledger,
   MintTokenRequest,

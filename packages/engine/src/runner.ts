@@ -1,6 +1,7 @@
 /**
  * The round runner: the transport-free heart of Baton. `run()` serves one
- * request of a flow: it opens and checks the echoed requestState, restores
+ * request of a flow: it checks the client's arguments and answers (bounded,
+ * `jsonInput.ts`), opens and checks the echoed requestState, restores
  * the machine, redeems the state in the ledger before any side effect, has
  * the round played (`round.ts`: deadlines, answers, settling, the next
  * state), records the outcome for retries and the audit trail, and returns
@@ -16,6 +17,7 @@ import {
   type StateValue,
 } from 'xstate';
 import type { AuditAnswer, AuditLog } from './audit.js';
+import { canonicalJson } from './codec/canonicalJson.js';
 import { randomBytesFromPool } from './codec/randomPool.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from './codec/types.js';
 import { expandSnapshot, toPersistedState } from './compactSnapshot.js';
@@ -24,6 +26,7 @@ import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './
 import type { Flow } from './flow.js';
 import type { InputKind } from './inputs.js';
 import { type Inspector, stableInspector } from './inspection.js';
+import { checkRoundInput } from './jsonInput.js';
 import type { Ledger } from './ledger.js';
 import type { RoundOutcome } from './outcome.js';
 import { oversizedAnswer, Round, type RoundSettings } from './round.js';
@@ -93,6 +96,7 @@ export interface Runner {
   /**
    * Serve one round.
    * @throws InvalidRequestStateError for an invalid, expired, tampered, foreign or replayed state.
+   * @throws InvalidParamsError for arguments or answers nested too deeply or holding a non-finite number.
    * @throws Error for an unknown flow name.
    */
   run(request: RunRequest): Promise<RoundOutcome>;
@@ -100,6 +104,11 @@ export interface Runner {
 
 function newId(): string {
   return randomBytesFromPool(16).toString('base64url');
+}
+
+/** The associated data a recorded outcome is sealed with: the state's jti, its flow and its instance. */
+function outcomeBinding(jti: string, flow: string, fid: string): string {
+  return canonicalJson([jti, flow, fid]);
 }
 
 /**
@@ -176,6 +185,24 @@ export function createRunner(options: RunnerOptions): Runner {
     throw new InvalidRequestStateError(reason);
   }
 
+  /**
+   * A recorded outcome opens only for the state it was recorded for (its jti, flow and instance),
+   * so one moved onto another row of the ledger's database is refused rather than answered.
+   */
+  function recordedOutcome(flow: string, sealed: string, jti: string, fid: string): RoundOutcome {
+    let plaintext: string;
+    try {
+      plaintext = codec.openBlob(sealed, 'outcome', outcomeBinding(jti, flow, fid));
+    } catch {
+      reject(
+        flow,
+        'bad_integrity',
+        'the outcome the ledger recorded for this state does not open for it: the ledger was altered, or the key that sealed it left the ring',
+      );
+    }
+    return JSON.parse(plaintext);
+  }
+
   function openState(flow: Flow, requestState: string, binding: StateBinding) {
     let claims: RequestStateClaims;
     try {
@@ -204,6 +231,8 @@ export function createRunner(options: RunnerOptions): Runner {
     const started = now();
     const flow = flows.get(request.flow);
     if (!flow) throw new Error(`unknown flow "${request.flow}"`);
+    // Bounded and iterative, before anything recursive (binding, digest, zod) walks client input.
+    checkRoundInput(request.args, request.inputResponses);
     if (flow.needsLedger && !ledger) return needsLedger(flow);
     const { context } = request;
     const binding: StateBinding = {
@@ -264,7 +293,7 @@ export function createRunner(options: RunnerOptions): Runner {
         now: now(),
       });
       if (redemption.status === 'replayed') reject(flow.name, 'replayed');
-      if (redemption.status === 'retry') return JSON.parse(codec.openBlob(redemption.outcome, 'outcome'));
+      if (redemption.status === 'retry') return recordedOutcome(flow.name, redemption.outcome, opened.claims.jti, fid);
       redeemedJti = opened.claims.jti;
     }
     if (restored && observed) restored = restore(observe);
@@ -290,7 +319,10 @@ export function createRunner(options: RunnerOptions): Runner {
     if (redeemedJti) {
       // The round's effects have happened: failing to record them for retries must not lose the answer.
       await ledger!
-        .recordOutcome(redeemedJti, codec.sealBlob(JSON.stringify(outcome), 'outcome'))
+        .recordOutcome(
+          redeemedJti,
+          codec.sealBlob(JSON.stringify(outcome), 'outcome', outcomeBinding(redeemedJti, flow.name, fid)),
+        )
         .catch((error: unknown) => log({ type: 'flow_error', flow: flow.name, fid, error }));
     }
     const ms = now() - started;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../src/codec/index.js';
+import { canonicalJson, MAX_CANONICAL_DEPTH } from '../src/codec/index.js';
 
 /** Rebuild a JSON value with every object's keys in reverse order. */
 function reverseKeys(value: unknown): unknown {
@@ -58,5 +58,28 @@ describe('canonicalJson', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('canonicalJson on deep input', () => {
+  const nest = (levels: number, wrap: (inner: unknown) => unknown) => {
+    let value: unknown = 1;
+    for (let i = 0; i < levels; i++) value = wrap(value);
+    return value;
+  };
+
+  it('encodes up to MAX_CANONICAL_DEPTH levels', () => {
+    expect(MAX_CANONICAL_DEPTH).toBe(512);
+    expect(canonicalJson(nest(512, (v) => [v]))).toBe(`${'['.repeat(512)}1${']'.repeat(512)}`);
+    expect(canonicalJson(nest(512, (v) => ({ x: v })))).toBe(`${'{"x":'.repeat(512)}1${'}'.repeat(512)}`);
+  });
+
+  it('throws a TypeError, not a stack overflow, past it (10,000 levels)', () => {
+    for (const wrap of [(v: unknown) => [v], (v: unknown) => ({ x: v }), (v: unknown) => ({ a: [v] })]) {
+      expect(() => canonicalJson(nest(513, wrap))).toThrow(TypeError);
+      expect(() => canonicalJson(nest(10_000, wrap))).toThrow(
+        new TypeError('canonicalJson: nested more than 512 levels deep'),
+      );
+    }
   });
 });

@@ -26,9 +26,11 @@ describePg('postgres ledger', (serverUrl) => {
 
   it('fails fast with a clear error, without the password, when the server is unreachable', async () => {
     const started = Date.now();
+    // Fast means "does not sit out the connect timeout": a long timeout and a bound well under it,
+    // so a loaded machine (which may take seconds to load the driver) cannot fail the test.
     const attempt = createPostgresLedger({
       connectionString: 'postgresql://baton:s3cret-pw@127.0.0.1:1/baton',
-      connectTimeoutMs: 2000,
+      connectTimeoutMs: 45_000,
     });
     await expect(attempt).rejects.toBeInstanceOf(LedgerConnectionError);
     const error = (await attempt.catch((e: unknown) => e)) as Error;
@@ -37,7 +39,7 @@ describePg('postgres ledger', (serverUrl) => {
     );
     expect(error.message).toMatch(/ECONNREFUSED/);
     expect(error.message).not.toContain('s3cret-pw');
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(20_000);
   });
 
   it('fails with a clear error for a database that does not exist', async () => {

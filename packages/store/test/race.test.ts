@@ -54,7 +54,7 @@ const jtis = () => Array.from({ length: ITEMS }, () => randomBytes(16).toString(
 describe('race between processes on one SQLite file', () => {
   const dir = useTempDir();
 
-  it('redeems every jti exactly once (workers also race to create the file)', { timeout: 30_000 }, async () => {
+  it('redeems every jti exactly once (workers also race to create the file)', { timeout: 180_000 }, async () => {
     const path = join(dir(), 'race-jti.db');
     const items = jtis();
     const done = await race('sqlite', path, 'jti', items);
@@ -67,7 +67,7 @@ describe('race between processes on one SQLite file', () => {
     db.close();
   });
 
-  it('redeems every single-use token exactly once', { timeout: 30_000 }, async () => {
+  it('redeems every single-use token exactly once', { timeout: 180_000 }, async () => {
     const path = join(dir(), 'race-token.db');
     const ledger = createSqliteLedger({ path, pruneIntervalMs: 0 });
     const codes: string[] = [];
@@ -88,13 +88,13 @@ describePg('race between processes on one PostgreSQL database', (serverUrl) => {
   });
   afterAll(async () => drop());
 
-  it('redeems every jti exactly once (workers also race to migrate)', { timeout: 30_000 }, async () => {
+  it('redeems every jti exactly once (workers also race to migrate)', { timeout: 180_000 }, async () => {
     const items = jtis();
     const done = await race('postgres', url, 'jti', items);
     expectEachWonOnce(done, items, 'replayed');
   });
 
-  it('redeems every single-use token exactly once', { timeout: 30_000 }, async () => {
+  it('redeems every single-use token exactly once', { timeout: 180_000 }, async () => {
     const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
     const codes = await Promise.all(
       Array.from({ length: ITEMS }, () => ledger.mintToken({ purpose: 'race', expiresAt: NOW + 3_600_000, now: NOW })),

@@ -64,26 +64,39 @@ describe('sqlite ledger', () => {
 
   it('waits for another process that holds the write lock (busy timeout)', async () => {
     const path = freshPath();
-    const ledger = createSqliteLedger({ path, busyTimeoutMs: 5000, pruneIntervalMs: 0 });
+    // A busy timeout far beyond the hold: on a loaded machine either process may be slow.
+    const ledger = createSqliteLedger({ path, busyTimeoutMs: 30_000, pruneIntervalMs: 0 });
     const holder = spawn(
       process.execPath,
       [
         '-e',
         `const D = require('better-sqlite3'); const db = new D(process.argv[1]);
          db.exec('BEGIN IMMEDIATE'); console.log('locked');
-         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 400);
-         db.exec('COMMIT'); db.close();`,
+         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);
+         const released = Date.now(); db.exec('COMMIT'); db.close(); console.log('released ' + released);`,
         path,
       ],
       { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] },
     );
-    await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
+    let output = '';
+    const exit = new Promise((resolve) => holder.once('exit', resolve));
+    await new Promise<void>((resolve) =>
+      holder.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('locked')) resolve();
+      }),
+    );
     const started = Date.now();
     expect(await ledger.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
       status: 'redeemed',
     });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
-    await new Promise((resolve) => holder.once('exit', resolve));
+    const ended = Date.now();
+    await exit;
+    const released = Number(/released (\d+)/.exec(output)?.[1]);
+    // It asked while the other process held the lock, and got its answer only once the lock was
+    // released: it waited (timestamps, not a duration a slow machine could shorten or stretch).
+    expect(started).toBeLessThan(released);
+    expect(ended).toBeGreaterThanOrEqual(released);
     await ledger.close();
   });
 
@@ -96,7 +109,8 @@ describe('sqlite ledger', () => {
     const db = new Database(path, { readonly: true });
     const count = () => (db.prepare('select count(*) as c from baton_redemptions').get() as { c: number }).c;
     expect(count()).toBe(2);
-    const deadline = Date.now() + 5000;
+    // A generous bound: the schedule runs every 20 ms, but a loaded machine may delay timers.
+    const deadline = Date.now() + 30_000;
     while (count() !== 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     expect(count()).toBe(1);
     db.close();

@@ -3,7 +3,7 @@
  * (built from `BATON_KEYS`), canonical JSON for digests, and the codec's types.
  * Everything else in this folder is internal.
  */
-export { canonicalJson } from './canonicalJson.js';
+export { canonicalJson, MAX_CANONICAL_DEPTH } from './canonicalJson.js';
 export {
   createKeyRing,
   generateKey,

@@ -13,6 +13,8 @@
  *   flow, tool or arguments, fails integrity like a forged one (reason `bad_integrity`).
  * - the payload is `claimsPayload.ts`'s: 48 fixed bytes (iat, exp, round, fid, hash) + body JSON.
  * - the jti is the envelope's authenticated random 12 bytes (the GCM IV, or the signed nonce).
+ * - blobs (mode 0x03, for ledger outcomes) are sealed under a per-purpose subkey, with optional
+ *   associated data (the runner's: `canonicalJson([jti, flow, fid])`) authenticated, not stored.
  * Version 1 (JSON claims with stored principal and binding digests) is refused as
  * `unsupported_version`: no release ever minted it.
  *
@@ -176,18 +178,21 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
       };
     },
 
-    sealBlob(plaintext: string, purpose: string): string {
+    sealBlob(plaintext: string, purpose: string, associatedData?: string): string {
       const key = ring.current;
       const header = writeHeader(REQUEST_STATE_VERSION, BLOB_MODE_BYTE, 0, key);
-      return seal(key.keyObject(`blob:${purpose}`), header, Buffer.from(plaintext, 'utf8')).toString('base64url');
+      const context = blobContext(associatedData);
+      return seal(key.keyObject(`blob:${purpose}`), header, Buffer.from(plaintext, 'utf8'), context).toString(
+        'base64url',
+      );
     },
 
-    openBlob(sealed: string, purpose: string): string {
+    openBlob(sealed: string, purpose: string, associatedData?: string): string {
       try {
         if (typeof sealed !== 'string') fail('malformed');
         const envelope = decodeWire(sealed);
         const { key } = readHeader(envelope, REQUEST_STATE_VERSION, BLOB_MODE_BYTE, 0, ring);
-        return unseal(key.keyObject(`blob:${purpose}`), envelope).toString('utf8');
+        return unseal(key.keyObject(`blob:${purpose}`), envelope, blobContext(associatedData)).toString('utf8');
       } catch {
         throw new InvalidRequestStateError('bad_integrity');
       }
@@ -219,6 +224,13 @@ function bindingBytes(binding: StateBinding): Buffer {
   if (typeof target !== 'string') throw new TypeError('requestState: target must be a string');
   const strings = JSON.stringify([principal, flow, method, target]);
   return Buffer.from(`${strings.slice(0, -1)},${canonicalJson(binding.args)}]`, 'utf8');
+}
+
+/** A blob's associated data as AEAD context (after the fixed-size header, so unambiguous). */
+function blobContext(associatedData: string | undefined): Buffer | undefined {
+  if (associatedData === undefined) return undefined;
+  if (typeof associatedData !== 'string') throw new TypeError('requestState: associated data must be a string');
+  return Buffer.from(associatedData, 'utf8');
 }
 
 /** Inflate an authenticated payload, failing as soon as the output passes the cap. */

@@ -81,13 +81,18 @@ export interface RequestStateCodec {
    * @throws InvalidRequestStateError with a reason code on any failure.
    */
   open(token: string, binding: StateBinding): RequestStateClaims;
-  /** Seal an arbitrary string (for ledger outcomes) with a purpose-bound AEAD subkey. */
-  sealBlob(plaintext: string, purpose: string): string;
+  /**
+   * Seal an arbitrary string (for ledger outcomes) with a purpose-bound AEAD subkey. The optional
+   * `associatedData` (say, the id of the row the blob is stored under) is authenticated with it
+   * but not stored: the blob opens only where the same associated data is given again.
+   */
+  sealBlob(plaintext: string, purpose: string, associatedData?: string): string;
   /**
    * Open a blob from {@link RequestStateCodec.sealBlob}; any key of the ring opens it, but only
-   * with the same `purpose`. Every failure throws InvalidRequestStateError('bad_integrity').
+   * with the same `purpose` and `associatedData` (absent and `''` are the same). Every failure
+   * throws InvalidRequestStateError('bad_integrity').
    */
-  openBlob(sealed: string, purpose: string): string;
+  openBlob(sealed: string, purpose: string, associatedData?: string): string;
   /**
    * Keyed digest (base64url) of any JSON value, canonicalised; for response digests. Keyed with
    * the minting key: digests of the same value differ across a key rotation.

@@ -28,7 +28,7 @@ export function forkWorker(script: string, args: string[]): ChildProcess {
 }
 
 /** The next IPC message from `child` matching `accept`, or a rejection after `timeoutMs` or on exit. */
-export function nextMessage<T>(child: ChildProcess, accept: (message: any) => boolean, timeoutMs = 20_000): Promise<T> {
+export function nextMessage<T>(child: ChildProcess, accept: (message: any) => boolean, timeoutMs = 60_000): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(
       () => finish(new Error(`no message from worker ${child.pid} in ${timeoutMs} ms`)),
