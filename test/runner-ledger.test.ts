@@ -14,7 +14,8 @@ import {
   type Ledger,
   type RoundOutcome,
 } from '@baton/engine';
-import { createMemoryLedger, createSqliteLedger } from '@baton/store';
+import { createMemoryLedger } from '@baton/store';
+import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { deployProduction, grantTemporaryAccess, redeemAccessCode } from '../examples/approvals/index.js';
