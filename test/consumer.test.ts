@@ -7,7 +7,8 @@
  * entry point from a `.mjs`; `npx baton --help` runs; `npx baton serve` serves
  * a `.mjs` and a `.ts` flows module with a SQLite ledger and the official
  * client completes a two-round flow against each; the stdio server writes
- * nothing but JSON-RPC on stdout; `tsc` type-checks a consumer file against
+ * nothing but JSON-RPC on stdout; `npx baton inspect` serves its page (static
+ * files shipped in `dist/`) and the runs the audit recorded; `tsc` type-checks a consumer file against
  * the published `.d.mts` (skipLibCheck off). A second project installs
  * `@baton/engine` alone (no native build), then adds `@baton/store` without a
  * driver: its root imports, and a `sqlite:` ledger fails with one line naming
@@ -249,9 +250,9 @@ const TSCONFIG = {
   include: ['check.ts', 'flows.ts', 'messages.ts'],
 };
 
-/** Start `npx baton serve ...`; resolves once it prints its URL (or the stdio line). */
-async function startServe(cwd: string, env: NodeJS.ProcessEnv, args: readonly string[]) {
-  const child = spawn('npx', ['baton', 'serve', ...args], {
+/** Start `npx baton serve|inspect ...`; resolves once it prints its URL (or the stdio line). */
+async function startBaton(cwd: string, env: NodeJS.ProcessEnv, args: readonly string[]) {
+  const child = spawn('npx', ['baton', ...args], {
     cwd,
     env,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -263,10 +264,13 @@ async function startServe(cwd: string, env: NodeJS.ProcessEnv, args: readonly st
     stdout += chunk.toString();
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npx baton serve did not start within 60 s:\n${stderr}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`npx baton ${args[0]} did not start within 60 s:\n${stderr}`)),
+      60_000,
+    );
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
-      const match = /serving .* (?:at (http:\/\/\S+)|on stdio)/.exec(stderr);
+      const match = /(?:serving|inspecting) .* (?:at (http:\/\/\S+)|on stdio)/.exec(stderr);
       if (match) {
         clearTimeout(timer);
         resolve(match[1] ?? 'stdio');
@@ -274,7 +278,7 @@ async function startServe(cwd: string, env: NodeJS.ProcessEnv, args: readonly st
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`npx baton serve exited with ${code}:\n${stderr}`));
+      reject(new Error(`npx baton ${args[0]} exited with ${code}:\n${stderr}`));
     });
   });
   const stop = async () => {
@@ -414,7 +418,15 @@ describe('the published packages, installed with npm into a project outside the 
     'npx baton serve %s with a SQLite ledger: the official client completes a two-round flow',
     async (module, kind) => {
       const ledger = `ledger-${kind}.db`;
-      const server = await startServe(app, env, [module, '--http', '127.0.0.1:0', '--ledger', `sqlite:${ledger}`]);
+      const server = await startBaton(app, env, [
+        'serve',
+        module,
+        '--http',
+        '127.0.0.1:0',
+        '--ledger',
+        `sqlite:${ledger}`,
+        '--audit',
+      ]);
       try {
         const outcome = await deployOverHttp(server.url);
         expect(outcome).toEqual({
@@ -434,7 +446,7 @@ describe('the published packages, installed with npm into a project outside the 
   it.each(['flows.mjs', 'flows.ts'])(
     'npx baton serve %s --stdio writes nothing but JSON-RPC on stdout',
     async (module) => {
-      const server = await startServe(app, env, [module, '--stdio']);
+      const server = await startBaton(app, env, ['serve', module, '--stdio']);
       try {
         const send = (message: object) => server.child.stdin!.write(`${JSON.stringify(message)}\n`);
         const answered = (id: number) =>
@@ -480,6 +492,28 @@ describe('the published packages, installed with npm into a project outside the 
       }
     },
   );
+
+  it('npx baton inspect serves its page from the installed package, with the recorded runs', async () => {
+    const inspect = await startBaton(app, env, ['inspect', 'flows.ts', '--audit', 'sqlite:ledger-ts.db']);
+    try {
+      for (const [path, type] of [
+        ['/', 'text/html'],
+        ['/inspect.js', 'text/javascript'],
+        ['/inspect.css', 'text/css'],
+      ] as const) {
+        const response = await fetch(new URL(path, inspect.url));
+        expect(response.status, path).toBe(200);
+        expect(response.headers.get('content-type'), path).toContain(type);
+        expect((await response.text()).length, path).toBeGreaterThan(100);
+      }
+      const recorded = (await (await fetch(new URL('/api/instances', inspect.url))).json()) as {
+        instances: { flow: string }[];
+      };
+      expect(recorded.instances.map((instance) => instance.flow)).toContain('deploy');
+    } finally {
+      await inspect.stop();
+    }
+  });
 
   it('type-checks a consumer against the published .d.mts files (skipLibCheck off)', async () => {
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
