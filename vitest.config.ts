@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    // Packs and npm-installs the packages (minutes): run by `pnpm test:consumer` after the suite.
+    exclude: ['**/node_modules/**', 'test/consumer.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

@@ -17,7 +17,9 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ledger } from '@baton/engine';
-import { createMemoryLedger, createPostgresLedger, createSqliteLedger } from '../packages/store/src/index.js';
+import { createSqliteLedger } from '../packages/store/src/better-sqlite3/index.js';
+import { createMemoryLedger } from '../packages/store/src/index.js';
+import { createPostgresLedger } from '../packages/store/src/node-postgres/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const scale = Number(process.env.BENCH_SCALE ?? 1);

@@ -31,3 +31,5 @@ echo "› lint"
 pnpm lint
 echo "› tests"
 pnpm vitest run
+echo "› consumer: pack the three packages (tsdown build), npm-install them outside the workspace, use them"
+pnpm test:consumer

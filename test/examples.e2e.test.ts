@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { createFlowServerFactory, type HttpServing, serveHttp } from '@baton/adapters';
 import { createKeyRing, createRequestStateCodec, createRunner, generateKey, type Ledger } from '@baton/engine';
 import flows from '@baton/examples/approvals';
-import { createSqliteLedger } from '@baton/store';
+import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ClientOptions, connectHttp, expectInputRequired, textOf, toolRound } from './helpers/mcpClients.js';

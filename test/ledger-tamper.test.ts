@@ -20,7 +20,7 @@ import {
   type RoundOutcome,
   type RunnerLogEvent,
 } from '@baton/engine';
-import { createSqliteLedger } from '@baton/store';
+import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { grantTemporaryAccess } from '../examples/approvals/index.js';
 import flows from './fixtures/adapter-flows/index.js';

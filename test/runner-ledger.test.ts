@@ -15,7 +15,8 @@ import {
   type Ledger,
   type RoundOutcome,
 } from '@baton/engine';
-import { createMemoryLedger, createSqliteLedger } from '@baton/store';
+import { createMemoryLedger } from '@baton/store';
+import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fromPromise, type InspectionEvent, setup } from 'xstate';
 import { z } from 'zod';

@@ -4,8 +4,10 @@
  * array of flows, or one flow) plus every named export that is a flow, with
  * duplicates dropped; an optional named export `expose` (a `FlowExposure`
  * or a function of the flow) says which flows are also prompts or resources.
- * Paths resolve against the working directory; `.ts` files load through the
- * `tsx` loader the CLI runs under.
+ * Paths resolve against the working directory. A `.js` or `.mjs` module
+ * loads natively; a TypeScript one (`.ts`, `.mts`, `.cts`, `.tsx`) loads
+ * through tsx, whose hooks are registered on first need unless tsx already
+ * runs the process (`pnpm -s baton` in the repository, `node --import tsx`).
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -46,6 +48,25 @@ export interface FlowsModule {
 
 const INDEX_FILES = ['index.ts', 'index.mts', 'index.js', 'index.mjs'];
 
+const TYPESCRIPT = /\.(?:ts|mts|cts|tsx)$/;
+
+let typescriptHooks: Promise<void> | undefined;
+
+/**
+ * Make `import()` load TypeScript: register tsx's module hooks once. tsx's own
+ * loader marks the process with this global when it already runs it; were the
+ * mark missing, registering a second time still works.
+ */
+function loadTypeScript(): Promise<void> {
+  if ((globalThis as Record<symbol, unknown>)[Symbol.for('tsx:global-cjs-loader-count')] !== undefined) {
+    return Promise.resolve();
+  }
+  typescriptHooks ??= import('tsx/esm/api').then(({ register }) => {
+    register();
+  });
+  return typescriptHooks;
+}
+
 async function resolveEntry(path: string): Promise<string> {
   const info = await stat(path).catch(() => undefined);
   if (!info) throw new Error(`flows module ${path} does not exist`);
@@ -77,6 +98,7 @@ export async function loadFlowsModule(specifier: string, cwd = process.cwd()): P
   const path = await resolveEntry(resolve(cwd, specifier));
   let exports: Record<string, unknown>;
   try {
+    if (TYPESCRIPT.test(path)) await loadTypeScript();
     exports = await import(pathToFileURL(path).href);
   } catch (error) {
     throw new Error(`cannot load flows module ${path}: ${firstLine(error)}`);

@@ -3,12 +3,12 @@
  * (`sqlite:PATH`, `postgres://...`, `postgresql://...` or `memory:`), as
  * `openLedger` does. Pass the ledger's URL to keep the trail next to the
  * ledger. Entries older than `retentionMs` (7 days by default) are pruned on
- * an unref'd timer.
+ * an unref'd timer. Like `openLedger`, it imports the database driver only
+ * when its URL is opened.
  */
-import { createSqliteAuditLog } from './better-sqlite3/audit.js';
 import type { AuditLogOptions, StoreAuditLog } from './core/audit.js';
+import { importDriver } from './core/drivers.js';
 import { createMemoryAuditLog } from './memory/audit.js';
-import { createPostgresAuditLog } from './node-postgres/audit.js';
 import { parseLedgerUrl } from './open.js';
 
 /** Options passed on to whichever audit log the URL selects. */
@@ -34,14 +34,26 @@ export async function openAuditLog(url: string, options: OpenAuditLogOptions = {
   switch (location.kind) {
     case 'memory':
       return createMemoryAuditLog(common);
-    case 'sqlite':
+    case 'sqlite': {
+      const { createSqliteAuditLog } = await importDriver(
+        'sqlite',
+        'audit log',
+        () => import('./better-sqlite3/audit.js'),
+      );
       return createSqliteAuditLog({ ...common, path: location.path, busyTimeoutMs });
-    case 'postgres':
+    }
+    case 'postgres': {
+      const { createPostgresAuditLog } = await importDriver(
+        'postgres',
+        'audit log',
+        () => import('./node-postgres/audit.js'),
+      );
       return createPostgresAuditLog({
         ...common,
         connectionString: location.connectionString,
         maxConnections,
         connectTimeoutMs,
       });
+    }
   }
 }

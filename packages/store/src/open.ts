@@ -3,14 +3,14 @@
  * flag does. `sqlite:PATH` (relative to the working directory; `sqlite:///abs`
  * also works), `postgres://...` or `postgresql://...`, and `memory:`.
  * Anything else is a clear error that lists the accepted forms; a password in
- * the URL never appears in an error.
+ * the URL never appears in an error. The SQLite and PostgreSQL drivers are
+ * imported only when their URL is opened (they are optional peer dependencies).
  */
 import type { Ledger } from '@baton/engine';
-import { createSqliteLedger } from './better-sqlite3/index.js';
+import { importDriver } from './core/drivers.js';
 import { LedgerError, redactUrl } from './core/errors.js';
 import type { PruningOptions } from './core/pruning.js';
 import { createMemoryLedger } from './memory/index.js';
-import { createPostgresLedger } from './node-postgres/index.js';
 
 /** Options passed on to whichever ledger the URL selects. */
 export interface OpenLedgerOptions extends PruningOptions {
@@ -61,14 +61,22 @@ export async function openLedger(url: string, options: OpenLedgerOptions = {}): 
   switch (location.kind) {
     case 'memory':
       return createMemoryLedger(pruning);
-    case 'sqlite':
+    case 'sqlite': {
+      const { createSqliteLedger } = await importDriver('sqlite', 'ledger', () => import('./better-sqlite3/index.js'));
       return createSqliteLedger({ ...pruning, path: location.path, busyTimeoutMs });
-    case 'postgres':
+    }
+    case 'postgres': {
+      const { createPostgresLedger } = await importDriver(
+        'postgres',
+        'ledger',
+        () => import('./node-postgres/index.js'),
+      );
       return createPostgresLedger({
         ...pruning,
         connectionString: location.connectionString,
         maxConnections,
         connectTimeoutMs,
       });
+    }
   }
 }

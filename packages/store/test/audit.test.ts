@@ -13,18 +13,16 @@ import type { AuditEntry } from '@baton/engine';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createSqliteAuditLog, createSqliteLedger } from '../src/better-sqlite3/index.js';
 import {
   AuditEntryError,
   type AuditLogOptions,
   createMemoryAuditLog,
-  createPostgresAuditLog,
-  createPostgresLedger,
-  createSqliteAuditLog,
-  createSqliteLedger,
   openAuditLog,
   SCHEMA_VERSION,
   type StoreAuditLog,
 } from '../src/index.js';
+import { createPostgresAuditLog, createPostgresLedger } from '../src/node-postgres/index.js';
 import { T0 } from './helpers/contract.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { useTempDir } from './helpers/tmp.js';

@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { createSqliteLedger } from '../src/index.js';
+import { createSqliteLedger } from '../src/better-sqlite3/index.js';
 import { useTempDir } from './helpers/tmp.js';
 import { exited, forkWorker, nextMessage } from './helpers/workers.js';
 import type { CrashReport } from './workers/crash-worker.js';

@@ -14,13 +14,9 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createPostgresLedger,
-  createSqliteLedger,
-  LedgerError,
-  LedgerSchemaError,
-  SCHEMA_VERSION,
-} from '../src/index.js';
+import { createSqliteLedger } from '../src/better-sqlite3/index.js';
+import { LedgerError, LedgerSchemaError, SCHEMA_VERSION } from '../src/index.js';
+import { createPostgresLedger } from '../src/node-postgres/index.js';
 import { T0 } from './helpers/contract.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { useTempDir } from './helpers/tmp.js';

@@ -10,7 +10,8 @@ import type { Ledger } from '@baton/engine';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { knownMigrations } from '../src/core/migrations.js';
-import { createPostgresLedger, LedgerConnectionError, LedgerError, openLedger } from '../src/index.js';
+import { LedgerConnectionError, LedgerError, openLedger } from '../src/index.js';
+import { createPostgresLedger } from '../src/node-postgres/index.js';
 import { ledgerContract, newJti, T0 } from './helpers/contract.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 

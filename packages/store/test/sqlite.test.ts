@@ -10,7 +10,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { createSqliteLedger, LedgerError, openLedger } from '../src/index.js';
+import { createSqliteLedger } from '../src/better-sqlite3/index.js';
+import { LedgerError, openLedger } from '../src/index.js';
 import { ledgerContract, newJti, T0 } from './helpers/contract.js';
 import { useTempDir } from './helpers/tmp.js';
 

@@ -22,6 +22,8 @@ import { redemptions, tokens } from '../schema/sqlite.js';
 import { openMigratedSqlite } from './file.js';
 import { WriteBatcher } from './writeBatcher.js';
 
+export { createSqliteAuditLog, type SqliteAuditLogOptions } from './audit.js';
+
 /** Options for {@link createSqliteLedger}. */
 export interface SqliteLedgerOptions extends PruningOptions {
   /** The database file; created (with its folder) when missing. */

@@ -20,6 +20,8 @@ import {
 } from '../core/results.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 
+export { createMemoryAuditLog, type MemoryAuditLogOptions } from './audit.js';
+
 /** Options for {@link createMemoryLedger}. */
 export type MemoryLedgerOptions = PruningOptions;
 

@@ -19,6 +19,8 @@ import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core
 import { redemptions, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
 
+export { createPostgresAuditLog, type PostgresAuditLogOptions } from './audit.js';
+
 /**
  * Options for the ledger: give `connectionString` or `pool`, not both
  * (a pool created from the URL has 10 connections unless `maxConnections` says otherwise).

@@ -6,7 +6,7 @@
  * an outcome for two of every three it wins, and reports what it won every
  * few dozen redemptions, until the parent kills it with SIGKILL.
  */
-import { createSqliteLedger } from '../../src/index.js';
+import { createSqliteLedger } from '../../src/better-sqlite3/index.js';
 
 /** Messages to the parent. */
 export type CrashReport = { type: 'ready' } | { type: 'progress'; done: number; won: number[] };

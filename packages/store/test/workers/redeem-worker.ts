@@ -5,7 +5,8 @@
  * it won and exits. Driven over the fork IPC channel.
  */
 import type { Ledger } from '@baton/engine';
-import { createPostgresLedger, createSqliteLedger } from '../../src/index.js';
+import { createSqliteLedger } from '../../src/better-sqlite3/index.js';
+import { createPostgresLedger } from '../../src/node-postgres/index.js';
 
 /** Messages from the parent. */
 export type WorkerCommand = {
