@@ -415,7 +415,11 @@ describe('baton call through tmux', () => {
       await waitFor(session, (t) => t.includes('  confirm - Deploy now? [yes/no, required]: '), 'the confirm prompt');
       await doomed.stop();
       type(session, 'y');
-      await waitFor(session, (t) => t.includes('  ticket - Change ticket, e.g. CHG-1234 [at most 64 characters, required]: '), 'the ticket');
+      await waitFor(
+        session,
+        (t) => t.includes('  ticket - Change ticket, e.g. CHG-1234 [at most 64 characters, required]: '),
+        'the ticket',
+      );
       type(session, 'CHG-9');
       const text = await waitFor(session, (t) => /^EXIT:\d+$/m.test(t), 'the exit status');
       const errors = text.split('\n').filter((line) => line.startsWith('baton: '));
