@@ -197,3 +197,36 @@ describe('afterwards', () => {
     expect(serverErrors).toEqual([]);
   });
 });
+
+describe('params of the wrong type (the SDK validates them before any handler)', () => {
+  const cases: [string, string, string, string][] = [
+    [
+      'prompts/get',
+      'quick_approval',
+      '"name":"quick_approval","arguments":{"x":5}',
+      'Invalid params for prompts/get: arguments.x: Invalid input: expected string, received number',
+    ],
+    [
+      'resources/read',
+      'baton://flows/deploy_production',
+      '"uri":5',
+      'Invalid params for resources/read: uri: Invalid input: expected string, received number',
+    ],
+    [
+      'tools/call',
+      'deploy_production',
+      '"name":"deploy_production","arguments":5',
+      'Invalid params for tools/call: arguments: Invalid input: expected record, received number',
+    ],
+  ];
+
+  it.each(cases)(
+    '%s gets -32602 with a sentence, not -32603 with a JSON dump',
+    async (method, name, params, message) => {
+      const answer = await post(method, name, params);
+      expect(answer.error).toEqual({ code: -32602, message });
+      const requestState = await start('3.0.0');
+      await complete('3.0.0', requestState);
+    },
+  );
+});

@@ -8,7 +8,8 @@
  * request (no SDK `requestState.verify` hook is involved: the engine's state
  * is opaque to the SDK and reaches the runner byte for byte). A 2025-era
  * client on stateless HTTP, which cannot answer input requests there, is told
- * that such flows need a 2026-07-28 client (or stdio).
+ * that such flows need a 2026-07-28 client (or stdio). Params the SDK refuses
+ * before any handler runs get a readable -32602 (`paramsErrors.ts`).
  */
 import { type Flow, InvalidParamsError, InvalidRequestStateError, type RoundOutcome, type Runner } from '@baton/engine';
 import {
@@ -33,6 +34,7 @@ import {
   toResourceResult,
   toToolResult,
 } from './results.js';
+import { readableParamsErrors } from './paramsErrors.js';
 import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
 
 /** The URI prefix of flow resources: `baton://flows/<name>`. */
@@ -230,5 +232,6 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
       resources.set(flow.name, registered);
     }
   }
+  readableParamsErrors(server, ['tools/call', 'prompts/get', 'resources/read']);
   return { tools, prompts, resources };
 }
