@@ -285,9 +285,9 @@ function screen(session: string): string {
   return tmux('capture-pane', '-p', '-J', '-t', session, '-S', '-500');
 }
 
-/** Poll the screen until `ready` holds (bounded: 20 s). */
+/** Poll the screen until `ready` holds (bounded: 45 s, for a busy machine; the test times out at 60 s). */
 async function waitFor(session: string, ready: (text: string) => boolean, what: string): Promise<string> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 45_000;
   for (;;) {
     const text = screen(session);
     if (ready(text)) return text;

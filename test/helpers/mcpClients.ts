@@ -205,7 +205,7 @@ export async function startServe(args: readonly string[], env: Record<string, st
   });
   let stderr = '';
   const url = await new Promise<URL>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`baton serve did not start within 20 s:\n${stderr}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`baton serve did not start within 60 s:\n${stderr}`)), 60_000);
     child.stderr!.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
       const match = /serving .* at (http:\/\/\S+)/.exec(stderr);
