@@ -206,7 +206,10 @@ describe('baton inspect (CLI)', () => {
     try {
       let stderr = '';
       const page = await new Promise<URL>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`baton inspect did not start within 60 s:\n${stderr}`)), 60_000);
+        const timer = setTimeout(
+          () => reject(new Error(`baton inspect did not start within 60 s:\n${stderr}`)),
+          60_000,
+        );
         child.stderr!.on('data', (chunk: Buffer) => {
           stderr += chunk.toString();
           const match = /inspecting 5 flows at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(stderr);
