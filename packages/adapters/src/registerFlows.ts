@@ -27,6 +27,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { declaredCapabilities, defaultPrincipal, isStatelessLegacyHttp, toInputCapabilities } from './callContext.js';
 import { argumentsProblem, argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
+import { readableParamsErrors } from './paramsErrors.js';
 import {
   forStatelessLegacyHttp,
   invalidRequestState,
@@ -34,7 +35,6 @@ import {
   toResourceResult,
   toToolResult,
 } from './results.js';
-import { readableParamsErrors } from './paramsErrors.js';
 import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
 
 /** The URI prefix of flow resources: `baton://flows/<name>`. */
