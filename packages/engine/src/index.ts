@@ -66,11 +66,22 @@ export {
 export { type Inspector, inspectionSessionId, stableInspector } from './inspection.js';
 export { checkJsonValue, MAX_INPUT_DEPTH } from './jsonInput.js';
 export type {
+  DecisionFilter,
+  DecisionRecord,
+  DecisionStatus,
   Ledger,
   MintTokenRequest,
+  NewDecision,
+  ParkedRequest,
+  ParkRequest,
+  ParkResult,
+  RecordDecision,
+  RecordDecisionResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  RequestStatus,
+  WaitingFor,
 } from './ledger.js';
 export type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome, RoundOutcome } from './outcome.js';
 export {

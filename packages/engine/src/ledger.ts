@@ -1,9 +1,12 @@
 /**
  * The `Ledger` contract: the server-side memory that makes a requestState
- * single-use. The engine defines it and calls it; `@baton/store` implements
- * it (memory, SQLite, PostgreSQL). Everything a ledger stores beyond ids,
- * digests and times is opaque to it: outcomes arrive already sealed by the
- * engine, so a ledger never needs the key ring.
+ * single-use, and that keeps what outlives a round: single-use tokens, flow
+ * instances parked while they wait on someone other than their caller, and
+ * the decisions those people make. The engine defines it and calls it;
+ * `@baton/store` implements it (memory, SQLite, PostgreSQL). Everything a
+ * ledger stores beyond ids, digests, keys, roles and times is opaque to it:
+ * outcomes and parked states arrive already sealed by the engine, so a ledger
+ * never needs the key ring.
  */
 
 /** What the engine asks a ledger to redeem at the start of a round. */
@@ -50,6 +53,130 @@ export type RedeemTokenResult =
   | { readonly status: 'expired' }
   | { readonly status: 'unknown' };
 
+/** What a parked request waits for: one entry per pending decision. */
+export interface WaitingFor {
+  /** The decision's key in the flow (e.g. `manager_approval`). */
+  readonly key: string;
+  /** The role that may decide, when the flow names one. */
+  readonly role?: string;
+}
+
+/** Where a parked request stands. */
+export type RequestStatus = 'waiting' | 'completed' | 'expired' | 'withdrawn';
+
+/**
+ * A flow instance parked in the ledger while it waits on something other than its caller's
+ * answer (a decision by someone else). One row per request id, rewritten as the flow moves on.
+ */
+export interface ParkedRequest {
+  /** The request id: the flow instance's id (`fid`). Shown to people ("request R-…"). */
+  readonly id: string;
+  /** The flow's name. */
+  readonly flow: string;
+  /** A keyed hash of the requester's principal (never the principal itself). */
+  readonly requester: string;
+  /** The requester's readable principal, stored only when the operator opts in; else `null`. */
+  readonly requesterName: string | null;
+  readonly status: RequestStatus;
+  /** What it waits for while `waiting`; empty otherwise. */
+  readonly waitingFor: readonly WaitingFor[];
+  /** The flow's latest state, sealed by the engine (opaque to the ledger). */
+  readonly state: string;
+  /** 1 when created, +1 on every write: the compare-and-set token of {@link Ledger.parkRequest}. */
+  readonly version: number;
+  /** When it was first parked (ms). */
+  readonly createdAt: number;
+  /** When it was last written (ms). */
+  readonly updatedAt: number;
+  /** When the row may be pruned (ms). */
+  readonly expiresAt: number;
+}
+
+/** What {@link Ledger.parkRequest} writes (the ledger sets `version` and `createdAt`). */
+export interface ParkRequest {
+  readonly id: string;
+  readonly flow: string;
+  readonly requester: string;
+  readonly requesterName: string | null;
+  readonly status: RequestStatus;
+  readonly waitingFor: readonly WaitingFor[];
+  readonly state: string;
+  /** The current time (ms), from the engine's clock. */
+  readonly now: number;
+  readonly expiresAt: number;
+}
+
+/** The answer to {@link Ledger.parkRequest}. */
+export type ParkResult = { readonly status: 'parked'; readonly version: number } | { readonly status: 'conflict' };
+
+/** Where a decision stands. `closed`: its request ended (withdrawn, expired, completed) before anyone decided. */
+export type DecisionStatus = 'pending' | 'decided' | 'closed';
+
+/** A decision requested of someone other than the requester. One row per (request id, key). */
+export interface DecisionRecord {
+  /** The request id (the flow instance's `fid`). */
+  readonly id: string;
+  /** The decision's key in the flow (e.g. `manager_approval`). */
+  readonly key: string;
+  readonly flow: string;
+  /** The role that may decide; `null` when only the flow's predicate says who may. */
+  readonly role: string | null;
+  /** The rendered message shown to the decider. */
+  readonly message: string;
+  /** The elicitation form schema of the answer, as JSON text. */
+  readonly schema: string;
+  /** A keyed hash of the requester's principal (four eyes: it never decides). */
+  readonly requester: string;
+  /** When it was requested (ms). */
+  readonly requestedAt: number;
+  /** After it (ms), it can no longer be decided; `null`: no deadline. */
+  readonly deadline: number | null;
+  readonly status: DecisionStatus;
+  /** The decider's principal, once decided. */
+  readonly decider: string | null;
+  /** The decision's content as the engine stored it (opaque text), once decided. */
+  readonly content: string | null;
+  /** When it was decided (ms). */
+  readonly decidedAt: number | null;
+}
+
+/** What {@link Ledger.requestDecisions} inserts. */
+export type NewDecision = Omit<DecisionRecord, 'status' | 'decider' | 'content' | 'decidedAt'>;
+
+/** Which decisions {@link Ledger.listDecisions} returns. */
+export interface DecisionFilter {
+  /** Only this request's decisions (any status). */
+  readonly id?: string;
+  /** Only pending decisions whose deadline has not passed at `now`, whose role is one of
+   * `roles` or `null`, and whose requester is not `excludeRequester`. */
+  readonly pendingFor?: {
+    readonly roles: readonly string[];
+    readonly excludeRequester: string;
+    readonly now: number;
+  };
+}
+
+/** What {@link Ledger.recordDecision} records. */
+export interface RecordDecision {
+  readonly id: string;
+  readonly key: string;
+  readonly decider: string;
+  readonly content: string;
+  /** The current time (ms): a decision past its deadline is refused. */
+  readonly now: number;
+}
+
+/**
+ * The answer to {@link Ledger.recordDecision}: `recorded` for exactly one of any number of
+ * concurrent calls for one (id, key); the others learn why not.
+ */
+export type RecordDecisionResult =
+  | { readonly status: 'recorded' }
+  | { readonly status: 'already_decided' }
+  | { readonly status: 'closed' }
+  | { readonly status: 'expired' }
+  | { readonly status: 'unknown' };
+
 /**
  * At-most-once memory shared by every server instance.
  *
@@ -66,6 +193,24 @@ export interface Ledger {
   mintToken(request: MintTokenRequest): Promise<string>;
   /** Redeem a single-use token exactly once. */
   redeemToken(code: string, purpose: string, now: number): Promise<RedeemTokenResult>;
+  /**
+   * Park a request: create it (`expectedVersion` `null`; `conflict` when the id exists) or
+   * rewrite it when its stored version is `expectedVersion` (else `conflict`: someone moved
+   * the flow on first; read it again). Atomic across processes.
+   */
+  parkRequest(request: ParkRequest, expectedVersion: number | null): Promise<ParkResult>;
+  /** A parked request by id. */
+  getRequest(id: string): Promise<ParkedRequest | undefined>;
+  /** A requester's parked requests updated at or after `since` (ms), newest first. */
+  listRequests(requester: string, since: number): Promise<ParkedRequest[]>;
+  /** Insert pending decisions; one whose (id, key) exists already is left as it is. */
+  requestDecisions(decisions: readonly NewDecision[]): Promise<void>;
+  /** Decisions by request id, or the pending ones a caller may make (see {@link DecisionFilter}). */
+  listDecisions(filter: DecisionFilter): Promise<DecisionRecord[]>;
+  /** Record a pending decision at most once (see {@link RecordDecisionResult}). */
+  recordDecision(decision: RecordDecision): Promise<RecordDecisionResult>;
+  /** Close a request's pending decisions (it was withdrawn, expired or completed); returns how many. */
+  closeDecisions(id: string, now: number): Promise<number>;
   /** Delete rows that expired before `now`; returns how many were removed. */
   prune(now: number): Promise<number>;
   /** Release connections and timers. */

@@ -1,11 +1,25 @@
 /**
- * The in-memory ledger: two Maps behind the `Ledger` interface, for tests and
+ * The in-memory ledger: Maps behind the `Ledger` interface, for tests and
  * for single-process deployments that accept losing the ledger on restart.
  * Every method runs to completion without awaiting, so within one process
  * redemptions are atomic; nothing is shared with other processes. Same
  * semantics as the SQLite and PostgreSQL ledgers, including pruning.
  */
-import type { Ledger, MintTokenRequest, RedeemRequest, RedeemResult, RedeemTokenResult } from '@baton/engine';
+import type {
+  DecisionFilter,
+  DecisionRecord,
+  Ledger,
+  MintTokenRequest,
+  NewDecision,
+  ParkedRequest,
+  ParkRequest,
+  ParkResult,
+  RecordDecision,
+  RecordDecisionResult,
+  RedeemRequest,
+  RedeemResult,
+  RedeemTokenResult,
+} from '@baton/engine';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
 import {
@@ -44,6 +58,10 @@ interface MemoryToken extends TokenRow {
 export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   const redemptions = new Map<string, MemoryRedemption>();
   const tokens = new Map<string, MemoryToken>();
+  const requests = new Map<string, ParkedRequest>();
+  /** Decisions by `${id}\u0000${key}`. */
+  const decisions = new Map<string, DecisionRecord>();
+  const decisionKey = (id: string, key: string) => `${id}\u0000${key}`;
   let closed = false;
 
   const ledger: Ledger = {
@@ -89,6 +107,89 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       return tokenFailure(row, purpose, now);
     },
 
+    async parkRequest(request: ParkRequest, expectedVersion: number | null): Promise<ParkResult> {
+      assertOpen();
+      const existing = requests.get(request.id);
+      if (expectedVersion === null ? existing !== undefined : existing?.version !== expectedVersion) {
+        return { status: 'conflict' };
+      }
+      const version = (existing?.version ?? 0) + 1;
+      const { now, ...fields } = request;
+      requests.set(request.id, {
+        ...fields,
+        waitingFor: [...request.waitingFor],
+        version,
+        createdAt: existing?.createdAt ?? now,
+        updatedAt: now,
+      });
+      return { status: 'parked', version };
+    },
+
+    async getRequest(id: string): Promise<ParkedRequest | undefined> {
+      assertOpen();
+      return requests.get(id);
+    },
+
+    async listRequests(requester: string, since: number): Promise<ParkedRequest[]> {
+      assertOpen();
+      return [...requests.values()]
+        .filter((row) => row.requester === requester && row.updatedAt >= since)
+        .sort((a, b) => b.updatedAt - a.updatedAt);
+    },
+
+    async requestDecisions(list: readonly NewDecision[]): Promise<void> {
+      assertOpen();
+      for (const decision of list) {
+        const key = decisionKey(decision.id, decision.key);
+        if (decisions.has(key)) continue;
+        decisions.set(key, { ...decision, status: 'pending', decider: null, content: null, decidedAt: null });
+      }
+    },
+
+    async listDecisions(filter: DecisionFilter): Promise<DecisionRecord[]> {
+      assertOpen();
+      const pendingFor = filter.pendingFor;
+      return [...decisions.values()]
+        .filter(
+          (row) =>
+            (filter.id === undefined || row.id === filter.id) &&
+            (pendingFor === undefined ||
+              (row.status === 'pending' &&
+                (row.deadline === null || row.deadline > pendingFor.now) &&
+                (row.role === null || pendingFor.roles.includes(row.role)) &&
+                row.requester !== pendingFor.excludeRequester)),
+        )
+        .sort((a, b) => a.requestedAt - b.requestedAt || a.key.localeCompare(b.key));
+    },
+
+    async recordDecision(decision: RecordDecision): Promise<RecordDecisionResult> {
+      assertOpen();
+      const row = decisions.get(decisionKey(decision.id, decision.key));
+      if (!row) return { status: 'unknown' };
+      if (row.status !== 'pending') return { status: row.status === 'decided' ? 'already_decided' : 'closed' };
+      if (row.deadline !== null && row.deadline <= decision.now) return { status: 'expired' };
+      decisions.set(decisionKey(decision.id, decision.key), {
+        ...row,
+        status: 'decided',
+        decider: decision.decider,
+        content: decision.content,
+        decidedAt: decision.now,
+      });
+      return { status: 'recorded' };
+    },
+
+    async closeDecisions(id: string, _now: number): Promise<number> {
+      assertOpen();
+      let closedCount = 0;
+      for (const [key, row] of decisions) {
+        if (row.id === id && row.status === 'pending') {
+          decisions.set(key, { ...row, status: 'closed' });
+          closedCount++;
+        }
+      }
+      return closedCount;
+    },
+
     async prune(now: number): Promise<number> {
       assertOpen();
       let removed = 0;
@@ -97,6 +198,14 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       }
       for (const [hash, row] of tokens) {
         if (row.expiresAt < now && tokens.delete(hash)) removed++;
+      }
+      for (const [id, row] of requests) {
+        if (row.expiresAt < now && requests.delete(id)) {
+          removed++;
+          for (const [key, decision] of decisions) {
+            if (decision.id === id && decisions.delete(key)) removed++;
+          }
+        }
       }
       return removed;
     },
@@ -107,6 +216,8 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       await schedule.stop();
       redemptions.clear();
       tokens.clear();
+      requests.clear();
+      decisions.clear();
     },
   };
 
