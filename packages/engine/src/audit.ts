@@ -4,7 +4,8 @@
  * runner writes entries when given an `AuditLog`; `@baton/store` keeps them
  * next to the ledger (SQLite or PostgreSQL) and prunes them with it. Response
  * values are recorded only for flows that opt in (`defineFlow({ auditValues: true })`);
- * otherwise only keys and actions are kept. Principals appear only as keyed hashes.
+ * otherwise only keys and actions are kept. Principals appear only as keyed hashes: the
+ * round's caller, and the decider of each decision the round delivered.
  */
 import type { StateValue } from 'xstate';
 
@@ -18,6 +19,11 @@ export interface AuditAnswer {
   readonly action: string;
   /** The raw answer, only when the flow opted in with `auditValues`. */
   readonly value?: unknown;
+  /**
+   * A decision's decider, as a keyed hash (the same hash as the `principal` of the rounds that
+   * decider serves). Set only on decisions (`decision()` inputs), in the round that delivered it.
+   */
+  readonly decider?: string;
 }
 
 /** One round of one flow instance. */

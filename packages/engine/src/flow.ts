@@ -11,7 +11,7 @@ import type { AnyStateMachine, ContextFrom, InputFrom, OutputFrom, StateValue } 
 import { z } from 'zod';
 import { canonicalJson } from './codec/canonicalJson.js';
 import { FlowDefinitionError } from './errors.js';
-import type { InputCatalog } from './inputs.js';
+import { type InputCatalog, isDecision } from './inputs.js';
 import type { FlowServices } from './services.js';
 
 /** A content block of a result (text is what Baton builds; others pass through). */
@@ -70,7 +70,8 @@ export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends In
   /**
    * The flow cannot work without a ledger (it mints or redeems single-use tokens, say). A runner
    * without a ledger answers every round of it with an error saying so, and `baton serve`
-   * without `--ledger` leaves it out with a warning. Off by default.
+   * without `--ledger` leaves it out with a warning. Off by default; on for a flow that declares
+   * a `decision` (its instances are parked in the ledger while they wait).
    */
   needsLedger?: boolean;
   /**
@@ -94,8 +95,13 @@ export interface Flow<TMachine extends AnyStateMachine = AnyStateMachine, TInput
   readonly annotations: FlowAnnotations | undefined;
   /** Whether the audit trail records answer values. */
   readonly auditValues: boolean;
-  /** Whether the flow can only be served by a runner with a ledger ({@link FlowConfig.needsLedger}). */
+  /**
+   * Whether the flow can only be served by a runner with a ledger ({@link FlowConfig.needsLedger});
+   * always `true` for a flow that declares a decision.
+   */
   readonly needsLedger: boolean;
+  /** The keys of the decisions the flow declares (someone other than the caller answers them); often empty. */
+  readonly decisions: readonly string[];
   /** The machine with runtime services bound (what a runner executes). */
   machineWith(services: FlowServices): TMachine;
   /** Build the result of a finished run. */
@@ -155,7 +161,8 @@ function definitionHash(machine: AnyStateMachine, inputs: InputCatalog, args: z.
  *   result: (out) => out.message,
  * });
  * ```
- * @throws FlowDefinitionError on a bad name, a non-object args schema, or a state asking a key the catalog lacks.
+ * @throws FlowDefinitionError on a bad name, a non-object args schema, a state asking a key the catalog lacks,
+ *   or a state that both asks its caller and awaits a decision.
  */
 export function defineFlow<TMachine extends AnyStateMachine, TInputs extends InputCatalog>(
   config: FlowConfig<TMachine, TInputs>,
@@ -174,7 +181,15 @@ export function defineFlow<TMachine extends AnyStateMachine, TInputs extends Inp
         );
       }
     }
+    const awaited = keys.filter((key) => isDecision(config.inputs[key]));
+    if (awaited.length > 0 && awaited.length < keys.length) {
+      const asked = keys.filter((key) => !awaited.includes(key));
+      throw new FlowDefinitionError(
+        `flow "${config.name}": state "${stateId}" both asks its caller (${asked.join(', ')}) and awaits a decision (${awaited.join(', ')}): split it into two states`,
+      );
+    }
   }
+  const decisions = Object.keys(config.inputs).filter((key) => isDecision(config.inputs[key]));
   const args = config.args as z.ZodObject;
   const map = config.result;
   return {
@@ -188,7 +203,8 @@ export function defineFlow<TMachine extends AnyStateMachine, TInputs extends Inp
     migrations: config.migrations ?? {},
     annotations: config.annotations,
     auditValues: config.auditValues ?? false,
-    needsLedger: config.needsLedger ?? false,
+    needsLedger: (config.needsLedger ?? false) || decisions.length > 0,
+    decisions,
     machineWith: (services) =>
       config.implement ? (config.machine.provide(config.implement(services) as any) as TMachine) : config.machine,
     toResult(output) {

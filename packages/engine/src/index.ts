@@ -3,12 +3,27 @@
  *
  * Define inputs (`form`, `url`, `sampling`, `roots`), a machine whose states
  * `ask` for them, wrap both with `defineFlow`, and serve rounds with
- * `createRunner` and a `createRequestStateCodec`. No transport, no database:
+ * `createRunner` and a `createRequestStateCodec`. Approvals by someone else:
+ * `decision(...)` inputs and the runner's decision tools (inbox, decide,
+ * requests, resume, withdraw). No transport, no database:
  * see `@baton/store` for ledgers and `@baton/adapters` for the MCP SDK.
  */
 export type { AuditAnswer, AuditEntry, AuditInstance, AuditLog, AuditOutcome } from './audit.js';
 export * from './codec/index.js';
 export type { CompactSnapshot } from './compactSnapshot.js';
+export {
+  DECIDE_TOOL,
+  type DecidedEvent,
+  type DecideRequest,
+  type DecisionCaller,
+  type DecisionRequestedEvent,
+  type DecisionTools,
+  type InboxItem,
+  RESUME_TOOL,
+  type RequestItem,
+  type ResumeRequest,
+  type WithdrawRequest,
+} from './decisions.js';
 export { eventLabel, toMermaid } from './diagram.js';
 export type { Deadline } from './durableTimers.js';
 export type { ElicitationProperty, ElicitationSchema } from './elicitationSchema.js';
@@ -40,6 +55,9 @@ export {
   type CommonOptions,
   DEFAULT_ANSWER_MAX_LENGTH,
   DEFAULT_MAX_ROOTS,
+  type DecisionAnswer,
+  type DecisionSpec,
+  decision,
   defineInputs,
   type FormAnswer,
   type FromContext,
@@ -49,6 +67,8 @@ export {
   type InputEventType,
   type InputKind,
   type InputSpec,
+  isDecision,
+  type MayDecideArgs,
   type ParsedAnswer,
   type Root,
   type RootsAnswer,
@@ -57,11 +77,14 @@ export {
   type SamplingMessage,
   type SamplingParams,
   type SamplingResult,
+  type SpecKind,
   sampling,
   type UnsupportedAnswer,
   type UrlAnswer,
   url,
+  WITHDRAW_EVENT,
   type WireInputRequest,
+  type WithdrawEvent,
 } from './inputs.js';
 export { type Inspector, inspectionSessionId, stableInspector } from './inspection.js';
 export { checkJsonValue, MAX_INPUT_DEPTH } from './jsonInput.js';

@@ -10,16 +10,16 @@
  * thousands of rounds a second, and one object per round is all this
  * allocates for its own bookkeeping.
  */
-import type { AnyActorRef, AnyMachineSnapshot } from 'xstate';
+import type { AnyActorRef, AnyMachineSnapshot, EventObject } from 'xstate';
 import type { AuditAnswer } from './audit.js';
 import type { RequestStateCodec, StateBinding } from './codec/types.js';
 import { compactSnapshot } from './compactSnapshot.js';
 import { type Deadline, restoreDeadlines, trackDeadlines } from './durableTimers.js';
 import { FlowError, StateTooLargeError } from './errors.js';
 import type { Flow } from './flow.js';
-import { type InputKind, jsonLength, type WireInputRequest } from './inputs.js';
-import type { RoundOutcome } from './outcome.js';
-import { type Answers, askedKeys, machineOutput, type RoundBody } from './roundBody.js';
+import { type DecisionSpec, type InputKind, jsonLength, type WireInputRequest } from './inputs.js';
+import type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome } from './outcome.js';
+import { type Answers, askedKeys, awaitedDecisions, callerKeys, machineOutput, type RoundBody } from './roundBody.js';
 import type { ClientInputCapabilities, RunnerLogEvent } from './runner.js';
 import { settle } from './settle.js';
 
@@ -48,7 +48,70 @@ export interface RoundInput {
   readonly restored: { readonly body: RoundBody; readonly pending: readonly string[] } | undefined;
   /** Answers received this round are appended here (for the audit trail). */
   readonly received: AuditAnswer[];
+  /**
+   * Flows with decisions: what to deliver after due deadlines fired and before the caller's
+   * answers. `decisions`: recorded decisions by key, each delivered once, and only while the
+   * machine awaits it; `event`: one more event (the requester's withdrawal).
+   */
+  readonly inject?: {
+    readonly decisions?: ReadonlyMap<string, InjectedDecision>;
+    readonly event?: EventObject;
+  };
 }
+
+/** A recorded decision to deliver. */
+export interface InjectedDecision {
+  readonly content: unknown;
+  /** The decider's principal id (in the event the machine receives). */
+  readonly decider: string;
+  /** The decider as the audit trail records it (a keyed hash). */
+  readonly auditDecider: string;
+}
+
+/** A decision the machine awaits, rendered for the ledger. */
+export interface AwaitedDecision {
+  readonly key: string;
+  readonly role: string | null;
+  readonly message: string;
+  /** The decider's form (elicitation schema) as JSON text. */
+  readonly schema: string;
+  /** The earliest pending durable deadline (ms), or `null`. */
+  readonly deadline: number | null;
+}
+
+/** What a round found on the way, whatever it ended in. */
+export interface RoundFacts {
+  /** Durable deadlines that came due and fired. */
+  readonly fired: number;
+  /** Decision keys delivered this round. */
+  readonly delivered: readonly string[];
+  /** Whether `inject.event` was sent. */
+  readonly eventSent: boolean;
+}
+
+/**
+ * How a round ended.
+ * - `done`: a complete or error outcome; `terminal` when the flow instance is over (it reached a
+ *   final state or failed), not when the round merely could not finish (over budget, say).
+ * - `ask`: the caller must answer `asked`; `mint` seals `body` (plus `extra`) into the outcome.
+ * - `decisions`: only decisions by others are awaited; `body` is what to park.
+ */
+export type RoundEnd = RoundFacts &
+  (
+    | { readonly type: 'done'; readonly outcome: CompleteOutcome | ErrorOutcome; readonly terminal: boolean }
+    | {
+        readonly type: 'ask';
+        readonly body: RoundBody;
+        readonly asked: readonly string[];
+        mint(extra?: Pick<RoundBody, 'pv'>): InputRequiredOutcome | ErrorOutcome;
+      }
+    | {
+        readonly type: 'decisions';
+        readonly body: RoundBody;
+        readonly decisions: readonly AwaitedDecision[];
+        readonly live: readonly Deadline[];
+      }
+  );
 
 const MAX_FALLBACK_PASSES = 32;
 
@@ -89,7 +152,7 @@ export class Round {
   }
 
   /** Play the round on `actor` (created, not started) and stop it. */
-  async play(actor: AnyActorRef): Promise<RoundOutcome> {
+  async play(actor: AnyActorRef): Promise<RoundEnd> {
     const { flow, restored, answers } = this.#input;
     const { budgetMs, now } = this.#settings;
     // Observe timers and errors (the snapshot keeps the error) before start, then fire due deadlines.
@@ -97,8 +160,9 @@ export class Round {
     actor.subscribe(IGNORE_ERRORS);
     try {
       actor.start();
-      if (restored?.body.t) restoreDeadlines(actor, restored.body.t, now());
+      if (restored?.body.t) this.#fired = restoreDeadlines(actor, restored.body.t, now());
       if (!(await settle(actor, budgetMs))) return this.#overBudget(actor);
+      if (!(await this.#deliverInjected(actor))) return this.#overBudget(actor);
 
       let held: Record<string, unknown> = {};
       let notes = new Map<string, string>();
@@ -108,7 +172,7 @@ export class Round {
       if (restored || Object.keys(answers).length > 0) {
         const pending = restored
           ? restored.pending
-          : askedKeys(actor.getSnapshot()).filter((key) => !flow.inputs[key]!.onlyWhenAsked);
+          : callerKeys(flow, actor.getSnapshot()).filter((key) => !flow.inputs[key]!.onlyWhenAsked);
         const delivered = this.#deliverAnswers(actor, pending, restored?.body.h ?? {});
         if (delivered.complete) {
           if (!(await settle(actor, budgetMs))) return this.#overBudget(actor);
@@ -121,6 +185,40 @@ export class Round {
     } finally {
       actor.stop();
     }
+  }
+
+  #fired = 0;
+  readonly #delivered: string[] = [];
+  #eventSent = false;
+
+  get #facts(): RoundFacts {
+    return { fired: this.#fired, delivered: this.#delivered, eventSent: this.#eventSent };
+  }
+
+  #done(outcome: CompleteOutcome | ErrorOutcome, terminal: boolean): RoundEnd {
+    return { ...this.#facts, type: 'done', outcome, terminal };
+  }
+
+  /** Deliver recorded decisions the machine awaits (each once), then the injected event; `false`: over budget. */
+  async #deliverInjected(actor: AnyActorRef): Promise<boolean> {
+    const { flow, inject, restored, received } = this.#input;
+    const { budgetMs } = this.#settings;
+    const already = new Set(restored?.body.d ?? []);
+    for (const [key, decided] of inject?.decisions ?? []) {
+      const snapshot = actor.getSnapshot() as AnyMachineSnapshot;
+      if (snapshot.status !== 'active' || already.has(key)) continue;
+      if (!awaitedDecisions(flow, snapshot).includes(key)) continue;
+      received.push({ key, action: 'accept', decider: decided.auditDecider });
+      actor.send({ type: `input.${key}`, action: 'accept', content: decided.content, decider: decided.decider });
+      this.#delivered.push(key);
+      if (!(await settle(actor, budgetMs))) return false;
+    }
+    if (inject?.event && (actor.getSnapshot() as AnyMachineSnapshot).status === 'active') {
+      actor.send(inject.event);
+      this.#eventSent = true;
+      if (!(await settle(actor, budgetMs))) return false;
+    }
+    return true;
   }
 
   get #base() {
@@ -136,7 +234,7 @@ export class Round {
    */
   #deliverAnswers(actor: AnyActorRef, pending: readonly string[], heldBefore: Record<string, unknown>) {
     const { flow, answers, received } = this.#input;
-    const asked = askedKeys(actor.getSnapshot());
+    const asked = callerKeys(flow, actor.getSnapshot());
     const held: Record<string, unknown> = {};
     const notes = new Map<string, string>();
     for (const key of asked) {
@@ -164,26 +262,23 @@ export class Round {
     actor: AnyActorRef,
     held: Record<string, unknown>,
     notes: ReadonlyMap<string, string>,
-  ): Promise<RoundOutcome> {
+  ): Promise<RoundEnd> {
     const { flow, received } = this.#input;
     for (let pass = 0; pass < MAX_FALLBACK_PASSES; pass++) {
       const snap = actor.getSnapshot() as AnyMachineSnapshot;
       if (snap.status === 'error') return this.#failed(snap.error);
       if (snap.status === 'done') {
-        return { type: 'complete', ...this.#base, result: flow.toResult(machineOutput(flow.machine, snap)) };
+        const result = flow.toResult(machineOutput(flow.machine, snap));
+        return this.#done({ type: 'complete', ...this.#base, result }, true);
       }
-      const asked = askedKeys(snap);
-      const unsupported = asked.filter((key) => !this.#capable(flow.inputs[key]!.kind));
+      const asked = callerKeys(flow, snap);
+      const unsupported = asked.filter((key) => !this.#capable(flow.inputs[key]!.kind as InputKind));
       if (unsupported.length > 0) {
         const noFallback = unsupported.find((key) => !flow.inputs[key]!.fallback);
         if (noFallback) {
-          const kind = flow.inputs[noFallback]!.kind;
-          return {
-            type: 'error',
-            ...this.#base,
-            message: `This tool needs ${kind} input ("${noFallback}"), which the client did not declare in its capabilities.`,
-            undeclared: { key: noFallback, kind },
-          };
+          const kind = flow.inputs[noFallback]!.kind as InputKind;
+          const message = `This tool needs ${kind} input ("${noFallback}"), which the client did not declare in its capabilities.`;
+          return this.#done({ type: 'error', ...this.#base, message, undeclared: { key: noFallback, kind } }, false);
         }
         for (const key of unsupported) {
           received.push({ key, action: 'unsupported' });
@@ -193,14 +288,58 @@ export class Round {
         continue;
       }
       const live = this.#deadlines?.() ?? [];
-      if (asked.length === 0 && live.length === 0) {
+      const awaited = awaitedDecisions(flow, snap);
+      if (asked.length === 0 && awaited.length === 0 && live.length === 0) {
         return this.#failed(
           new Error(`flow is stuck in ${JSON.stringify(snap.value)}: it neither asks for input nor ends`),
         );
       }
-      return this.#mint(snap, asked, held, live, notes);
+      // A parallel machine may ask its caller and await a decision at once: the caller goes first.
+      if (asked.length === 0 && awaited.length > 0) return this.#awaitDecisions(snap, awaited, live);
+      return this.#ask(snap, asked, held, live, notes);
     }
     return this.#failed(new Error('fallback events did not settle the flow'));
+  }
+
+  /** The body a settled machine is persisted as (in a state, or parked). */
+  #body(snap: AnyMachineSnapshot, live: readonly Deadline[], held: Record<string, unknown>): RoundBody {
+    const body: RoundBody = { s: compactSnapshot(snap) };
+    if (live.length > 0) body.t = [...live];
+    if (Object.keys(held).length > 0) body.h = held;
+    const delivered = [...(this.#input.restored?.body.d ?? []), ...this.#delivered];
+    if (delivered.length > 0) body.d = delivered;
+    return body;
+  }
+
+  #awaitDecisions(snap: AnyMachineSnapshot, awaited: readonly string[], live: readonly Deadline[]): RoundEnd {
+    const { flow } = this.#input;
+    const deadline = live.length > 0 ? Math.min(...live.map((d) => d[1])) : null;
+    const repeated = awaited.find(
+      (key) => this.#input.restored?.body.d?.includes(key) || this.#delivered.includes(key),
+    );
+    if (repeated) {
+      return this.#failed(
+        new FlowError(
+          `The flow "${flow.name}" awaits the decision "${repeated}" a second time; each decision is made once per request.`,
+        ),
+      );
+    }
+    let decisions: AwaitedDecision[];
+    try {
+      decisions = awaited.map((key) => {
+        const spec = flow.inputs[key] as DecisionSpec;
+        return {
+          key,
+          role: spec.role ?? null,
+          message: spec.message(snap.context),
+          schema: JSON.stringify(spec.requestedSchema),
+          deadline,
+        };
+      });
+    } catch (error) {
+      return this.#failed(error);
+    }
+    return { ...this.#facts, type: 'decisions', body: this.#body(snap, live, {}), decisions, live };
   }
 
   #capable(kind: InputKind): boolean {
@@ -208,28 +347,29 @@ export class Round {
     return capabilities === undefined || capabilities[kind] === true;
   }
 
-  #mint(
+  #ask(
     snap: AnyMachineSnapshot,
     asked: string[],
     held: Record<string, unknown>,
     live: Deadline[],
     notes: ReadonlyMap<string, string>,
-  ): RoundOutcome {
+  ): RoundEnd {
     const pending = asked.filter((key) => !Object.hasOwn(held, key));
-    const body: RoundBody = { s: compactSnapshot(snap) };
-    if (live.length > 0) body.t = live;
-    if (Object.keys(held).length > 0) body.h = held;
+    const body = this.#body(snap, live, held);
     const inputRequests = this.#requests(pending, snap.context, (key) => {
       const problem = notes.get(key);
       return problem ? `Your previous answer was not accepted (${problem}). Please answer again.` : undefined;
     });
-    let requestState: string;
-    try {
-      requestState = this.#seal(body, live);
-    } catch (error) {
-      return this.#unsaved(error);
-    }
-    return { type: 'input_required', ...this.#base, inputRequests, requestState };
+    const mint = (extra?: Pick<RoundBody, 'pv'>): InputRequiredOutcome | ErrorOutcome => {
+      let requestState: string;
+      try {
+        requestState = this.#seal(extra?.pv === undefined ? body : { ...body, pv: extra.pv }, live);
+      } catch (error) {
+        return this.#unsaved(error);
+      }
+      return { type: 'input_required', ...this.#base, inputRequests, requestState };
+    };
+    return { ...this.#facts, type: 'ask', body, asked: pending, mint };
   }
 
   #requests(keys: readonly string[], context: unknown, note: (key: string) => string | undefined) {
@@ -239,7 +379,7 @@ export class Round {
     return requests;
   }
 
-  #seal(body: RoundBody, live: Deadline[]): string {
+  #seal(body: RoundBody, live: readonly Deadline[]): string {
     const { flow, binding, fid, round } = this.#input;
     const { codec } = this.#settings;
     return codec.mint(binding, { fid, hash: flow.hash, round, body }, { ttlSeconds: this.#ttlFor(live) }).token;
@@ -257,7 +397,7 @@ export class Round {
    * does a round whose previous requests show no text (only roots, or only a deadline): asking
    * them again would loop without anyone learning why.
    */
-  #unsaved(error: unknown): RoundOutcome {
+  #unsaved(error: unknown): InputRequiredOutcome | ErrorOutcome {
     const { flow, fid, restored } = this.#input;
     const { log } = this.#settings;
     log({ type: 'flow_error', flow: flow.name, fid, error });
@@ -314,7 +454,7 @@ export class Round {
   }
 
   /** A state must outlive its earliest deadline (plus a minute) so the client can see what it led to. */
-  #ttlFor(live: Deadline[]): number {
+  #ttlFor(live: readonly Deadline[]): number {
     const { ttlSeconds, maxTtlSeconds, now } = this.#settings;
     if (live.length === 0) return ttlSeconds;
     const earliest = Math.min(...live.map((d) => d[1]));
@@ -322,23 +462,20 @@ export class Round {
     return Math.min(maxTtlSeconds, Math.max(ttlSeconds, cover));
   }
 
-  #overBudget(actor: AnyActorRef): RoundOutcome {
+  #overBudget(actor: AnyActorRef): RoundEnd {
     const { flow, fid } = this.#input;
     const { budgetMs, log } = this.#settings;
     log({ type: 'flow_error', flow: flow.name, fid, error: new Error(`round exceeded ${budgetMs} ms`) });
     actor.stop();
-    return {
-      type: 'error',
-      ...this.#base,
-      message: `The flow "${flow.name}" did not finish its work within ${budgetMs} ms; nothing was saved, try again.`,
-    };
+    const message = `The flow "${flow.name}" did not finish its work within ${budgetMs} ms; nothing was saved, try again.`;
+    return this.#done({ type: 'error', ...this.#base, message }, false);
   }
 
-  #failed(error: unknown): RoundOutcome {
+  #failed(error: unknown): RoundEnd {
     const { flow, fid } = this.#input;
     this.#settings.log({ type: 'flow_error', flow: flow.name, fid, error });
     const message =
       error instanceof FlowError ? error.message : `The flow "${flow.name}" failed. The server log has details.`;
-    return { type: 'error', ...this.#base, message };
+    return this.#done({ type: 'error', ...this.#base, message }, true);
   }
 }

@@ -13,6 +13,8 @@ import type { RequestStateClaims } from './codec/types.js';
 import { type CompactSnapshot, isCompactSnapshot } from './compactSnapshot.js';
 import { type Deadline, isDeadlineList } from './durableTimers.js';
 import { InvalidRequestStateError } from './errors.js';
+import type { Flow } from './flow.js';
+import { isDecision } from './inputs.js';
 
 /** The engine's payload inside a requestState. */
 export interface RoundBody {
@@ -26,6 +28,19 @@ export interface RoundBody {
    * they are when the rest arrive.
    */
   h?: Record<string, unknown>;
+  /**
+   * Flows with decisions only. The version of the flow instance's parked request this state
+   * was minted from (see `parked.ts`): a state whose version is behind the ledger's continues
+   * from the ledger's latest parked state instead ("old states follow").
+   */
+  pv?: number;
+  /**
+   * Flows with decisions only, on "retry later" states: this call's wait so far, as
+   * `[first waiting round's time (ms), requestState-only rounds answered]`.
+   */
+  w?: [number, number];
+  /** Flows with decisions only: the decision keys already delivered to this instance (each at most once). */
+  d?: string[];
 }
 
 /**
@@ -39,7 +54,11 @@ export function readBody(claims: RequestStateClaims): RoundBody {
     body !== null &&
     isCompactSnapshot(body.s) &&
     (body.t === undefined || isDeadlineList(body.t)) &&
-    (body.h === undefined || (typeof body.h === 'object' && body.h !== null && !Array.isArray(body.h)));
+    (body.h === undefined || (typeof body.h === 'object' && body.h !== null && !Array.isArray(body.h))) &&
+    (body.pv === undefined || Number.isSafeInteger(body.pv)) &&
+    (body.w === undefined ||
+      (Array.isArray(body.w) && body.w.length === 2 && body.w.every((n) => Number.isSafeInteger(n)))) &&
+    (body.d === undefined || (Array.isArray(body.d) && body.d.every((k) => typeof k === 'string')));
   if (!ok) throw new InvalidRequestStateError('bad_snapshot');
   return body as RoundBody;
 }
@@ -77,6 +96,16 @@ export function askedKeys(snapshot: AnyMachineSnapshot): string[] {
     for (const key of meta?.ask ?? []) keys.add(key);
   }
   return [...keys];
+}
+
+/** The asked keys the caller answers (every asked key but the flow's decisions). */
+export function callerKeys(flow: Flow, snapshot: AnyMachineSnapshot): string[] {
+  return askedKeys(snapshot).filter((key) => !isDecision(flow.inputs[key]));
+}
+
+/** The asked keys that are decisions someone else makes. */
+export function awaitedDecisions(flow: Flow, snapshot: AnyMachineSnapshot): string[] {
+  return askedKeys(snapshot).filter((key) => isDecision(flow.inputs[key]));
 }
 
 /**

@@ -6,6 +6,9 @@
  * the round played (`round.ts`: deadlines, answers, settling, the next
  * state), records the outcome for retries and the audit trail, and returns
  * `complete`, `input_required` or `error`. It holds nothing between rounds.
+ * Flows that await decisions by others have their instances parked in the
+ * ledger (`instance.ts`), and the runner offers the decision tools'
+ * transport-free API (`decisions.ts`): inbox, decide, requests, resume, withdraw.
  */
 import {
   type AnyActorRef,
@@ -17,20 +20,27 @@ import {
   type StateValue,
 } from 'xstate';
 import type { AuditAnswer, AuditLog } from './audit.js';
-import { canonicalJson } from './codec/canonicalJson.js';
 import { randomBytesFromPool } from './codec/randomPool.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from './codec/types.js';
 import { expandSnapshot, toPersistedState } from './compactSnapshot.js';
+import { type AuditRound, outcomeBinding, type PlayInput, type RunnerCore } from './core.js';
+import {
+  createDecisionTools,
+  type DecidedEvent,
+  type DecisionRequestedEvent,
+  type DecisionTools,
+} from './decisions.js';
 import { inertClock } from './durableTimers.js';
 import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
 import type { Flow } from './flow.js';
 import type { InputKind } from './inputs.js';
 import { type Inspector, stableInspector } from './inspection.js';
+import { requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
-import type { Ledger } from './ledger.js';
+import type { Ledger, ParkedRequest } from './ledger.js';
 import type { RoundOutcome } from './outcome.js';
-import { oversizedAnswer, Round, type RoundSettings } from './round.js';
-import { askedKeys, readAnswers, readBody } from './roundBody.js';
+import { oversizedAnswer, Round, type RoundEnd, type RoundSettings } from './round.js';
+import { callerKeys, readAnswers, readBody } from './roundBody.js';
 import { createFlowServices } from './services.js';
 
 /** The MCP methods that may answer `input_required`. */
@@ -39,7 +49,7 @@ export type FlowMethod = 'tools/call' | 'prompts/get' | 'resources/read';
 /** Which input kinds the client declared; omitted means all. */
 export type ClientInputCapabilities = Partial<Record<InputKind, boolean>>;
 
-/** Who is calling, and how. Every field but `capabilities` is bound into the state. */
+/** Who is calling, and how. Every field but `capabilities` and `roles` is bound into the state. */
 export interface CallContext {
   /** Authenticated principal id (bearer token's principal, or the local user on stdio). */
   readonly principal: string;
@@ -47,6 +57,8 @@ export interface CallContext {
   /** Tool or prompt name, or resource URI. */
   readonly target: string;
   readonly capabilities?: ClientInputCapabilities;
+  /** The principal's roles (from the auth tokens file, or `--roles` on stdio): who may make which decisions. */
+  readonly roles?: readonly string[];
 }
 
 /** One request to a flow. Without `requestState` it starts a new run. */
@@ -62,7 +74,8 @@ export interface RunRequest {
 export type RunnerLogEvent =
   | { type: 'invalid_state'; flow: string; reason: InvalidStateReason; detail?: string }
   | { type: 'flow_error'; flow: string; fid: string; error: unknown }
-  | { type: 'round'; flow: string; fid: string; round: number; outcome: RoundOutcome['type']; ms: number };
+  | { type: 'round'; flow: string; fid: string; round: number; outcome: RoundOutcome['type']; ms: number }
+  | { type: 'hook_error'; hook: 'onDecisionRequested' | 'onDecided'; error: unknown };
 
 /** Options of {@link createRunner}. */
 export interface RunnerOptions {
@@ -87,6 +100,30 @@ export interface RunnerOptions {
   readonly inspect?: Inspector;
   /** Where to append one audit entry per round (see `@baton/store`'s `openAuditLog`). */
   readonly audit?: AuditLog;
+  /**
+   * Flows with decisions: how long a round that waits on a decision is held open, polling the
+   * ledger for the flow to move on, ms (default 7,000: well inside a client's request timeout).
+   */
+  readonly holdMs?: number;
+  /** How often a held round reads the ledger, ms (default 300). */
+  readonly pollMs?: number;
+  /**
+   * How long one call waits for decisions before its round completes with a "waiting" result
+   * (`{ status: 'waiting', id, waitingFor }`), seconds (default 20). A call also never answers
+   * more than 3 requestState-only rounds.
+   */
+  readonly waitInCallSeconds?: number;
+  /** Store requesters' readable principal ids with parked requests (default: only keyed hashes). */
+  readonly storeRequesterNames?: boolean;
+  /** How hooks see principals: keyed hashes (default) or the ids themselves. */
+  readonly hookPrincipals?: 'hash' | 'id';
+  /**
+   * Called (not awaited; errors logged) for each decision newly requested: tell the deciders.
+   * `requester` is a keyed hash unless `hookPrincipals: 'id'`.
+   */
+  readonly onDecisionRequested?: (event: DecisionRequestedEvent) => unknown;
+  /** Called (not awaited; errors logged) for each decision recorded. */
+  readonly onDecided?: (event: DecidedEvent) => unknown;
 }
 
 /** Serves rounds of the flows it was given. */
@@ -100,15 +137,22 @@ export interface Runner {
    * @throws Error for an unknown flow name.
    */
   run(request: RunRequest): Promise<RoundOutcome>;
+  /** Whether any served flow declares a decision (serve the decision tools when so and a ledger is set). */
+  readonly awaitsDecisions: boolean;
+  /** See {@link DecisionTools.inbox}. */
+  inbox: DecisionTools['inbox'];
+  /** See {@link DecisionTools.decide}. */
+  decide: DecisionTools['decide'];
+  /** See {@link DecisionTools.requests}. */
+  requests: DecisionTools['requests'];
+  /** See {@link DecisionTools.resume}. */
+  resume: DecisionTools['resume'];
+  /** See {@link DecisionTools.withdraw}. */
+  withdraw: DecisionTools['withdraw'];
 }
 
 function newId(): string {
   return randomBytesFromPool(16).toString('base64url');
-}
-
-/** The associated data a recorded outcome is sealed with: the state's jti, its flow and its instance. */
-function outcomeBinding(jti: string, flow: string, fid: string): string {
-  return canonicalJson([jti, flow, fid]);
 }
 
 /**
@@ -169,6 +213,80 @@ export function createRunner(options: RunnerOptions): Runner {
   };
   const services = createFlowServices(ledger, now);
   const machines = new Map([...flows.values()].map((flow) => [flow.name, flow.machineWith(services)]));
+  const positive = (name: string, value: number) => {
+    if (!Number.isFinite(value) || value < 0) throw new TypeError(`runner: ${name} must be a non-negative number`);
+    return value;
+  };
+
+  const core: RunnerCore = {
+    flows,
+    codec,
+    ledger,
+    now,
+    log,
+    settings,
+    decisions: {
+      holdMs: positive('holdMs', options.holdMs ?? 7000),
+      pollMs: Math.max(1, positive('pollMs', options.pollMs ?? 300)),
+      waitInCallMs: positive('waitInCallSeconds', options.waitInCallSeconds ?? 20) * 1000,
+      maxRetryLaterRounds: 3,
+      storeRequesterNames: options.storeRequesterNames ?? false,
+      hookPrincipals: options.hookPrincipals ?? 'hash',
+      onDecisionRequested: options.onDecisionRequested,
+      onDecided: options.onDecided,
+    },
+    newId,
+    accepts(flow, body, event) {
+      const actor = createActor(machines.get(flow.name)!, { snapshot: expandSnapshot(body.s), clock: inertClock });
+      return (actor.getSnapshot() as AnyMachineSnapshot).can(event);
+    },
+    play(input: PlayInput): Promise<RoundEnd> {
+      const { flow, fid, path } = input;
+      const machine = machines.get(flow.name)!;
+      const observe =
+        options.inspect !== undefined || options.audit !== undefined
+          ? { fid, path, inspect: options.inspect, audit: options.audit !== undefined }
+          : undefined;
+      const restored = 'body' in input.from ? input.from : undefined;
+      const actor = createRoundActor(
+        machine,
+        restored ? { snapshot: expandSnapshot(restored.body.s) } : { input: (input.from as { input: unknown }).input },
+        observe,
+      );
+      return new Round(settings, {
+        flow,
+        binding: input.binding,
+        fid,
+        round: input.round,
+        capabilities: input.capabilities,
+        answers: input.answers,
+        restored,
+        received: input.received,
+        ...(input.inject ? { inject: input.inject } : {}),
+      }).play(actor);
+    },
+    async audit(round: AuditRound): Promise<void> {
+      if (!options.audit) return;
+      await options.audit
+        .append({
+          fid: round.fid,
+          flow: round.flow.name,
+          hash: round.flow.hash,
+          round: round.round,
+          at: round.started,
+          ms: now() - round.started,
+          principal: codec.digest(round.principal, 'audit-principal'),
+          before: round.before,
+          after: round.path.length > 0 ? round.path[round.path.length - 1]! : null,
+          path: round.path,
+          asked: round.asked,
+          received: round.received,
+          outcome: round.outcome,
+          ...(round.message !== undefined ? { message: round.message } : {}),
+        })
+        .catch((error: unknown) => log({ type: 'flow_error', flow: round.flow.name, fid: round.fid, error }));
+    },
+  };
 
   /** A flow declared `needsLedger` on a runner without one: an error round, in words, before anything runs. */
   function needsLedger(flow: Flow): RoundOutcome {
@@ -228,7 +346,6 @@ export function createRunner(options: RunnerOptions): Runner {
   }
 
   async function run(request: RunRequest): Promise<RoundOutcome> {
-    const started = now();
     const flow = flows.get(request.flow);
     if (!flow) throw new Error(`unknown flow "${request.flow}"`);
     // Bounded and iterative, before anything recursive (binding, digest, zod) walks client input.
@@ -242,38 +359,51 @@ export function createRunner(options: RunnerOptions): Runner {
       target: context.target,
       args: request.args,
     };
+    return serve(flow, binding, context, request.requestState, request.inputResponses);
+  }
 
+  /**
+   * Serve one round of `flow` for `binding`: from a presented state, a fresh start, or (resume)
+   * the parked request `resumeRow`.
+   */
+  async function serve(
+    flow: Flow,
+    binding: StateBinding,
+    context: Pick<CallContext, 'principal' | 'capabilities'>,
+    requestState: string | undefined,
+    inputResponses: Readonly<Record<string, unknown>> | undefined,
+    resumeRow?: ParkedRequest,
+  ): Promise<RoundOutcome> {
+    const started = now();
     // 1-2. Verify the envelope, its binding and the definition.
-    const opened = request.requestState === undefined ? undefined : openState(flow, request.requestState, binding);
-    const fid = opened?.claims.fid ?? newId();
+    const opened = requestState === undefined ? undefined : openState(flow, requestState, binding);
+    const fid = opened?.claims.fid ?? resumeRow?.id ?? newId();
     const round = (opened?.claims.round ?? 0) + 1;
     const base = { flow: flow.name, fid, round };
     const path: StateValue[] = [];
     const received: AuditAnswer[] = [];
 
-    // Restore the machine (nothing runs before start()); the keys the state awaits follow from it.
-    // An observed actor announces itself to the inspector when created: a state that is then
-    // refused (replayed, say) must not, so an observed round restores again after redeeming.
-    const machine = machines.get(flow.name)!;
-    const observe = { fid, path, inspect: options.inspect, audit: options.audit !== undefined };
-    const observed = observe.inspect !== undefined || observe.audit;
-    const restore = (observation: typeof observe | undefined) =>
-      createRoundActor(machine, { snapshot: expandSnapshot(opened!.body.s) }, observation);
-    let restored = opened ? restore(undefined) : undefined;
+    // Restore the machine to check the snapshot and find the keys the state awaits (nothing runs
+    // before start()); the round itself restores again on a fresh actor after redeeming.
     let pending: string[] = [];
-    if (restored && opened) {
+    if (opened) {
+      const restored = createRoundActor(
+        machines.get(flow.name)!,
+        { snapshot: expandSnapshot(opened.body.s) },
+        undefined,
+      );
       const snapshot = restored.getSnapshot() as AnyMachineSnapshot;
       if (snapshot.status === 'error') {
         reject(flow.name, 'bad_snapshot', 'the state value names states the machine does not have');
       }
       const held = opened.body.h ?? {};
-      pending = askedKeys(snapshot).filter((key) => !Object.hasOwn(held, key));
+      pending = callerKeys(flow, snapshot).filter((key) => !Object.hasOwn(held, key));
     }
 
     // The answers this round may deliver (own properties only: see readAnswers): on a resumed
     // round those to the keys the state awaits, on a first call any (the round picks what the
-    // flow asks first). The retry digest covers exactly these.
-    const answers = readAnswers(request.inputResponses, opened ? pending : undefined);
+    // flow asks first; a resume's first call none). The retry digest covers exactly these.
+    const answers = readAnswers(inputResponses, opened ? pending : resumeRow ? [] : undefined);
     // An answer over a size its input declares is refused BEFORE redemption: nothing ran, nothing
     // was used up, and the same state takes a corrected answer (see `oversizedAnswer`).
     const oversized = opened ? oversizedAnswer(flow, answers) : undefined;
@@ -296,25 +426,43 @@ export function createRunner(options: RunnerOptions): Runner {
       if (redemption.status === 'retry') return recordedOutcome(flow.name, redemption.outcome, opened.claims.jti, fid);
       redeemedJti = opened.claims.jti;
     }
-    if (restored && observed) restored = restore(observe);
 
     let outcome: RoundOutcome;
-    const parsedArgs = restored ? undefined : flow.args.safeParse(request.args ?? {});
+    const parsedArgs = opened || resumeRow ? undefined : flow.args.safeParse(binding.args ?? {});
     if (parsedArgs && !parsedArgs.success) {
       const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
       outcome = { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
+    } else if (flow.decisions.length > 0 && ledger) {
+      outcome = await requesterRound(core, {
+        flow,
+        binding,
+        context,
+        fid,
+        round,
+        presented: opened ? { body: opened.body, pending } : undefined,
+        input: parsedArgs?.data,
+        answers,
+        ...(resumeRow ? { resumeRow } : {}),
+        audit: { received, path },
+      });
     } else {
-      const actor = restored ?? createRoundActor(machine, { input: parsedArgs?.data }, observe);
-      outcome = await new Round(settings, {
+      const end = await core.play({
         flow,
         binding,
         fid,
         round,
         capabilities: context.capabilities,
         answers,
-        restored: opened ? { body: opened.body, pending } : undefined,
+        from: opened ? { body: opened.body, pending } : { input: parsedArgs?.data },
         received,
-      }).play(actor);
+        path,
+      });
+      outcome =
+        end.type === 'done'
+          ? end.outcome
+          : end.type === 'ask'
+            ? end.mint()
+            : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
     }
     if (redeemedJti) {
       // The round's effects have happened: failing to record them for retries must not lose the answer.
@@ -325,30 +473,27 @@ export function createRunner(options: RunnerOptions): Runner {
         )
         .catch((error: unknown) => log({ type: 'flow_error', flow: flow.name, fid, error }));
     }
-    const ms = now() - started;
-    log({ type: 'round', flow: flow.name, fid, round, outcome: outcome.type, ms });
-    if (options.audit) {
-      await options.audit
-        .append({
-          fid,
-          flow: flow.name,
-          hash: flow.hash,
-          round,
-          at: started,
-          ms,
-          principal: codec.digest(context.principal, 'audit-principal'),
-          before: opened ? opened.body.s[0] : null,
-          after: path.length > 0 ? path[path.length - 1]! : null,
-          path,
-          asked: outcome.type === 'input_required' ? Object.keys(outcome.inputRequests) : [],
-          received,
-          outcome: outcome.type,
-          ...(outcome.type === 'error' ? { message: outcome.message } : {}),
-        })
-        .catch((error: unknown) => log({ type: 'flow_error', flow: flow.name, fid, error }));
-    }
+    log({ type: 'round', flow: flow.name, fid, round: outcome.round, outcome: outcome.type, ms: now() - started });
+    await core.audit({
+      flow,
+      fid,
+      round: outcome.round,
+      started,
+      principal: context.principal,
+      before: opened ? opened.body.s[0] : null,
+      path,
+      asked: outcome.type === 'input_required' ? Object.keys(outcome.inputRequests) : [],
+      received,
+      outcome: outcome.type,
+      ...(outcome.type === 'error' ? { message: outcome.message } : {}),
+    });
     return outcome;
   }
 
-  return { flows, run };
+  const tools = createDecisionTools(core, {
+    resume: (flow, binding, context, requestState, inputResponses, row) =>
+      serve(flow, binding, context, requestState, inputResponses, row),
+  });
+  const awaitsDecisions = [...flows.values()].some((flow) => flow.decisions.length > 0);
+  return { flows, run, awaitsDecisions, ...tools };
 }

@@ -1,0 +1,106 @@
+/**
+ * What the runner's modules share: the runner's settings and the few
+ * operations every entry point needs (play a round of a flow on a fresh actor,
+ * append an audit entry, call a hook without letting it fail or block a
+ * round). `runner.ts` builds one `RunnerCore`; `instance.ts` (flow instances
+ * parked while they await decisions) and `decisions.ts` (the decision tools)
+ * use it. Internal: nothing here is exported from the package.
+ */
+import type { EventObject, StateValue } from 'xstate';
+import type { AuditAnswer, AuditOutcome } from './audit.js';
+import { canonicalJson } from './codec/canonicalJson.js';
+import type { RequestStateCodec, StateBinding } from './codec/types.js';
+import type { Flow } from './flow.js';
+import type { Ledger } from './ledger.js';
+import type { RoundEnd, RoundInput, RoundSettings } from './round.js';
+import type { Answers, RoundBody } from './roundBody.js';
+import type { ClientInputCapabilities, RunnerLogEvent, RunnerOptions } from './runner.js';
+
+/** The decision settings of a runner, defaults applied. */
+export interface DecisionSettings {
+  /** How long a waiting round is held open polling the ledger, ms. */
+  readonly holdMs: number;
+  /** How often a held round reads the parked request, ms. */
+  readonly pollMs: number;
+  /** Total wait of one call before its round completes with a "waiting" result, ms. */
+  readonly waitInCallMs: number;
+  /** At most this many requestState-only rounds in one call. */
+  readonly maxRetryLaterRounds: number;
+  readonly storeRequesterNames: boolean;
+  readonly hookPrincipals: 'hash' | 'id';
+  readonly onDecisionRequested: RunnerOptions['onDecisionRequested'];
+  readonly onDecided: RunnerOptions['onDecided'];
+}
+
+/** What one round of a flow is played from. */
+export interface PlayInput {
+  readonly flow: Flow;
+  readonly binding: StateBinding;
+  readonly fid: string;
+  readonly round: number;
+  readonly capabilities: ClientInputCapabilities | undefined;
+  readonly answers: Answers;
+  /** A restored body and the caller's keys it awaits, or the parsed arguments of a first call. */
+  readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
+  readonly inject?: RoundInput['inject'];
+  /** Answers received (for the audit trail). */
+  readonly received: AuditAnswer[];
+  /** State values passed through (for the audit trail; filled only when observed). */
+  readonly path: StateValue[];
+}
+
+/** One round as the audit trail records it. */
+export interface AuditRound {
+  readonly flow: Flow;
+  readonly fid: string;
+  readonly round: number;
+  readonly started: number;
+  /** The caller's principal (hashed before it is written). */
+  readonly principal: string;
+  readonly before: StateValue | null;
+  readonly path: readonly StateValue[];
+  readonly asked: readonly string[];
+  readonly received: readonly AuditAnswer[];
+  readonly outcome: AuditOutcome;
+  readonly message?: string;
+}
+
+/** Shared by the runner's modules. */
+export interface RunnerCore {
+  readonly flows: ReadonlyMap<string, Flow<any, any>>;
+  readonly codec: RequestStateCodec;
+  readonly ledger: Ledger | undefined;
+  readonly now: () => number;
+  readonly log: (event: RunnerLogEvent) => void;
+  readonly settings: RoundSettings;
+  readonly decisions: DecisionSettings;
+  /** Play one round on a fresh actor (observed when the runner inspects or audits). */
+  play(input: PlayInput): Promise<RoundEnd>;
+  /** Append an audit entry when the runner has an audit log; never throws. */
+  audit(round: AuditRound): Promise<void>;
+  /** A fresh random id (flow instances). */
+  newId(): string;
+  /** Whether the machine, restored from `body`, would take `event` (nothing runs). */
+  accepts(flow: Flow, body: RoundBody, event: EventObject): boolean;
+}
+
+/** The associated data a recorded outcome is sealed with: the state's jti, its flow and its instance. */
+export function outcomeBinding(jti: string, flow: string, fid: string): string {
+  return canonicalJson([jti, flow, fid]);
+}
+
+/**
+ * Call a hook without awaiting it: a hook that throws or rejects is logged, a slow one never
+ * holds the round.
+ */
+export function callHook<E>(
+  core: Pick<RunnerCore, 'log'>,
+  name: 'onDecisionRequested' | 'onDecided',
+  hook: ((event: E) => unknown) | undefined,
+  event: E,
+): void {
+  if (!hook) return;
+  Promise.resolve()
+    .then(() => hook(event))
+    .catch((error: unknown) => core.log({ type: 'hook_error', hook: name, error }));
+}
