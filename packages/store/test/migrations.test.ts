@@ -2,22 +2,29 @@
  * Start-up migrations, on SQLite and PostgreSQL: a fresh database gets every
  * table and the schema version; an existing one keeps its rows; a second
  * start changes nothing at all; a database left half-way (first migration
- * only) is completed; and a database migrated by a newer Baton (a higher
- * schema version or an unknown later migration) is refused with a clear
- * error and left untouched.
+ * only) is completed; a database at the previous schema version (2, before
+ * parked requests and decisions) is upgraded with its rows intact; and a
+ * database migrated by a newer Baton (a higher schema version or an unknown
+ * later migration) is refused with a clear error and left untouched, which is
+ * also how the previous Baton refuses the current schema.
  */
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteLedger } from '../src/better-sqlite3/index.js';
+import { readSchemaState } from '../src/better-sqlite3/migrate.js';
+import { assertNotNewer, knownMigrations } from '../src/core/migrations.js';
 import { LedgerError, LedgerSchemaError, SCHEMA_VERSION } from '../src/index.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
-import { T0 } from './helpers/contract.js';
+import { decisionRequest, parked, T0 } from './helpers/contract.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { useTempDir } from './helpers/tmp.js';
 
@@ -26,6 +33,33 @@ const journal = (dialect: 'sqlite' | 'pg') =>
   JSON.parse(readFileSync(join(drizzleFolder(dialect), 'meta/_journal.json'), 'utf8')) as {
     entries: { when: number; tag: string }[];
   };
+
+/** The migrations up to schema version 2 (the audit trail), before parked requests and decisions. */
+const VERSION_2_MIGRATIONS = 3;
+
+/** A copy of `dialect`'s migrations folder holding only its first `count` migrations. */
+function partialMigrations(dialect: 'sqlite' | 'pg', count: number, into: string): string {
+  mkdirSync(join(into, 'meta'), { recursive: true });
+  const { entries } = journal(dialect);
+  for (const entry of entries.slice(0, count)) {
+    cpSync(join(drizzleFolder(dialect), `${entry.tag}.sql`), join(into, `${entry.tag}.sql`));
+  }
+  writeFileSync(
+    join(into, 'meta/_journal.json'),
+    JSON.stringify({ ...journal(dialect), entries: entries.slice(0, count) }),
+  );
+  return into;
+}
+
+/** Rows of every table that existed at schema version 2, as one inserts them by hand. */
+const VERSION_2_ROWS = [
+  `insert into baton_redemptions (jti, responses_digest, outcome, expires_at, redeemed_at)
+     values ('kept-jti', 'd', 'sealed', ${T0 + 1000}, ${T0})`,
+  `insert into baton_tokens (code_hash, purpose, data, expires_at, used_at, created_at)
+     values ('kept-hash', 'p', 'x', ${T0 + 1000}, null, ${T0})`,
+  `insert into baton_audit (fid, flow, hash, round, at, ms, principal, before, after, path, asked, received, outcome, message)
+     values ('fid-1', 'f', 'h', 1, ${T0}, 5, 'ph', null, '"s"', '[]', '[]', '[]', 'complete', null)`,
+];
 
 describe('SQLite migrations', () => {
   const dir = useTempDir();
@@ -68,6 +102,12 @@ describe('SQLite migrations', () => {
         'baton_redemptions_expires_at_idx',
         'baton_tokens',
         'baton_tokens_expires_at_idx',
+        'baton_audit',
+        'baton_requests',
+        'baton_requests_requester_updated_at_idx',
+        'baton_requests_expires_at_idx',
+        'baton_decisions',
+        'baton_decisions_status_role_idx',
         '__baton_migrations',
       ]),
     );
@@ -96,14 +136,8 @@ describe('SQLite migrations', () => {
 
   it('completes a file that only has the first migration', async () => {
     const path = freshPath();
-    const partial = join(dir(), `partial-${n}`);
-    mkdirSync(join(partial, 'meta'), { recursive: true });
+    const partial = partialMigrations('sqlite', 1, join(dir(), `partial-${n}`));
     const { entries } = journal('sqlite');
-    cpSync(join(drizzleFolder('sqlite'), `${entries[0]!.tag}.sql`), join(partial, `${entries[0]!.tag}.sql`));
-    writeFileSync(
-      join(partial, 'meta/_journal.json'),
-      JSON.stringify({ ...journal('sqlite'), entries: entries.slice(0, 1) }),
-    );
     const client = new Database(path);
     migrate(drizzle({ client }), { migrationsFolder: partial, migrationsTable: '__baton_migrations' });
     client.close();
@@ -113,6 +147,72 @@ describe('SQLite migrations', () => {
     const state = snapshot(path);
     expect(state.migrations).toHaveLength(entries.length);
     expect(state.meta).toEqual([{ key: 'schema_version', value: String(SCHEMA_VERSION) }]);
+  });
+
+  it('upgrades a file at schema version 2 to parked requests and decisions, keeping its rows', async () => {
+    const path = freshPath();
+    const client = new Database(path);
+    migrate(drizzle({ client }), {
+      migrationsFolder: partialMigrations('sqlite', VERSION_2_MIGRATIONS, join(dir(), `v2-${n}`)),
+      migrationsTable: '__baton_migrations',
+    });
+    for (const statement of VERSION_2_ROWS) client.exec(statement);
+    client.close();
+    const before = snapshot(path);
+    expect(before.meta).toEqual([{ key: 'schema_version', value: '2' }]);
+    const dump = (table: string) => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return db.prepare(`select * from ${table}`).all();
+      } finally {
+        db.close();
+      }
+    };
+    const old = { tokens: dump('baton_tokens'), audit: dump('baton_audit') };
+
+    const ledger = createSqliteLedger({ path, pruneIntervalMs: 0 });
+    try {
+      const after = snapshot(path);
+      expect(after.meta).toEqual([{ key: 'schema_version', value: String(SCHEMA_VERSION) }]);
+      expect(after.migrations).toHaveLength(journal('sqlite').entries.length);
+      expect(after.migrations.slice(0, VERSION_2_MIGRATIONS)).toEqual(before.migrations);
+      expect(after.redemptions).toEqual(before.redemptions);
+      expect({ tokens: dump('baton_tokens'), audit: dump('baton_audit') }).toEqual(old);
+      expect(await ledger.redeem({ jti: 'kept-jti', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 })).toEqual({
+        status: 'retry',
+        outcome: 'sealed',
+      });
+      expect(await ledger.parkRequest(parked('R-1'), null)).toEqual({ status: 'parked', version: 1 });
+      await ledger.requestDecisions([decisionRequest('R-1', 'manager_approval')]);
+      expect(
+        await ledger.recordDecision({ id: 'R-1', key: 'manager_approval', decider: 'bob', content: 'c', now: T0 }),
+      ).toEqual({ status: 'recorded' });
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('is refused by the previous Baton, which knew migrations up to schema version 2', async () => {
+    const path = freshPath();
+    await createSqliteLedger({ path, pruneIntervalMs: 0 }).close();
+    const current = knownMigrations('sqlite');
+    const previous = {
+      ...current,
+      count: VERSION_2_MIGRATIONS,
+      newestMillis: journal('sqlite').entries[VERSION_2_MIGRATIONS - 1]!.when,
+      newestTag: journal('sqlite').entries[VERSION_2_MIGRATIONS - 1]!.tag,
+    };
+    const client = new Database(path, { readonly: true });
+    try {
+      const state = readSchemaState(drizzle({ client }), 'x.db');
+      expect(state.schemaVersion).toBe(3);
+      expect(() => assertNotNewer(state, previous, 'x.db')).toThrow(
+        /has a migration \(created_at \d+\) newer than the newest this version of @baton\/store knows \(0002_audit/,
+      );
+      expect(() => assertNotNewer(state, current, 'x.db')).not.toThrow();
+    } finally {
+      client.close();
+    }
   });
 
   it('refuses a file with a newer schema version, and leaves it untouched', async () => {
@@ -192,10 +292,26 @@ describePg('PostgreSQL migrations', (serverUrl) => {
     await (await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 })).close();
     const state = await snapshot();
     expect([...new Set(state.columns.map((c: any) => c.table_name))]).toEqual(
-      expect.arrayContaining(['baton_meta', 'baton_redemptions', 'baton_tokens', '__baton_migrations']),
+      expect.arrayContaining([
+        'baton_meta',
+        'baton_redemptions',
+        'baton_tokens',
+        'baton_audit',
+        'baton_requests',
+        'baton_decisions',
+        '__baton_migrations',
+      ]),
     );
     expect(state.indexes.map((i: any) => i.indexname)).toEqual(
-      expect.arrayContaining(['baton_redemptions_expires_at_idx', 'baton_tokens_expires_at_idx']),
+      expect.arrayContaining([
+        'baton_redemptions_expires_at_idx',
+        'baton_tokens_expires_at_idx',
+        'baton_requests_pkey',
+        'baton_requests_requester_updated_at_idx',
+        'baton_requests_expires_at_idx',
+        'baton_decisions_pk',
+        'baton_decisions_status_role_idx',
+      ]),
     );
     expect(state.migrations.map((m: any) => Number(m.created_at))).toEqual(journal('pg').entries.map((e) => e.when));
     expect(state.meta).toEqual([{ xmin: expect.any(String), key: 'schema_version', value: String(SCHEMA_VERSION) }]);
@@ -210,6 +326,57 @@ describePg('PostgreSQL migrations', (serverUrl) => {
     const second = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
     await second.close();
     expect(await snapshot()).toEqual(before);
+  });
+
+  it('upgrades a database at schema version 2 to parked requests and decisions, keeping its rows', async () => {
+    const fresh = await createTestDatabase(serverUrl);
+    const scratch = mkdtempSync(join(tmpdir(), 'baton-v2-pg-'));
+    try {
+      const client = new pg.Client({ connectionString: fresh.url });
+      await client.connect();
+      try {
+        await migratePg(drizzlePg({ client }), {
+          migrationsFolder: partialMigrations('pg', VERSION_2_MIGRATIONS, scratch),
+          migrationsTable: '__baton_migrations',
+          migrationsSchema: 'drizzle',
+        });
+        for (const statement of VERSION_2_ROWS) await client.query(statement);
+      } finally {
+        await client.end();
+      }
+      const dump = async () => ({
+        redemptions: await query('select * from baton_redemptions', fresh.url),
+        tokens: await query('select * from baton_tokens', fresh.url),
+        audit: await query('select * from baton_audit', fresh.url),
+        migrations: await query('select id, hash, created_at from drizzle.__baton_migrations order by id', fresh.url),
+      });
+      const before = await dump();
+      expect(await query('select value from baton_meta', fresh.url)).toEqual([{ value: '2' }]);
+      expect(before.migrations).toHaveLength(VERSION_2_MIGRATIONS);
+
+      const ledger = await createPostgresLedger({ connectionString: fresh.url, pruneIntervalMs: 0 });
+      try {
+        const after = await dump();
+        expect(await query('select value from baton_meta', fresh.url)).toEqual([{ value: String(SCHEMA_VERSION) }]);
+        expect(after.migrations).toHaveLength(journal('pg').entries.length);
+        expect(after.migrations.slice(0, VERSION_2_MIGRATIONS)).toEqual(before.migrations);
+        expect({ ...after, migrations: [] }).toEqual({ ...before, migrations: [] });
+        expect(await ledger.redeem({ jti: 'kept-jti', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 })).toEqual({
+          status: 'retry',
+          outcome: 'sealed',
+        });
+        expect(await ledger.parkRequest(parked('R-1'), null)).toEqual({ status: 'parked', version: 1 });
+        await ledger.requestDecisions([decisionRequest('R-1', 'manager_approval')]);
+        expect(
+          await ledger.recordDecision({ id: 'R-1', key: 'manager_approval', decider: 'bob', content: 'c', now: T0 }),
+        ).toEqual({ status: 'recorded' });
+      } finally {
+        await ledger.close();
+      }
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+      await fresh.drop();
+    }
   });
 
   it('refuses a database with a newer schema version, and leaves it untouched', async () => {

@@ -3,16 +3,17 @@
  * (started by the global setup), plus what is specific to PostgreSQL: fail
  * fast on an unreachable server without leaking the password, hashed token
  * codes, a caller-owned pool, several instances starting and redeeming at
- * once on one database.
+ * once on one database, and listings ordered the same as on SQLite whatever
+ * the database's collation.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Ledger } from '@baton/engine';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { knownMigrations } from '../src/core/migrations.js';
 import { LedgerConnectionError, LedgerError, openLedger } from '../src/index.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
-import { ledgerContract, newJti, T0 } from './helpers/contract.js';
+import { decisionRequest, ledgerContract, newJti, parked, T0 } from './helpers/contract.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 
 describePg('postgres ledger', (serverUrl) => {
@@ -108,6 +109,46 @@ describePg('postgres ledger', (serverUrl) => {
     } finally {
       await Promise.all(instances.map((ledger) => ledger.close()));
       await fresh.drop();
+    }
+  });
+
+  it('orders listings by code point on a database whose collation sorts otherwise', async () => {
+    // ICU's en-US order puts "alpha" before "Zeta" and "a" before "B"; SQLite and the memory
+    // ledger put capitals first. The ledger must not depend on the database's collation.
+    const name = `baton_t_icu_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    try {
+      await admin.query(
+        `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'`,
+      );
+    } finally {
+      await admin.end();
+    }
+    const icuUrl = new URL(serverUrl);
+    icuUrl.pathname = `/${name}`;
+    try {
+      const client = new pg.Client({ connectionString: icuUrl.toString() });
+      await client.connect();
+      const { rows } = await client.query(`select 'a' < 'B' as icu, 'a' < 'B' collate "C" as bytes`);
+      await client.end();
+      expect(rows[0]).toEqual({ icu: true, bytes: false });
+
+      const ledger = await createPostgresLedger({ connectionString: icuUrl.toString(), pruneIntervalMs: 0 });
+      try {
+        await ledger.requestDecisions([decisionRequest('R-1', 'alpha'), decisionRequest('R-1', 'Zeta')]);
+        expect((await ledger.listDecisions({ id: 'R-1' })).map((d) => d.key)).toEqual(['Zeta', 'alpha']);
+        await ledger.parkRequest(parked('R-a'), null);
+        await ledger.parkRequest(parked('R-B'), null);
+        expect((await ledger.listRequests('hash-alice', 0)).map((r) => r.id)).toEqual(['R-B', 'R-a']);
+      } finally {
+        await ledger.close();
+      }
+    } finally {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
     }
   });
 

@@ -4,15 +4,21 @@
  * SQLite file and on one PostgreSQL database. Every item must be won exactly
  * once, by one process, and lost by all the others. The jti race on SQLite
  * starts from a file that does not exist yet, so the workers also race to
- * create and migrate it.
+ * create and migrate it. Then the approvals: the four record the same 200
+ * decisions (each recorded once, by the worker that was told so, with its
+ * answer), and move the same 100 parked requests on by compare-and-set from
+ * version 1 to 5 (each version written exactly once, the last writer's state
+ * kept).
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import type { Ledger } from '@baton/engine';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteLedger } from '../src/better-sqlite3/index.js';
 import { knownMigrations } from '../src/core/migrations.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
+import { decisionRequest, parked } from './helpers/contract.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { useTempDir } from './helpers/tmp.js';
 import { exited, forkWorker, nextMessage } from './helpers/workers.js';
@@ -25,7 +31,13 @@ const NOW = Date.now();
 type Done = Extract<WorkerReport, { type: 'done' }>;
 
 /** Start the workers on one ledger, release them together, and collect their reports. */
-async function race(kind: 'sqlite' | 'postgres', location: string, mode: 'jti' | 'token', items: string[]) {
+async function race(
+  kind: 'sqlite' | 'postgres',
+  location: string,
+  mode: WorkerCommand['mode'],
+  items: string[],
+  extra: Partial<WorkerCommand> = {},
+) {
   const workers = Array.from({ length: WORKERS }, () => forkWorker('redeem-worker.ts', [kind, location]));
   await Promise.all(workers.map((w) => nextMessage(w, (m) => m.type === 'ready')));
   const startAt = Date.now() + 100;
@@ -33,7 +45,16 @@ async function race(kind: 'sqlite' | 'postgres', location: string, mode: 'jti' |
   workers.forEach((worker, i) => {
     // Half go forwards, half backwards, so collisions happen everywhere in the list.
     const order = i % 2 === 0 ? items : [...items].reverse();
-    const command: WorkerCommand = { type: 'go', mode, items: order, startAt, now: NOW, concurrency: 8 };
+    const command: WorkerCommand = {
+      type: 'go',
+      mode,
+      items: order,
+      startAt,
+      now: NOW,
+      concurrency: 8,
+      worker: i,
+      ...extra,
+    };
     worker.send(command);
   });
   const done = await reports;
@@ -51,6 +72,86 @@ function expectEachWonOnce(done: Done[], items: string[], loser: 'replayed' | 'a
 }
 
 const jtis = () => Array.from({ length: ITEMS }, () => randomBytes(16).toString('base64url'));
+
+const DECISION_REQUESTS = 100;
+const PARKED = 100;
+const TARGET_VERSION = 5;
+
+/** 100 request ids with two decisions each: 200 `id/key` pairs, requested in `ledger`. */
+async function requestRaceDecisions(ledger: Ledger): Promise<string[]> {
+  const ids = Array.from({ length: DECISION_REQUESTS }, () => `R-${randomBytes(9).toString('base64url')}`);
+  await ledger.requestDecisions(
+    ids.flatMap((id) => [
+      decisionRequest(id, 'manager_approval', { requestedAt: NOW, deadline: NOW + 3_600_000 }),
+      decisionRequest(id, 'finance_approval', { requestedAt: NOW, deadline: null, role: 'finance' }),
+    ]),
+  );
+  return ids.flatMap((id) => [`${id}/manager_approval`, `${id}/finance_approval`]);
+}
+
+/** Each pair recorded exactly once, and the ledger holds the winner's name and answer. */
+async function expectEachDecidedOnce(done: Done[], pairs: string[], ledger: Ledger): Promise<void> {
+  const won = done.flatMap((d) => d.won);
+  expect(won).toHaveLength(pairs.length);
+  expect(new Set(won)).toEqual(new Set(pairs));
+  expect(done.reduce((sum, d) => sum + (d.counts.recorded ?? 0), 0)).toBe(pairs.length);
+  expect(done.reduce((sum, d) => sum + (d.counts.already_decided ?? 0), 0)).toBe(pairs.length * (WORKERS - 1));
+  const winner = new Map(done.flatMap((d, i) => d.won.map((pair) => [pair, `worker-${i}`] as const)));
+  const ids = [...new Set(pairs.map((pair) => pair.split('/')[0]!))];
+  for (const id of ids) {
+    for (const row of await ledger.listDecisions({ id })) {
+      const pair = `${row.id}/${row.key}`;
+      expect({ pair, status: row.status, decider: row.decider, content: row.content, at: row.decidedAt }).toEqual({
+        pair,
+        status: 'decided',
+        decider: winner.get(pair),
+        content: pair,
+        at: NOW,
+      });
+    }
+  }
+  console.info(
+    `[race] ${WORKERS} processes, ${pairs.length} decisions: ${pairs.length} recorded, ` +
+      `${pairs.length * (WORKERS - 1)} already_decided; per worker ${done.map((d) => `${d.won.length} won in ${Math.round(d.ms)} ms`).join(', ')}`,
+  );
+}
+
+/** 100 requests parked at version 1 in `ledger`. */
+async function parkRaceRequests(ledger: Ledger): Promise<string[]> {
+  const ids = Array.from({ length: PARKED }, () => `R-${randomBytes(9).toString('base64url')}`);
+  for (const id of ids) {
+    expect(await ledger.parkRequest(parked(id, { now: NOW, expiresAt: NOW + 3_600_000 }), null)).toEqual({
+      status: 'parked',
+      version: 1,
+    });
+  }
+  return ids;
+}
+
+/** Every version 2..5 of every request written exactly once; the stored state is the last writer's. */
+async function expectEachVersionOnce(done: Done[], ids: string[], ledger: Ledger): Promise<void> {
+  const won = done.flatMap((d) => d.won);
+  const expected = ids.flatMap((id) => Array.from({ length: TARGET_VERSION - 1 }, (_, i) => `${id}#${i + 2}`));
+  expect(won).toHaveLength(expected.length);
+  expect(new Set(won)).toEqual(new Set(expected));
+  expect(done.reduce((sum, d) => sum + (d.counts.parked ?? 0), 0)).toBe(expected.length);
+  for (const d of done) expect(Object.keys(d.counts).every((k) => k === 'parked' || k === 'conflict')).toBe(true);
+  const last = new Map(done.flatMap((d, i) => d.won.map((write) => [write, `worker-${i}`] as const)));
+  for (const id of ids) {
+    const row = await ledger.getRequest(id);
+    expect({ id, version: row?.version, state: row?.state, updatedAt: row?.updatedAt }).toEqual({
+      id,
+      version: TARGET_VERSION,
+      state: `${last.get(`${id}#${TARGET_VERSION}`)}:${TARGET_VERSION}`,
+      updatedAt: NOW + TARGET_VERSION,
+    });
+  }
+  const conflicts = done.reduce((sum, d) => sum + (d.counts.conflict ?? 0), 0);
+  console.info(
+    `[race] ${WORKERS} processes, ${ids.length} requests moved from version 1 to ${TARGET_VERSION}: ` +
+      `${expected.length} writes won, ${conflicts} conflicts; per worker ${done.map((d) => `${d.won.length} won in ${Math.round(d.ms)} ms`).join(', ')}`,
+  );
+}
 
 describe('race between processes on one SQLite file', () => {
   const dir = useTempDir();
@@ -79,6 +180,30 @@ describe('race between processes on one SQLite file', () => {
     const done = await race('sqlite', path, 'token', codes);
     expectEachWonOnce(done, codes, 'already_used');
   });
+
+  it('records every decision exactly once', { timeout: 180_000 }, async () => {
+    const path = join(dir(), 'race-decision.db');
+    const ledger = createSqliteLedger({ path, pruneIntervalMs: 0 });
+    try {
+      const pairs = await requestRaceDecisions(ledger);
+      const done = await race('sqlite', path, 'decision', pairs);
+      await expectEachDecidedOnce(done, pairs, ledger);
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('writes every version of a parked request exactly once', { timeout: 180_000 }, async () => {
+    const path = join(dir(), 'race-park.db');
+    const ledger = createSqliteLedger({ path, pruneIntervalMs: 0 });
+    try {
+      const ids = await parkRaceRequests(ledger);
+      const done = await race('sqlite', path, 'park', ids, { targetVersion: TARGET_VERSION });
+      await expectEachVersionOnce(done, ids, ledger);
+    } finally {
+      await ledger.close();
+    }
+  });
 });
 
 describePg('race between processes on one PostgreSQL database', (serverUrl) => {
@@ -103,5 +228,27 @@ describePg('race between processes on one PostgreSQL database', (serverUrl) => {
     await ledger.close();
     const done = await race('postgres', url, 'token', codes);
     expectEachWonOnce(done, codes, 'already_used');
+  });
+
+  it('records every decision exactly once', { timeout: 180_000 }, async () => {
+    const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
+    try {
+      const pairs = await requestRaceDecisions(ledger);
+      const done = await race('postgres', url, 'decision', pairs);
+      await expectEachDecidedOnce(done, pairs, ledger);
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('writes every version of a parked request exactly once', { timeout: 180_000 }, async () => {
+    const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
+    try {
+      const ids = await parkRaceRequests(ledger);
+      const done = await race('postgres', url, 'park', ids, { targetVersion: TARGET_VERSION });
+      await expectEachVersionOnce(done, ids, ledger);
+    } finally {
+      await ledger.close();
+    }
   });
 });

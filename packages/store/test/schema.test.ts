@@ -1,7 +1,8 @@
 /**
  * The schema and its committed migrations stay in step: drizzle-kit finds
  * nothing to generate for either dialect, and both dialects define the same
- * logical tables, columns, nullability and indexes.
+ * logical tables, columns, nullability, primary keys and indexes (with their
+ * columns).
  */
 import { execFile } from 'node:child_process';
 import { cpSync, readdirSync, rmSync } from 'node:fs';
@@ -13,14 +14,18 @@ import { getTableConfig as sqliteTableConfig } from 'drizzle-orm/sqlite-core';
 import { describe, expect, it } from 'vitest';
 import {
   audit as pgAudit,
+  decisions as pgDecisions,
   meta as pgMeta,
   redemptions as pgRedemptions,
+  requests as pgRequests,
   tokens as pgTokens,
 } from '../src/schema/pg.js';
 import {
   audit as sqliteAudit,
+  decisions as sqliteDecisions,
   meta as sqliteMeta,
   redemptions as sqliteRedemptions,
+  requests as sqliteRequests,
   tokens as sqliteTokens,
 } from '../src/schema/sqlite.js';
 
@@ -55,21 +60,27 @@ describe('ledger schema', () => {
     120_000,
   );
 
-  it('defines the same tables, columns and indexes for SQLite and PostgreSQL', () => {
+  it('defines the same tables, columns, keys and indexes for SQLite and PostgreSQL', () => {
     const shape = (config: {
       name: string;
       columns: { name: string; notNull: boolean; primary: boolean }[];
-      indexes: { config: { name?: string } }[];
+      indexes: { config: { name?: string; columns: unknown[] } }[];
+      primaryKeys: { columns: { name: string }[] }[];
     }) => ({
       name: config.name,
       columns: config.columns.map((c) => [c.name, c.notNull, c.primary]).sort(),
-      indexes: config.indexes.map((i) => i.config.name).sort(),
+      indexes: config.indexes
+        .map((i) => [i.config.name, i.config.columns.map((c) => (c as { name: string }).name)])
+        .sort(),
+      primaryKeys: config.primaryKeys.map((pk) => pk.columns.map((c) => c.name)),
     });
     const pairs = [
       [sqliteRedemptions, pgRedemptions],
       [sqliteTokens, pgTokens],
       [sqliteMeta, pgMeta],
       [sqliteAudit, pgAudit],
+      [sqliteRequests, pgRequests],
+      [sqliteDecisions, pgDecisions],
     ] as const;
     for (const [sqlite, pg] of pairs) {
       expect(shape(sqliteTableConfig(sqlite))).toEqual(shape(pgTableConfig(pg)));

@@ -6,19 +6,47 @@
  * timeout so writers queue instead of failing. A redemption is decided by
  * one atomic statement (`INSERT ... ON CONFLICT DO NOTHING RETURNING`, or an
  * `UPDATE ... WHERE used_at IS NULL ... RETURNING` for tokens), which SQLite
- * serialises across processes: exactly one caller wins. Statements are
+ * serialises across processes: exactly one caller wins. Parked requests
+ * and decisions work the same way: a compare-and-set `UPDATE ... WHERE
+ * version = expected`, and `UPDATE ... WHERE status = 'pending'` before the
+ * deadline, so a decision is recorded once. Statements are
  * prepared once through drizzle, and writes issued in the same event-loop
  * turn share one commit (`writeBatcher.ts`). WAL needs shared memory, so
  * never put the file on a network filesystem.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { Ledger, MintTokenRequest, RedeemRequest, RedeemResult, RedeemTokenResult } from '@baton/engine';
-import { and, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm';
+import type {
+  DecisionFilter,
+  DecisionRecord,
+  Ledger,
+  MintTokenRequest,
+  NewDecision,
+  ParkedRequest,
+  ParkRequest,
+  ParkResult,
+  RecordDecision,
+  RecordDecisionResult,
+  RedeemRequest,
+  RedeemResult,
+  RedeemTokenResult,
+} from '@baton/engine';
+import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, ne, or, type SQL, sql } from 'drizzle-orm';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
-import { conflictResult, isEnvelopeExpired, REDEEMED, REPLAYED, tokenFailure, tokenRedeemed } from '../core/results.js';
+import { encodeWaitingFor, toDecisionRecord, toParkedRequest } from '../core/requests.js';
+import {
+  conflictResult,
+  DECISION_RECORDED,
+  decisionFailure,
+  isEnvelopeExpired,
+  RECORD_DECISION_ATTEMPTS,
+  REDEEMED,
+  REPLAYED,
+  tokenFailure,
+  tokenRedeemed,
+} from '../core/results.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
-import { redemptions, tokens } from '../schema/sqlite.js';
+import { decisions, redemptions, requests, tokens } from '../schema/sqlite.js';
 import { openMigratedSqlite } from './file.js';
 import { WriteBatcher } from './writeBatcher.js';
 
@@ -34,6 +62,12 @@ export interface SqliteLedgerOptions extends PruningOptions {
 
 /** Rows deleted per statement by `prune`, so other writers are never blocked for long. */
 const PRUNE_BATCH = 2000;
+
+/** Expired requests pruned per transaction (each takes its decisions with it). */
+const PRUNE_REQUESTS_BATCH = 500;
+
+/** Decisions inserted per statement (13 bound values each, far below SQLite's limit). */
+const INSERT_DECISIONS_BATCH = 200;
 
 /**
  * Open (creating and migrating when needed) the SQLite ledger at `options.path`.
@@ -129,6 +163,110 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     )
     .prepare();
 
+  const insertRequest = db
+    .insert(requests)
+    .values({
+      id: sql.placeholder('id'),
+      flow: sql.placeholder('flow'),
+      requester: sql.placeholder('requester'),
+      requesterName: sql.placeholder('requesterName'),
+      status: sql.placeholder('status'),
+      waitingFor: sql.placeholder('waitingFor'),
+      state: sql.placeholder('state'),
+      version: 1,
+      createdAt: sql.placeholder('now'),
+      updatedAt: sql.placeholder('now'),
+      expiresAt: sql.placeholder('expiresAt'),
+    })
+    .onConflictDoNothing()
+    .returning({ version: requests.version })
+    .prepare();
+  // Compare-and-set: the row is rewritten only if it still has the version the writer read.
+  const updateRequest = db
+    .update(requests)
+    .set({
+      flow: sql`${sql.placeholder('flow')}`,
+      requester: sql`${sql.placeholder('requester')}`,
+      requesterName: sql`${sql.placeholder('requesterName')}`,
+      status: sql`${sql.placeholder('status')}`,
+      waitingFor: sql`${sql.placeholder('waitingFor')}`,
+      state: sql`${sql.placeholder('state')}`,
+      version: sql`${requests.version} + 1`,
+      updatedAt: sql`${sql.placeholder('now')}`,
+      expiresAt: sql`${sql.placeholder('expiresAt')}`,
+    })
+    .where(and(eq(requests.id, sql.placeholder('id')), eq(requests.version, sql.placeholder('expected'))))
+    .returning({ version: requests.version })
+    .prepare();
+  const selectRequest = db
+    .select()
+    .from(requests)
+    .where(eq(requests.id, sql.placeholder('id')))
+    .prepare();
+  const selectRequestsOf = db
+    .select()
+    .from(requests)
+    .where(and(eq(requests.requester, sql.placeholder('requester')), gte(requests.updatedAt, sql.placeholder('since'))))
+    .orderBy(desc(requests.updatedAt), asc(requests.id))
+    .prepare();
+  // Recorded only while pending and before its deadline: of concurrent deciders, exactly one matches.
+  const decide = db
+    .update(decisions)
+    .set({
+      status: 'decided',
+      decider: sql`${sql.placeholder('decider')}`,
+      content: sql`${sql.placeholder('content')}`,
+      decidedAt: sql`${sql.placeholder('now')}`,
+    })
+    .where(
+      and(
+        eq(decisions.id, sql.placeholder('id')),
+        eq(decisions.key, sql.placeholder('key')),
+        eq(decisions.status, 'pending'),
+        or(isNull(decisions.deadline), gt(decisions.deadline, sql.placeholder('now'))),
+      ),
+    )
+    .returning({ key: decisions.key })
+    .prepare();
+  const selectDecisionState = db
+    .select({ status: decisions.status, deadline: decisions.deadline })
+    .from(decisions)
+    .where(and(eq(decisions.id, sql.placeholder('id')), eq(decisions.key, sql.placeholder('key'))))
+    .prepare();
+  const closePending = db
+    .update(decisions)
+    .set({ status: 'closed' })
+    .where(and(eq(decisions.id, sql.placeholder('id')), eq(decisions.status, 'pending')))
+    .prepare();
+  const selectExpiredRequests = db
+    .select({ id: requests.id })
+    .from(requests)
+    .where(lt(requests.expiresAt, sql.placeholder('now')))
+    .limit(sql.placeholder('limit'))
+    .prepare();
+  /** One batch of expired requests and their decisions, deleted together (or not at all). */
+  const pruneRequestsBatch = client.transaction((now: number): { requests: number; decisions: number } => {
+    const ids = selectExpiredRequests.all({ now, limit: PRUNE_REQUESTS_BATCH }).map((row) => row.id);
+    if (ids.length === 0) return { requests: 0, decisions: 0 };
+    const gone = db.delete(decisions).where(inArray(decisions.id, ids)).run().changes;
+    return { requests: db.delete(requests).where(inArray(requests.id, ids)).run().changes, decisions: gone };
+  });
+  const insertDecisions = client.transaction((list: readonly NewDecision[]) => {
+    for (let i = 0; i < list.length; i += INSERT_DECISIONS_BATCH) {
+      db.insert(decisions)
+        .values(list.slice(i, i + INSERT_DECISIONS_BATCH).map(newDecisionRow))
+        .onConflictDoNothing()
+        .run();
+    }
+  });
+
+  // The writes of parked requests and decisions go through the same batcher as redemptions.
+  // Not for throughput (they are rare) but for order and atomicity: a write that skipped the
+  // queue would overtake writes this process issued before it in the same event-loop turn
+  // (a redemption, an outcome), and each write is one synchronous closure, so a conditional
+  // update and the read that explains a lost race run back to back, inside the batch's
+  // transaction when there is one. Multi-statement writes wrap themselves in a transaction
+  // (a savepoint inside a batch), so a failure undoes all of that write and nothing else.
   const writes = new WriteBatcher(client);
   let closed = false;
 
@@ -178,6 +316,95 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       });
     },
 
+    async parkRequest(request: ParkRequest, expectedVersion: number | null): Promise<ParkResult> {
+      assertOpen();
+      const params = {
+        id: request.id,
+        flow: request.flow,
+        requester: request.requester,
+        requesterName: request.requesterName,
+        status: request.status,
+        waitingFor: encodeWaitingFor(request.waitingFor),
+        state: request.state,
+        now: request.now,
+        expiresAt: request.expiresAt,
+      };
+      const written = await writes.submit(() =>
+        expectedVersion === null
+          ? insertRequest.get(params)
+          : updateRequest.get({ ...params, expected: expectedVersion }),
+      );
+      return written === undefined ? { status: 'conflict' } : { status: 'parked', version: written.version };
+    },
+
+    async getRequest(id: string): Promise<ParkedRequest | undefined> {
+      assertOpen();
+      const row = selectRequest.get({ id });
+      return row === undefined ? undefined : toParkedRequest(row);
+    },
+
+    async listRequests(requester: string, since: number): Promise<ParkedRequest[]> {
+      assertOpen();
+      return selectRequestsOf.all({ requester, since }).map(toParkedRequest);
+    },
+
+    async requestDecisions(list: readonly NewDecision[]): Promise<void> {
+      assertOpen();
+      if (list.length === 0) return;
+      await writes.submit(() => insertDecisions.immediate(list));
+    },
+
+    async listDecisions(filter: DecisionFilter): Promise<DecisionRecord[]> {
+      assertOpen();
+      const conditions: SQL[] = [];
+      if (filter.id !== undefined) conditions.push(eq(decisions.id, filter.id));
+      const pendingFor = filter.pendingFor;
+      if (pendingFor !== undefined) {
+        conditions.push(
+          eq(decisions.status, 'pending'),
+          or(isNull(decisions.deadline), gt(decisions.deadline, pendingFor.now))!,
+          pendingFor.roles.length === 0
+            ? isNull(decisions.role)
+            : or(isNull(decisions.role), inArray(decisions.role, [...pendingFor.roles]))!,
+          ne(decisions.requester, pendingFor.excludeRequester),
+        );
+      }
+      return db
+        .select()
+        .from(decisions)
+        .where(and(...conditions))
+        .orderBy(asc(decisions.requestedAt), asc(decisions.key))
+        .all()
+        .map(toDecisionRecord);
+    },
+
+    async recordDecision(decision: RecordDecision): Promise<RecordDecisionResult> {
+      assertOpen();
+      const params = {
+        id: decision.id,
+        key: decision.key,
+        decider: decision.decider,
+        content: decision.content,
+        now: decision.now,
+      };
+      return writes.submit(() => {
+        for (let attempt = 1; attempt <= RECORD_DECISION_ATTEMPTS; attempt++) {
+          if (decide.get(params) !== undefined) return DECISION_RECORDED;
+          const failure = decisionFailure(
+            selectDecisionState.get({ id: decision.id, key: decision.key }),
+            decision.now,
+          );
+          if (failure) return failure;
+        }
+        throw new LedgerError(`Recording decision "${decision.key}" of request "${decision.id}" did not settle`);
+      });
+    },
+
+    async closeDecisions(id: string, _now: number): Promise<number> {
+      assertOpen();
+      return writes.submit(() => closePending.run({ id }).changes);
+    },
+
     async prune(now: number): Promise<number> {
       assertOpen();
       let removed = 0;
@@ -189,6 +416,13 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
           if (changes < PRUNE_BATCH) break;
           await yieldToEventLoop();
         }
+      }
+      for (;;) {
+        if (closed) return removed;
+        const gone = pruneRequestsBatch.immediate(now);
+        removed += gone.requests + gone.decisions;
+        if (gone.requests < PRUNE_REQUESTS_BATCH) break;
+        await yieldToEventLoop();
       }
       return removed;
     },
@@ -208,4 +442,23 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
   function assertOpen(): void {
     if (closed) throw new LedgerError(`The SQLite ledger ${where} is closed`);
   }
+}
+
+/** A new decision as a `baton_decisions` row: pending, nobody has decided. */
+function newDecisionRow(decision: NewDecision): typeof decisions.$inferInsert {
+  return {
+    id: decision.id,
+    key: decision.key,
+    flow: decision.flow,
+    role: decision.role,
+    message: decision.message,
+    schema: decision.schema,
+    requester: decision.requester,
+    requestedAt: decision.requestedAt,
+    deadline: decision.deadline,
+    status: 'pending',
+    decider: null,
+    content: null,
+    decidedAt: null,
+  };
 }

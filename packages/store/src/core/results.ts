@@ -3,9 +3,18 @@
  * read back. A driver first tries the atomic write (insert-if-absent for a
  * jti, update-if-unused for a token); only when that write did not win does it
  * read the row and ask these functions why, so the rules for `retry`,
- * `replayed`, `expired` and friends live in one place.
+ * `replayed`, `expired` and friends live in one place. The same goes for a
+ * decision: the conditional update (pending and not past its deadline) either
+ * records it, or {@link decisionFailure} says why not.
  */
-import type { RedeemRequest, RedeemResult, RedeemTokenResult } from '@baton/engine';
+import type {
+  DecisionStatus,
+  RecordDecisionResult,
+  RedeemRequest,
+  RedeemResult,
+  RedeemTokenResult,
+} from '@baton/engine';
+import { LedgerError } from './errors.js';
 
 /** The answer for a jti redeemed for the first time. */
 export const REDEEMED: RedeemResult = Object.freeze({ status: 'redeemed' });
@@ -72,3 +81,41 @@ export function tokenFailure(row: TokenRow | undefined, purpose: string, now: nu
   // statements, which a single-use token never does backwards. Refuse rather than guess.
   return { status: 'already_used' };
 }
+
+/** What a driver reads back about a decision that its conditional update did not record. */
+export interface DecisionRow {
+  /** A {@link DecisionStatus}; anything else is a row this code cannot read. */
+  readonly status: DecisionStatus | (string & {});
+  readonly deadline: number | null;
+}
+
+/** The answer for a decision that was just recorded. */
+export const DECISION_RECORDED: RecordDecisionResult = Object.freeze({ status: 'recorded' });
+
+/**
+ * Whether a decision can no longer be made at `now`: it stops at its deadline (a decision
+ * due at `deadline` is refused from that millisecond on, and no longer listed as pending).
+ */
+export function isDecisionExpired(deadline: number | null, now: number): boolean {
+  return deadline !== null && deadline <= now;
+}
+
+/**
+ * Why a decision cannot be recorded: no such (id, key) (never requested, or pruned with its
+ * request), already decided (by whoever won), closed with its request, or past its deadline.
+ * Status wins over the deadline: a decision that was decided in time stays `already_decided`.
+ * `undefined` when the row is pending and in time, so it can be recorded: the memory ledger
+ * records it; a driver whose conditional update missed it (the row was inserted after the
+ * update looked) tries the update again.
+ */
+export function decisionFailure(row: DecisionRow | undefined, now: number): RecordDecisionResult | undefined {
+  if (row === undefined) return { status: 'unknown' };
+  if (row.status === 'decided') return { status: 'already_decided' };
+  if (row.status === 'closed') return { status: 'closed' };
+  if (row.status !== 'pending') throw new LedgerError(`A decision has an unknown status "${row.status}"`);
+  if (isDecisionExpired(row.deadline, now)) return { status: 'expired' };
+  return undefined;
+}
+
+/** How many times a driver tries its conditional update before giving up with an error. */
+export const RECORD_DECISION_ATTEMPTS = 3;

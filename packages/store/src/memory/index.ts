@@ -22,8 +22,12 @@ import type {
 } from '@baton/engine';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
+import { normalizeWaitingFor } from '../core/requests.js';
 import {
   conflictResult,
+  DECISION_RECORDED,
+  decisionFailure,
+  isDecisionExpired,
   isEnvelopeExpired,
   REDEEMED,
   REPLAYED,
@@ -117,7 +121,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       const { now, ...fields } = request;
       requests.set(request.id, {
         ...fields,
-        waitingFor: [...request.waitingFor],
+        waitingFor: normalizeWaitingFor(request.waitingFor),
         version,
         createdAt: existing?.createdAt ?? now,
         updatedAt: now,
@@ -134,7 +138,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       assertOpen();
       return [...requests.values()]
         .filter((row) => row.requester === requester && row.updatedAt >= since)
-        .sort((a, b) => b.updatedAt - a.updatedAt);
+        .sort((a, b) => b.updatedAt - a.updatedAt || ordinal(a.id, b.id));
     },
 
     async requestDecisions(list: readonly NewDecision[]): Promise<void> {
@@ -155,27 +159,26 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
             (filter.id === undefined || row.id === filter.id) &&
             (pendingFor === undefined ||
               (row.status === 'pending' &&
-                (row.deadline === null || row.deadline > pendingFor.now) &&
+                !isDecisionExpired(row.deadline, pendingFor.now) &&
                 (row.role === null || pendingFor.roles.includes(row.role)) &&
                 row.requester !== pendingFor.excludeRequester)),
         )
-        .sort((a, b) => a.requestedAt - b.requestedAt || a.key.localeCompare(b.key));
+        .sort((a, b) => a.requestedAt - b.requestedAt || ordinal(a.key, b.key));
     },
 
     async recordDecision(decision: RecordDecision): Promise<RecordDecisionResult> {
       assertOpen();
       const row = decisions.get(decisionKey(decision.id, decision.key));
-      if (!row) return { status: 'unknown' };
-      if (row.status !== 'pending') return { status: row.status === 'decided' ? 'already_decided' : 'closed' };
-      if (row.deadline !== null && row.deadline <= decision.now) return { status: 'expired' };
+      const failure = decisionFailure(row, decision.now);
+      if (failure) return failure;
       decisions.set(decisionKey(decision.id, decision.key), {
-        ...row,
+        ...row!,
         status: 'decided',
         decider: decision.decider,
         content: decision.content,
         decidedAt: decision.now,
       });
-      return { status: 'recorded' };
+      return DECISION_RECORDED;
     },
 
     async closeDecisions(id: string, _now: number): Promise<number> {
@@ -227,4 +230,14 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   function assertOpen(): void {
     if (closed) throw new LedgerError('The memory ledger is closed');
   }
+}
+
+/**
+ * Plain string order (UTF-16 code units), which is how SQLite's BINARY collation and
+ * PostgreSQL's `COLLATE "C"` sort text (byte order) for every character short of the astral
+ * planes; `localeCompare` would not match them. Ties in the listings break the same way in
+ * every ledger.
+ */
+function ordinal(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -5,18 +5,47 @@
  * `INSERT ... ON CONFLICT DO NOTHING RETURNING` (PostgreSQL's unique index
  * makes exactly one concurrent inserter win, on any instance), a token is
  * used by one `UPDATE ... WHERE used_at IS NULL AND expires_at > now
- * RETURNING`. Opening connects and migrates at once, so an unreachable or
- * misconfigured database fails at start-up with a clear error rather than on
- * the first request. Statements are prepared (named) through drizzle.
+ * RETURNING`. A parked request is rewritten by a compare-and-set `UPDATE ...
+ * WHERE version = expected`, and a decision recorded by one `UPDATE ... WHERE
+ * status = 'pending' AND deadline not passed RETURNING`: row locks make
+ * exactly one concurrent writer match. Opening connects and migrates at
+ * once, so an unreachable or misconfigured database fails at start-up with a
+ * clear error rather than on the first request. Statements are prepared (named) through drizzle.
  */
-import type { Ledger, MintTokenRequest, RedeemRequest, RedeemResult, RedeemTokenResult } from '@baton/engine';
-import { and, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm';
+import type {
+  DecisionFilter,
+  DecisionRecord,
+  Ledger,
+  MintTokenRequest,
+  NewDecision,
+  ParkedRequest,
+  ParkRequest,
+  ParkResult,
+  RecordDecision,
+  RecordDecisionResult,
+  RedeemRequest,
+  RedeemResult,
+  RedeemTokenResult,
+} from '@baton/engine';
+import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, ne, or, type SQL, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
-import { conflictResult, isEnvelopeExpired, REDEEMED, REPLAYED, tokenFailure, tokenRedeemed } from '../core/results.js';
+import { encodeWaitingFor, toDecisionRecord, toParkedRequest } from '../core/requests.js';
+import {
+  conflictResult,
+  DECISION_RECORDED,
+  decisionFailure,
+  isEnvelopeExpired,
+  RECORD_DECISION_ATTEMPTS,
+  REDEEMED,
+  REPLAYED,
+  tokenFailure,
+  tokenRedeemed,
+} from '../core/results.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
-import { redemptions, tokens } from '../schema/pg.js';
+import { decisions, redemptions, requests, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
 
 export { createPostgresAuditLog, type PostgresAuditLogOptions } from './audit.js';
@@ -29,6 +58,15 @@ export interface PostgresLedgerOptions extends PruningOptions, PostgresConnectio
 
 /** Rows deleted per statement by `prune`. */
 const PRUNE_BATCH = 5000;
+
+/** Expired requests pruned per statement (each takes its decisions with it). */
+const PRUNE_REQUESTS_BATCH = 1000;
+
+/** Decisions inserted per statement (13 bound values each, far below PostgreSQL's 65 535). */
+const INSERT_DECISIONS_BATCH = 1000;
+
+/** Text ordered by code point (as SQLite and the memory ledger order it), whatever the database's collation. */
+const byCodePoint = (column: AnyPgColumn) => sql`${column} collate "C"`;
 
 /**
  * Connect to PostgreSQL, migrate the ledger tables when needed, and return the ledger.
@@ -134,6 +172,84 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     )
     .prepare('baton_prune_tokens');
 
+  const insertRequest = db
+    .insert(requests)
+    .values({
+      id: sql.placeholder('id'),
+      flow: sql.placeholder('flow'),
+      requester: sql.placeholder('requester'),
+      requesterName: sql.placeholder('requesterName'),
+      status: sql.placeholder('status'),
+      waitingFor: sql.placeholder('waitingFor'),
+      state: sql.placeholder('state'),
+      version: 1,
+      createdAt: sql.placeholder('now'),
+      updatedAt: sql.placeholder('now'),
+      expiresAt: sql.placeholder('expiresAt'),
+    })
+    .onConflictDoNothing()
+    .returning({ version: requests.version })
+    .prepare('baton_park_insert');
+  // Compare-and-set: the row is rewritten only if it still has the version the writer read.
+  // Concurrent writers with one version queue on the row lock; the first commits, and the
+  // others' WHERE no longer matches once re-checked against the new row.
+  const updateRequest = db
+    .update(requests)
+    .set({
+      flow: sql`${sql.placeholder('flow')}`,
+      requester: sql`${sql.placeholder('requester')}`,
+      requesterName: sql`${sql.placeholder('requesterName')}`,
+      status: sql`${sql.placeholder('status')}`,
+      waitingFor: sql`${sql.placeholder('waitingFor')}`,
+      state: sql`${sql.placeholder('state')}`,
+      version: sql`${requests.version} + 1`,
+      updatedAt: sql`${sql.placeholder('now')}`,
+      expiresAt: sql`${sql.placeholder('expiresAt')}`,
+    })
+    .where(and(eq(requests.id, sql.placeholder('id')), eq(requests.version, sql.placeholder('expected'))))
+    .returning({ version: requests.version })
+    .prepare('baton_park_update');
+  const selectRequest = db
+    .select()
+    .from(requests)
+    .where(eq(requests.id, sql.placeholder('id')))
+    .prepare('baton_request_select');
+  const selectRequestsOf = db
+    .select()
+    .from(requests)
+    .where(and(eq(requests.requester, sql.placeholder('requester')), gte(requests.updatedAt, sql.placeholder('since'))))
+    .orderBy(desc(requests.updatedAt), asc(byCodePoint(requests.id)))
+    .prepare('baton_requests_of');
+  // Recorded only while pending and before its deadline: of concurrent deciders, exactly one matches.
+  const decide = db
+    .update(decisions)
+    .set({
+      status: 'decided',
+      decider: sql`${sql.placeholder('decider')}`,
+      content: sql`${sql.placeholder('content')}`,
+      decidedAt: sql`${sql.placeholder('now')}`,
+    })
+    .where(
+      and(
+        eq(decisions.id, sql.placeholder('id')),
+        eq(decisions.key, sql.placeholder('key')),
+        eq(decisions.status, 'pending'),
+        or(isNull(decisions.deadline), gt(decisions.deadline, sql.placeholder('now'))),
+      ),
+    )
+    .returning({ key: decisions.key })
+    .prepare('baton_decide');
+  const selectDecisionState = db
+    .select({ status: decisions.status, deadline: decisions.deadline })
+    .from(decisions)
+    .where(and(eq(decisions.id, sql.placeholder('id')), eq(decisions.key, sql.placeholder('key'))))
+    .prepare('baton_decision_state');
+  const closePending = db
+    .update(decisions)
+    .set({ status: 'closed' })
+    .where(and(eq(decisions.id, sql.placeholder('id')), eq(decisions.status, 'pending')))
+    .prepare('baton_close_decisions');
+
   const ledger: Ledger = {
     async redeem(request: RedeemRequest): Promise<RedeemResult> {
       assertOpen();
@@ -177,6 +293,99 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       return tokenFailure(row, purpose, now);
     },
 
+    async parkRequest(request: ParkRequest, expectedVersion: number | null): Promise<ParkResult> {
+      assertOpen();
+      const params = {
+        id: request.id,
+        flow: request.flow,
+        requester: request.requester,
+        requesterName: request.requesterName,
+        status: request.status,
+        waitingFor: encodeWaitingFor(request.waitingFor),
+        state: request.state,
+        now: request.now,
+        expiresAt: request.expiresAt,
+      };
+      const [written] =
+        expectedVersion === null
+          ? await insertRequest.execute(params)
+          : await updateRequest.execute({ ...params, expected: expectedVersion });
+      return written === undefined ? { status: 'conflict' } : { status: 'parked', version: written.version };
+    },
+
+    async getRequest(id: string): Promise<ParkedRequest | undefined> {
+      assertOpen();
+      const [row] = await selectRequest.execute({ id });
+      return row === undefined ? undefined : toParkedRequest(row);
+    },
+
+    async listRequests(requester: string, since: number): Promise<ParkedRequest[]> {
+      assertOpen();
+      return (await selectRequestsOf.execute({ requester, since })).map(toParkedRequest);
+    },
+
+    async requestDecisions(list: readonly NewDecision[]): Promise<void> {
+      assertOpen();
+      if (list.length === 0) return;
+      const insert = (rows: readonly NewDecision[], into: Pick<typeof db, 'insert'>) =>
+        into.insert(decisions).values(rows.map(newDecisionRow)).onConflictDoNothing();
+      if (list.length <= INSERT_DECISIONS_BATCH) {
+        await insert(list, db);
+        return;
+      }
+      await db.transaction(async (tx) => {
+        for (let i = 0; i < list.length; i += INSERT_DECISIONS_BATCH) {
+          await insert(list.slice(i, i + INSERT_DECISIONS_BATCH), tx);
+        }
+      });
+    },
+
+    async listDecisions(filter: DecisionFilter): Promise<DecisionRecord[]> {
+      assertOpen();
+      const conditions: SQL[] = [];
+      if (filter.id !== undefined) conditions.push(eq(decisions.id, filter.id));
+      const pendingFor = filter.pendingFor;
+      if (pendingFor !== undefined) {
+        conditions.push(
+          eq(decisions.status, 'pending'),
+          or(isNull(decisions.deadline), gt(decisions.deadline, pendingFor.now))!,
+          pendingFor.roles.length === 0
+            ? isNull(decisions.role)
+            : or(isNull(decisions.role), inArray(decisions.role, [...pendingFor.roles]))!,
+          ne(decisions.requester, pendingFor.excludeRequester),
+        );
+      }
+      const rows = await db
+        .select()
+        .from(decisions)
+        .where(and(...conditions))
+        .orderBy(asc(decisions.requestedAt), asc(byCodePoint(decisions.key)));
+      return rows.map(toDecisionRecord);
+    },
+
+    async recordDecision(decision: RecordDecision): Promise<RecordDecisionResult> {
+      assertOpen();
+      const params = {
+        id: decision.id,
+        key: decision.key,
+        decider: decision.decider,
+        content: decision.content,
+        now: decision.now,
+      };
+      for (let attempt = 1; attempt <= RECORD_DECISION_ATTEMPTS; attempt++) {
+        if ((await decide.execute(params)).length > 0) return DECISION_RECORDED;
+        const [row] = await selectDecisionState.execute({ id: decision.id, key: decision.key });
+        const failure = decisionFailure(row, decision.now);
+        if (failure) return failure;
+      }
+      throw new LedgerError(`Recording decision "${decision.key}" of request "${decision.id}" did not settle`);
+    },
+
+    async closeDecisions(id: string, _now: number): Promise<number> {
+      assertOpen();
+      return (await closePending.execute({ id })).rowCount ?? 0;
+    },
+
     async prune(now: number): Promise<number> {
       assertOpen();
       let removed = 0;
@@ -188,6 +397,25 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
           removed += count;
           if (count < PRUNE_BATCH) break;
         }
+      }
+      for (;;) {
+        if (connection.closed) return removed;
+        // One statement per batch: the expired requests (locked, skipping those another
+        // instance is pruning) and their decisions go together or not at all.
+        const result = await db.execute<{ requests: number; decisions: number }>(sql`
+          with doomed as (
+            select id from baton_requests where expires_at < ${now}
+            limit ${PRUNE_REQUESTS_BATCH} for update skip locked
+          ), gone_decisions as (
+            delete from baton_decisions where id in (select id from doomed) returning 1
+          ), gone_requests as (
+            delete from baton_requests where id in (select id from doomed) returning 1
+          )
+          select (select count(*) from gone_requests)::int as requests,
+                 (select count(*) from gone_decisions)::int as decisions`);
+        const gone = result.rows[0]!;
+        removed += gone.requests + gone.decisions;
+        if (gone.requests < PRUNE_REQUESTS_BATCH) break;
       }
       return removed;
     },
@@ -205,6 +433,25 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
   function assertOpen(): void {
     if (connection.closed) throw new LedgerError(`The PostgreSQL ledger ${where} is closed`);
   }
+}
+
+/** A new decision as a `baton_decisions` row: pending, nobody has decided. */
+function newDecisionRow(decision: NewDecision): typeof decisions.$inferInsert {
+  return {
+    id: decision.id,
+    key: decision.key,
+    flow: decision.flow,
+    role: decision.role,
+    message: decision.message,
+    schema: decision.schema,
+    requester: decision.requester,
+    requestedAt: decision.requestedAt,
+    deadline: decision.deadline,
+    status: 'pending',
+    decider: null,
+    content: null,
+    decidedAt: null,
+  };
 }
 
 /** A printable description of a caller's pool (no password). */

@@ -3,8 +3,10 @@
  * `pg.ts`: `baton_redemptions` (one row per redeemed requestState jti, with the
  * digest of that round's responses and its sealed outcome), `baton_tokens`
  * (single-use tokens, keyed by the sha256 of the code, never the code itself),
- * `baton_meta` (the schema version the store checks at start-up) and
- * `baton_audit` (the audit trail, one row per round of a flow instance). Every
+ * `baton_meta` (the schema version the store checks at start-up),
+ * `baton_audit` (the audit trail, one row per round of a flow instance),
+ * `baton_requests` (flow instances parked while they wait on someone else) and
+ * `baton_decisions` (what they wait for, recorded at most once). Every
  * time is integer milliseconds since the epoch, taken from the engine's clock
  * rather than the database's. This file is read by drizzle-kit: it imports
  * nothing but drizzle-orm.
@@ -97,5 +99,87 @@ export const audit = sqliteTable(
     primaryKey({ name: 'baton_audit_pk', columns: [table.fid, table.round] }),
     index('baton_audit_at_idx').on(table.at),
     index('baton_audit_flow_at_idx').on(table.flow, table.at),
+  ],
+);
+
+/**
+ * Flow instances parked while they wait on someone other than their caller (a decision by
+ * another person): one row per request id (the flow instance's `fid`), rewritten as the flow
+ * moves on. `version` is the compare-and-set token: every write is conditional on the version
+ * the writer read, and bumps it. `requester` is a keyed hash of the principal; the readable
+ * `requester_name` is stored only when the operator opts in. `state` is the flow's latest
+ * state, sealed by the engine (opaque here).
+ */
+export const requests = sqliteTable(
+  'baton_requests',
+  {
+    /** The request id: the flow instance's id. */
+    id: text('id').primaryKey(),
+    /** The flow's name. */
+    flow: text('flow').notNull(),
+    /** Keyed hash of the requester's principal (base64url), never the principal itself. */
+    requester: text('requester').notNull(),
+    /** The requester's readable principal, only when the operator opts in; else null. */
+    requesterName: text('requester_name'),
+    /** `waiting`, `completed`, `expired` or `withdrawn`. */
+    status: text('status').notNull(),
+    /** What it waits for, as JSON text: `[{ key, role? }]` (empty unless waiting). */
+    waitingFor: text('waiting_for').notNull(),
+    /** The flow's latest state, sealed by the engine. */
+    state: text('state').notNull(),
+    /** 1 when created, +1 on every write. */
+    version: integer('version').notNull(),
+    /** When it was first parked (ms, engine clock). */
+    createdAt: integer('created_at').notNull(),
+    /** When it was last written (ms, engine clock). */
+    updatedAt: integer('updated_at').notNull(),
+    /** When the row (and its decisions) may be pruned (ms). */
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (table) => [
+    index('baton_requests_requester_updated_at_idx').on(table.requester, table.updatedAt),
+    index('baton_requests_expires_at_idx').on(table.expiresAt),
+  ],
+);
+
+/**
+ * Decisions requested of someone other than the requester: one row per (request id, key),
+ * `pending` until recorded once (`decided`, with the decider, the content and the time) or
+ * closed with its request. `role` null means only the flow's predicate says who may decide.
+ * `content` is stored as the engine hands it (opaque here). Pruned with their request.
+ */
+export const decisions = sqliteTable(
+  'baton_decisions',
+  {
+    /** The request id (the flow instance's id). */
+    id: text('id').notNull(),
+    /** The decision's key in the flow (e.g. `manager_approval`). */
+    key: text('key').notNull(),
+    /** The flow's name. */
+    flow: text('flow').notNull(),
+    /** The role that may decide, or null. */
+    role: text('role'),
+    /** The rendered message shown to the decider. */
+    message: text('message').notNull(),
+    /** The answer's elicitation form schema (JSON text). */
+    schema: text('schema').notNull(),
+    /** Keyed hash of the requester's principal (four eyes: it never decides). */
+    requester: text('requester').notNull(),
+    /** When it was requested (ms, engine clock). */
+    requestedAt: integer('requested_at').notNull(),
+    /** After it (ms) the decision can no longer be made; null: no deadline. */
+    deadline: integer('deadline'),
+    /** `pending`, `decided` or `closed`. */
+    status: text('status').notNull(),
+    /** The decider's principal, once decided. */
+    decider: text('decider'),
+    /** The decision's content as the engine stored it, once decided. */
+    content: text('content'),
+    /** When it was decided (ms). */
+    decidedAt: integer('decided_at'),
+  },
+  (table) => [
+    primaryKey({ name: 'baton_decisions_pk', columns: [table.id, table.key] }),
+    index('baton_decisions_status_role_idx').on(table.status, table.role),
   ],
 );

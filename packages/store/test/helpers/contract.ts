@@ -1,11 +1,14 @@
 /**
  * The behaviour every ledger must share, as one suite run against the memory,
  * SQLite and PostgreSQL ledgers: redemption, replay-safe retry, replay,
- * expiry, single-use tokens, pruning and closing. Times are explicit (the
- * engine's clock is passed in), so nothing here sleeps.
+ * expiry, single-use tokens, parked requests (compare-and-set versions,
+ * listing), decisions (requested idempotently, listed for a decider, recorded
+ * once, closed), pruning and closing. Times are explicit (the engine's clock
+ * is passed in), so nothing here sleeps. The ledger is shared by the whole
+ * suite, so every test uses fresh random ids and requesters.
  */
 import { randomBytes } from 'node:crypto';
-import type { Ledger } from '@baton/engine';
+import type { Ledger, NewDecision, ParkRequest } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** A fixed "now" for the suite (ms). */
@@ -14,6 +17,46 @@ export const T0 = 1_800_000_000_000;
 /** A random jti like the codec's (96 bits, base64url). */
 export function newJti(): string {
   return randomBytes(12).toString('base64url');
+}
+
+const HOUR = 3600_000;
+const DAY = 24 * HOUR;
+
+/** A fresh random id (request ids, requester hashes), so tests sharing a ledger never meet. */
+export function newId(prefix = 'R'): string {
+  return `${prefix}-${randomBytes(9).toString('base64url')}`;
+}
+
+/** A parked request as the engine would write it, waiting for a manager. */
+export function parked(id: string, fields: Partial<ParkRequest> = {}): ParkRequest {
+  return {
+    id,
+    flow: 'expense_approval',
+    requester: 'hash-alice',
+    requesterName: null,
+    status: 'waiting',
+    waitingFor: [{ key: 'manager_approval', role: 'manager' }],
+    state: 'sealed-state-1',
+    now: T0,
+    expiresAt: T0 + 30 * DAY,
+    ...fields,
+  };
+}
+
+/** A decision as the engine would request it: a manager's, due in an hour. */
+export function decisionRequest(id: string, key: string, fields: Partial<NewDecision> = {}): NewDecision {
+  return {
+    id,
+    key,
+    flow: 'expense_approval',
+    role: 'manager',
+    message: 'Approve 120 EUR for travel?',
+    schema: '{"type":"object","properties":{"approve":{"type":"boolean"}},"required":["approve"]}',
+    requester: 'hash-alice',
+    requestedAt: T0,
+    deadline: T0 + HOUR,
+    ...fields,
+  };
 }
 
 /** Run the shared contract against ledgers made by `open` (one per suite) and torn down by `dispose`. */
@@ -172,6 +215,371 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
       });
     });
 
+    describe('parked requests', () => {
+      it('creates a request at version 1 and reads back every field', async () => {
+        const id = newId();
+        const state = `${randomBytes(64 * 1024).toString('base64url')}ü€`;
+        const request = parked(id, {
+          state,
+          waitingFor: [{ key: 'manager_approval', role: 'manager' }, { key: 'legal_review' }],
+          now: T0 + 5,
+        });
+        expect(await ledger.parkRequest(request, null)).toEqual({ status: 'parked', version: 1 });
+        expect(await ledger.getRequest(id)).toEqual({
+          id,
+          flow: 'expense_approval',
+          requester: 'hash-alice',
+          requesterName: null,
+          status: 'waiting',
+          waitingFor: [{ key: 'manager_approval', role: 'manager' }, { key: 'legal_review' }],
+          state,
+          version: 1,
+          createdAt: T0 + 5,
+          updatedAt: T0 + 5,
+          expiresAt: T0 + 30 * DAY,
+        });
+      });
+
+      it('keeps the readable requester name only when given', async () => {
+        const id = newId();
+        await ledger.parkRequest(parked(id, { requesterName: 'alice@example.com' }), null);
+        expect((await ledger.getRequest(id))?.requesterName).toBe('alice@example.com');
+      });
+
+      it('refuses to create an id that exists, and leaves the row as it was', async () => {
+        const id = newId();
+        await ledger.parkRequest(parked(id), null);
+        expect(await ledger.parkRequest(parked(id, { state: 'other', now: T0 + 1 }), null)).toEqual({
+          status: 'conflict',
+        });
+        expect(await ledger.getRequest(id)).toMatchObject({ state: 'sealed-state-1', version: 1, updatedAt: T0 });
+      });
+
+      it('rewrites a request only from the version it holds, bumping the version each time', async () => {
+        const id = newId();
+        await ledger.parkRequest(parked(id), null);
+        const next = parked(id, {
+          status: 'completed',
+          waitingFor: [],
+          state: 'sealed-state-2',
+          requesterName: 'alice',
+          now: T0 + 1000,
+          expiresAt: T0 + 60 * DAY,
+        });
+        expect(await ledger.parkRequest(next, 1)).toEqual({ status: 'parked', version: 2 });
+        expect(await ledger.getRequest(id)).toEqual({
+          id,
+          flow: 'expense_approval',
+          requester: 'hash-alice',
+          requesterName: 'alice',
+          status: 'completed',
+          waitingFor: [],
+          state: 'sealed-state-2',
+          version: 2,
+          createdAt: T0,
+          updatedAt: T0 + 1000,
+          expiresAt: T0 + 60 * DAY,
+        });
+        // A writer that read version 1 lost: it must read again.
+        expect(await ledger.parkRequest(parked(id, { state: 'stale' }), 1)).toEqual({ status: 'conflict' });
+        expect(await ledger.parkRequest(parked(id, { state: 'ahead' }), 3)).toEqual({ status: 'conflict' });
+        expect((await ledger.getRequest(id))?.state).toBe('sealed-state-2');
+        expect(await ledger.parkRequest(parked(id, { state: 'sealed-state-3', now: T0 + 2000 }), 2)).toEqual({
+          status: 'parked',
+          version: 3,
+        });
+        expect(await ledger.getRequest(id)).toMatchObject({ state: 'sealed-state-3', version: 3, createdAt: T0 });
+      });
+
+      it('reports a conflict for an update of an id it does not hold, and creates nothing', async () => {
+        const id = newId();
+        expect(await ledger.parkRequest(parked(id), 1)).toEqual({ status: 'conflict' });
+        expect(await ledger.parkRequest(parked(id), 0)).toEqual({ status: 'conflict' });
+        expect(await ledger.getRequest(id)).toBeUndefined();
+      });
+
+      it('lets exactly one of many concurrent writers from one version win', async () => {
+        const id = newId();
+        const creates = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => ledger.parkRequest(parked(id, { state: `create-${i}` }), null)),
+        );
+        expect(creates.filter((r) => r.status === 'parked')).toEqual([{ status: 'parked', version: 1 }]);
+        const winner = creates.findIndex((r) => r.status === 'parked');
+        expect((await ledger.getRequest(id))?.state).toBe(`create-${winner}`);
+
+        const updates = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => ledger.parkRequest(parked(id, { state: `update-${i}` }), 1)),
+        );
+        expect(updates.filter((r) => r.status === 'parked')).toEqual([{ status: 'parked', version: 2 }]);
+        expect(updates.filter((r) => r.status === 'conflict')).toHaveLength(19);
+        const updated = updates.findIndex((r) => r.status === 'parked');
+        expect(await ledger.getRequest(id)).toMatchObject({ state: `update-${updated}`, version: 2 });
+      });
+
+      it('answers undefined for an unknown id', async () => {
+        expect(await ledger.getRequest(newId())).toBeUndefined();
+        expect(await ledger.getRequest('')).toBeUndefined();
+      });
+
+      it("lists a requester's requests updated since a time, newest first, ties by id", async () => {
+        const requester = newId('hash');
+        const p = newId();
+        await ledger.parkRequest(parked(`${p}-1`, { requester, now: T0 + 10 }), null);
+        await ledger.parkRequest(parked(`${p}-3`, { requester, now: T0 + 30 }), null);
+        await ledger.parkRequest(parked(`${p}-2`, { requester, now: T0 + 20 }), null);
+        // Same time: ordered by id in code-point order ("B" before "a"), whatever the insertion order.
+        await ledger.parkRequest(parked(`${p}-a`, { requester, now: T0 + 40 }), null);
+        await ledger.parkRequest(parked(`${p}-B`, { requester, now: T0 + 40 }), null);
+        await ledger.parkRequest(parked(newId(), { requester: newId('hash'), now: T0 + 50 }), null);
+
+        const ids = async (since: number) => (await ledger.listRequests(requester, since)).map((r) => r.id);
+        expect(await ids(T0)).toEqual([`${p}-B`, `${p}-a`, `${p}-3`, `${p}-2`, `${p}-1`]);
+        expect(await ids(T0 + 20)).toEqual([`${p}-B`, `${p}-a`, `${p}-3`, `${p}-2`]); // since is inclusive
+        expect(await ids(T0 + 41)).toEqual([]);
+
+        // A rewrite moves a request to the top.
+        await ledger.parkRequest(parked(`${p}-1`, { requester, status: 'completed', now: T0 + 100 }), 1);
+        expect(await ids(T0 + 30)).toEqual([`${p}-1`, `${p}-B`, `${p}-a`, `${p}-3`]);
+        expect((await ledger.listRequests(requester, T0 + 100))[0]).toMatchObject({
+          id: `${p}-1`,
+          status: 'completed',
+          version: 2,
+        });
+        expect(await ledger.listRequests(newId('hash'), 0)).toEqual([]);
+      });
+    });
+
+    describe('decisions', () => {
+      const pendingFor = (roles: string[], excludeRequester = 'hash-bob', now = T0) => ({
+        pendingFor: { roles, excludeRequester, now },
+      });
+      /** Only this test's rows: other tests' decisions with a null role are pending for anyone. */
+      const only = (ids: string[], list: { id: string; key: string }[]) =>
+        list.filter((d) => ids.includes(d.id)).map((d) => `${d.id}/${d.key}`);
+
+      it('stores requested decisions as pending, every field intact', async () => {
+        const id = newId();
+        await ledger.requestDecisions([
+          decisionRequest(id, 'manager_approval'),
+          decisionRequest(id, 'legal', { role: null, deadline: null, message: 'Legal? ✓', requestedAt: T0 + 1 }),
+        ]);
+        expect(await ledger.listDecisions({ id })).toEqual([
+          {
+            ...decisionRequest(id, 'manager_approval'),
+            status: 'pending',
+            decider: null,
+            content: null,
+            decidedAt: null,
+          },
+          {
+            ...decisionRequest(id, 'legal', { role: null, deadline: null, message: 'Legal? ✓', requestedAt: T0 + 1 }),
+            status: 'pending',
+            decider: null,
+            content: null,
+            decidedAt: null,
+          },
+        ]);
+      });
+
+      it('leaves a decision that exists as it is when requested again, and inserts the new ones', async () => {
+        const id = newId();
+        await ledger.requestDecisions([decisionRequest(id, 'manager_approval')]);
+        expect(
+          await ledger.recordDecision({ id, key: 'manager_approval', decider: 'bob', content: '{}', now: T0 + 1 }),
+        ).toEqual({ status: 'recorded' });
+        await ledger.requestDecisions([
+          decisionRequest(id, 'manager_approval', { message: 'changed', requestedAt: T0 + 5 }),
+          decisionRequest(id, 'finance_approval', { role: 'finance', requestedAt: T0 + 5 }),
+        ]);
+        await ledger.requestDecisions([]);
+        const rows = await ledger.listDecisions({ id });
+        expect(rows.map((d) => [d.key, d.status, d.message, d.decider])).toEqual([
+          ['manager_approval', 'decided', 'Approve 120 EUR for travel?', 'bob'],
+          ['finance_approval', 'pending', 'Approve 120 EUR for travel?', null],
+        ]);
+      });
+
+      it('inserts many decisions in one call', async () => {
+        const id = newId();
+        const keys = Array.from({ length: 450 }, (_, i) => `k${String(i).padStart(3, '0')}`);
+        await ledger.requestDecisions(keys.map((key) => decisionRequest(id, key)));
+        await ledger.requestDecisions(keys.map((key) => decisionRequest(id, key)));
+        expect((await ledger.listDecisions({ id })).map((d) => d.key)).toEqual(keys);
+      });
+
+      it('lists a request’s decisions in any status, by request time then key in code-point order', async () => {
+        const id = newId();
+        await ledger.requestDecisions([
+          decisionRequest(id, 'late', { requestedAt: T0 + 10 }),
+          decisionRequest(id, 'alpha'),
+          decisionRequest(id, 'Zeta'),
+          decisionRequest(id, 'beta'),
+        ]);
+        await ledger.recordDecision({ id, key: 'beta', decider: 'bob', content: 'yes', now: T0 + 1 });
+        await ledger.requestDecisions([decisionRequest(newId(), 'alpha')]);
+        expect((await ledger.listDecisions({ id })).map((d) => [d.key, d.status])).toEqual([
+          ['Zeta', 'pending'],
+          ['alpha', 'pending'],
+          ['beta', 'decided'],
+          ['late', 'pending'],
+        ]);
+        await ledger.closeDecisions(id, T0 + 2);
+        expect((await ledger.listDecisions({ id })).map((d) => d.status)).toEqual([
+          'closed',
+          'closed',
+          'decided',
+          'closed',
+        ]);
+        expect(await ledger.listDecisions({ id: newId() })).toEqual([]);
+      });
+
+      it('lists pending decisions for a decider: their roles or no role, not their own, not past the deadline', async () => {
+        const manager = newId('role');
+        const finance = newId('role');
+        const [a, b, c, d, e, f] = Array.from({ length: 6 }, () => newId());
+        const ids = [a!, b!, c!, d!, e!, f!];
+        await ledger.requestDecisions([
+          decisionRequest(a!, 'manager_approval', { role: manager, requestedAt: T0 + 1 }),
+          decisionRequest(b!, 'finance_approval', { role: finance, requestedAt: T0 + 2 }),
+          decisionRequest(c!, 'anyone', { role: null, requestedAt: T0 + 3 }),
+          decisionRequest(d!, 'manager_approval', { role: manager, requester: 'hash-bob', requestedAt: T0 + 4 }),
+          decisionRequest(e!, 'manager_approval', { role: manager, deadline: T0 + 100, requestedAt: T0 + 5 }),
+          decisionRequest(f!, 'manager_approval', { role: manager, deadline: null, requestedAt: T0 + 6 }),
+        ]);
+        const list = async (roles: string[], now = T0, exclude = 'hash-bob') =>
+          only(ids, await ledger.listDecisions(pendingFor(roles, exclude, now)));
+
+        expect(await list([manager])).toEqual([
+          `${a}/manager_approval`,
+          `${c}/anyone`,
+          `${e}/manager_approval`,
+          `${f}/manager_approval`,
+        ]);
+        expect(await list([finance, manager])).toEqual([
+          `${a}/manager_approval`,
+          `${b}/finance_approval`,
+          `${c}/anyone`,
+          `${e}/manager_approval`,
+          `${f}/manager_approval`,
+        ]);
+        // No matching role: only decisions open to anyone the flow's predicate allows.
+        expect(await list([])).toEqual([`${c}/anyone`]);
+        expect(await list([newId('role')])).toEqual([`${c}/anyone`]);
+        // Someone else as the caller: bob's own request is listed, alice's are not.
+        expect(await list([manager], T0, 'hash-alice')).toEqual([`${d}/manager_approval`]);
+        // The deadline: listed up to the millisecond before it, not at it.
+        expect(await list([manager], T0 + 99)).toContain(`${e}/manager_approval`);
+        expect(await list([manager], T0 + 100)).not.toContain(`${e}/manager_approval`);
+        // Those due at T0 + HOUR are gone then; the one without a deadline stays.
+        expect(await list([manager], T0 + HOUR)).toEqual([`${f}/manager_approval`]);
+        expect(await list([manager], T0 + HOUR - 1)).toEqual([
+          `${a}/manager_approval`,
+          `${c}/anyone`,
+          `${f}/manager_approval`,
+        ]);
+
+        // Decided and closed decisions are no longer pending for anyone.
+        await ledger.recordDecision({ id: a!, key: 'manager_approval', decider: 'carol', content: 'ok', now: T0 + 7 });
+        await ledger.closeDecisions(c!, T0 + 7);
+        expect(await list([manager])).toEqual([`${e}/manager_approval`, `${f}/manager_approval`]);
+        // Both filters at once.
+        expect(only(ids, await ledger.listDecisions({ id: f!, ...pendingFor([manager]) }))).toEqual([
+          `${f}/manager_approval`,
+        ]);
+        expect(only(ids, await ledger.listDecisions({ id: a!, ...pendingFor([manager]) }))).toEqual([]);
+      });
+
+      it('records a decision once: the decider, the content and the time; then already_decided', async () => {
+        const id = newId();
+        await ledger.requestDecisions([decisionRequest(id, 'manager_approval')]);
+        const content = '{"approve":true,"comment":"ok ✓"}';
+        expect(
+          await ledger.recordDecision({ id, key: 'manager_approval', decider: 'bob', content, now: T0 + 7 }),
+        ).toEqual({ status: 'recorded' });
+        expect(
+          await ledger.recordDecision({ id, key: 'manager_approval', decider: 'carol', content: 'no', now: T0 + 8 }),
+        ).toEqual({ status: 'already_decided' });
+        // Still already_decided after its deadline: it was decided in time.
+        expect(
+          await ledger.recordDecision({ id, key: 'manager_approval', decider: 'carol', content: 'no', now: T0 + DAY }),
+        ).toEqual({ status: 'already_decided' });
+        expect(await ledger.listDecisions({ id })).toEqual([
+          { ...decisionRequest(id, 'manager_approval'), status: 'decided', decider: 'bob', content, decidedAt: T0 + 7 },
+        ]);
+      });
+
+      it('refuses a decision at and after its deadline, and records one the millisecond before', async () => {
+        const late = newId();
+        const inTime = newId();
+        await ledger.requestDecisions([decisionRequest(late, 'm'), decisionRequest(inTime, 'm')]);
+        const record = (id: string, now: number) =>
+          ledger.recordDecision({ id, key: 'm', decider: 'bob', content: 'c', now });
+        expect(await record(late, T0 + HOUR)).toEqual({ status: 'expired' });
+        expect(await record(late, T0 + 2 * HOUR)).toEqual({ status: 'expired' });
+        expect(await record(inTime, T0 + HOUR - 1)).toEqual({ status: 'recorded' });
+        expect((await ledger.listDecisions({ id: late }))[0]).toMatchObject({ status: 'pending', decider: null });
+        // Closing wins over expiry: the request ended.
+        await ledger.closeDecisions(late, T0 + 2 * HOUR);
+        expect(await record(late, T0 + 2 * HOUR)).toEqual({ status: 'closed' });
+      });
+
+      it('reports unknown decisions and closed ones', async () => {
+        const id = newId();
+        await ledger.requestDecisions([decisionRequest(id, 'manager_approval', { deadline: null })]);
+        const record = (rid: string, key: string) =>
+          ledger.recordDecision({ id: rid, key, decider: 'bob', content: 'c', now: T0 + 10 * 365 * DAY });
+        expect(await record(newId(), 'manager_approval')).toEqual({ status: 'unknown' });
+        expect(await record(id, 'finance_approval')).toEqual({ status: 'unknown' });
+        expect(await record(id, 'MANAGER_APPROVAL')).toEqual({ status: 'unknown' });
+        expect(await ledger.closeDecisions(id, T0 + 1)).toBe(1);
+        expect(await record(id, 'manager_approval')).toEqual({ status: 'closed' });
+        expect((await ledger.listDecisions({ id }))[0]).toMatchObject({
+          status: 'closed',
+          decider: null,
+          content: null,
+        });
+      });
+
+      it('records exactly one of many concurrent decisions, and keeps the winner’s answer', async () => {
+        const id = newId();
+        await ledger.requestDecisions([decisionRequest(id, 'manager_approval')]);
+        const results = await Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            ledger.recordDecision({ id, key: 'manager_approval', decider: `d${i}`, content: `c${i}`, now: T0 + i }),
+          ),
+        );
+        expect(results.filter((r) => r.status === 'recorded')).toHaveLength(1);
+        expect(results.filter((r) => r.status === 'already_decided')).toHaveLength(29);
+        const winner = results.findIndex((r) => r.status === 'recorded');
+        expect((await ledger.listDecisions({ id }))[0]).toMatchObject({
+          decider: `d${winner}`,
+          content: `c${winner}`,
+          decidedAt: T0 + winner,
+        });
+      });
+
+      it('closes only the pending decisions of one request, and says how many', async () => {
+        const id = newId();
+        const other = newId();
+        await ledger.requestDecisions([
+          decisionRequest(id, 'a'),
+          decisionRequest(id, 'b'),
+          decisionRequest(id, 'c'),
+          decisionRequest(other, 'a'),
+        ]);
+        await ledger.recordDecision({ id, key: 'b', decider: 'bob', content: 'yes', now: T0 + 1 });
+        expect(await ledger.closeDecisions(id, T0 + 2)).toBe(2);
+        expect(await ledger.closeDecisions(id, T0 + 3)).toBe(0);
+        expect(await ledger.closeDecisions(newId(), T0 + 3)).toBe(0);
+        expect((await ledger.listDecisions({ id })).map((d) => [d.key, d.status, d.decider])).toEqual([
+          ['a', 'closed', null],
+          ['b', 'decided', 'bob'],
+          ['c', 'closed', null],
+        ]);
+        expect((await ledger.listDecisions({ id: other }))[0]?.status).toBe('pending');
+      });
+    });
+
     describe('prune', () => {
       it('deletes rows that expired before now, and only those', async () => {
         // Far in the future of every other test's rows, so earlier tests do not interfere.
@@ -199,6 +607,55 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         expect(await ledger.redeem(request(old, 'd', base + 100, base + 300))).toEqual({ status: 'replayed' });
         expect(await ledger.prune(base + 20_000)).toBe(3); // edge, live, liveToken (used tokens go when they expire)
       });
+
+      it('deletes requests that expired before now together with their decisions, and only those', async () => {
+        const base = T0 + 20 * 365 * DAY;
+        await ledger.prune(base); // clear everything the earlier tests left behind
+        const [old, edge, live] = [newId(), newId(), newId()];
+        await ledger.parkRequest(parked(old, { now: base, expiresAt: base + 100 }), null);
+        await ledger.parkRequest(parked(edge, { now: base, expiresAt: base + 200 }), null);
+        await ledger.parkRequest(parked(live, { now: base, expiresAt: base + 10_000 }), null);
+        await ledger.requestDecisions([
+          decisionRequest(old, 'manager_approval', { requestedAt: base, deadline: null }),
+          decisionRequest(old, 'finance_approval', { requestedAt: base, deadline: null }),
+          decisionRequest(edge, 'manager_approval', { requestedAt: base, deadline: null }),
+          decisionRequest(live, 'manager_approval', { requestedAt: base, deadline: null }),
+        ]);
+        await ledger.recordDecision({ id: old, key: 'finance_approval', decider: 'bob', content: 'c', now: base });
+
+        expect(await ledger.prune(base + 200)).toBe(3); // `old` and its two decisions; `edge` expires at now, kept
+        expect(await ledger.prune(base + 200)).toBe(0);
+        expect(await ledger.getRequest(old)).toBeUndefined();
+        expect(await ledger.listDecisions({ id: old })).toEqual([]);
+        expect(
+          await ledger.recordDecision({ id: old, key: 'manager_approval', decider: 'bob', content: 'c', now: base }),
+        ).toEqual({ status: 'unknown' });
+        // A pruned id can be parked afresh (the engine never reuses one; the ledger does not remember it).
+        expect((await ledger.getRequest(edge))?.version).toBe(1);
+        expect((await ledger.listDecisions({ id: edge })).map((d) => d.key)).toEqual(['manager_approval']);
+        expect(await ledger.parkRequest(parked(live, { now: base + 300, expiresAt: base + 20_000 }), 1)).toEqual({
+          status: 'parked',
+          version: 2,
+        });
+        expect(await ledger.prune(base + 10_001)).toBe(2); // edge and its decision; live was extended
+        expect(await ledger.prune(base + 20_001)).toBe(2); // live and its decision
+        expect(await ledger.listRequests('hash-alice', base)).toEqual([]);
+      });
+
+      it('prunes many expired requests in batches', async () => {
+        const base = T0 + 30 * 365 * DAY;
+        await ledger.prune(base);
+        const ids = Array.from({ length: 1200 }, () => newId());
+        for (let i = 0; i < ids.length; i += 100) {
+          await Promise.all(
+            ids.slice(i, i + 100).map((id) => ledger.parkRequest(parked(id, { now: base, expiresAt: base + 1 }), null)),
+          );
+        }
+        await ledger.requestDecisions(ids.map((id) => decisionRequest(id, 'm', { requestedAt: base })));
+        expect(await ledger.prune(base + 2)).toBe(2 * ids.length);
+        expect(await ledger.getRequest(ids[0]!)).toBeUndefined();
+        expect(await ledger.getRequest(ids.at(-1)!)).toBeUndefined();
+      });
     });
 
     describe('close', () => {
@@ -208,6 +665,12 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         await other.close();
         await expect(other.redeem(request(newJti()))).rejects.toThrow(/closed/);
         await expect(other.mintToken({ purpose: 'p', expiresAt: T0 + 1, now: T0 })).rejects.toThrow(/closed/);
+        await expect(other.parkRequest(parked(newId()), null)).rejects.toThrow(/closed/);
+        await expect(other.getRequest('x')).rejects.toThrow(/closed/);
+        await expect(other.listDecisions({ id: 'x' })).rejects.toThrow(/closed/);
+        await expect(
+          other.recordDecision({ id: 'x', key: 'k', decider: 'bob', content: 'c', now: T0 }),
+        ).rejects.toThrow(/closed/);
       });
     });
   });

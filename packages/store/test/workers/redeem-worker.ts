@@ -1,8 +1,10 @@
 /**
  * Child process for the race tests and the benchmark. Opens a ledger
- * (`sqlite <path>` or `postgres <url>`), says `ready`, and on `go` redeems
- * the given jtis or token codes (a few in flight at once), then reports what
- * it won and exits. Driven over the fork IPC channel.
+ * (`sqlite <path>` or `postgres <url>`), says `ready`, and on `go` works
+ * through the given items (a few in flight at once): redeems jtis or token
+ * codes, records decisions (`id/key` pairs), or moves parked requests on by
+ * compare-and-set (read the version, write the next one, until `targetVersion`),
+ * then reports what it won and exits. Driven over the fork IPC channel.
  */
 import type { Ledger } from '@baton/engine';
 import { createSqliteLedger } from '../../src/better-sqlite3/index.js';
@@ -11,7 +13,11 @@ import { createPostgresLedger } from '../../src/node-postgres/index.js';
 /** Messages from the parent. */
 export type WorkerCommand = {
   type: 'go';
-  mode: 'jti' | 'token';
+  mode: 'jti' | 'token' | 'decision' | 'park';
+  /** This worker's number: its decider name and the mark in the states it writes. */
+  worker?: number;
+  /** `park` mode: the version each request is moved on to. */
+  targetVersion?: number;
   items: string[];
   /** Wall-clock time (ms) to start at, so every worker starts together. */
   startAt: number;
@@ -46,20 +52,49 @@ async function main(): Promise<void> {
       const counts: Record<string, number> = {};
       const started = performance.now();
       let next = 0;
+      const count = (status: string) => {
+        counts[status] = (counts[status] ?? 0) + 1;
+      };
+      const me = `worker-${command.worker ?? process.pid}`;
       const lane = async () => {
         while (next < command.items.length) {
           const item = command.items[next++]!;
-          const result =
-            command.mode === 'jti'
-              ? await ledger.redeem({
-                  jti: item,
-                  responsesDigest: 'race',
-                  expiresAt: command.now + 3_600_000,
-                  now: command.now,
-                })
-              : await ledger.redeemToken(item, 'race', command.now);
-          counts[result.status] = (counts[result.status] ?? 0) + 1;
-          if (result.status === 'redeemed') won.push(item);
+          if (command.mode === 'decision') {
+            const [id, key] = item.split('/') as [string, string];
+            const result = await ledger.recordDecision({ id, key, decider: me, content: item, now: command.now });
+            count(result.status);
+            if (result.status === 'recorded') won.push(item);
+          } else if (command.mode === 'park') {
+            // Move the request on until it reaches the target version, losing to others on the way.
+            for (;;) {
+              const current = await ledger.getRequest(item);
+              if (current === undefined) throw new Error(`request ${item} vanished`);
+              if (current.version >= command.targetVersion!) break;
+              const next = current.version + 1;
+              const result = await ledger.parkRequest(
+                { ...current, state: `${me}:${next}`, now: command.now + next },
+                current.version,
+              );
+              count(result.status);
+              if (result.status === 'parked') {
+                if (result.version !== next)
+                  throw new Error(`${item}: wrote version ${result.version}, expected ${next}`);
+                won.push(`${item}#${next}`);
+              }
+            }
+          } else {
+            const result =
+              command.mode === 'jti'
+                ? await ledger.redeem({
+                    jti: item,
+                    responsesDigest: 'race',
+                    expiresAt: command.now + 3_600_000,
+                    now: command.now,
+                  })
+                : await ledger.redeemToken(item, 'race', command.now);
+            count(result.status);
+            if (result.status === 'redeemed') won.push(item);
+          }
         }
       };
       await Promise.all(Array.from({ length: command.concurrency }, lane));

@@ -1,0 +1,104 @@
+/**
+ * What the SQL drivers share about parked requests and decisions: turning
+ * the rows drizzle reads back (`baton_requests`, `baton_decisions`) into the
+ * engine's `ParkedRequest` and `DecisionRecord`, and `waitingFor` into the
+ * JSON text stored in `waiting_for` and back. The memory ledger keeps the
+ * same normal form, so every ledger hands back the same values. A stored
+ * value this code cannot read (a hand-edited row) is a one-line
+ * `LedgerError` naming the row, never a silent default.
+ */
+import type { DecisionRecord, DecisionStatus, ParkedRequest, RequestStatus, WaitingFor } from '@baton/engine';
+import { LedgerError } from './errors.js';
+
+const REQUEST_STATUSES: ReadonlySet<string> = new Set<RequestStatus>(['waiting', 'completed', 'expired', 'withdrawn']);
+const DECISION_STATUSES: ReadonlySet<string> = new Set<DecisionStatus>(['pending', 'decided', 'closed']);
+
+/** A `baton_requests` row as drizzle returns it (camelCase fields). */
+export interface StoredRequest {
+  readonly id: string;
+  readonly flow: string;
+  readonly requester: string;
+  readonly requesterName: string | null;
+  readonly status: string;
+  readonly waitingFor: string;
+  readonly state: string;
+  readonly version: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly expiresAt: number;
+}
+
+/** A `baton_decisions` row as drizzle returns it (camelCase fields). */
+export interface StoredDecision {
+  readonly id: string;
+  readonly key: string;
+  readonly flow: string;
+  readonly role: string | null;
+  readonly message: string;
+  readonly schema: string;
+  readonly requester: string;
+  readonly requestedAt: number;
+  readonly deadline: number | null;
+  readonly status: string;
+  readonly decider: string | null;
+  readonly content: string | null;
+  readonly decidedAt: number | null;
+}
+
+/** `waitingFor` in its normal form: `{ key }` or `{ key, role }`, nothing else. */
+export function normalizeWaitingFor(list: readonly WaitingFor[]): WaitingFor[] {
+  return list.map((entry) => (entry.role === undefined ? { key: entry.key } : { key: entry.key, role: entry.role }));
+}
+
+/** The JSON text stored in `waiting_for`. */
+export function encodeWaitingFor(list: readonly WaitingFor[]): string {
+  return JSON.stringify(normalizeWaitingFor(list));
+}
+
+/** A stored `baton_requests` row as the engine's `ParkedRequest`. */
+export function toParkedRequest(row: StoredRequest): ParkedRequest {
+  if (!REQUEST_STATUSES.has(row.status)) {
+    throw new LedgerError(`baton_requests row "${row.id}" has an unknown status "${row.status}"`);
+  }
+  let waitingFor: WaitingFor[];
+  try {
+    waitingFor = normalizeWaitingFor(JSON.parse(row.waitingFor) as WaitingFor[]);
+  } catch (error) {
+    throw new LedgerError(`baton_requests row "${row.id}" has an unreadable waiting_for`, { cause: error });
+  }
+  return {
+    id: row.id,
+    flow: row.flow,
+    requester: row.requester,
+    requesterName: row.requesterName,
+    status: row.status as RequestStatus,
+    waitingFor,
+    state: row.state,
+    version: Number(row.version),
+    createdAt: Number(row.createdAt),
+    updatedAt: Number(row.updatedAt),
+    expiresAt: Number(row.expiresAt),
+  };
+}
+
+/** A stored `baton_decisions` row as the engine's `DecisionRecord`. */
+export function toDecisionRecord(row: StoredDecision): DecisionRecord {
+  if (!DECISION_STATUSES.has(row.status)) {
+    throw new LedgerError(`baton_decisions row ("${row.id}", "${row.key}") has an unknown status "${row.status}"`);
+  }
+  return {
+    id: row.id,
+    key: row.key,
+    flow: row.flow,
+    role: row.role,
+    message: row.message,
+    schema: row.schema,
+    requester: row.requester,
+    requestedAt: Number(row.requestedAt),
+    deadline: row.deadline === null ? null : Number(row.deadline),
+    status: row.status as DecisionStatus,
+    decider: row.decider,
+    content: row.content,
+    decidedAt: row.decidedAt === null ? null : Number(row.decidedAt),
+  };
+}
