@@ -6,8 +6,12 @@
  * the audit trail. Real runner, the memory ledger, a movable clock; rounds are
  * held a few milliseconds only.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createMemoryAuditLog, createMemoryLedger } from '@baton/store';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { createSqliteLedger } from '@baton/store/better-sqlite3';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import { z } from 'zod';
 import { expenseApproval } from '../../../examples/approvals/expenseApproval.js';
@@ -51,11 +55,15 @@ const dave: DecisionCaller = { principal: 'dave', roles: ['manager'] };
 const carol: DecisionCaller = { principal: 'carol', roles: ['finance'] };
 const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
 
+const dir = mkdtempSync(join(tmpdir(), 'baton-decisions-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let made = 0;
+/** Every scenario runs on the memory ledger and on SQLite. */
+const LEDGERS: Record<string, () => Ledger> = {
+  memory: () => createMemoryLedger(),
+  sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
+};
 let ledger: Ledger;
-beforeEach(() => {
-  clock = START;
-  ledger = createMemoryLedger();
-});
 
 function makeRunner(extra: Partial<RunnerOptions> = {}) {
   const codec = createRequestStateCodec({ keys, now });
@@ -128,472 +136,503 @@ async function decideAll(
   });
 }
 
-describe('declaring decisions', () => {
-  it('needs a role or a predicate, and a state may not ask its caller and await a decision', () => {
-    expect(() => decision({ message: 'x', schema: z.object({ ok: z.boolean() }) })).toThrow(FlowDefinitionError);
-    const inputs = defineInputs({
-      approve: decision({ message: 'x', schema: z.object({ ok: z.boolean() }), role: 'boss' }),
-      note: form({ message: 'n', schema: z.object({ note: z.string().max(9) }) }),
-    });
-    const machine = setup({ types: { events: {} as InputEvents<typeof inputs> } }).createMachine({
-      initial: 'both',
-      states: {
-        both: { meta: ask(inputs, 'approve', 'note'), on: { 'input.approve': 'done' } },
-        done: { type: 'final' },
-      },
-    });
-    expect(() => defineFlow({ name: 'mixed', description: 'd', args: z.object({}), inputs, machine })).toThrow(
-      /flow "mixed": state "\(machine\)\.both" both asks its caller \(note\) and awaits a decision \(approve\)/,
-    );
+describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
+  beforeEach(() => {
+    clock = START;
+    ledger = LEDGERS[kind]!();
   });
+  afterEach(() => ledger.close());
 
-  it('makes the flow need a ledger: without one its rounds say so', async () => {
-    expect(expenseApproval.needsLedger).toBe(true);
-    expect(expenseApproval.decisions).toEqual(['manager_approval', 'finance_approval']);
-    const runner = createRunner({ flows: [expenseApproval], codec: createRequestStateCodec({ keys, now }), now });
-    expect(runner.awaitsDecisions).toBe(true);
-    const out = await runner.run({ flow: 'expense_approval', args: args(5), context: requester });
-    expect(refusal(out)).toMatch(/needs a ledger/);
-  });
-});
-
-describe("the requester's side", () => {
-  it('answers "retry later" with a fresh state each round, at most 3 times, then the waiting result', async () => {
-    const runner = makeRunner();
-    const states = [await request(runner)];
-    for (let i = 0; i < 2; i++) {
-      const next = expectInput(await retry(runner, states[states.length - 1]!));
-      expect(next.inputRequests).toEqual({});
-      expect(next.fid).toBe(states[0]!.fid);
-      states.push(next);
-    }
-    expect(new Set(states.map((s) => s.requestState)).size).toBe(3);
-    const done = await retry(runner, states[2]!);
-    const id = states[0]!.fid;
-    expect(done.type).toBe('complete');
-    expect(text(done)).toBe(
-      `Waiting for a decision by someone with the role "manager" (manager_approval) on request ${id}. Continue later with baton_resume {"id":"${id}"}.`,
-    );
-    expect(done.type === 'complete' && done.result.structuredContent).toEqual({
-      status: 'waiting',
-      id,
-      waitingFor: [{ key: 'manager_approval', role: 'manager' }],
-    });
-  });
-
-  it('completes with the waiting result once the call waited longer than waitInCallSeconds', async () => {
-    const runner = makeRunner({ waitInCallSeconds: 20 });
-    const first = await request(runner);
-    clock += 21_000;
-    const out = await retry(runner, first);
-    expect(out.type === 'complete' && out.result.structuredContent?.status).toBe('waiting');
-  });
-
-  it('holds the round open and continues at once when a decider moves the flow meanwhile', async () => {
-    const runner = makeRunner();
-    const holding = makeRunner({ holdMs: 5000, pollMs: 5 }); // another instance, on the same ledger
-    const first = await request(runner);
-    const asked = expectInput(await runner.decide({ id: first.fid, context: bob }));
-    const held = retry(holding, first);
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    const started = performance.now();
-    await runner.decide({
-      id: first.fid,
-      context: bob,
-      requestState: asked.requestState,
-      inputResponses: { decision: accept({ approve: true }) },
-    });
-    expect(text(await held)).toBe('Expense of 250 approved.');
-    expect(performance.now() - started).toBeLessThan(1000);
-  });
-
-  it('parks no readable principal unless asked to', async () => {
-    const runner = makeRunner();
-    const first = await request(runner);
-    const row = await ledger.getRequest(first.fid);
-    expect(row).toMatchObject({
-      status: 'waiting',
-      requesterName: null,
-      waitingFor: [{ key: 'manager_approval', role: 'manager' }],
-    });
-    expect(JSON.stringify(row)).not.toContain('alice');
-    const named = makeRunner({ storeRequesterNames: true });
-    const second = await request(named);
-    expect((await ledger.getRequest(second.fid))?.requesterName).toBe('alice');
-  });
-});
-
-describe('deciding', () => {
-  it('lists the decision in the inbox of others with the role, and records it once with the decider', async () => {
-    const runner = makeRunner();
-    const first = await request(runner);
-    expect(await runner.inbox(requester)).toEqual([]);
-    expect(await runner.inbox(carol)).toEqual([]);
-    expect(await runner.inbox({ principal: 'eve' })).toEqual([]);
-    expect(await runner.inbox(bob)).toEqual([
-      {
-        id: first.fid,
-        key: 'manager_approval',
-        flow: 'expense_approval',
-        message: 'Approve an expense of 250 for "conference"?',
-        requestedAt: START,
-        deadline: START + 7 * DAY,
-      },
-    ]);
-    const asked = expectInput(await runner.decide({ id: first.fid, context: bob }));
-    expect(asked.inputRequests).toEqual({
-      decision: {
-        method: 'elicitation/create',
-        params: {
-          mode: 'form',
-          message: 'Approve an expense of 250 for "conference"?',
-          requestedSchema: expect.objectContaining({ required: ['approve'] }),
+  describe('declaring decisions', () => {
+    it('needs a role or a predicate, and a state may not ask its caller and await a decision', () => {
+      expect(() => decision({ message: 'x', schema: z.object({ ok: z.boolean() }) })).toThrow(FlowDefinitionError);
+      const inputs = defineInputs({
+        approve: decision({ message: 'x', schema: z.object({ ok: z.boolean() }), role: 'boss' }),
+        note: form({ message: 'n', schema: z.object({ note: z.string().max(9) }) }),
+      });
+      const machine = setup({ types: { events: {} as InputEvents<typeof inputs> } }).createMachine({
+        initial: 'both',
+        states: {
+          both: { meta: ask(inputs, 'approve', 'note'), on: { 'input.approve': 'done' } },
+          done: { type: 'final' },
         },
-      },
+      });
+      expect(() => defineFlow({ name: 'mixed', description: 'd', args: z.object({}), inputs, machine })).toThrow(
+        /flow "mixed": state "\(machine\)\.both" both asks its caller \(note\) and awaits a decision \(approve\)/,
+      );
     });
-    // An invalid answer is asked again, saying why.
-    const again = expectInput(
+
+    it('makes the flow need a ledger: without one its rounds say so', async () => {
+      expect(expenseApproval.needsLedger).toBe(true);
+      expect(expenseApproval.decisions).toEqual(['manager_approval', 'finance_approval']);
+      const runner = createRunner({ flows: [expenseApproval], codec: createRequestStateCodec({ keys, now }), now });
+      expect(runner.awaitsDecisions).toBe(true);
+      const out = await runner.run({ flow: 'expense_approval', args: args(5), context: requester });
+      expect(refusal(out)).toMatch(/needs a ledger/);
+    });
+  });
+
+  describe("the requester's side", () => {
+    it('answers "retry later" with a fresh state each round, at most 3 times, then the waiting result', async () => {
+      const runner = makeRunner();
+      const states = [await request(runner)];
+      for (let i = 0; i < 2; i++) {
+        const next = expectInput(await retry(runner, states[states.length - 1]!));
+        expect(next.inputRequests).toEqual({});
+        expect(next.fid).toBe(states[0]!.fid);
+        states.push(next);
+      }
+      expect(new Set(states.map((s) => s.requestState)).size).toBe(3);
+      const done = await retry(runner, states[2]!);
+      const id = states[0]!.fid;
+      expect(done.type).toBe('complete');
+      expect(text(done)).toBe(
+        `Waiting for a decision by someone with the role "manager" (manager_approval) on request ${id}. Continue later with baton_resume {"id":"${id}"}.`,
+      );
+      expect(done.type === 'complete' && done.result.structuredContent).toEqual({
+        status: 'waiting',
+        id,
+        waitingFor: [{ key: 'manager_approval', role: 'manager' }],
+      });
+    });
+
+    it('completes with the waiting result once the call waited longer than waitInCallSeconds', async () => {
+      const runner = makeRunner({ waitInCallSeconds: 20 });
+      const first = await request(runner);
+      clock += 21_000;
+      const out = await retry(runner, first);
+      expect(out.type === 'complete' && out.result.structuredContent?.status).toBe('waiting');
+    });
+
+    it('holds the round open and continues at once when a decider moves the flow meanwhile', async () => {
+      const runner = makeRunner();
+      const holding = makeRunner({ holdMs: 5000, pollMs: 5 }); // another instance, on the same ledger
+      const first = await request(runner);
+      const asked = expectInput(await runner.decide({ id: first.fid, context: bob }));
+      const held = retry(holding, first);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const started = performance.now();
       await runner.decide({
         id: first.fid,
         context: bob,
         requestState: asked.requestState,
-        inputResponses: { decision: accept({ approve: 'yes' }) },
-      }),
-    );
-    expect((again.inputRequests.decision as { params: { message: string } }).params.message).toMatch(
-      /not accepted \(approve:/,
-    );
-    const recorded = await runner.decide({
-      id: first.fid,
-      context: bob,
-      requestState: again.requestState,
-      inputResponses: { decision: accept({ approve: true, comment: 'looks fine' }) },
-    });
-    expect(text(recorded)).toMatch(
-      /^Recorded manager_approval on request .* The flow has ended: Expense of 250 approved\./,
-    );
-    const [record] = await ledger.listDecisions({ id: first.fid });
-    expect(record).toMatchObject({ status: 'decided', decider: 'bob' });
-    expect(record!.content).not.toContain('looks fine');
-    // The state was single-use.
-    await expect(
-      runner.decide({
-        id: first.fid,
-        context: bob,
-        requestState: again.requestState,
-        inputResponses: { decision: accept({ approve: false }) },
-      }),
-    ).rejects.toBeInstanceOf(InvalidRequestStateError);
-    expect(await runner.inbox(bob)).toEqual([]);
-    expect(text(await retry(runner, first))).toBe('Expense of 250 approved.');
-  });
-
-  it('refuses the requester (four eyes), whatever their roles, and the wrong role', async () => {
-    const runner = makeRunner();
-    const first = await request(runner);
-    const own = await runner.decide({ id: first.fid, context: { principal: 'alice', roles: ['manager', 'finance'] } });
-    expect(refusal(own)).toMatch(/you cannot decide it: a requester never decides their own request \(four eyes\)/);
-    const wrong = await runner.decide({ id: first.fid, context: carol });
-    expect(refusal(wrong)).toMatch(/needs the role "manager"/);
-    const keyed = await runner.decide({ id: first.fid, key: 'manager_approval', context: carol });
-    expect(refusal(keyed)).toMatch(/You may not make the decision "manager_approval" .*: it needs the role "manager"/);
-  });
-
-  it('a race of two deciders records exactly one', async () => {
-    const runner = makeRunner();
-    const first = await request(runner);
-    const [a, b] = [
-      expectInput(await runner.decide({ id: first.fid, context: bob })),
-      expectInput(await runner.decide({ id: first.fid, context: dave })),
-    ];
-    const results = await Promise.all([
-      runner.decide({
-        id: first.fid,
-        context: bob,
-        requestState: a.requestState,
         inputResponses: { decision: accept({ approve: true }) },
-      }),
-      runner.decide({
-        id: first.fid,
-        context: dave,
-        requestState: b.requestState,
-        inputResponses: { decision: accept({ approve: false }) },
-      }),
-    ]);
-    const recorded = results.filter((r) => r.type === 'complete' && text(r).startsWith('Recorded'));
-    const refused = results.filter((r) => r.type === 'error');
-    expect(recorded).toHaveLength(1);
-    expect(refused).toHaveLength(1);
-    expect(refusal(refused[0]!)).toMatch(/was made by someone else first; yours was not recorded/);
-    const decided = (await ledger.listDecisions({ id: first.fid })).filter((d) => d.status === 'decided');
-    expect(decided).toHaveLength(1);
-  });
+      });
+      expect(text(await held)).toBe('Expense of 250 approved.');
+      expect(performance.now() - started).toBeLessThan(1000);
+    });
 
-  it('advances the flow at once: finance is asked right after the manager, without the requester', async () => {
-    const runner = makeRunner();
-    const first = await request(runner, 2500);
-    const recorded = await decideAll(runner, bob, first.fid, { approve: true });
-    expect(text(recorded)).toMatch(/now waits for finance_approval \(role finance\)/);
-    expect(await runner.inbox(carol)).toMatchObject([{ id: first.fid, key: 'finance_approval' }]);
-    expect(await runner.requests(requester)).toEqual([
-      {
-        id: first.fid,
-        flow: 'expense_approval',
+    it('parks no readable principal unless asked to', async () => {
+      const runner = makeRunner();
+      const first = await request(runner);
+      const row = await ledger.getRequest(first.fid);
+      expect(row).toMatchObject({
         status: 'waiting',
-        waitingFor: [{ key: 'finance_approval', role: 'finance' }],
-      },
-    ]);
-    expect(text(await decideAll(runner, carol, first.fid, { approve: false }))).toMatch(/rejected by finance/);
-    expect(await runner.requests(requester)).toEqual([
-      { id: first.fid, flow: 'expense_approval', status: 'completed' },
-    ]);
-    expect(text(await retry(runner, first, 2500))).toBe('Expense of 2500 rejected by finance.');
-  });
-
-  it('never asks finance after a manager rejection', async () => {
-    const runner = makeRunner();
-    const first = await request(runner, 2500);
-    await decideAll(runner, bob, first.fid, { approve: false });
-    expect(await runner.inbox(carol)).toEqual([]);
-    expect(text(await retry(runner, first, 2500))).toBe('Expense of 2500 rejected by manager.');
-  });
-
-  it('an old state continues from the latest parked state, and is still single-use', async () => {
-    const runner = makeRunner();
-    const first = await request(runner, 2500);
-    const second = expectInput(await retry(runner, first, 2500));
-    await decideAll(runner, bob, first.fid, { approve: true });
-    // `second` was minted while the manager was awaited: it follows to "waiting for finance".
-    const followed = expectInput(await retry(runner, second, 2500));
-    expect(followed.inputRequests).toEqual({});
-    expect((await ledger.getRequest(first.fid))?.waitingFor).toEqual([{ key: 'finance_approval', role: 'finance' }]);
-    // Still single-use: presenting it again answers what its one round answered, nothing runs again.
-    expect(expectInput(await retry(runner, second, 2500)).requestState).toBe(followed.requestState);
-    await decideAll(runner, carol, first.fid, { approve: true });
-    expect(text(await retry(runner, followed, 2500))).toBe('Expense of 2500 approved.');
-  });
-
-  it('a decline is not recorded, and the decision stays pending', async () => {
-    const runner = makeRunner();
-    const first = await request(runner);
-    const asked = expectInput(await runner.decide({ id: first.fid, context: bob }));
-    const out = await runner.decide({
-      id: first.fid,
-      context: bob,
-      requestState: asked.requestState,
-      inputResponses: { decision: { action: 'decline' } },
+        requesterName: null,
+        waitingFor: [{ key: 'manager_approval', role: 'manager' }],
+      });
+      expect(JSON.stringify(row)).not.toContain('alice');
+      const named = makeRunner({ storeRequesterNames: true });
+      const second = await request(named);
+      expect((await ledger.getRequest(second.fid))?.requesterName).toBe('alice');
     });
-    expect(text(out)).toMatch(/^Not recorded: you declined/);
-    expect(await runner.inbox(bob)).toHaveLength(1);
   });
 
-  it('names the keys when the caller may make more than one decision', async () => {
-    const inputs = defineInputs({
-      legal: decision({ message: 'Legal?', schema: z.object({ ok: z.boolean() }), role: 'boss' }),
-      budget: decision({ message: 'Budget?', schema: z.object({ ok: z.boolean() }), role: 'boss' }),
-    });
-    const machine = setup({ types: { events: {} as InputEvents<typeof inputs> } }).createMachine({
-      type: 'parallel',
-      states: {
-        a: {
-          initial: 'w',
-          states: { w: { meta: ask(inputs, 'legal'), on: { 'input.legal': 'd' } }, d: { type: 'final' } },
+  describe('deciding', () => {
+    it('lists the decision in the inbox of others with the role, and records it once with the decider', async () => {
+      const runner = makeRunner();
+      const first = await request(runner);
+      expect(await runner.inbox(requester)).toEqual([]);
+      expect(await runner.inbox(carol)).toEqual([]);
+      expect(await runner.inbox({ principal: 'eve' })).toEqual([]);
+      expect(await runner.inbox(bob)).toEqual([
+        {
+          id: first.fid,
+          key: 'manager_approval',
+          flow: 'expense_approval',
+          message: 'Approve an expense of 250 for "conference"?',
+          requestedAt: START,
+          deadline: START + 7 * DAY,
         },
-        b: {
-          initial: 'w',
-          states: { w: { meta: ask(inputs, 'budget'), on: { 'input.budget': 'd' } }, d: { type: 'final' } },
+      ]);
+      const asked = expectInput(await runner.decide({ id: first.fid, context: bob }));
+      expect(asked.inputRequests).toEqual({
+        decision: {
+          method: 'elicitation/create',
+          params: {
+            mode: 'form',
+            message: 'Approve an expense of 250 for "conference"?',
+            requestedSchema: expect.objectContaining({ required: ['approve'] }),
+          },
         },
-      },
-      output: () => 'both decided',
-    });
-    const flow = defineFlow({ name: 'two', description: 'two decisions', args: z.object({}), inputs, machine });
-    const runner = makeRunner({ flows: [flow] });
-    const first = expectInput(await runner.run({ flow: 'two', args: {}, context: { ...requester, target: 'two' } }));
-    const boss = { principal: 'bob', roles: ['boss'] };
-    expect(refusal(await runner.decide({ id: first.fid, context: boss }))).toMatch(
-      /more than one decision .* \(budget, legal\): say which with "key"/,
-    );
-    expect(text(await decideAll(runner, boss, first.fid, { ok: true }, 'legal'))).toMatch(/^Recorded legal/);
-    expect(text(await decideAll(runner, boss, first.fid, { ok: true }))).toMatch(/^Recorded budget .*both decided/);
-  });
-
-  it('lets a predicate say who may decide, on the parked context', async () => {
-    const inputs = defineInputs({
-      sign_off: decision({
-        message: 'Sign off?',
-        schema: z.object({ ok: z.boolean() }),
-        may: ({ context, principal }: { context: { owner: string }; principal: string }) => principal === context.owner,
-      }),
-    });
-    const machine = setup({
-      types: {
-        context: {} as { owner: string },
-        input: {} as { owner: string },
-        events: {} as InputEvents<typeof inputs>,
-      },
-    }).createMachine({
-      context: ({ input }) => input,
-      initial: 'w',
-      states: {
-        w: { meta: ask(inputs, 'sign_off'), on: { 'input.sign_off': 'd' } },
-        d: { type: 'final', output: () => 'signed' },
-      },
-    });
-    const flow = defineFlow({ name: 'sign', description: 's', args: z.object({ owner: z.string() }), inputs, machine });
-    const runner = makeRunner({ flows: [flow] });
-    const first = expectInput(
-      await runner.run({ flow: 'sign', args: { owner: 'dave' }, context: { ...requester, target: 'sign' } }),
-    );
-    expect(await runner.inbox(bob)).toEqual([]);
-    expect(await runner.inbox(dave)).toMatchObject([{ key: 'sign_off' }]);
-    expect(refusal(await runner.decide({ id: first.fid, context: bob }))).toMatch(/does not allow you/);
-    expect(text(await decideAll(runner, dave, first.fid, { ok: true }))).toMatch(/^Recorded sign_off.*signed/);
-  });
-});
-
-describe('deadlines, withdrawal and ended flows', () => {
-  it('past the deadline a decision is neither listed nor decidable, and the requester gets the after branch', async () => {
-    const runner = makeRunner();
-    const first = await request(runner);
-    clock += 7 * DAY - 60_000;
-    const asked = expectInput(await runner.decide({ id: first.fid, context: bob }));
-    clock += 61_000;
-    expect(await runner.inbox(bob)).toEqual([]);
-    expect(refusal(await runner.decide({ id: first.fid, context: bob }))).toMatch(/expired/);
-    expect(
-      refusal(
+      });
+      // An invalid answer is asked again, saying why.
+      const again = expectInput(
         await runner.decide({
           id: first.fid,
           context: bob,
           requestState: asked.requestState,
+          inputResponses: { decision: accept({ approve: 'yes' }) },
+        }),
+      );
+      expect((again.inputRequests.decision as { params: { message: string } }).params.message).toMatch(
+        /not accepted \(approve:/,
+      );
+      const recorded = await runner.decide({
+        id: first.fid,
+        context: bob,
+        requestState: again.requestState,
+        inputResponses: { decision: accept({ approve: true, comment: 'looks fine' }) },
+      });
+      expect(text(recorded)).toMatch(
+        /^Recorded manager_approval on request .* The flow has ended: Expense of 250 approved\./,
+      );
+      const [record] = await ledger.listDecisions({ id: first.fid });
+      expect(record).toMatchObject({ status: 'decided', decider: 'bob' });
+      expect(record!.content).not.toContain('looks fine');
+      // The state was single-use.
+      await expect(
+        runner.decide({
+          id: first.fid,
+          context: bob,
+          requestState: again.requestState,
+          inputResponses: { decision: accept({ approve: false }) },
+        }),
+      ).rejects.toBeInstanceOf(InvalidRequestStateError);
+      expect(await runner.inbox(bob)).toEqual([]);
+      expect(text(await retry(runner, first))).toBe('Expense of 250 approved.');
+    });
+
+    it('refuses the requester (four eyes), whatever their roles, and the wrong role', async () => {
+      const runner = makeRunner();
+      const first = await request(runner);
+      const own = await runner.decide({
+        id: first.fid,
+        context: { principal: 'alice', roles: ['manager', 'finance'] },
+      });
+      expect(refusal(own)).toMatch(/you cannot decide it: a requester never decides their own request \(four eyes\)/);
+      const wrong = await runner.decide({ id: first.fid, context: carol });
+      expect(refusal(wrong)).toMatch(/needs the role "manager"/);
+      const keyed = await runner.decide({ id: first.fid, key: 'manager_approval', context: carol });
+      expect(refusal(keyed)).toMatch(
+        /You may not make the decision "manager_approval" .*: it needs the role "manager"/,
+      );
+    });
+
+    it('a race of two deciders records exactly one', async () => {
+      const runner = makeRunner();
+      const first = await request(runner);
+      const [a, b] = [
+        expectInput(await runner.decide({ id: first.fid, context: bob })),
+        expectInput(await runner.decide({ id: first.fid, context: dave })),
+      ];
+      const results = await Promise.all([
+        runner.decide({
+          id: first.fid,
+          context: bob,
+          requestState: a.requestState,
           inputResponses: { decision: accept({ approve: true }) },
         }),
-      ),
-    ).toMatch(/expired/);
-    expect(text(await runner.resume({ id: first.fid, context: requester }))).toBe(
-      'Expense of 250 expired: no decision within 7 days.',
-    );
-    expect(await runner.requests(requester)).toEqual([{ id: first.fid, flow: 'expense_approval', status: 'expired' }]);
-    expect((await ledger.listDecisions({ id: first.fid }))[0]?.status).toBe('closed');
-  });
-
-  it('withdraw: only the requester, only while waiting; the flow takes its withdrawal path', async () => {
-    const runner = makeRunner();
-    const first = await request(runner);
-    expect(refusal(await runner.withdraw({ id: first.fid, context: bob }))).toMatch(/Only the requester may withdraw/);
-    const out = await runner.withdraw({ id: first.fid, context: requester });
-    expect(text(out)).toMatch(/^Withdrawn: request .* withdrawn by the requester\./);
-    expect(refusal(await runner.withdraw({ id: first.fid, context: requester }))).toMatch(/already withdrawn/);
-    expect(refusal(await runner.decide({ id: first.fid, context: bob }))).toMatch(/was withdrawn by its requester/);
-    expect(await runner.inbox(bob)).toEqual([]);
-    expect(text(await retry(runner, first))).toBe('Expense of 250 withdrawn by the requester.');
-    expect(text(await runner.resume({ id: first.fid, context: requester }))).toBe(
-      'Expense of 250 withdrawn by the requester.',
-    );
-    expect(await runner.requests(requester)).toEqual([
-      { id: first.fid, flow: 'expense_approval', status: 'withdrawn' },
-    ]);
-  });
-
-  it('refuses a decision for a flow that has ended, and bad or foreign ids', async () => {
-    const runner = makeRunner();
-    const first = await request(runner);
-    await decideAll(runner, bob, first.fid, { approve: true });
-    expect(refusal(await runner.decide({ id: first.fid, context: dave }))).toMatch(
-      /has ended: there is nothing left to decide/,
-    );
-    expect(refusal(await runner.decide({ id: 'nope', context: bob }))).toBe('There is no request with that id.');
-    expect(refusal(await runner.decide({ id: 'A'.repeat(22), context: bob }))).toBe(
-      `There is no request ${'A'.repeat(22)}.`,
-    );
-    expect(refusal(await runner.decide({ id: first.fid, key: 'x'.repeat(99), context: bob }))).toMatch(
-      /no decision with that key/,
-    );
-    expect(refusal(await runner.decide({ id: first.fid, key: 'other', context: bob }))).toMatch(/has ended/);
-    expect(refusal(await runner.resume({ id: first.fid, context: bob }))).toMatch(/Only the requester may resume/);
-    expect(refusal(await runner.withdraw({ id: 42 as unknown as string, context: bob }))).toBe(
-      'There is no request with that id.',
-    );
-    expect(await runner.requests(bob)).toEqual([]);
-  });
-});
-
-describe('resume', () => {
-  it('continues a parked flow with a fresh in-call wait, its states bound to baton_resume', async () => {
-    const runner = makeRunner();
-    const first = await request(runner);
-    const resumed = expectInput(await runner.resume({ id: first.fid, context: requester }));
-    expect(resumed.inputRequests).toEqual({});
-    // A resume state is not a state of the flow's own tool.
-    await expect(
-      runner.run({ flow: 'expense_approval', args: args(250), context: requester, requestState: resumed.requestState }),
-    ).rejects.toBeInstanceOf(InvalidRequestStateError);
-    await decideAll(runner, bob, first.fid, { approve: true });
-    const done = await runner.resume({ id: first.fid, context: requester, requestState: resumed.requestState });
-    expect(text(done)).toBe('Expense of 250 approved.');
-  });
-});
-
-describe('hooks and audit', () => {
-  it('calls onDecisionRequested and onDecided with hashed principals; a throwing hook is harmless', async () => {
-    const requested: DecisionRequestedEvent[] = [];
-    const decided: DecidedEvent[] = [];
-    const logged: RunnerLogEvent[] = [];
-    const runner = makeRunner({
-      onDecisionRequested: (event) => {
-        requested.push(event);
-        throw new Error('webhook down');
-      },
-      onDecided: async (event) => {
-        decided.push(event);
-        await new Promise(() => {}); // never settles: must not block the round
-      },
-      log: (event) => logged.push(event),
+        runner.decide({
+          id: first.fid,
+          context: dave,
+          requestState: b.requestState,
+          inputResponses: { decision: accept({ approve: false }) },
+        }),
+      ]);
+      const recorded = results.filter((r) => r.type === 'complete' && text(r).startsWith('Recorded'));
+      const refused = results.filter((r) => r.type === 'error');
+      expect(recorded).toHaveLength(1);
+      expect(refused).toHaveLength(1);
+      expect(refusal(refused[0]!)).toMatch(
+        /was made by someone else first; yours was not recorded|has already been made/,
+      );
+      const decided = (await ledger.listDecisions({ id: first.fid })).filter((d) => d.status === 'decided');
+      expect(decided).toHaveLength(1);
     });
-    const first = await request(runner, 2500);
-    await request(runner, 10); // a second request: one more decision requested
-    const recorded = await decideAll(runner, bob, first.fid, { approve: true });
-    expect(text(recorded)).toMatch(/^Recorded/);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(requested.map((e) => e.key)).toEqual(['manager_approval', 'manager_approval', 'finance_approval']);
-    expect(requested[0]).toMatchObject({
-      id: first.fid,
-      key: 'manager_approval',
-      flow: 'expense_approval',
-      role: 'manager',
-      message: 'Approve an expense of 2500 for "conference"?',
-      requestedAt: START,
-      deadline: START + 7 * DAY,
+
+    it('advances the flow at once: finance is asked right after the manager, without the requester', async () => {
+      const runner = makeRunner();
+      const first = await request(runner, 2500);
+      const recorded = await decideAll(runner, bob, first.fid, { approve: true });
+      expect(text(recorded)).toMatch(/now waits for finance_approval \(role finance\)/);
+      expect(await runner.inbox(carol)).toMatchObject([{ id: first.fid, key: 'finance_approval' }]);
+      expect(await runner.requests(requester)).toEqual([
+        {
+          id: first.fid,
+          flow: 'expense_approval',
+          status: 'waiting',
+          waitingFor: [{ key: 'finance_approval', role: 'finance' }],
+        },
+      ]);
+      expect(text(await decideAll(runner, carol, first.fid, { approve: false }))).toMatch(/rejected by finance/);
+      expect(await runner.requests(requester)).toEqual([
+        { id: first.fid, flow: 'expense_approval', status: 'completed' },
+      ]);
+      expect(text(await retry(runner, first, 2500))).toBe('Expense of 2500 rejected by finance.');
     });
-    expect(requested[0]!.requester).not.toBe('alice');
-    expect(decided).toEqual([
-      {
+
+    it('never asks finance after a manager rejection', async () => {
+      const runner = makeRunner();
+      const first = await request(runner, 2500);
+      await decideAll(runner, bob, first.fid, { approve: false });
+      expect(await runner.inbox(carol)).toEqual([]);
+      expect(text(await retry(runner, first, 2500))).toBe('Expense of 2500 rejected by manager.');
+    });
+
+    it('an old state continues from the latest parked state, and is still single-use', async () => {
+      const runner = makeRunner();
+      const first = await request(runner, 2500);
+      const second = expectInput(await retry(runner, first, 2500));
+      await decideAll(runner, bob, first.fid, { approve: true });
+      // `second` was minted while the manager was awaited: it follows to "waiting for finance".
+      const followed = expectInput(await retry(runner, second, 2500));
+      expect(followed.inputRequests).toEqual({});
+      expect((await ledger.getRequest(first.fid))?.waitingFor).toEqual([{ key: 'finance_approval', role: 'finance' }]);
+      // Still single-use: presenting it again answers what its one round answered, nothing runs again.
+      expect(expectInput(await retry(runner, second, 2500)).requestState).toBe(followed.requestState);
+      await decideAll(runner, carol, first.fid, { approve: true });
+      expect(text(await retry(runner, followed, 2500))).toBe('Expense of 2500 approved.');
+    });
+
+    it('a decline is not recorded, and the decision stays pending', async () => {
+      const runner = makeRunner();
+      const first = await request(runner);
+      const asked = expectInput(await runner.decide({ id: first.fid, context: bob }));
+      const out = await runner.decide({
+        id: first.fid,
+        context: bob,
+        requestState: asked.requestState,
+        inputResponses: { decision: { action: 'decline' } },
+      });
+      expect(text(out)).toMatch(/^Not recorded: you declined/);
+      expect(await runner.inbox(bob)).toHaveLength(1);
+    });
+
+    it('names the keys when the caller may make more than one decision', async () => {
+      const inputs = defineInputs({
+        legal: decision({ message: 'Legal?', schema: z.object({ ok: z.boolean() }), role: 'boss' }),
+        budget: decision({ message: 'Budget?', schema: z.object({ ok: z.boolean() }), role: 'boss' }),
+      });
+      const machine = setup({ types: { events: {} as InputEvents<typeof inputs> } }).createMachine({
+        type: 'parallel',
+        states: {
+          a: {
+            initial: 'w',
+            states: { w: { meta: ask(inputs, 'legal'), on: { 'input.legal': 'd' } }, d: { type: 'final' } },
+          },
+          b: {
+            initial: 'w',
+            states: { w: { meta: ask(inputs, 'budget'), on: { 'input.budget': 'd' } }, d: { type: 'final' } },
+          },
+        },
+        output: () => 'both decided',
+      });
+      const flow = defineFlow({ name: 'two', description: 'two decisions', args: z.object({}), inputs, machine });
+      const runner = makeRunner({ flows: [flow] });
+      const first = expectInput(await runner.run({ flow: 'two', args: {}, context: { ...requester, target: 'two' } }));
+      const boss = { principal: 'bob', roles: ['boss'] };
+      expect(refusal(await runner.decide({ id: first.fid, context: boss }))).toMatch(
+        /more than one decision .* \(budget, legal\): say which with "key"/,
+      );
+      expect(text(await decideAll(runner, boss, first.fid, { ok: true }, 'legal'))).toMatch(/^Recorded legal/);
+      expect(text(await decideAll(runner, boss, first.fid, { ok: true }))).toMatch(/^Recorded budget .*both decided/);
+    });
+
+    it('lets a predicate say who may decide, on the parked context', async () => {
+      const inputs = defineInputs({
+        sign_off: decision({
+          message: 'Sign off?',
+          schema: z.object({ ok: z.boolean() }),
+          may: ({ context, principal }: { context: { owner: string }; principal: string }) =>
+            principal === context.owner,
+        }),
+      });
+      const machine = setup({
+        types: {
+          context: {} as { owner: string },
+          input: {} as { owner: string },
+          events: {} as InputEvents<typeof inputs>,
+        },
+      }).createMachine({
+        context: ({ input }) => input,
+        initial: 'w',
+        states: {
+          w: { meta: ask(inputs, 'sign_off'), on: { 'input.sign_off': 'd' } },
+          d: { type: 'final', output: () => 'signed' },
+        },
+      });
+      const flow = defineFlow({
+        name: 'sign',
+        description: 's',
+        args: z.object({ owner: z.string() }),
+        inputs,
+        machine,
+      });
+      const runner = makeRunner({ flows: [flow] });
+      const first = expectInput(
+        await runner.run({ flow: 'sign', args: { owner: 'dave' }, context: { ...requester, target: 'sign' } }),
+      );
+      expect(await runner.inbox(bob)).toEqual([]);
+      expect(await runner.inbox(dave)).toMatchObject([{ key: 'sign_off' }]);
+      expect(refusal(await runner.decide({ id: first.fid, context: bob }))).toMatch(/does not allow you/);
+      expect(text(await decideAll(runner, dave, first.fid, { ok: true }))).toMatch(/^Recorded sign_off.*signed/);
+    });
+  });
+
+  describe('deadlines, withdrawal and ended flows', () => {
+    it('past the deadline a decision is neither listed nor decidable, and the requester gets the after branch', async () => {
+      const runner = makeRunner();
+      const first = await request(runner);
+      clock += 7 * DAY - 60_000;
+      const asked = expectInput(await runner.decide({ id: first.fid, context: bob }));
+      clock += 61_000;
+      expect(await runner.inbox(bob)).toEqual([]);
+      expect(refusal(await runner.decide({ id: first.fid, context: bob }))).toMatch(/expired/);
+      expect(
+        refusal(
+          await runner.decide({
+            id: first.fid,
+            context: bob,
+            requestState: asked.requestState,
+            inputResponses: { decision: accept({ approve: true }) },
+          }),
+        ),
+      ).toMatch(/expired/);
+      expect(text(await runner.resume({ id: first.fid, context: requester }))).toBe(
+        'Expense of 250 expired: no decision within 7 days.',
+      );
+      expect(await runner.requests(requester)).toEqual([
+        { id: first.fid, flow: 'expense_approval', status: 'expired' },
+      ]);
+      expect((await ledger.listDecisions({ id: first.fid }))[0]?.status).toBe('closed');
+    });
+
+    it('withdraw: only the requester, only while waiting; the flow takes its withdrawal path', async () => {
+      const runner = makeRunner();
+      const first = await request(runner);
+      expect(refusal(await runner.withdraw({ id: first.fid, context: bob }))).toMatch(
+        /Only the requester may withdraw/,
+      );
+      const out = await runner.withdraw({ id: first.fid, context: requester });
+      expect(text(out)).toMatch(/^Withdrawn: request .* withdrawn by the requester\./);
+      expect(refusal(await runner.withdraw({ id: first.fid, context: requester }))).toMatch(/already withdrawn/);
+      expect(refusal(await runner.decide({ id: first.fid, context: bob }))).toMatch(/was withdrawn by its requester/);
+      expect(await runner.inbox(bob)).toEqual([]);
+      expect(text(await retry(runner, first))).toBe('Expense of 250 withdrawn by the requester.');
+      expect(text(await runner.resume({ id: first.fid, context: requester }))).toBe(
+        'Expense of 250 withdrawn by the requester.',
+      );
+      expect(await runner.requests(requester)).toEqual([
+        { id: first.fid, flow: 'expense_approval', status: 'withdrawn' },
+      ]);
+    });
+
+    it('refuses a decision for a flow that has ended, and bad or foreign ids', async () => {
+      const runner = makeRunner();
+      const first = await request(runner);
+      await decideAll(runner, bob, first.fid, { approve: true });
+      expect(refusal(await runner.decide({ id: first.fid, context: dave }))).toMatch(
+        /has ended: there is nothing left to decide/,
+      );
+      expect(refusal(await runner.decide({ id: 'nope', context: bob }))).toBe('There is no request with that id.');
+      expect(refusal(await runner.decide({ id: 'A'.repeat(22), context: bob }))).toBe(
+        `There is no request ${'A'.repeat(22)}.`,
+      );
+      expect(refusal(await runner.decide({ id: first.fid, key: 'x'.repeat(99), context: bob }))).toMatch(
+        /no decision with that key/,
+      );
+      expect(refusal(await runner.decide({ id: first.fid, key: 'other', context: bob }))).toMatch(/has ended/);
+      expect(refusal(await runner.resume({ id: first.fid, context: bob }))).toMatch(/Only the requester may resume/);
+      expect(refusal(await runner.withdraw({ id: 42 as unknown as string, context: bob }))).toBe(
+        'There is no request with that id.',
+      );
+      expect(await runner.requests(bob)).toEqual([]);
+    });
+  });
+
+  describe('resume', () => {
+    it('continues a parked flow with a fresh in-call wait, its states bound to baton_resume', async () => {
+      const runner = makeRunner();
+      const first = await request(runner);
+      const resumed = expectInput(await runner.resume({ id: first.fid, context: requester }));
+      expect(resumed.inputRequests).toEqual({});
+      // A resume state is not a state of the flow's own tool.
+      await expect(
+        runner.run({
+          flow: 'expense_approval',
+          args: args(250),
+          context: requester,
+          requestState: resumed.requestState,
+        }),
+      ).rejects.toBeInstanceOf(InvalidRequestStateError);
+      await decideAll(runner, bob, first.fid, { approve: true });
+      const done = await runner.resume({ id: first.fid, context: requester, requestState: resumed.requestState });
+      expect(text(done)).toBe('Expense of 250 approved.');
+    });
+  });
+
+  describe('hooks and audit', () => {
+    it('calls onDecisionRequested and onDecided with hashed principals; a throwing hook is harmless', async () => {
+      const requested: DecisionRequestedEvent[] = [];
+      const decided: DecidedEvent[] = [];
+      const logged: RunnerLogEvent[] = [];
+      const runner = makeRunner({
+        onDecisionRequested: (event) => {
+          requested.push(event);
+          throw new Error('webhook down');
+        },
+        onDecided: async (event) => {
+          decided.push(event);
+          await new Promise(() => {}); // never settles: must not block the round
+        },
+        log: (event) => logged.push(event),
+      });
+      const first = await request(runner, 2500);
+      await request(runner, 10); // a second request: one more decision requested
+      const recorded = await decideAll(runner, bob, first.fid, { approve: true });
+      expect(text(recorded)).toMatch(/^Recorded/);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(requested.map((e) => e.key)).toEqual(['manager_approval', 'manager_approval', 'finance_approval']);
+      expect(requested[0]).toMatchObject({
         id: first.fid,
         key: 'manager_approval',
         flow: 'expense_approval',
-        decider: expect.any(String),
-        decidedAt: START,
-      },
-    ]);
-    expect(decided[0]!.decider).not.toBe('bob');
-    expect(logged.filter((e) => e.type === 'hook_error')).toHaveLength(3);
-    // Retrying a waiting round does not request (or announce) the decision again.
-    await retry(runner, first, 2500);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(requested).toHaveLength(3);
-  });
+        role: 'manager',
+        message: 'Approve an expense of 2500 for "conference"?',
+        requestedAt: START,
+        deadline: START + 7 * DAY,
+      });
+      expect(requested[0]!.requester).not.toBe('alice');
+      expect(decided).toEqual([
+        {
+          id: first.fid,
+          key: 'manager_approval',
+          flow: 'expense_approval',
+          decider: expect.any(String),
+          decidedAt: START,
+        },
+      ]);
+      expect(decided[0]!.decider).not.toBe('bob');
+      expect(logged.filter((e) => e.type === 'hook_error')).toHaveLength(3);
+      // Retrying a waiting round does not request (or announce) the decision again.
+      await retry(runner, first, 2500);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(requested).toHaveLength(3);
+    });
 
-  it('records each decision with its decider in the audit trail', async () => {
-    const audit = createMemoryAuditLog();
-    const codec = createRequestStateCodec({ keys, now });
-    const runner = makeRunner({ audit, codec });
-    const first = await request(runner);
-    await decideAll(runner, bob, first.fid, { approve: true });
-    const rounds = await audit.rounds(first.fid);
-    const delivered = rounds.flatMap((r) => r.received).filter((a) => a.key === 'manager_approval');
-    expect(delivered).toEqual([
-      { key: 'manager_approval', action: 'accept', decider: codec.digest('bob', 'audit-principal') },
-    ]);
-    expect(rounds.at(-1)).toMatchObject({ outcome: 'complete', principal: codec.digest('bob', 'audit-principal') });
+    it('records each decision with its decider in the audit trail', async () => {
+      const audit = createMemoryAuditLog();
+      const codec = createRequestStateCodec({ keys, now });
+      const runner = makeRunner({ audit, codec });
+      const first = await request(runner);
+      await decideAll(runner, bob, first.fid, { approve: true });
+      const rounds = await audit.rounds(first.fid);
+      const delivered = rounds.flatMap((r) => r.received).filter((a) => a.key === 'manager_approval');
+      expect(delivered).toEqual([
+        { key: 'manager_approval', action: 'accept', decider: codec.digest('bob', 'audit-principal') },
+      ]);
+      expect(rounds.at(-1)).toMatchObject({ outcome: 'complete', principal: codec.digest('bob', 'audit-principal') });
+    });
   });
 });
