@@ -18,14 +18,14 @@ import {
 } from '@baton/engine';
 import { createRequestStateCodec as createSdkCodec } from '@modelcontextprotocol/server';
 import { type AnyStateMachine, createActor } from 'xstate';
-import { deployProduction, expenseApproval } from '../examples/approvals/index.js';
+import { deployProduction } from '../examples/approvals/index.js';
 
 const seconds = Number(process.argv[2] ?? 3);
 const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
 
 interface Scenario {
   name: string;
-  flow: typeof deployProduction | typeof expenseApproval;
+  flow: typeof deployProduction;
   args: Record<string, unknown>;
   /** Responses for each resume round. */
   rounds: Record<string, unknown>[];
@@ -39,13 +39,11 @@ const scenarios: Scenario[] = [
     rounds: [{ confirm_deploy: accept({ confirm: true }), change_ticket: accept({ ticket: 'CHG-1234' }) }],
   },
   {
-    name: 'expense_approval (2 rounds)',
-    flow: expenseApproval,
-    args: { amount: 2500, purpose: 'conference travel' },
-    rounds: [
-      { manager_approval: accept({ approve: true, comment: 'ok' }) },
-      { finance_approval: accept({ approve: true }) },
-    ],
+    // Three rounds of one person (expense_approval is decided by others since issue 13).
+    name: 'deploy_production (one answer per round)',
+    flow: deployProduction,
+    args: { version: '1.2.4' },
+    rounds: [{ confirm_deploy: accept({ confirm: true }) }, { change_ticket: accept({ ticket: 'CHG-1235' }) }],
   },
 ];
 
@@ -176,8 +174,8 @@ async function main() {
   const results: Record<string, unknown>[] = [];
   for (const mode of ['sealed', 'signed'] as const) {
     const codec = createRequestStateCodec({ keys: [generateKey()], mode });
-    const runner = createRunner({ flows: [deployProduction, expenseApproval], codec });
-    const unprotected = createRunner({ flows: [deployProduction, expenseApproval], codec: unprotectedCodec() });
+    const runner = createRunner({ flows: [deployProduction], codec });
+    const unprotected = createRunner({ flows: [deployProduction], codec: unprotectedCodec() });
     for (const s of scenarios) {
       const sizes: number[] = [];
       /** Complete runs of the scenario on `runner`; the state sizes of `sized` runs are recorded once. */

@@ -351,23 +351,6 @@ describe('baton call through tmux', () => {
     expect(exitOf(text)).toBe(0);
   });
 
-  it.skipIf(!HAS_TMUX)('declines the manager approval: rejected by manager', async () => {
-    const session = startCall('expense', [
-      'expense_approval',
-      '--args',
-      '{"amount":50,"purpose":"books"}',
-      '--http',
-      serve!.url.href,
-    ]);
-    let text = await waitFor(session, (t) => t.includes('  approve [yes/no, required]: '), 'the approve prompt');
-    expect(text).toContain('? Approve an expense of 50 for "books"?');
-    type(session, ':decline');
-    text = await waitFor(session, (t) => /^EXIT:\d+$/m.test(t), 'the exit status');
-    expect(text).toContain('  -> decline');
-    expect(text).toContain('Expense of 50 rejected by manager.');
-    expect(exitOf(text)).toBe(0);
-  });
-
   it.skipIf(!HAS_TMUX)('stops asking a round once its confirmation is declined: the ticket is not asked', async () => {
     const session = startCall('decline', [
       'deploy_production',

@@ -4,7 +4,7 @@
  * runner and codec share a clock the test moves, and a real SQLite ledger
  * file so states are single-use and access codes work. Every branch of the
  * examples: deploy (deployed, cancelled three ways, a missing answer re-asked
- * alone, expiry), expense (one and two rounds, both rejections), release
+ * alone, expiry), expense (decided by others on either server), release
  * notes (roots + sampling, and the fallback), access codes (granted, redeemed
  * once, already used on another server, unknown, expired, denied).
  */
@@ -12,7 +12,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFlowServerFactory, type HttpServing, serveHttp } from '@baton/adapters';
-import { createKeyRing, createRequestStateCodec, createRunner, generateKey, type Ledger } from '@baton/engine';
+import {
+  createKeyRing,
+  createRequestStateCodec,
+  createRunner,
+  generateKey,
+  type Ledger,
+  type Runner,
+} from '@baton/engine';
 import flows from '@baton/examples/approvals';
 import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import type { Client } from '@modelcontextprotocol/client';
@@ -30,13 +37,23 @@ const keys = createKeyRing([generateKey()]);
 let dir: string;
 const ledgers: Ledger[] = [];
 const servers: HttpServing[] = [];
+const runners: Runner[] = [];
 const clients: Client[] = [];
 
 /** A server on 127.0.0.1 with its own runner and its own handle on the shared ledger file. */
 async function startServer(): Promise<HttpServing> {
   const ledger = createSqliteLedger({ path: join(dir, 'ledger.db'), pruneIntervalMs: 0 });
   ledgers.push(ledger);
-  const runner = createRunner({ flows, ledger, now, codec: createRequestStateCodec({ keys, now }) });
+  // Rounds that wait on someone else's decision are held 50 ms, not 7 s.
+  const runner = createRunner({
+    flows,
+    ledger,
+    now,
+    codec: createRequestStateCodec({ keys, now }),
+    holdMs: 50,
+    pollMs: 10,
+  });
+  runners.push(runner);
   const serving = await serveHttp({ factory: createFlowServerFactory({ runner }), host: '127.0.0.1', port: 0 });
   servers.push(serving);
   return serving;
@@ -183,54 +200,39 @@ describe('deploy_production', () => {
   });
 });
 
-describe('expense_approval', () => {
+describe('expense_approval (decided by others; the decision tools are driven through the runner here)', () => {
   const call = (amount: number) => ({ name: 'expense_approval', arguments: { amount, purpose: 'conference' } });
+  const decide = async (runner: Runner, principal: string, roles: string[], id: string, approve: boolean) => {
+    const context = { principal, roles };
+    const asked = await runner.decide({ id, context });
+    if (asked.type !== 'input_required') throw new Error(JSON.stringify(asked));
+    const decision = { action: 'accept', content: { approve } };
+    return runner.decide({ id, context, requestState: asked.requestState, inputResponses: { decision } });
+  };
 
-  it('approves an amount under 1000 in one round (auto-driving client)', async () => {
-    const { client, log, legs } = await connect({ elicit: () => accept({ approve: true, comment: 'fine' }) });
-    const text = completedText(await client.callTool(call(250)));
-    expect(text).toContain('approved');
-    expect(log.asked).toEqual(['elicit:Approve an expense of 250 for "conference"?']);
-    expect(legs.filter((leg) => leg.request?.method === 'tools/call')).toHaveLength(2);
-  });
-
-  it('needs finance above 1000: two rounds, approved (auto-driving client)', async () => {
-    const { client, log, legs } = await connect({ elicit: () => accept({ approve: true }) });
-    const text = completedText(await client.callTool(call(2500)));
-    expect(text).toContain('approved');
-    expect(log.asked).toHaveLength(2);
-    expect(log.asked[1]).toContain('Finance approval');
-    expect(legs.filter((leg) => leg.request?.method === 'tools/call')).toHaveLength(3);
-  });
-
-  it('is rejected by the manager', async () => {
+  it('answers "retry later" (no requests) until a manager decides on the other server, then approves', async () => {
     const { client } = await connect();
-    const first = expectInputRequired(await toolRound(client, call(2500)));
-    expect(Object.keys(first.inputRequests ?? {})).toEqual(['manager_approval']);
-    const done = await toolRound(client, {
-      ...call(2500),
-      requestState: first.requestState,
-      inputResponses: { manager_approval: accept({ approve: false, comment: 'too much' }) },
-    });
-    expect(completedText(done)).toContain('rejected by manager');
+    const first = expectInputRequired(await toolRound(client, call(250)));
+    expect(first.inputRequests ?? {}).toEqual({});
+    const id = (await runners[1]!.inbox({ principal: 'bob', roles: ['manager'] }))[0]!.id;
+    const recorded = await decide(runners[1]!, 'bob', ['manager'], id, true);
+    expect(recorded.type === 'complete' && JSON.stringify(recorded.result)).toContain('Recorded');
+    const done = await toolRound((await connect({}, 1)).client, { ...call(250), requestState: first.requestState });
+    expect(completedText(done)).toContain('approved');
   });
 
-  it('is rejected by finance in the second round', async () => {
+  it('needs finance above 1000, and finance may reject', async () => {
     const { client } = await connect();
     const first = expectInputRequired(await toolRound(client, call(5000)));
-    const second = expectInputRequired(
-      await toolRound(client, {
-        ...call(5000),
-        requestState: first.requestState,
-        inputResponses: { manager_approval: accept({ approve: true }) },
-      }),
-    );
-    expect(Object.keys(second.inputRequests ?? {})).toEqual(['finance_approval']);
-    const done = await toolRound(client, {
-      ...call(5000),
-      requestState: second.requestState,
-      inputResponses: { finance_approval: accept({ approve: false }) },
-    });
+    const id = (await runners[0]!.inbox({ principal: 'bob', roles: ['manager'] })).find((d) =>
+      d.message.includes('5000'),
+    )!.id;
+    await decide(runners[0]!, 'bob', ['manager'], id, true);
+    expect(await runners[1]!.inbox({ principal: 'carol', roles: ['finance'] })).toMatchObject([
+      { id, key: 'finance_approval' },
+    ]);
+    await decide(runners[1]!, 'carol', ['finance'], id, false);
+    const done = await toolRound(client, { ...call(5000), requestState: first.requestState });
     expect(completedText(done)).toContain('rejected by finance');
   });
 });

@@ -35,7 +35,7 @@ beforeAll(async () => {
   ledger = createSqliteLedger({ path: join(dir, 'ledger.db'), pruneIntervalMs: 0 });
   const codec = createRequestStateCodec({ keys });
   examples = await serveHttp({
-    factory: createFlowServerFactory({ runner: createRunner({ flows, ledger, codec }) }),
+    factory: createFlowServerFactory({ runner: createRunner({ flows, ledger, codec, holdMs: 50 }) }),
     host: '127.0.0.1',
     port: 0,
   });
@@ -341,13 +341,15 @@ describe('answers sent ahead (2.12)', () => {
     expect(completedText(done)).toBe('Deployed 11.0.0 to production (change ticket CHG-110).');
   });
 
-  it('still takes answers sent ahead for inputs not marked onlyWhenAsked', async () => {
+  it('never takes a decision sent ahead by its requester (four eyes): the round waits on the manager', async () => {
     const client = await connect();
-    const done = await toolRound(client, {
-      name: 'expense_approval',
-      arguments: { amount: 120, purpose: 'books' },
-      inputResponses: { manager_approval: accept({ approve: true }) },
-    });
-    expect(completedText(done)).toContain('approved');
+    const waiting = expectInputRequired(
+      await toolRound(client, {
+        name: 'expense_approval',
+        arguments: { amount: 120, purpose: 'books' },
+        inputResponses: { manager_approval: accept({ approve: true }) },
+      }),
+    );
+    expect(waiting.inputRequests ?? {}).toEqual({});
   });
 });
