@@ -1,6 +1,7 @@
 /**
  * The README's demo command, run to completion: it starts the example server
- * on SQLite, drives the SDK client through both approval flows, and shows a
+ * on SQLite, drives the SDK client through the deploy flow and the first
+ * round of an expense (which waits for a manager), and shows a
  * replayed state rejected.
  */
 import { spawnSync } from 'node:child_process';
@@ -17,7 +18,7 @@ it('runs the demo to completion with exit code 0', () => {
   expect(run.stderr).toBe('');
   expect(run.status).toBe(0);
   expect(run.stdout).toContain('Deployed 2.4.1 to production (change ticket CHG-2041).');
-  expect(run.stdout).toContain('Expense of 2500 approved.');
+  expect(run.stdout).toContain('a manager, not the requester, decides');
   expect(run.stdout).toContain('rejected: JSON-RPC -32602 "Invalid or expired requestState" {"reason":"replayed"}');
   expect(run.stdout).toContain('demo finished');
 }, 120_000);
