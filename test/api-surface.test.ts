@@ -86,6 +86,23 @@ const typeParameters = (declaration: ts.Declaration | undefined): string => {
   return list.length > 0 ? `<${list.map((p) => p.getText()).join(', ')}>` : '';
 };
 
+/** `T` of an optional member's `T | undefined` (the `?` says it), unwrapping `(() => T)`. */
+const withoutUndefined = (text: string): string => {
+  const bare = text.replace(/ \| undefined$/, '');
+  return bare !== text && closingParen(bare) === bare.length - 1 ? bare.slice(1, -1) : bare;
+};
+
+/** Index of the parenthesis that closes the one `text` opens with (-1 when it does not open with one). */
+const closingParen = (text: string): number => {
+  if (!text.startsWith('(')) return -1;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '(') depth++;
+    else if (text[i] === ')' && --depth === 0) return i;
+  }
+  return -1;
+};
+
 const isOptional = (symbol: ts.Symbol): boolean => (symbol.flags & ts.SymbolFlags.Optional) !== 0;
 
 const isReadonly = (symbol: ts.Symbol): boolean =>
@@ -105,7 +122,7 @@ function memberLine(member: ts.Symbol, at: ts.Node): string {
       .join('\n');
   }
   let text = typeText(type, declaration ?? at);
-  if (isOptional(member)) text = text.replace(/ \| undefined$/, '');
+  if (isOptional(member)) text = withoutUndefined(text);
   return `${isReadonly(member) ? 'readonly ' : ''}${name}${isOptional(member) ? '?' : ''}: ${text};`;
 }
 
@@ -202,7 +219,7 @@ function parameterText(parameter: ts.Symbol, at: ts.Node): string {
   const optional = declaration ? checker.isOptionalParameter(declaration) : false;
   const rest = declaration?.dotDotDotToken ? '...' : '';
   let text = typeText(checker.getTypeOfSymbolAtLocation(parameter, declaration ?? at), declaration ?? at);
-  if (optional) text = text.replace(/ \| undefined$/, '');
+  if (optional) text = withoutUndefined(text);
   return `${rest}${parameter.getName()}${optional ? '?' : ''}: ${text}`;
 }
 

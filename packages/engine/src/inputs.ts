@@ -178,6 +178,9 @@ const never = () => undefined;
  *
  * @example
  * ```ts
+ * import { form } from '@baton/engine';
+ * import { z } from 'zod';
+ *
  * const confirm = form({ message: ({ context }) => `Deploy ${context.version}?`, schema: z.object({ confirm: z.boolean() }) });
  * // wire: { method: 'elicitation/create', params: { mode: 'form', message: 'Deploy 1.2.3?',
  * //         requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] } } }
@@ -373,7 +376,12 @@ export type AnswerOf<S> = S extends InputSpec<infer A, any> ? A | UnsupportedAns
  *
  * @example
  * ```ts
- * setup({ types: { events: {} as InputEvents<typeof inputs> } })
+ * import { defineInputs, form, type InputEvents } from '@baton/engine';
+ * import { setup } from 'xstate';
+ * import { z } from 'zod';
+ *
+ * const inputs = defineInputs({ confirm_deploy: form({ message: 'Deploy?', schema: z.object({ confirm: z.boolean() }) }) });
+ * setup({ types: { events: {} as InputEvents<typeof inputs> } });
  * // { type: 'input.confirm_deploy', action: 'accept', content: { confirm: boolean } } | …
  * ```
  */
