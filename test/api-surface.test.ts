@@ -103,6 +103,10 @@ const closingParen = (text: string): number => {
   return -1;
 };
 
+/** Code-unit order (as `Array.prototype.sort`), the same on every machine: no locale. */
+const byName = (a: ts.Symbol, b: ts.Symbol): number =>
+  a.getName() < b.getName() ? -1 : a.getName() > b.getName() ? 1 : 0;
+
 const isOptional = (symbol: ts.Symbol): boolean => (symbol.flags & ts.SymbolFlags.Optional) !== 0;
 
 const isReadonly = (symbol: ts.Symbol): boolean =>
@@ -142,7 +146,7 @@ function heritage(declaration: ts.Declaration | undefined): string {
 function objectMembers(type: ts.Type, at: ts.Node): string[] {
   const lines = checker
     .getPropertiesOfType(type)
-    .sort((a, b) => a.getName().localeCompare(b.getName()))
+    .sort(byName)
     .map((p) => memberLine(p, at));
   for (const s of type.getCallSignatures()) lines.push(`${signatureText(s, at)};`);
   for (const info of checker.getIndexInfosOfType(type)) {
@@ -191,7 +195,7 @@ function declare(name: string, exported: ts.Symbol): string[] {
     const members = checker
       .getPropertiesOfType(checker.getDeclaredTypeOfSymbol(symbol))
       .filter(ownMember)
-      .sort((a, b) => a.getName().localeCompare(b.getName()))
+      .sort(byName)
       .map((m) => memberLine(m, at));
     out.push(
       `class ${name}${typeParameters(at)}${heritage(at)} {\n${indent([...statics, ...constructors, ...members])}\n}`,
@@ -232,7 +236,7 @@ function exportsOf(entry: EntryPoint): ts.Symbol[] {
   const file = program.getSourceFile(entry.source);
   if (!file) throw new Error(`not in the program: ${entry.source}`);
   const moduleSymbol = checker.getSymbolAtLocation(file)!;
-  return checker.getExportsOfModule(moduleSymbol).sort((a, b) => a.getName().localeCompare(b.getName()));
+  return checker.getExportsOfModule(moduleSymbol).sort(byName);
 }
 
 function report(entry: EntryPoint, runtime: readonly string[]): string {
