@@ -42,7 +42,11 @@ const PRUNE_BATCH = 2000;
  * `LedgerSchemaError` when it was migrated by a newer Baton.
  *
  * @example
+ * ```ts
+ * import { createSqliteLedger } from '@baton/store/better-sqlite3';
+ *
  * const ledger = createSqliteLedger({ path: './data/baton-ledger.db' });
+ * ```
  */
 export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
   const { client, db, where } = openMigratedSqlite(options, { factory: 'createSqliteLedger', what: 'SQLite ledger' });

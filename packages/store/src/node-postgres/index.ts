@@ -37,7 +37,11 @@ const PRUNE_BATCH = 5000;
  * `LedgerSchemaError` when the database was migrated by a newer Baton.
  *
  * @example
+ * ```ts
+ * import { createPostgresLedger } from '@baton/store/node-postgres';
+ *
  * const ledger = await createPostgresLedger({ connectionString: process.env.DATABASE_URL });
+ * ```
  */
 export async function createPostgresLedger(options: PostgresLedgerOptions): Promise<Ledger> {
   const connection = await connectPostgres(options, {
