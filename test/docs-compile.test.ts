@@ -16,6 +16,12 @@
  *   `deployProduction` and `expenseApproval`, the example flows),
  *   `./deployProduction.js` and `./expenseApproval.js`, and the names of
  *   {@link WORLD} below (`runner`, `flows`, `audit`, `options`).
+ * - A Markdown snippet marked on the line right before its fence with
+ *   `<!-- file: NAME.ts -->` is checked as the module `./NAME.js` of that
+ *   document, so the document's other snippets can import it (the root
+ *   README's test imports its own flow from `./flows.js`). The snippets of
+ *   such a document live in a folder of their own, where its names shadow the
+ *   shared modules below.
  * - A snippet that cannot compile on purpose (pseudo-code, an excerpt) is
  *   marked on the line right before its fence with `<!-- no-check: why -->` in
  *   Markdown; in a doc comment, give it another language (```text, ```json).
@@ -25,7 +31,7 @@
  *   so it gets checked.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -64,6 +70,7 @@ interface Snippet {
 const FENCE = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)[^\n]*$/;
 const TS_LANGUAGES = new Set(['ts', 'typescript']);
 const NO_CHECK = /<!--\s*no-check:\s*\S.*-->/;
+const FILE_NAME = /<!--\s*file:\s*([\w-]+\.ts)\s*-->/;
 
 const virtualName = (document: string, index: number) =>
   join(DOCS_DIR, `${document.replace(/[/\\.]/g, '_')}_${index + 1}.ts`);
@@ -85,12 +92,19 @@ function markdownSnippets(document: string, text: string): { snippets: Snippet[]
       if (before >= 0 && NO_CHECK.test(lines[before]!)) unchecked++;
       else {
         const code = lines.slice(i + 1, end).join('\n');
-        snippets.push({ document, line: i + 2, code, file: virtualName(document, snippets.length) });
+        const named = before >= 0 ? FILE_NAME.exec(lines[before]!)?.[1] : undefined;
+        snippets.push({ document, line: i + 2, code, file: named ?? virtualName(document, snippets.length) });
       }
     }
     i = end;
   }
-  return { snippets, unchecked };
+  // A document that names a snippet gets a folder of its own; otherwise its snippets sit beside the shared modules.
+  const own = snippets.some((snippet) => !snippet.file.includes('/'));
+  const dir = own ? join(DOCS_DIR, document.replace(/[/\\.]/g, '_')) : DOCS_DIR;
+  return {
+    snippets: snippets.map((snippet) => ({ ...snippet, file: join(dir, basename(snippet.file)) })),
+    unchecked,
+  };
 }
 
 interface ExampleProblem {
@@ -173,7 +187,8 @@ function createProgram(snippets: readonly Snippet[]): ts.Program {
   ]);
   const host = ts.createCompilerHost(compilerOptions, true);
   const { getSourceFile, fileExists, readFile, directoryExists } = host;
-  host.directoryExists = (name) => name === DOCS_DIR || directoryExists?.call(host, name) !== false;
+  const folders = new Set([...virtual.keys()].map((name) => dirname(name)));
+  host.directoryExists = (name) => folders.has(name) || directoryExists?.call(host, name) !== false;
   host.fileExists = (name) => virtual.has(name) || fileExists.call(host, name);
   host.readFile = (name) => virtual.get(name) ?? readFile.call(host, name);
   host.getSourceFile = (name, language, ...rest) => {
