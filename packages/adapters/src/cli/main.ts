@@ -21,6 +21,7 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   diagram: { summary: 'print a flow as a Mermaid stateDiagram-v2', load: () => import('./diagram.js') },
   inspect: { summary: 'serve a local page of flow graphs and recorded runs', load: () => import('./inspect.js') },
   keygen: { summary: 'print a fresh random key for BATON_KEYS', load: () => import('./keygen.js') },
+  init: { summary: 'write a starter project: a flow, its test, scripts to serve it', load: () => import('./init.js') },
 };
 
 function help(): string {
