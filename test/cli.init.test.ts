@@ -5,8 +5,9 @@
  * package, the template files, `.gitignore`), prints the next two commands,
  * refuses in one line (exit 1) to overwrite any existing file unless
  * `--force`, and answers bad flags in one line (exit 2). The starter's own
- * tests (`node --import tsx --test flows.test.ts`) pass against the
- * workspace's packages. The npm-installed starter is `test/consumer.test.ts`.
+ * tests (`npm test` there) pass against the workspace's packages; the
+ * starter installed with npm from the packed tarballs is in
+ * `test/consumer.test.ts`.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -90,7 +91,7 @@ describe('baton init', () => {
       type: 'module',
       scripts: {
         serve: 'baton serve flows.ts --http 127.0.0.1:3000 --ledger sqlite:./baton.db',
-        test: 'node --import tsx --test flows.test.ts',
+        test: 'node --import tsx --test --test-reporter=spec flows.test.ts',
         typecheck: 'tsc --noEmit',
       },
       dependencies: {
@@ -134,6 +135,8 @@ describe('baton init', () => {
     [['--bogus'], 2, /unknown option --bogus \(usage: baton init \[dir\] \[--force\]\)$/],
     [['a', 'b'], 2, /init takes one folder, got 2/],
     [['package.json'], 1, /package\.json exists and is not a folder$/],
+    // No folder: the current one (pnpm runs the script at the repository root, which has a package.json).
+    [[], 1, /^baton: \. already has package\.json, .*; nothing was written \(baton init --force overwrites them\)$/],
   ])('baton init %j: one line, exit %i', async (args, code, pattern) => {
     expectOneLine(await init(...args), code, pattern);
   });
@@ -150,9 +153,9 @@ describe('baton init', () => {
     const target = mkdtempSync(join(ROOT, '.tmp', 'init-'));
     try {
       expect((await init(target)).code).toBe(0);
-      const ran = await run(process.execPath, ['--import', 'tsx', '--test', 'flows.test.ts'], target);
-      expect(ran.stdout, ran.stderr).toMatch(/^# pass 6$/m);
-      expect(ran.stdout).toMatch(/^# fail 0$/m);
+      const ran = await run('npm', ['test'], target);
+      expect(ran.stdout, ran.stderr).toMatch(/^ℹ pass 6$/m);
+      expect(ran.stdout).toMatch(/^ℹ fail 0$/m);
       expect(ran.code).toBe(0);
     } finally {
       rmSync(target, { recursive: true, force: true });

@@ -661,8 +661,8 @@ describe('the published packages, installed with npm into a project outside the 
       );
       log(`npm install in the starter: ${(installed.ms / 1000).toFixed(1)} s`);
       const tested = await ok('npm', ['test'], starter, env, 120_000);
-      expect(tested.stdout).toMatch(/^# pass 6$/m);
-      expect(tested.stdout).toMatch(/^# fail 0$/m);
+      expect(tested.stdout).toMatch(/^ℹ pass 6$/m);
+      expect(tested.stdout).toMatch(/^ℹ fail 0$/m);
       const typechecked = await ok('npm', ['run', 'typecheck'], starter, env, 120_000);
       log(
         `npm test in the starter: ${(tested.ms / 1000).toFixed(1)} s, npm run typecheck: ${(typechecked.ms / 1000).toFixed(1)} s`,

@@ -79,7 +79,7 @@ export function starterManifest(manifest: AdaptersManifest, name: string): objec
     scripts: {
       serve: 'baton serve flows.ts --http 127.0.0.1:3000 --ledger sqlite:./baton.db',
       call: `baton call publish_release --args "{\\"version\\":\\"1.2.3\\"}" --http http://127.0.0.1:3000/mcp`,
-      test: 'node --import tsx --test flows.test.ts',
+      test: 'node --import tsx --test --test-reporter=spec flows.test.ts',
       typecheck: 'tsc --noEmit',
     },
     dependencies: {
@@ -98,10 +98,10 @@ export function starterManifest(manifest: AdaptersManifest, name: string): objec
   };
 }
 
-/** How to refer to `dir` in a command the user types from the current folder. */
+/** How to refer to `dir` in a command typed in the current folder: the shorter of its relative and absolute paths. */
 function shown(dir: string): string {
   const rel = relative(process.cwd(), dir);
-  const path = rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? dir : rel;
+  const path = rel === '' ? '.' : isAbsolute(rel) || rel.length > dir.length ? dir : rel;
   return /^[\w./@+-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
 }
 
