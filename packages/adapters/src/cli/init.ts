@@ -10,7 +10,7 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { basename, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, join, normalize, resolve } from 'node:path';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
 
@@ -98,10 +98,9 @@ export function starterManifest(manifest: AdaptersManifest, name: string): objec
   };
 }
 
-/** How to refer to `dir` in a command typed in the current folder: the shorter of its relative and absolute paths. */
-function shown(dir: string): string {
-  const rel = relative(process.cwd(), dir);
-  const path = rel === '' ? '.' : isAbsolute(rel) || rel.length > dir.length ? dir : rel;
+/** How to refer to the folder in a command typed in the current folder: as the user named it, quoted for a shell when needed. */
+function shown(typed: string): string {
+  const path = normalize(typed).replace(/(.)\/+$/, '$1');
   return /^[\w./@+-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
 }
 
@@ -113,9 +112,10 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 1) throw usageError(`init takes one folder, got ${positionals.length}`, USAGE);
-  const dir = resolve(positionals[0] ?? '.');
+  const typed = positionals[0] ?? '.';
+  const dir = resolve(typed);
   const info = await stat(dir).catch(() => undefined);
-  if (info && !info.isDirectory()) throw new CliError(`${shown(dir)} exists and is not a folder`);
+  if (info && !info.isDirectory()) throw new CliError(`${shown(typed)} exists and is not a folder`);
 
   const manifest = JSON.parse(await readFile(PACKAGE_JSON, 'utf8')) as AdaptersManifest;
   const files: [string, string][] = [
@@ -132,14 +132,14 @@ export async function run(argv: string[]): Promise<number> {
   if (existing.length > 0 && !values.force) {
     const list = existing.join(', ');
     throw new CliError(
-      `${shown(dir)} already has ${list}; nothing was written (baton init --force overwrites ${existing.length === 1 ? 'it' : 'them'})`,
+      `${shown(typed)} already has ${list}; nothing was written (baton init --force overwrites ${existing.length === 1 ? 'it' : 'them'})`,
     );
   }
 
   await mkdir(dir, { recursive: true });
   for (const [name, text] of files) await writeFile(join(dir, name), text);
 
-  const where = shown(dir);
+  const where = shown(typed);
   process.stdout.write(
     `baton: wrote a starter project in ${where}: ${files.map(([name]) => name).join(', ')}\n\nNext:\n  ${
       where === '.' ? '' : `cd ${where} && `
