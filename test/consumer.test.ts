@@ -12,11 +12,25 @@
  * the published `.d.mts` (skipLibCheck off). A second project installs
  * `@baton/engine` alone (no native build), then adds `@baton/store` without a
  * driver: its root imports, and a `sqlite:` ledger fails with one line naming
- * the package to install. Install durations are logged on stderr.
+ * the package to install. `npx baton init` writes a starter project beside
+ * it: with its `@baton/*` dependencies pointed at the tarballs, `npm install`,
+ * `npm test` (the starter's test-kit tests), `npm run typecheck`, then
+ * `npm run serve` serves its flow, which the official client completes over
+ * two rounds and `npm run call` answers at a piped terminal. Install
+ * durations are logged on stderr.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,16 +55,29 @@ function log(line: string): void {
   process.stderr.write(`[consumer] ${line}\n`);
 }
 
-/** Run a command to completion within `timeoutMs` (then SIGKILL its process group and fail). */
-function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number) {
+/** Run a command to completion within `timeoutMs` (then SIGKILL its process group and fail); `input` goes to stdin. */
+function run(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+  input?: string,
+) {
   const started = performance.now();
-  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(command, args, {
+    cwd,
+    env,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    detached: true,
+  });
+  child.stdin?.end(input);
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
+  child.stdout!.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
   });
-  child.stderr.on('data', (chunk: Buffer) => {
+  child.stderr!.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
   return new Promise<Ran>((resolve, reject) => {
@@ -67,8 +94,15 @@ function run(command: string, args: readonly string[], cwd: string, env: NodeJS.
 }
 
 /** Run and expect exit code 0. */
-async function ok(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs = 60_000) {
-  const ran = await run(command, args, cwd, env, timeoutMs);
+async function ok(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 60_000,
+  input?: string,
+) {
+  const ran = await run(command, args, cwd, env, timeoutMs, input);
   if (ran.code !== 0) {
     throw new Error(
       `${command} ${args.join(' ')} exited with ${ran.code}\n${ran.stdout.slice(-2000)}\n${ran.stderr.slice(-4000)}`,
@@ -251,8 +285,14 @@ const TSCONFIG = {
 };
 
 /** Start `npx baton serve|inspect ...`; resolves once it prints its URL (or the stdio line). */
-async function startBaton(cwd: string, env: NodeJS.ProcessEnv, args: readonly string[]) {
-  const child = spawn('npx', ['baton', ...args], {
+function startBaton(cwd: string, env: NodeJS.ProcessEnv, args: readonly string[]) {
+  return startServing('npx', ['baton', ...args], cwd, env);
+}
+
+/** Start a command that runs `baton serve|inspect`; resolves once it prints its URL (or the stdio line). */
+async function startServing(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv) {
+  const label = `${command} ${args.join(' ')}`;
+  const child = spawn(command, args, {
     cwd,
     env,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -264,10 +304,7 @@ async function startBaton(cwd: string, env: NodeJS.ProcessEnv, args: readonly st
     stdout += chunk.toString();
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`npx baton ${args[0]} did not start within 60 s:\n${stderr}`)),
-      60_000,
-    );
+    const timer = setTimeout(() => reject(new Error(`${label} did not start within 60 s:\n${stderr}`)), 60_000);
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
       const match = /(?:serving|inspecting) .* (?:at (http:\/\/\S+)|on stdio)/.exec(stderr);
@@ -278,7 +315,7 @@ async function startBaton(cwd: string, env: NodeJS.ProcessEnv, args: readonly st
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`npx baton ${args[0]} exited with ${code}:\n${stderr}`));
+      reject(new Error(`${label} exited with ${code}:\n${stderr}`));
     });
   });
   const stop = async () => {
@@ -313,6 +350,43 @@ async function deployOverHttp(url: string) {
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: countingFetch }));
   try {
     const result = (await client.callTool({ name: 'deploy', arguments: { version: '1.2.3' } })) as CallToolResult;
+    const text = result.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+    return { text, asked, toolCalls, isError: result.isError === true };
+  } finally {
+    await client.close();
+  }
+}
+
+/** Drive the starter's `publish_release` with the official client over HTTP. */
+async function publishOverHttp(url: string) {
+  const client = new Client(
+    { name: 'consumer-test', version: '1.0.0' },
+    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } },
+  );
+  const asked: string[] = [];
+  client.setRequestHandler('elicitation/create', async (request) => {
+    asked.push(request.params.message);
+    const fields = Object.keys(
+      (request.params as { requestedSchema?: { properties?: object } }).requestedSchema?.properties ?? {},
+    );
+    const content: Record<string, string | boolean> = fields.includes('confirm')
+      ? { confirm: true }
+      : { note: 'From the consumer test.' };
+    return { action: 'accept', content };
+  });
+  let toolCalls = 0;
+  const countingFetch = async (input: string | URL | Request, init?: RequestInit) => {
+    if (typeof init?.body === 'string' && (JSON.parse(init.body) as { method?: string }).method === 'tools/call') {
+      toolCalls++;
+    }
+    return fetch(input, init);
+  };
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: countingFetch }));
+  try {
+    const result = (await client.callTool({
+      name: 'publish_release',
+      arguments: { version: '1.2.3' },
+    })) as CallToolResult;
     const text = result.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
     return { text, asked, toolCalls, isError: result.isError === true };
   } finally {
@@ -560,6 +634,69 @@ describe('the published packages, installed with npm into a project outside the 
     });
     expect(nativeAddons(join(alone, 'node_modules'))).toEqual([]);
   });
+
+  it(
+    'npx baton init: the starter installs, its tests pass, it type-checks, and npm run serve serves its flow',
+    async () => {
+      const started = performance.now();
+      // Beside the app, not inside it: nothing may resolve from the app's node_modules.
+      const created = await ok('npx', ['baton', 'init', '../starter'], app, env);
+      expect(created.stdout).toContain('cd ../starter && npm install && npm test\n  npm run serve\n');
+      const starter = join(base, 'starter');
+      // The starter asks for @baton/* from the registry; here they are the tarballs just packed.
+      const manifest = JSON.parse(readFileSync(join(starter, 'package.json'), 'utf8'));
+      const version = JSON.parse(readFileSync(join(ROOT, 'packages/adapters/package.json'), 'utf8')).version;
+      for (const name of PACKAGES) {
+        expect(manifest.dependencies[`@baton/${name}`]).toBe(`^${version}`);
+        manifest.dependencies[`@baton/${name}`] = `file:${tarballs[name]}`;
+      }
+      writeFileSync(join(starter, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+
+      const installed = await ok(
+        'npm',
+        ['install', '--no-audit', '--no-fund', '--prefer-offline'],
+        starter,
+        env,
+        INSTALL_TIMEOUT_MS,
+      );
+      log(`npm install in the starter: ${(installed.ms / 1000).toFixed(1)} s`);
+      const tested = await ok('npm', ['test'], starter, env, 120_000);
+      expect(tested.stdout).toMatch(/^ℹ pass 6$/m);
+      expect(tested.stdout).toMatch(/^ℹ fail 0$/m);
+      const typechecked = await ok('npm', ['run', 'typecheck'], starter, env, 120_000);
+      log(
+        `npm test in the starter: ${(tested.ms / 1000).toFixed(1)} s, npm run typecheck: ${(typechecked.ms / 1000).toFixed(1)} s`,
+      );
+
+      // The script's own address (127.0.0.1:3000) may be taken here: a later --http wins.
+      const server = await startServing('npm', ['run', 'serve', '--', '--http', '127.0.0.1:0'], starter, env);
+      try {
+        expect(server.stderr()).toContain('baton: serving 1 flow at');
+        expect(await publishOverHttp(server.url)).toEqual({
+          text: 'Published 1.2.3: From the consumer test.',
+          asked: ['Publish release 1.2.3?', 'One line for the release notes?'],
+          toolCalls: 3,
+          isError: false,
+        });
+        const called = await ok(
+          'npm',
+          ['run', '--silent', 'call', '--', '--http', server.url],
+          starter,
+          env,
+          60_000,
+          'yes\nTyped at the terminal.\n',
+        );
+        expect(called.stdout.trim()).toBe('Published 1.2.3: Typed at the terminal.');
+        expect(existsSync(join(starter, 'baton.db'))).toBe(true);
+      } finally {
+        await server.stop();
+      }
+      log(
+        `npx baton init to a served flow (install, test, typecheck, serve, two calls): ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      );
+    },
+    INSTALL_TIMEOUT_MS + 5 * 60_000,
+  );
 });
 
 /** Opens a memory ledger, then tries SQLite and PostgreSQL ones whose drivers are not installed. */

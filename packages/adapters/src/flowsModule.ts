@@ -89,8 +89,12 @@ function firstLine(error: unknown): string {
  * @example
  * ```ts
  * // flows.ts
+ * import type { Flow } from '@baton/engine';
+ * import { deployProduction } from './deployProduction.js';
+ * import { expenseApproval } from './expenseApproval.js';
+ *
  * export default [deployProduction, expenseApproval];
- * export const expose = (flow) => ({ tool: true, prompt: flow.name === 'expense_approval' });
+ * export const expose = (flow: Flow) => ({ tool: true, prompt: flow.name === 'expense_approval' });
  * ```
  * @throws Error with a one-line message when the module is missing, fails to load, or exports no flow.
  */

@@ -196,7 +196,7 @@ export interface HttpServing {
  * One line naming every check that is off on a server reachable beyond loopback, or
  * `undefined` when it is bound to loopback or has every check on.
  *
- * @example "0.0.0.0:3000 is not a loopback address and these checks are off: Host/Origin (DNS-rebinding protection); bearer authentication (every caller shares the principal \"anonymous\")"
+ * @example `"0.0.0.0:3000 is not a loopback address and these checks are off: Host/Origin (DNS-rebinding protection); bearer authentication (every caller shares the principal \"anonymous\")"`
  */
 export function servingWarning(serving: HttpServing): string | undefined {
   if (serving.loopback) return undefined;
@@ -331,6 +331,8 @@ function parseJson(body: Buffer): { value: unknown } | undefined {
  *
  * @example
  * ```ts
+ * import { createFlowServerFactory, serveHttp } from '@baton/adapters';
+ *
  * const serving = await serveHttp({ factory: createFlowServerFactory({ runner }), host: '127.0.0.1', port: 8080 });
  * console.error(`listening on ${serving.url}`);
  * ```

@@ -6,40 +6,20 @@
  * them over stateless Streamable HTTP with Host/Origin checks, a body limit
  * and bearer tokens; `loadFlowsModule` reads what `baton serve` serves.
  */
-export { createStaticTokenVerifier, loadAuthTokens, MIN_TOKEN_CHARS } from './authTokens.js';
-export {
-  ANONYMOUS_PRINCIPAL,
-  declaredCapabilities,
-  defaultPrincipal,
-  isStatelessLegacyHttp,
-  localUser,
-  principalOfAuthInfo,
-  toInputCapabilities,
-} from './callContext.js';
-export { coerceStringArguments, listedArguments } from './flowArguments.js';
-export { type FlowsModule, isFlow, loadFlowsModule } from './flowsModule.js';
+export { createStaticTokenVerifier, loadAuthTokens } from './authTokens.js';
+export { ANONYMOUS_PRINCIPAL, defaultPrincipal } from './callContext.js';
+export { type FlowsModule, loadFlowsModule } from './flowsModule.js';
 export {
   createFlowHttpHandler,
   DEFAULT_MAX_BODY_BYTES,
   type FlowHttpHandler,
   type FlowHttpHandlerOptions,
   type HttpServing,
-  isLoopbackAddress,
-  isLoopbackHost,
-  loopbackHostnames,
   type ServeHttpOptions,
   serveHttp,
   servingWarning,
 } from './http.js';
-export {
-  type FlowGraph,
-  flowGraph,
-  type GraphAsk,
-  type GraphEdge,
-  type GraphNode,
-  statesOf,
-} from './inspect/flowGraph.js';
-export { type RecordedInstance, type RecordedRound, recordedInstance } from './inspect/recordedPath.js';
+export { type FlowGraph, flowGraph, type GraphAsk, type GraphEdge, type GraphNode } from './inspect/flowGraph.js';
 export {
   createInspectHandler,
   type InspectHandler,
@@ -55,12 +35,5 @@ export {
   type RegisterFlowsOptions,
   registerFlows,
 } from './registerFlows.js';
-export {
-  forStatelessLegacyHttp,
-  invalidRequestState,
-  LEGACY_HTTP_MESSAGE,
-  toPromptResult,
-  toResourceResult,
-  toToolResult,
-} from './results.js';
+export { LEGACY_HTTP_MESSAGE } from './results.js';
 export { createFlowServerFactory, type FlowServerOptions } from './serverFactory.js';

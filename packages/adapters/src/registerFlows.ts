@@ -122,6 +122,9 @@ class FlowUriTemplate extends UriTemplate {
  *
  * @example
  * ```ts
+ * import { registerFlows } from '@baton/adapters';
+ * import { McpServer } from '@modelcontextprotocol/server';
+ *
  * const server = new McpServer({ name: 'approvals', version: '1.0.0' });
  * registerFlows(server, { runner, expose: (flow) => ({ tool: true, prompt: flow.name === 'expense_approval' }) });
  * ```

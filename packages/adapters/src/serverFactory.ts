@@ -24,6 +24,9 @@ export interface FlowServerOptions extends RegisterFlowsOptions {
  *
  * @example
  * ```ts
+ * import { createFlowServerFactory } from '@baton/adapters';
+ * import { createMcpHandler } from '@modelcontextprotocol/server';
+ *
  * const handler = createMcpHandler(createFlowServerFactory({ runner }));
  * ```
  */

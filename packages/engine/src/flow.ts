@@ -152,6 +152,21 @@ function definitionHash(machine: AnyStateMachine, inputs: InputCatalog, args: z.
  *
  * @example
  * ```ts
+ * import { ask, defineFlow, defineInputs, form, type InputEvents } from '@baton/engine';
+ * import { setup } from 'xstate';
+ * import { z } from 'zod';
+ *
+ * const inputs = defineInputs({ confirm: form({ message: 'Deploy?', schema: z.object({ confirm: z.boolean() }) }) });
+ * const machine = setup({
+ *   types: { input: {} as { version: string }, events: {} as InputEvents<typeof inputs>, output: {} as { message: string } },
+ * }).createMachine({
+ *   initial: 'asking',
+ *   states: {
+ *     asking: { meta: ask(inputs, 'confirm'), on: { 'input.confirm': 'done' } },
+ *     done: { type: 'final', output: { message: 'Deployed' } },
+ *   },
+ * });
+ *
  * export const deploy = defineFlow({
  *   name: 'deploy_production',
  *   description: 'Deploy a version to production after confirmation',

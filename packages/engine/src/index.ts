@@ -9,8 +9,22 @@
  * see `@baton/store` for ledgers and `@baton/adapters` for the MCP SDK.
  */
 export type { AuditAnswer, AuditEntry, AuditInstance, AuditLog, AuditOutcome } from './audit.js';
-export * from './codec/index.js';
-export type { CompactSnapshot } from './compactSnapshot.js';
+export {
+  type CodecMode,
+  createKeyRing,
+  createRequestStateCodec,
+  generateKey,
+  type KeyPurpose,
+  type KeyRing,
+  type MintClaims,
+  type MintOptions,
+  parseKeyRingEnv,
+  type RequestStateClaims,
+  type RequestStateCodec,
+  type RequestStateCodecOptions,
+  type RingKey,
+  type StateBinding,
+} from './codec/index.js';
 export {
   DECIDE_TOOL,
   type DecidedEvent,
@@ -25,9 +39,7 @@ export {
   type WithdrawRequest,
 } from './decisions.js';
 export { eventLabel, toMermaid } from './diagram.js';
-export type { Deadline } from './durableTimers.js';
 export type { ElicitationProperty, ElicitationSchema } from './elicitationSchema.js';
-export { toElicitationSchema } from './elicitationSchema.js';
 export {
   FlowDefinitionError,
   FlowError,
@@ -86,8 +98,7 @@ export {
   type WireInputRequest,
   type WithdrawEvent,
 } from './inputs.js';
-export { type Inspector, inspectionSessionId, stableInspector } from './inspection.js';
-export { checkJsonValue, MAX_INPUT_DEPTH } from './jsonInput.js';
+export { type Inspector, inspectionSessionId } from './inspection.js';
 export type {
   DecisionFilter,
   DecisionRecord,

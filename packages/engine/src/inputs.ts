@@ -65,11 +65,15 @@ export interface SamplingResult {
 /** Where a request's text may depend on the machine's context. */
 export type FromContext<T, TContext> = T | ((args: { context: TContext }) => T);
 
-/** Event payloads (without `type`) per kind; `unsupported` is the declared fallback when the client lacks the kind. */
+/** The event payload (without `type`) of a `form` input: the user accepted with the form's content, declined or cancelled. */
 export type FormAnswer<T> = { action: 'accept'; content: T } | { action: 'decline' } | { action: 'cancel' };
+/** The event payload of a `url` input: the user completed the page (`accept`), declined or cancelled. */
 export type UrlAnswer = { action: 'accept' } | { action: 'decline' } | { action: 'cancel' };
+/** The event payload of a `sampling` input: the client's model answered with `result`. */
 export type SamplingAnswer = { action: 'accept'; result: SamplingResult };
+/** The event payload of a `roots` input: the roots the client listed. */
 export type RootsAnswer = { action: 'accept'; roots: Root[] };
+/** The event payload of an input with `fallback: true` when the client did not declare its kind. */
 export type UnsupportedAnswer = { action: 'unsupported' };
 
 /**
@@ -180,6 +184,9 @@ const never = () => undefined;
  *
  * @example
  * ```ts
+ * import { form } from '@baton/engine';
+ * import { z } from 'zod';
+ *
  * const confirm = form({ message: ({ context }) => `Deploy ${context.version}?`, schema: z.object({ confirm: z.boolean() }) });
  * // wire: { method: 'elicitation/create', params: { mode: 'form', message: 'Deploy 1.2.3?',
  * //         requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] } } }
@@ -382,7 +389,12 @@ export type AnswerOf<S> =
  *
  * @example
  * ```ts
- * setup({ types: { events: {} as InputEvents<typeof inputs> } })
+ * import { defineInputs, form, type InputEvents } from '@baton/engine';
+ * import { setup } from 'xstate';
+ * import { z } from 'zod';
+ *
+ * const inputs = defineInputs({ confirm_deploy: form({ message: 'Deploy?', schema: z.object({ confirm: z.boolean() }) }) });
+ * setup({ types: { events: {} as InputEvents<typeof inputs> } });
  * // { type: 'input.confirm_deploy', action: 'accept', content: { confirm: boolean } } | …
  * ```
  */

@@ -187,11 +187,22 @@ function createRoundActor(
  *
  * @example
  * ```ts
- * const runner = createRunner({ flows: [deploy], codec: createRequestStateCodec({ keys }) });
- * const first = await runner.run({ flow: 'deploy_production', args: { version: '1.2.3' }, context });
- * // first.type === 'input_required'
- * const next = await runner.run({ flow: 'deploy_production', args: { version: '1.2.3' }, context,
- *   requestState: first.requestState, inputResponses: { confirm_deploy: { action: 'accept', content: { confirm: true } }, … } });
+ * import { type CallContext, createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
+ * import { deployProduction } from './flows.js';
+ *
+ * const runner = createRunner({ flows: [deployProduction], codec: createRequestStateCodec({ keys: [generateKey()] }) });
+ * const context: CallContext = { principal: 'alice', method: 'tools/call', target: 'deploy_production' };
+ * const args = { version: '1.2.3' };
+ * const first = await runner.run({ flow: 'deploy_production', args, context });
+ * if (first.type === 'input_required') {
+ *   const next = await runner.run({
+ *     flow: 'deploy_production',
+ *     args,
+ *     context,
+ *     requestState: first.requestState,
+ *     inputResponses: { confirm_deploy: { action: 'accept', content: { confirm: true } } }, // and the other keys asked
+ *   });
+ * }
  * ```
  */
 export function createRunner(options: RunnerOptions): Runner {

@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import { z } from 'zod';
-import {
-  ask,
-  defineFlow,
-  defineInputs,
-  FlowDefinitionError,
-  form,
-  roots,
-  sampling,
-  toElicitationSchema,
-  url,
-} from '../src/index.js';
+import { toElicitationSchema } from '../src/elicitationSchema.js';
+import { ask, defineFlow, defineInputs, FlowDefinitionError, form, roots, sampling, url } from '../src/index.js';
 import { deployFlow } from './fixtures/deployFlow.js';
 
 describe('form schemas become restricted elicitation schemas', () => {

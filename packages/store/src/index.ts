@@ -21,7 +21,6 @@ export {
   type StoreAuditLog,
 } from './core/audit.js';
 export { LedgerConnectionError, LedgerError, LedgerSchemaError } from './core/errors.js';
-export { SCHEMA_VERSION } from './core/migrations.js';
 export { DEFAULT_PRUNE_GRACE_MS, DEFAULT_PRUNE_INTERVAL_MS, type PruningOptions } from './core/pruning.js';
 export { createMemoryAuditLog, type MemoryAuditLogOptions } from './memory/audit.js';
 export { createMemoryLedger, type MemoryLedgerOptions } from './memory/index.js';

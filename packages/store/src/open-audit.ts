@@ -25,8 +25,13 @@ export interface OpenAuditLogOptions extends AuditLogOptions {
  * Open the audit log on the database a URL names (creating and migrating its tables when needed).
  *
  * @example
+ * ```ts
+ * import { createRunner } from '@baton/engine';
+ * import { openAuditLog } from '@baton/store';
+ *
  * const audit = await openAuditLog('sqlite:./data/baton-ledger.db', { retentionMs: 3 * 24 * 3600_000 });
  * const runner = createRunner({ ...options, audit });
+ * ```
  */
 export async function openAuditLog(url: string, options: OpenAuditLogOptions = {}): Promise<StoreAuditLog> {
   const location = parseLedgerUrl(url);

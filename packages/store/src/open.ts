@@ -52,8 +52,12 @@ export function parseLedgerUrl(url: string): LedgerLocation {
  * Open the ledger a URL names (creating and migrating its tables when needed).
  *
  * @example
+ * ```ts
+ * import { openLedger } from '@baton/store';
+ *
  * const ledger = await openLedger('sqlite:./data/baton-ledger.db');
  * const shared = await openLedger('postgres://baton@db.internal:5432/baton');
+ * ```
  */
 export async function openLedger(url: string, options: OpenLedgerOptions = {}): Promise<Ledger> {
   const location = parseLedgerUrl(url);

@@ -14,12 +14,12 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSqliteAuditLog, createSqliteLedger } from '../src/better-sqlite3/index.js';
+import { SCHEMA_VERSION } from '../src/core/migrations.js';
 import {
   AuditEntryError,
   type AuditLogOptions,
   createMemoryAuditLog,
   openAuditLog,
-  SCHEMA_VERSION,
   type StoreAuditLog,
 } from '../src/index.js';
 import { createPostgresAuditLog, createPostgresLedger } from '../src/node-postgres/index.js';

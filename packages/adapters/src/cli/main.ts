@@ -16,6 +16,7 @@ export interface Command {
 
 /** Every command, by name, with a one-line summary. */
 export const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  init: { summary: 'write a starter project: a flow, its test, scripts to serve it', load: () => import('./init.js') },
   serve: { summary: 'serve a flows module over stateless HTTP or stdio', load: () => import('./serve.js') },
   call: { summary: 'call a tool and answer its requests at the terminal', load: () => import('./call.js') },
   diagram: { summary: 'print a flow as a Mermaid stateDiagram-v2', load: () => import('./diagram.js') },

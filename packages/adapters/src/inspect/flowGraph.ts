@@ -73,6 +73,9 @@ function guardLabel(guard: unknown): string {
  *
  * @example
  * ```ts
+ * import { flowGraph } from '@baton/adapters';
+ * import { deployProduction } from './flows.js';
+ *
  * const graph = flowGraph(deployProduction);
  * graph.nodes.find((n) => n.key === 'awaitingApproval')!.asks; // [{ key: 'confirm_deploy', kind: 'form' }, ...]
  * ```

@@ -60,6 +60,8 @@ const asset = (body: string, type: string) =>
  *
  * @example
  * ```ts
+ * import { createInspectHandler } from '@baton/adapters';
+ *
  * const handler = createInspectHandler({ flows, audit });
  * const res = await handler.fetch(new Request('http://127.0.0.1/api/flows'));
  * ```

@@ -82,6 +82,10 @@ function resultText(outcome: RoundOutcome): string {
  *
  * @example
  * ```ts
+ * import { accept, createFlowTester } from '@baton/engine/testing';
+ * import { expect } from 'vitest';
+ * import { deployProduction } from './flows.js';
+ *
  * const tester = createFlowTester(deployProduction);
  * const run = await tester.start({ version: '1.2.3' });
  * expect(run.asked).toEqual(['confirm_deploy', 'change_ticket']);

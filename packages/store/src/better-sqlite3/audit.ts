@@ -40,7 +40,11 @@ const PRUNE_BATCH = 2000;
  * Open (creating and migrating when needed) the audit log in the SQLite file at `options.path`.
  *
  * @example
+ * ```ts
+ * import { createSqliteAuditLog } from '@baton/store/better-sqlite3';
+ *
  * const audit = createSqliteAuditLog({ path: './data/baton-ledger.db' });
+ * ```
  */
 export function createSqliteAuditLog(options: SqliteAuditLogOptions): StoreAuditLog {
   const { client, db, where } = openMigratedSqlite(options, {

@@ -76,7 +76,11 @@ const INSERT_DECISIONS_BATCH = 200;
  * `LedgerSchemaError` when it was migrated by a newer Baton.
  *
  * @example
+ * ```ts
+ * import { createSqliteLedger } from '@baton/store/better-sqlite3';
+ *
  * const ledger = createSqliteLedger({ path: './data/baton-ledger.db' });
+ * ```
  */
 export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
   const { client, db, where } = openMigratedSqlite(options, { factory: 'createSqliteLedger', what: 'SQLite ledger' });

@@ -29,8 +29,7 @@ function isMissingPackage(error: unknown, name: string): boolean {
 /**
  * Import a driver's module (`load` is `() => import('../better-sqlite3/index.js')` or the like).
  *
- * @example
- * const { createSqliteLedger } = await importDriver('sqlite', 'ledger', () => import('../better-sqlite3/index.js'));
+ * @example `const { createSqliteLedger } = await importDriver('sqlite', 'ledger', () => import('../better-sqlite3/index.js'));`
  * @throws LedgerError "the sqlite: ledger needs better-sqlite3: npm install better-sqlite3@12" when the package is missing.
  */
 export async function importDriver<T>(kind: DriverKind, what: string, load: () => Promise<T>): Promise<T> {

@@ -24,8 +24,13 @@ export type MemoryAuditLogOptions = AuditLogOptions;
  * Create an in-memory audit log.
  *
  * @example
+ * ```ts
+ * import { createRunner } from '@baton/engine';
+ * import { createMemoryAuditLog } from '@baton/store/memory';
+ *
  * const audit = createMemoryAuditLog();
  * const runner = createRunner({ ...options, audit });
+ * ```
  */
 export function createMemoryAuditLog(options: MemoryAuditLogOptions = {}): StoreAuditLog {
   const instances = new Map<string, Map<number, AuditRow>>();

@@ -56,8 +56,13 @@ interface MemoryToken extends TokenRow {
  * Create an in-memory ledger.
  *
  * @example
- * const ledger = createMemoryLedger();
- * await ledger.redeem({ jti, responsesDigest, expiresAt, now: Date.now() });
+ * ```ts
+ * import { createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
+ * import { createMemoryLedger } from '@baton/store/memory';
+ *
+ * const ledger = createMemoryLedger(); // every requestState single-use, within this process
+ * const runner = createRunner({ flows, codec: createRequestStateCodec({ keys: [generateKey()] }), ledger });
+ * ```
  */
 export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   const redemptions = new Map<string, MemoryRedemption>();

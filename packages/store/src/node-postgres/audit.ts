@@ -42,7 +42,11 @@ const PRUNE_BATCH = 5000;
  * `LedgerSchemaError` when the database was migrated by a newer Baton.
  *
  * @example
+ * ```ts
+ * import { createPostgresAuditLog } from '@baton/store/node-postgres';
+ *
  * const audit = await createPostgresAuditLog({ connectionString: process.env.DATABASE_URL });
+ * ```
  */
 export async function createPostgresAuditLog(options: PostgresAuditLogOptions): Promise<StoreAuditLog> {
   const connection = await connectPostgres(options, {

@@ -75,7 +75,11 @@ const byCodePoint = (column: AnyPgColumn) => sql`${column} collate "C"`;
  * `LedgerSchemaError` when the database was migrated by a newer Baton.
  *
  * @example
+ * ```ts
+ * import { createPostgresLedger } from '@baton/store/node-postgres';
+ *
  * const ledger = await createPostgresLedger({ connectionString: process.env.DATABASE_URL });
+ * ```
  */
 export async function createPostgresLedger(options: PostgresLedgerOptions): Promise<Ledger> {
   const connection = await connectPostgres(options, {
