@@ -499,7 +499,16 @@ export function createDecisionTools(core: RunnerCore, server: ResumeServer): Dec
     const ledger = core.ledger!;
     const base = { flow: flow.name, fid: row.id, round };
     // Still allowed? The request may have ended or the caller lost the role since the first round.
-    const chosen = choose(row, flow, blob, await ledger.listDecisions({ id: row.id }), key, context);
+    const records = await ledger.listDecisions({ id: row.id });
+    if (records.some((r) => r.key === key && r.status === 'decided')) {
+      // Another decider's answer was recorded since this caller was asked (the race is lost).
+      return {
+        type: 'error',
+        ...base,
+        message: `The decision "${key}" on request ${row.id} was made by someone else first; yours was not recorded.`,
+      };
+    }
+    const chosen = choose(row, flow, blob, records, key, context);
     if ('refusal' in chosen) return { ...chosen.refusal, round };
     const spec = flow.inputs[key] as DecisionSpec;
     if (raw === undefined)
