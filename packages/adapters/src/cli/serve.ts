@@ -60,7 +60,9 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
   --http HOST:PORT     stateless Streamable HTTP at http://HOST:PORT/mcp (port 0 picks a free one)
   --stdio              stdio (2026-07-28 and 2025-era clients)
   --ledger URL         sqlite:PATH, postgres://... or memory: (every flow becomes one-time); without
-                       one, flows that need a ledger are left out with a warning
+                       one, flows that need a ledger are left out with a warning; with one, flows
+                       that await decisions by others come with the tools baton_inbox,
+                       baton_decide, baton_requests, baton_resume and baton_withdraw
   --ttl SECONDS        lifetime of a requestState (default 1800, at most --max-ttl)
   --max-ttl SECONDS    longest lifetime of a state waiting on a deadline (default 86400, at most 366 days)
   --auth-tokens FILE   JSON object token -> principal id, or token -> {"principal": "bob", "roles":
