@@ -1,6 +1,8 @@
 /**
  * Static bearer tokens for `baton serve --auth-tokens FILE`: a JSON object
- * mapping each token to the principal id it authenticates. Tokens are kept
+ * mapping each token to the principal id it authenticates, or to
+ * `{ "principal": "bob", "roles": ["manager"] }` (the roles say who may make
+ * which decisions; they reach the call context as `authInfo.extra.roles`). Tokens are kept
  * only as SHA-256 digests and compared in constant time (every digest is
  * compared, with `timingSafeEqual`, whatever matched), and the verifier plugs
  * into the SDK's bearer-auth gate, which answers a missing or unknown token
@@ -22,51 +24,75 @@ const VERIFIED_FOR_SECONDS = 3600;
 
 const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest();
 
+/** What a token stands for: a principal id, or a principal with roles. */
+export type TokenEntry = string | { readonly principal: string; readonly roles?: readonly string[] };
+
+/** A token table entry, normalised; `undefined` when malformed. */
+function normalise(entry: unknown): { principal: string; roles: string[] } | undefined {
+  if (typeof entry === 'string') return entry.length > 0 ? { principal: entry, roles: [] } : undefined;
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return undefined;
+  const { principal, roles, ...rest } = entry as { principal?: unknown; roles?: unknown };
+  if (Object.keys(rest).length > 0 || typeof principal !== 'string' || principal.length === 0) return undefined;
+  if (roles === undefined) return { principal, roles: [] };
+  if (!Array.isArray(roles) || !roles.every((role) => typeof role === 'string' && role.length > 0)) return undefined;
+  return { principal, roles: [...new Set(roles as string[])] };
+}
+
+/** The principal an entry names, for messages (never the token). */
+function named(entry: unknown): string {
+  const principal = typeof entry === 'string' ? entry : (entry as { principal?: unknown } | null)?.principal;
+  return typeof principal === 'string' && principal.length > 0 ? `principal ${JSON.stringify(principal)}` : 'an entry';
+}
+
 /**
  * A verifier for a fixed token table.
  *
- * A verified token yields `{ token, clientId: principal, scopes: [], expiresAt, extra: { principal } }`.
- * @throws Error when the table is empty, holds an empty principal or a token shorter than
- *   {@link MIN_TOKEN_CHARS} characters (the message names the principal, never the token).
+ * A verified token yields `{ token, clientId: principal, scopes: [], expiresAt, extra: { principal, roles } }`.
+ * @throws Error when the table is empty, holds a malformed entry (a principal must be a non-empty
+ *   string, roles an array of non-empty strings) or a token shorter than {@link MIN_TOKEN_CHARS}
+ *   characters (the message names the principal, never the token).
  */
-export function createStaticTokenVerifier(tokens: Readonly<Record<string, string>>): OAuthTokenVerifier {
-  const entries = Object.entries(tokens).map(([token, principal]) => {
-    if (token.length === 0 || typeof principal !== 'string' || principal.length === 0) {
-      throw new Error('auth tokens: every token and principal must be a non-empty string');
+export function createStaticTokenVerifier(tokens: Readonly<Record<string, TokenEntry>>): OAuthTokenVerifier {
+  const entries = Object.entries(tokens).map(([token, value]) => {
+    const entry = normalise(value);
+    if (token.length === 0 || !entry) {
+      throw new Error(
+        `auth tokens: ${named(value)} is malformed: a token maps to a non-empty principal id, or to { "principal": "bob", "roles": ["manager"] }`,
+      );
     }
     if (tooShort(token)) {
       throw new Error(
-        `auth tokens: the token of principal ${JSON.stringify(principal)} is shorter than ${MIN_TOKEN_CHARS} characters`,
+        `auth tokens: the token of principal ${JSON.stringify(entry.principal)} is shorter than ${MIN_TOKEN_CHARS} characters`,
       );
     }
-    return { digest: digest(token), principal };
+    return { digest: digest(token), ...entry };
   });
   if (entries.length === 0) throw new Error('auth tokens: the table holds no token');
   return {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       const presented = digest(token);
-      let principal: string | undefined;
+      let found: { principal: string; roles: string[] } | undefined;
       for (const entry of entries) {
-        if (timingSafeEqual(entry.digest, presented) && principal === undefined) principal = entry.principal;
+        if (timingSafeEqual(entry.digest, presented) && found === undefined) found = entry;
       }
-      if (principal === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, 'Unknown bearer token');
+      if (found === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, 'Unknown bearer token');
       return {
         token,
-        clientId: principal,
+        clientId: found.principal,
         scopes: [],
         expiresAt: Math.floor(Date.now() / 1000) + VERIFIED_FOR_SECONDS,
-        extra: { principal },
+        extra: { principal: found.principal, roles: [...found.roles] },
       };
     },
   };
 }
 
 /**
- * Read an auth-tokens file: a JSON object `{ "<token>": "<principal id>", ... }`.
+ * Read an auth-tokens file: a JSON object `{ "<token>": "<principal id>" | { "principal": "<id>", "roles": ["<role>", ...] }, ... }`.
  * @throws Error with a one-line message when the file is unreadable or malformed, or a token is
  *   shorter than {@link MIN_TOKEN_CHARS} characters (naming the file and the principal, never the token).
  */
-export async function loadAuthTokens(path: string): Promise<Record<string, string>> {
+export async function loadAuthTokens(path: string): Promise<Record<string, TokenEntry>> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -84,15 +110,18 @@ export async function loadAuthTokens(path: string): Promise<Record<string, strin
   }
   const entries = Object.entries(parsed as Record<string, unknown>);
   if (entries.length === 0) throw new Error(`auth tokens file ${path} holds no token`);
-  for (const [token, principal] of entries) {
-    if (token.length === 0 || typeof principal !== 'string' || principal.length === 0) {
-      throw new Error(`auth tokens file ${path}: every token must map to a non-empty principal id string`);
+  for (const [token, value] of entries) {
+    const entry = normalise(value);
+    if (token.length === 0 || !entry) {
+      throw new Error(
+        `auth tokens file ${path}: ${named(value)} is malformed: map each token to a non-empty principal id, or to { "principal": "bob", "roles": ["manager"] } (roles: non-empty strings)`,
+      );
     }
     if (tooShort(token)) {
       throw new Error(
-        `auth tokens file ${path}: the token of principal ${JSON.stringify(principal)} is shorter than ${MIN_TOKEN_CHARS} characters; use long random tokens (e.g. from "baton keygen")`,
+        `auth tokens file ${path}: the token of principal ${JSON.stringify(entry.principal)} is shorter than ${MIN_TOKEN_CHARS} characters; use long random tokens (e.g. from "baton keygen")`,
       );
     }
   }
-  return parsed as Record<string, string>;
+  return parsed as Record<string, TokenEntry>;
 }

@@ -2,7 +2,9 @@
  * Who is calling and what their client can do, read from the SDK's request
  * context. The principal is the verified bearer token's principal over HTTP
  * (`authInfo.extra.principal`, else `authInfo.clientId`), `anonymous` over
- * HTTP without authentication, and the local OS user over stdio. Client
+ * HTTP without authentication, and the local OS user over stdio; its roles
+ * (who may make which decisions) come with the token (`authInfo.extra.roles`)
+ * or, over stdio, from the operator (`--roles`). Client
  * capabilities come from the request's own `_meta` envelope on the
  * 2026-07-28 wire and from `initialize` on a 2025-era connection, and are
  * mapped to the engine's input kinds so a flow never asks what the client
@@ -41,6 +43,25 @@ export function localUser(): string {
 export function principalOfAuthInfo(auth: AuthInfo): string {
   const principal = auth.extra?.principal;
   return typeof principal === 'string' && principal.length > 0 ? principal : auth.clientId;
+}
+
+/** The roles a verified token carries (`authInfo.extra.roles`, from the auth tokens file). */
+export function rolesOfAuthInfo(auth: AuthInfo): string[] {
+  const roles = auth.extra?.roles;
+  return Array.isArray(roles)
+    ? roles.filter((role): role is string => typeof role === 'string' && role.length > 0)
+    : [];
+}
+
+/**
+ * The default roles of a request: the verified token's roles over HTTP, none over HTTP without
+ * auth, and `stdioRoles` (from `baton serve --stdio --roles a,b`) over stdio.
+ */
+export function defaultRoles(ctx: ServerContext, stdioRoles: readonly string[] = []): readonly string[] {
+  const auth = ctx.http?.authInfo;
+  if (auth) return rolesOfAuthInfo(auth);
+  if (ctx.http?.req) return [];
+  return stdioRoles;
 }
 
 /**

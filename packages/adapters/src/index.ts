@@ -4,10 +4,22 @@
  * flow, prompts and resources); `createFlowServerFactory` builds such servers
  * for the SDK's serving entries; `serveHttp` / `createFlowHttpHandler` serve
  * them over stateless Streamable HTTP with Host/Origin checks, a body limit
- * and bearer tokens; `loadFlowsModule` reads what `baton serve` serves.
+ * and bearer tokens (with roles); `registerDecisionTools` adds the decision
+ * tools (`baton_inbox`, `baton_decide`, ...) for flows that await decisions by
+ * others; `createWebhookNotifier` tells deciders over HTTP; `loadFlowsModule`
+ * reads what `baton serve` serves.
  */
-export { createStaticTokenVerifier, loadAuthTokens } from './authTokens.js';
-export { ANONYMOUS_PRINCIPAL, defaultPrincipal } from './callContext.js';
+export { createStaticTokenVerifier, loadAuthTokens, type TokenEntry } from './authTokens.js';
+export { ANONYMOUS_PRINCIPAL, defaultPrincipal, defaultRoles } from './callContext.js';
+export {
+  DECIDE_TOOL,
+  type DecisionToolsOptions,
+  INBOX_TOOL,
+  REQUESTS_TOOL,
+  RESUME_TOOL,
+  registerDecisionTools,
+  WITHDRAW_TOOL,
+} from './decisionTools.js';
 export { type FlowsModule, loadFlowsModule } from './flowsModule.js';
 export {
   createFlowHttpHandler,
@@ -37,3 +49,4 @@ export {
 } from './registerFlows.js';
 export { LEGACY_HTTP_MESSAGE } from './results.js';
 export { createFlowServerFactory, type FlowServerOptions } from './serverFactory.js';
+export { createWebhookNotifier, type WebhookEvent, type WebhookNotifier, type WebhookOptions } from './webhook.js';

@@ -9,9 +9,11 @@
  * is opaque to the SDK and reaches the runner byte for byte). A 2025-era
  * client on stateless HTTP, which cannot answer input requests there, is told
  * that such flows need a 2026-07-28 client (or stdio). Params the SDK refuses
- * before any handler runs get a readable -32602 (`paramsErrors.ts`).
+ * before any handler runs get a readable -32602 (`paramsErrors.ts`). When a
+ * flow awaits decisions by others and the runner has a ledger, the decision
+ * tools are registered beside the flows (`decisionTools.ts`).
  */
-import { type Flow, InvalidParamsError, InvalidRequestStateError, type RoundOutcome, type Runner } from '@baton/engine';
+import type { Flow, RoundOutcome, Runner } from '@baton/engine';
 import {
   type McpServer,
   ProtocolError,
@@ -25,16 +27,12 @@ import {
   UriTemplate,
   type Variables,
 } from '@modelcontextprotocol/server';
-import { declaredCapabilities, defaultPrincipal, isStatelessLegacyHttp, toInputCapabilities } from './callContext.js';
+import { declaredCapabilities, defaultPrincipal, defaultRoles, toInputCapabilities } from './callContext.js';
+import { registerDecisionTools } from './decisionTools.js';
 import { argumentsProblem, argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
 import { readableParamsErrors } from './paramsErrors.js';
-import {
-  forStatelessLegacyHttp,
-  invalidRequestState,
-  toPromptResult,
-  toResourceResult,
-  toToolResult,
-} from './results.js';
+import { playRound } from './playRound.js';
+import { toPromptResult, toResourceResult, toToolResult } from './results.js';
 import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
 
 /** The URI prefix of flow resources: `baton://flows/<name>`. */
@@ -74,11 +72,22 @@ export interface RegisterFlowsOptions {
    * verified bearer token's principal over HTTP, the local user over stdio.
    */
   readonly principal?: (ctx: ServerContext) => string;
+  /**
+   * The caller's roles (who may make which decisions). Default: the verified token's roles
+   * over HTTP (`authInfo.extra.roles`), none otherwise.
+   */
+  readonly roles?: (ctx: ServerContext) => readonly string[];
   /** Errors that never reach the client (for example an unreachable ledger); default: ignored. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Register the decision tools (`baton_inbox`, `baton_decide`, `baton_requests`,
+   * `baton_resume`, `baton_withdraw`) when a flow awaits decisions and the runner has a
+   * ledger. Default `true`.
+   */
+  readonly decisionTools?: boolean;
 }
 
-/** What {@link registerFlows} registered, by flow name (to disable, enable or remove later). */
+/** What {@link registerFlows} registered, by flow name (to disable, enable or remove later); `tools` includes the decision tools. */
 export interface RegisteredFlows {
   readonly tools: ReadonlyMap<string, RegisteredTool>;
   readonly prompts: ReadonlyMap<string, RegisteredPrompt>;
@@ -133,6 +142,7 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
   const { runner } = options;
   const principalOf = options.principal ?? defaultPrincipal;
   const onError = options.onError ?? (() => {});
+  const rolesOf = options.roles ?? ((ctx: ServerContext) => defaultRoles(ctx));
   const tools = new Map<string, RegisteredTool>();
   const prompts = new Map<string, RegisteredPrompt>();
   const resources = new Map<string, RegisteredResource | RegisteredResourceTemplate>();
@@ -144,20 +154,17 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
     args: unknown,
     ctx: ServerContext,
   ): Promise<RoundOutcome> {
-    const requestState = ctx.mcpReq.requestState<unknown>();
-    if (requestState !== undefined && typeof requestState !== 'string') {
-      throw invalidRequestState({ reason: 'malformed' });
-    }
-    if (requestState === undefined && method !== 'tools/call') {
-      const problem = argumentsProblem(flow, args);
-      if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
-    }
-    try {
-      const outcome = await runner.run({
+    return playRound(server, ctx, onError, async (requestState) => {
+      if (requestState === undefined && method !== 'tools/call') {
+        const problem = argumentsProblem(flow, args);
+        if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
+      }
+      return runner.run({
         flow: flow.name,
         args,
         context: {
           principal: principalOf(ctx),
+          roles: rolesOf(ctx),
           method,
           target,
           capabilities: toInputCapabilities(declaredCapabilities(server, ctx)),
@@ -165,15 +172,7 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
         ...(requestState !== undefined ? { requestState } : {}),
         ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
       });
-      // A 2025-era client on stateless HTTP declared its capabilities to another instance and
-      // cannot answer input requests here: tell it what it needs instead of "not declared".
-      return isStatelessLegacyHttp(server, ctx) ? forStatelessLegacyHttp(outcome) : outcome;
-    } catch (error) {
-      if (error instanceof InvalidRequestStateError) throw invalidRequestState(error);
-      if (error instanceof InvalidParamsError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
-      onError(error);
-      throw new ProtocolError(ProtocolErrorCode.InternalError, 'Internal error');
-    }
+    });
   }
 
   for (const flow of runner.flows.values()) {
@@ -233,6 +232,16 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
               read,
             );
       resources.set(flow.name, registered);
+    }
+  }
+  if (runner.awaitsDecisions && runner.hasLedger && (options.decisionTools ?? true)) {
+    for (const [name, tool] of registerDecisionTools(server, {
+      runner,
+      principal: principalOf,
+      roles: rolesOf,
+      onError,
+    })) {
+      tools.set(name, tool);
     }
   }
   readableParamsErrors(server, ['tools/call', 'prompts/get', 'resources/read']);

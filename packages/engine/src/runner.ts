@@ -139,6 +139,8 @@ export interface Runner {
   run(request: RunRequest): Promise<RoundOutcome>;
   /** Whether any served flow declares a decision (serve the decision tools when so and a ledger is set). */
   readonly awaitsDecisions: boolean;
+  /** Whether the runner has a ledger (decisions, parked requests and single-use states need one). */
+  readonly hasLedger: boolean;
   /** See {@link DecisionTools.inbox}. */
   inbox: DecisionTools['inbox'];
   /** See {@link DecisionTools.decide}. */
@@ -506,5 +508,5 @@ export function createRunner(options: RunnerOptions): Runner {
       serve(flow, binding, context, requestState, inputResponses, row),
   });
   const awaitsDecisions = [...flows.values()].some((flow) => flow.decisions.length > 0);
-  return { flows, run, awaitsDecisions, ...tools };
+  return { flows, run, awaitsDecisions, hasLedger: ledger !== undefined, ...tools };
 }

@@ -1,14 +1,19 @@
 /**
  * `baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger URL]
- * [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--audit]
- * [--inspect MODULE]`: the DESIGN.md section 5 contract.
+ * [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles a,b]
+ * [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals
+ * hash|id] [--audit] [--inspect MODULE]`: the DESIGN.md section 5 contract.
  * Keys come from `BATON_KEYS` (comma-separated base64url secrets of at least
  * 32 random bytes; the first mints, all verify; `baton keygen` prints one),
  * or a random per-process key with a warning. With `--ledger` every flow is
  * one-time; without one, flows declared `needsLedger` are left out, one
  * warning line each. Over HTTP (stateless Streamable HTTP at `/mcp`) the
  * principal is the bearer token's principal from `--auth-tokens` (unknown or
- * missing token: 401) or `anonymous`; over stdio it is the local user.
+ * missing token: 401), with the roles the file gives it, or `anonymous`; over
+ * stdio it is the local user, with the roles of `--roles`. With a ledger and
+ * flows that await decisions, the decision tools are served too; a round waits
+ * for decisions up to `--wait-in-call` seconds per call, and
+ * `--notify-webhook` POSTs each decision requested or made.
  *
  * Start-up checks everything it can before opening anything, binds the port
  * before it opens the ledger (a taken port leaves no database behind), and on
@@ -37,14 +42,16 @@ import { openAuditLog, openLedger, parseLedgerUrl } from '@baton/store';
 import type { McpServerFactory } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
+import { defaultRoles } from '../callContext.js';
 import { loadFlowsModule } from '../flowsModule.js';
 import { serveHttp, servingWarning } from '../http.js';
 import { createFlowServerFactory } from '../serverFactory.js';
+import { createWebhookNotifier } from '../webhook.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
 
 const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--audit] [--inspect MODULE]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles ROLE,...] [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--audit] [--inspect MODULE]';
 
 const HELP = `usage: ${USAGE}
 
@@ -56,8 +63,17 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        one, flows that need a ledger are left out with a warning
   --ttl SECONDS        lifetime of a requestState (default 1800, at most --max-ttl)
   --max-ttl SECONDS    longest lifetime of a state waiting on a deadline (default 86400, at most 366 days)
-  --auth-tokens FILE   JSON object token -> principal id; other callers get HTTP 401 (HTTP only);
-                       tokens need at least 16 characters
+  --auth-tokens FILE   JSON object token -> principal id, or token -> {"principal": "bob", "roles":
+                       ["manager"]}; other callers get HTTP 401 (HTTP only); tokens need at least
+                       16 characters
+  --roles ROLE,...     the local user's roles over --stdio (who may make which decisions)
+  --wait-in-call SECONDS
+                       how long one call waits for someone else's decision before it completes
+                       with a "waiting" result and the request id (default 20, at most 600)
+  --notify-webhook URL POST JSON to URL for each decision requested and each decision made
+                       (retried with backoff; never delays a round)
+  --notify-principals hash|id
+                       how the webhook names requesters and deciders: keyed hashes (default) or ids
   --audit              record an audit entry per round on the ledger's database (needs --ledger)
   --inspect MODULE     a module whose default export is an XState inspector (an observer, a
                        function, or an object with "inspect", e.g. from @statelyai/inspect); every
@@ -79,6 +95,10 @@ interface ServeOptions {
   readonly ttlSeconds?: number;
   readonly maxTtlSeconds?: number;
   readonly authTokens?: string;
+  readonly roles?: readonly string[];
+  readonly waitInCallSeconds?: number;
+  readonly notifyWebhook?: string;
+  readonly notifyPrincipals?: 'hash' | 'id';
   readonly audit?: boolean;
   readonly inspect?: string;
 }
@@ -118,6 +138,10 @@ const OPTIONS = {
   ttl: { type: 'string' },
   'max-ttl': { type: 'string' },
   'auth-tokens': { type: 'string' },
+  roles: { type: 'string' },
+  'wait-in-call': { type: 'string' },
+  'notify-webhook': { type: 'string' },
+  'notify-principals': { type: 'string' },
   audit: { type: 'boolean' },
   inspect: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -144,6 +168,16 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   if (values['auth-tokens'] !== undefined && values.stdio) {
     throw usageError('--auth-tokens applies to --http only (over stdio the principal is the local user)');
   }
+  if (values.roles !== undefined && values.http !== undefined) {
+    throw usageError('--roles applies to --stdio only (over HTTP the roles come from the --auth-tokens file)');
+  }
+  const roles = values.roles === undefined ? undefined : parseRoles(values.roles);
+  const waitInCallSeconds = values['wait-in-call'] === undefined ? undefined : waitInCall(values['wait-in-call']);
+  const notifyWebhook = values['notify-webhook'] === undefined ? undefined : webhookUrl(values['notify-webhook']);
+  const notifyPrincipals = values['notify-principals'];
+  if (notifyPrincipals !== undefined && notifyPrincipals !== 'hash' && notifyPrincipals !== 'id') {
+    throw usageError(`--notify-principals expects hash or id, got "${notifyPrincipals}"`);
+  }
   if (values.audit && values.ledger === undefined) {
     throw usageError("--audit records on the ledger's database: give --ledger too", USAGE);
   }
@@ -156,7 +190,48 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
     ...(maxTtlSeconds !== undefined ? { maxTtlSeconds } : {}),
     ...(values['auth-tokens'] !== undefined ? { authTokens: values['auth-tokens'] } : {}),
+    ...(roles ? { roles } : {}),
+    ...(waitInCallSeconds !== undefined ? { waitInCallSeconds } : {}),
+    ...(notifyWebhook ? { notifyWebhook } : {}),
+    ...(notifyPrincipals ? { notifyPrincipals } : {}),
   };
+}
+
+/** The longest `--wait-in-call`: ten minutes (a call held longer outlives most clients' patience). */
+const LONGEST_WAIT_IN_CALL_SECONDS = 600;
+
+/** `--wait-in-call SECONDS`: whole seconds from 0 to {@link LONGEST_WAIT_IN_CALL_SECONDS}. */
+function waitInCall(value: string): number {
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value) || parsed > LONGEST_WAIT_IN_CALL_SECONDS) {
+    throw usageError(
+      `--wait-in-call expects a whole number of seconds from 0 to ${LONGEST_WAIT_IN_CALL_SECONDS}, got "${value}"`,
+    );
+  }
+  return parsed;
+}
+
+/** `--roles a,b`: comma-separated role names (letters, digits, `_.:-`). */
+function parseRoles(value: string): string[] {
+  const roles = value.split(',').map((role) => role.trim());
+  if (roles.some((role) => !/^[A-Za-z0-9_.:-]{1,64}$/.test(role))) {
+    throw usageError(`--roles expects comma-separated role names (e.g. manager,finance), got "${value}"`);
+  }
+  return [...new Set(roles)];
+}
+
+/** `--notify-webhook URL`: an http: or https: URL. */
+function webhookUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw usageError(`--notify-webhook expects an http: or https: URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw usageError(`--notify-webhook expects an http: or https: URL, got "${value}"`);
+  }
+  return url.href;
 }
 
 function keyRing(): KeyRing {
@@ -185,6 +260,8 @@ function logEvent(event: RunnerLogEvent): void {
     );
   } else if (event.type === 'flow_error') {
     process.stderr.write(`baton: flow ${event.flow} (${event.fid}) failed: ${oneLine(event.error)}\n`);
+  } else if (event.type === 'hook_error') {
+    process.stderr.write(`baton: ${event.hook} hook failed: ${oneLine(event.error)}\n`);
   }
 }
 
@@ -216,7 +293,10 @@ function servableFlows(flows: readonly Flow[], hasLedger: boolean, module: strin
   if (hasLedger) return [...flows];
   const served = flows.filter((flow) => !flow.needsLedger);
   for (const flow of flows) {
-    if (flow.needsLedger) warn(`not serving ${flow.name}: it needs a ledger; start with --ledger URL to serve it`);
+    if (!flow.needsLedger) continue;
+    const why =
+      flow.decisions.length > 0 ? 'it awaits decisions by others, which are kept in a ledger' : 'it needs a ledger';
+    warn(`not serving ${flow.name}: ${why}; start with --ledger URL to serve it`);
   }
   if (served.length === 0) {
     throw new CliError(`every flow of ${module} needs a ledger: start with --ledger URL (e.g. sqlite:./baton.db)`);
@@ -295,6 +375,13 @@ export async function run(argv: string[]): Promise<number> {
       }
     }
 
+    const webhook = options.notifyWebhook
+      ? createWebhookNotifier({ url: options.notifyWebhook, onError: (message) => warn(message) })
+      : undefined;
+    if (webhook) opened.push({ what: 'the webhook', close: () => webhook.flush(2000).then(() => webhook.close()) });
+    if (webhook && !flows.some((flow) => flow.decisions.length > 0)) {
+      warn('--notify-webhook has nothing to send: no served flow awaits decisions');
+    }
     const runner = createRunner({
       flows,
       codec: createRequestStateCodec({ keys, ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}) }),
@@ -303,10 +390,15 @@ export async function run(argv: string[]): Promise<number> {
       ...(inspector ? { inspect: inspector.inspect } : {}),
       ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}),
       ...(options.maxTtlSeconds ? { maxTtlSeconds: options.maxTtlSeconds } : {}),
+      ...(options.waitInCallSeconds !== undefined ? { waitInCallSeconds: options.waitInCallSeconds } : {}),
+      ...(webhook ? { onDecisionRequested: webhook.onDecisionRequested, onDecided: webhook.onDecided } : {}),
+      ...(options.notifyPrincipals ? { hookPrincipals: options.notifyPrincipals } : {}),
       log: logEvent,
     });
+    const stdioRoles = options.roles ?? [];
     const factory = createFlowServerFactory({
       runner,
+      roles: (ctx) => defaultRoles(ctx, stdioRoles),
       ...(loaded.expose ? { expose: loaded.expose } : {}),
       onError: (error) => process.stderr.write(`baton: internal error: ${oneLine(error)}\n`),
     });

@@ -1,0 +1,259 @@
+/**
+ * The decision tools on an official-SDK `McpServer`: `baton_inbox {}`,
+ * `baton_decide { id, key? }`, `baton_requests {}`, `baton_resume { id }` and
+ * `baton_withdraw { id }` (issue 13 item 5; DESIGN.md section 5). Each is a
+ * thin mapping of the runner's transport-free decision API
+ * (`runner.inbox/decide/requests/resume/withdraw`) with the caller's
+ * principal and roles: lists come back as a readable text plus
+ * `structuredContent` (ISO times), `baton_decide` and `baton_resume` are MRTR
+ * rounds (their retries come back to the same tool with the same arguments),
+ * refusals are tool errors (`isError: true`) with a sentence, and -32602 stays
+ * reserved for bad requestStates and unreadable params, through the same
+ * machinery as the flow tools (`playRound`, `escapeToolError`).
+ */
+import {
+  DECIDE_TOOL,
+  type InboxItem,
+  RESUME_TOOL,
+  type RequestItem,
+  type RoundOutcome,
+  type Runner,
+} from '@baton/engine';
+import {
+  type CallToolResult,
+  type InputRequiredResult,
+  type McpServer,
+  ProtocolError,
+  type RegisteredTool,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { declaredCapabilities, isStatelessLegacyHttp, toInputCapabilities } from './callContext.js';
+import { playRound, toProtocolError } from './playRound.js';
+import { LEGACY_HTTP_MESSAGE, toToolResult } from './results.js';
+import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
+
+/** The decision tools' names. */
+export const INBOX_TOOL = 'baton_inbox';
+export const REQUESTS_TOOL = 'baton_requests';
+export const WITHDRAW_TOOL = 'baton_withdraw';
+export { DECIDE_TOOL, RESUME_TOOL };
+
+/** Options of {@link registerDecisionTools}. */
+export interface DecisionToolsOptions {
+  readonly runner: Runner;
+  /** The caller's principal. */
+  readonly principal: (ctx: ServerContext) => string;
+  /** The caller's roles. */
+  readonly roles: (ctx: ServerContext) => readonly string[];
+  /** Errors that never reach the client. */
+  readonly onError: (error: unknown) => void;
+}
+
+const id = z
+  .string()
+  .describe(
+    'The request id: shown in the waiting result of the flow, in baton_inbox and in baton_requests (e.g. "R7x…", 22 characters).',
+  );
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** An inbox entry on the wire: ISO times. */
+function inboxEntry(item: InboxItem) {
+  return {
+    id: item.id,
+    key: item.key,
+    flow: item.flow,
+    message: item.message,
+    requestedAt: iso(item.requestedAt),
+    ...(item.deadline === undefined ? {} : { deadline: iso(item.deadline) }),
+  };
+}
+
+function inboxText(items: readonly InboxItem[]): string {
+  if (items.length === 0) return 'No decisions are waiting for you.';
+  const lines = items.map((item) => {
+    const by = item.deadline === undefined ? '' : `; decide by ${iso(item.deadline)}`;
+    return `- Request ${item.id}, ${item.key} (${item.flow}), requested ${iso(item.requestedAt)}${by}: ${item.message}`;
+  });
+  const count = items.length === 1 ? '1 decision waits' : `${items.length} decisions wait`;
+  return `${count} for you. Make one with baton_decide {"id": "<request id>"}.\n${lines.join('\n')}`;
+}
+
+function requestsText(items: readonly RequestItem[]): string {
+  if (items.length === 0) return 'You have no requests from the last 30 days.';
+  const lines = items.map((item) => {
+    const waits =
+      item.status === 'waiting'
+        ? item.waitingFor && item.waitingFor.length > 0
+          ? `, waiting for ${item.waitingFor.map((w) => (w.role ? `${w.key} (role ${w.role})` : w.key)).join(' and ')}`
+          : ', waiting for you: continue with baton_resume'
+        : '';
+    return `- Request ${item.id} (${item.flow}): ${item.status}${waits}`;
+  });
+  return `Your requests from the last 30 days, newest first:\n${lines.join('\n')}`;
+}
+
+/**
+ * Register the five decision tools on `server`. Call it only when the runner has flows that
+ * await decisions and a ledger (`registerFlows` does); returns the registered tools by name.
+ */
+export function registerDecisionTools(server: McpServer, options: DecisionToolsOptions): Map<string, RegisteredTool> {
+  const { runner, onError } = options;
+  const tools = new Map<string, RegisteredTool>();
+  const caller = (ctx: ServerContext) => ({
+    principal: options.principal(ctx),
+    roles: options.roles(ctx),
+    capabilities: toInputCapabilities(declaredCapabilities(server, ctx)),
+  });
+
+  /** A tool callback whose JSON-RPC errors (bad states, params) escape the SDK's isError wrapping. */
+  const handler =
+    <A>(body: (args: A, ctx: ServerContext) => Promise<CallToolResult | InputRequiredResult>) =>
+    async (args: A, ctx: ServerContext) => {
+      try {
+        return await body(args, ctx);
+      } catch (error) {
+        const protocolError = toProtocolError(error, onError);
+        if (protocolError instanceof ProtocolError) escapeToolError(server, ctx, protocolError);
+        throw protocolError;
+      }
+    };
+
+  /** A round of decide, resume or withdraw, with the request's requestState and answers. */
+  const round = (
+    ctx: ServerContext,
+    play: (state: {
+      requestState?: string;
+      inputResponses?: Readonly<Record<string, unknown>>;
+    }) => Promise<RoundOutcome>,
+  ) =>
+    playRound(server, ctx, onError, (requestState) =>
+      play({
+        ...(requestState !== undefined ? { requestState } : {}),
+        ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
+      }),
+    ).then(toToolResult);
+
+  tools.set(
+    INBOX_TOOL,
+    server.registerTool(
+      INBOX_TOOL,
+      {
+        title: 'Decisions waiting for you',
+        description:
+          'List the pending decisions you may make on requests by other people: your role matches, the request is not your own, not expired and not yet decided. Returns { decisions: [{ id, key, flow, message, requestedAt, deadline? }] } (ISO times). Make one with baton_decide.',
+        inputSchema: z.object({}),
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      handler(async (_args: unknown, ctx: ServerContext) => {
+        const items = await runner.inbox(caller(ctx));
+        return {
+          content: [{ type: 'text', text: inboxText(items) }],
+          structuredContent: { decisions: items.map(inboxEntry) },
+        };
+      }),
+    ),
+  );
+  enableToolErrorEscape(server);
+
+  tools.set(
+    DECIDE_TOOL,
+    server.registerTool(
+      DECIDE_TOOL,
+      {
+        title: 'Make a decision',
+        description:
+          'Make a decision on a request by someone else (see baton_inbox). You are asked one form (under the key "decision") with the decision\'s question; your answer is recorded once and the request moves on at once. The result starts with "Recorded". Refused, as a tool error saying why, when you may not decide it (your own request, or not your role), the id is unknown, or it was already decided, expired or withdrawn.',
+        inputSchema: z.object({
+          id,
+          key: z
+            .string()
+            .optional()
+            .describe(
+              'Which decision (e.g. "manager_approval"): needed only when you may make more than one pending decision on the request.',
+            ),
+        }),
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      },
+      handler(async (args: { id: string; key?: string }, ctx: ServerContext) => {
+        // Deciding always asks a form, which a 2025-era client on stateless HTTP cannot answer.
+        if (isStatelessLegacyHttp(server, ctx)) {
+          return { content: [{ type: 'text', text: LEGACY_HTTP_MESSAGE }], isError: true };
+        }
+        return round(ctx, (state) =>
+          runner.decide({
+            id: args.id,
+            ...(args.key !== undefined ? { key: args.key } : {}),
+            context: caller(ctx),
+            ...state,
+          }),
+        );
+      }),
+    ),
+  );
+
+  tools.set(
+    REQUESTS_TOOL,
+    server.registerTool(
+      REQUESTS_TOOL,
+      {
+        title: 'Your requests',
+        description:
+          'List your own requests from the last 30 days, newest first: { requests: [{ id, flow, status, waitingFor? }] }, where status is waiting, completed, expired or withdrawn, and waitingFor names the decisions (and roles) a waiting request needs. Continue one with baton_resume.',
+        inputSchema: z.object({}),
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      handler(async (_args: unknown, ctx: ServerContext) => {
+        const items = await runner.requests(caller(ctx));
+        return {
+          content: [{ type: 'text', text: requestsText(items) }],
+          structuredContent: {
+            requests: items.map((item) => ({
+              id: item.id,
+              flow: item.flow,
+              status: item.status,
+              ...(item.waitingFor ? { waitingFor: item.waitingFor.map((w) => ({ ...w })) } : {}),
+            })),
+          },
+        };
+      }),
+    ),
+  );
+
+  tools.set(
+    RESUME_TOOL,
+    server.registerTool(
+      RESUME_TOOL,
+      {
+        title: 'Continue your request',
+        description:
+          "Continue one of your requests that waits (see baton_requests, or the id in the flow's waiting result). It answers exactly as the flow's own tool would: it may ask you for input, wait for a decision a while, say it is still waiting, or give the flow's final result. Only the requester may resume a request.",
+        inputSchema: z.object({ id }),
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      },
+      handler(async (args: { id: string }, ctx: ServerContext) =>
+        round(ctx, (state) => runner.resume({ id: args.id, context: caller(ctx), ...state })),
+      ),
+    ),
+  );
+
+  tools.set(
+    WITHDRAW_TOOL,
+    server.registerTool(
+      WITHDRAW_TOOL,
+      {
+        title: 'Withdraw your request',
+        description:
+          'Withdraw one of your requests that still waits for decisions: the flow takes its withdrawal path, pending decisions are closed, and the result says "Withdrawn". Only the requester may withdraw; a request that has ended cannot be withdrawn.',
+        inputSchema: z.object({ id }),
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      },
+      handler(async (args: { id: string }, ctx: ServerContext) =>
+        round(ctx, () => runner.withdraw({ id: args.id, context: caller(ctx) })),
+      ),
+    ),
+  );
+
+  return tools;
+}

@@ -1,0 +1,48 @@
+/**
+ * One round on behalf of an MCP request, shared by the flow tools, prompts
+ * and resources (`registerFlows.ts`) and the decision tools
+ * (`decisionTools.ts`): the raw requestState is read off the request (a
+ * non-string one is -32602 at once), a rejected state or unreadable params
+ * become -32602 with a reason or a sentence, anything else a logged -32603
+ * "Internal error", and a 2025-era client on stateless HTTP is told what it
+ * needs instead of being asked for input it cannot give.
+ */
+import { InvalidParamsError, InvalidRequestStateError, type RoundOutcome } from '@baton/engine';
+import { type McpServer, ProtocolError, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
+import { isStatelessLegacyHttp } from './callContext.js';
+import { forStatelessLegacyHttp, invalidRequestState } from './results.js';
+
+/**
+ * Play one round on behalf of a request: hands `play` the raw requestState (a non-string one is
+ * -32602 at once), maps a rejected state and unreadable params to -32602, anything else to a
+ * logged -32603 "Internal error", and tells a 2025-era client on stateless HTTP what it needs
+ * instead of asking it for input it cannot give. Shared by the flows and the decision tools.
+ */
+export async function playRound(
+  server: McpServer,
+  ctx: ServerContext,
+  onError: (error: unknown) => void,
+  play: (requestState: string | undefined) => Promise<RoundOutcome>,
+): Promise<RoundOutcome> {
+  const requestState = ctx.mcpReq.requestState<unknown>();
+  if (requestState !== undefined && typeof requestState !== 'string') {
+    throw invalidRequestState({ reason: 'malformed' });
+  }
+  try {
+    const outcome = await play(requestState);
+    // A 2025-era client on stateless HTTP declared its capabilities to another instance and
+    // cannot answer input requests here: tell it what it needs instead of "not declared".
+    return isStatelessLegacyHttp(server, ctx) ? forStatelessLegacyHttp(outcome) : outcome;
+  } catch (error) {
+    throw toProtocolError(error, onError);
+  }
+}
+
+/** An error of a round as the JSON-RPC error the client gets (only bad states and params say why). */
+export function toProtocolError(error: unknown, onError: (error: unknown) => void): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  if (error instanceof InvalidRequestStateError) return invalidRequestState(error);
+  if (error instanceof InvalidParamsError) return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
+  onError(error);
+  return new ProtocolError(ProtocolErrorCode.InternalError, 'Internal error');
+}
