@@ -6,25 +6,29 @@
  * examples: deploy (deployed, cancelled three ways, a missing answer re-asked
  * alone, expiry), expense (decided by others on either server), release
  * notes (roots + sampling, and the fallback), access codes (granted, redeemed
- * once, already used on another server, unknown, expired, denied).
+ * once, already used on another server, unknown, expired, denied). Principals
+ * come from bearer tokens with roles (alice requests; bob is a manager, carol
+ * finance), and decisions are made through the MCP decision tools
+ * (`baton_inbox`, `baton_decide`, `baton_resume`), including the 7-day
+ * deadline on the moved clock.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createFlowServerFactory, type HttpServing, serveHttp } from '@baton/adapters';
-import {
-  createKeyRing,
-  createRequestStateCodec,
-  createRunner,
-  generateKey,
-  type Ledger,
-  type Runner,
-} from '@baton/engine';
+import { createFlowServerFactory, createStaticTokenVerifier, type HttpServing, serveHttp } from '@baton/adapters';
+import { createKeyRing, createRequestStateCodec, createRunner, generateKey, type Ledger } from '@baton/engine';
 import flows from '@baton/examples/approvals';
 import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ClientOptions, connectHttp, expectInputRequired, textOf, toolRound } from './helpers/mcpClients.js';
+import {
+  type ClientOptions,
+  connectHttp,
+  expectInputRequired,
+  protocolError,
+  textOf,
+  toolRound,
+} from './helpers/mcpClients.js';
 
 /** The clock shared by both runners and codecs: real time plus what the test moved it by. */
 let offsetMs = 0;
@@ -37,8 +41,14 @@ const keys = createKeyRing([generateKey()]);
 let dir: string;
 const ledgers: Ledger[] = [];
 const servers: HttpServing[] = [];
-const runners: Runner[] = [];
 const clients: Client[] = [];
+
+const token = (name: string) => `${name}-token-${'t'.repeat(20)}`;
+const TOKENS = {
+  [token('alice')]: 'alice',
+  [token('bob')]: { principal: 'bob', roles: ['manager'] },
+  [token('carol')]: { principal: 'carol', roles: ['finance'] },
+};
 
 /** A server on 127.0.0.1 with its own runner and its own handle on the shared ledger file. */
 async function startServer(): Promise<HttpServing> {
@@ -53,8 +63,12 @@ async function startServer(): Promise<HttpServing> {
     holdMs: 50,
     pollMs: 10,
   });
-  runners.push(runner);
-  const serving = await serveHttp({ factory: createFlowServerFactory({ runner }), host: '127.0.0.1', port: 0 });
+  const serving = await serveHttp({
+    factory: createFlowServerFactory({ runner }),
+    host: '127.0.0.1',
+    port: 0,
+    verifier: createStaticTokenVerifier(TOKENS),
+  });
   servers.push(serving);
   return serving;
 }
@@ -74,8 +88,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function connect(options: ClientOptions = {}, server = 0) {
-  const connected = await connectHttp(servers[server]!.url, options);
+async function connect(options: ClientOptions & { as?: string } = {}, server = 0) {
+  const connected = await connectHttp(servers[server]!.url, { token: token(options.as ?? 'alice'), ...options });
   clients.push(connected.client);
   return connected;
 }
@@ -200,23 +214,26 @@ describe('deploy_production', () => {
   });
 });
 
-describe('expense_approval (decided by others; the decision tools are driven through the runner here)', () => {
+describe('expense_approval (decided by others through the decision tools)', () => {
   const call = (amount: number) => ({ name: 'expense_approval', arguments: { amount, purpose: 'conference' } });
-  const decide = async (runner: Runner, principal: string, roles: string[], id: string, approve: boolean) => {
-    const context = { principal, roles };
-    const asked = await runner.decide({ id, context });
-    if (asked.type !== 'input_required') throw new Error(JSON.stringify(asked));
-    const decision = { action: 'accept', content: { approve } };
-    return runner.decide({ id, context, requestState: asked.requestState, inputResponses: { decision } });
+  const idOf = async (name: string, server: number, amount: number) => {
+    const { client } = await connect({ as: name }, server);
+    const listed = await client.callTool({ name: 'baton_inbox', arguments: {} });
+    const decisions = (listed.structuredContent as { decisions: { id: string; key: string; message: string }[] })
+      .decisions;
+    return decisions.find((d) => d.message.includes(`${amount}`));
+  };
+  const decide = async (name: string, server: number, id: string, approve: boolean) => {
+    const { client } = await connect({ as: name, elicit: () => accept({ approve }) }, server);
+    return client.callTool({ name: 'baton_decide', arguments: { id } });
   };
 
   it('answers "retry later" (no requests) until a manager decides on the other server, then approves', async () => {
     const { client } = await connect();
     const first = expectInputRequired(await toolRound(client, call(250)));
     expect(first.inputRequests ?? {}).toEqual({});
-    const id = (await runners[1]!.inbox({ principal: 'bob', roles: ['manager'] }))[0]!.id;
-    const recorded = await decide(runners[1]!, 'bob', ['manager'], id, true);
-    expect(recorded.type === 'complete' && JSON.stringify(recorded.result)).toContain('Recorded');
+    const id = (await idOf('bob', 1, 250))!.id;
+    expect(textOf(await decide('bob', 1, id, true))).toMatch(/^Recorded/);
     const done = await toolRound((await connect({}, 1)).client, { ...call(250), requestState: first.requestState });
     expect(completedText(done)).toContain('approved');
   });
@@ -224,16 +241,28 @@ describe('expense_approval (decided by others; the decision tools are driven thr
   it('needs finance above 1000, and finance may reject', async () => {
     const { client } = await connect();
     const first = expectInputRequired(await toolRound(client, call(5000)));
-    const id = (await runners[0]!.inbox({ principal: 'bob', roles: ['manager'] })).find((d) =>
-      d.message.includes('5000'),
-    )!.id;
-    await decide(runners[0]!, 'bob', ['manager'], id, true);
-    expect(await runners[1]!.inbox({ principal: 'carol', roles: ['finance'] })).toMatchObject([
-      { id, key: 'finance_approval' },
-    ]);
-    await decide(runners[1]!, 'carol', ['finance'], id, false);
+    const id = (await idOf('bob', 0, 5000))!.id;
+    expect(textOf(await decide('bob', 0, id, true))).toMatch(/^Recorded/);
+    expect(await idOf('carol', 1, 5000)).toMatchObject({ id, key: 'finance_approval' });
+    expect(textOf(await decide('carol', 1, id, false))).toMatch(/^Recorded/);
     const done = await toolRound(client, { ...call(5000), requestState: first.requestState });
     expect(completedText(done)).toContain('rejected by finance');
+  });
+
+  it('expires after 7 days (moved clock): no longer listed or decidable, and the requester gets "expired"', async () => {
+    const { client } = await connect();
+    const first = expectInputRequired(await toolRound(client, call(777)));
+    const id = (await idOf('bob', 0, 777))!.id;
+    advance(7 * 86_400_000 + 60_000);
+    expect(await idOf('bob', 1, 777)).toBeUndefined();
+    const late = await decide('bob', 1, id, true);
+    expect(late.isError).toBe(true);
+    expect(textOf(late)).toContain('expired');
+    const resumed = await (await connect({}, 1)).client.callTool({ name: 'baton_resume', arguments: { id } });
+    expect(completedText(resumed)).toContain('expired');
+    // The call's own state lived at most --max-ttl (a day): after 7 days it is rejected, never re-prompted.
+    const stale = await protocolError(toolRound(client, { ...call(777), requestState: first.requestState }));
+    expect(stale).toMatchObject({ code: -32602, data: { reason: 'expired' } });
   });
 });
 

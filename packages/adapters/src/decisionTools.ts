@@ -33,9 +33,11 @@ import { playRound, toProtocolError } from './playRound.js';
 import { LEGACY_HTTP_MESSAGE, toToolResult } from './results.js';
 import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
 
-/** The decision tools' names. */
+/** The inbox tool's name: the pending decisions the caller may make. */
 export const INBOX_TOOL = 'baton_inbox';
+/** The requests tool's name: the caller's own requests. */
 export const REQUESTS_TOOL = 'baton_requests';
+/** The withdraw tool's name: the requester withdraws a waiting request. */
 export const WITHDRAW_TOOL = 'baton_withdraw';
 export { DECIDE_TOOL, RESUME_TOOL };
 

@@ -484,11 +484,15 @@ const ROLE = /^[A-Za-z0-9_.:-]{1,64}$/;
  *
  * @example
  * ```ts
- * manager_approval: decision({
- *   message: ({ context }) => `Approve ${context.amount} for "${context.purpose}"?`,
+ * import { decision } from '@baton/engine';
+ * import { z } from 'zod';
+ *
+ * export const managerApproval = decision({
+ *   message: ({ context }: { context: { amount: number; purpose: string } }) =>
+ *     `Approve ${context.amount} for "${context.purpose}"?`,
  *   schema: z.object({ approve: z.boolean(), comment: z.string().max(500).optional() }),
  *   role: 'manager',
- * })
+ * });
  * // the decider's form: { method: 'elicitation/create', params: { mode: 'form', message: 'Approve 250 for "books"?',
  * //   requestedSchema: { type: 'object', properties: { approve: { type: 'boolean' }, comment: { type: 'string', maxLength: 500 } }, required: ['approve'] } } }
  * // the machine receives: { type: 'input.manager_approval', action: 'accept', content: { approve: true }, decider: 'bob' }
