@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's demo command: the example server on SQLite, driven by the official SDK client.
+# The README's demo command: two example servers on one SQLite ledger, two people (alice requests, bob
+# approves), driven by the official SDK client.
 # Installs dependencies first when they are missing (same pinned pnpm as scripts/test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."

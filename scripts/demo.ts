@@ -1,14 +1,19 @@
 /**
- * The demo: Baton's main job on its embedded default. Starts `baton serve
- * examples/approvals` over HTTP on loopback with a SQLite ledger, drives the
- * official MCP SDK client through `deploy_production` and `expense_approval`
- * round by round (what was asked, what was answered, the result), then
- * replays a used requestState to show it rejected. Exits 0 when every step
+ * The demo: Baton's main job on its embedded default. Starts two `baton serve
+ * examples/approvals` instances over HTTP on loopback, sharing BATON_KEYS and
+ * one SQLite ledger, with an `--auth-tokens` file naming two people: alice
+ * (no roles) and bob (manager). With the official MCP SDK client it drives
+ * `deploy_production` round by round as alice (what was asked, what was
+ * answered, the result); then alice requests an `expense_approval` on one
+ * instance (her call ends with the waiting result), bob finds it in
+ * `baton_inbox` on the other instance and approves it through
+ * `baton_decide`'s form, and alice's `baton_resume` gets the outcome; last, a
+ * used requestState is replayed and rejected. Exits 0 when every step
  * behaved as expected, 1 otherwise.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,8 +36,12 @@ type Round = {
   inputRequests?: Record<string, any>;
   requestState?: string;
   content?: { type: string; text?: string }[];
+  structuredContent?: Record<string, any>;
   isError?: boolean;
 };
+
+/** How long one call of the requester waits for a decision before it completes with "waiting". */
+const WAIT_IN_CALL_SECONDS = 2;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -45,7 +54,7 @@ function freePort(): Promise<number> {
   });
 }
 
-function startServer(port: number, ledgerPath: string): Promise<ChildProcess> {
+function startServer(port: number, ledgerPath: string, tokensFile: string, keys: string): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
     [
@@ -58,12 +67,12 @@ function startServer(port: number, ledgerPath: string): Promise<ChildProcess> {
       `127.0.0.1:${port}`,
       '--ledger',
       `sqlite:${ledgerPath}`,
+      '--auth-tokens',
+      tokensFile,
+      '--wait-in-call',
+      String(WAIT_IN_CALL_SECONDS),
     ],
-    {
-      cwd: ROOT,
-      env: { ...process.env, BATON_KEYS: randomBytes(32).toString('base64url') },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
+    { cwd: ROOT, env: { ...process.env, BATON_KEYS: keys }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   return new Promise((resolve, reject) => {
     let stderr = '';
@@ -82,6 +91,20 @@ function startServer(port: number, ledgerPath: string): Promise<ChildProcess> {
   });
 }
 
+/** A client of one instance, as the person whose bearer token it sends. */
+async function connect(port: number, token: string): Promise<Client> {
+  const client = new Client({ name: 'baton-demo', version: '1.0.0' }, {
+    capabilities: { elicitation: { form: {} } },
+    versionNegotiation: { mode: 'auto' },
+  } as never);
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}
+
 const text = (r: Round) => (r.content ?? []).map((c) => c.text ?? '').join('');
 
 function describeRequest(key: string, request: any): string {
@@ -98,12 +121,18 @@ async function round(client: Client, params: Params, answers?: Record<string, un
       console.log(`    ${dim('answer')}  ${key} = ${JSON.stringify(value)}`);
   }
   const result = (await client.callTool(params as never, { allowInputRequired: true } as never)) as Round;
-  if (result.resultType === 'input_required') {
+  if (result.resultType === 'input_required' && Object.keys(result.inputRequests ?? {}).length === 0) {
+    console.log(
+      `  ${bold('retry later')} (input_required, no requests; requestState ${result.requestState?.length} chars)`,
+    );
+  } else if (result.resultType === 'input_required') {
     console.log(`  ${bold('server asks')} (requestState ${result.requestState?.length} chars, sealed):`);
     for (const [key, request] of Object.entries(result.inputRequests ?? {}))
       console.log(`    ${describeRequest(key, request)}`);
   } else {
-    console.log(`  ${bold('result')}: ${text(result)}`);
+    console.log(`  ${bold(result.isError ? 'tool error' : 'result')}: ${text(result).replaceAll('\n', '\n    ')}`);
+    if (result.structuredContent)
+      console.log(`  ${dim('structuredContent')} ${JSON.stringify(result.structuredContent)}`);
   }
   return result;
 }
@@ -114,54 +143,104 @@ function check(condition: boolean, what: string) {
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'baton-demo-'));
-  const port = await freePort();
-  console.log(bold('Baton demo'));
-  console.log(
-    dim(`starting: baton serve examples/approvals --http 127.0.0.1:${port} --ledger sqlite:${join(dir, 'ledger.db')}`),
+  const ledger = join(dir, 'ledger.db');
+  const tokens = { alice: randomBytes(18).toString('base64url'), bob: randomBytes(18).toString('base64url') };
+  const tokensFile = join(dir, 'tokens.json');
+  writeFileSync(
+    tokensFile,
+    JSON.stringify({ [tokens.alice]: 'alice', [tokens.bob]: { principal: 'bob', roles: ['manager'] } }),
+    { mode: 0o600 },
   );
-  const server = await startServer(port, join(dir, 'ledger.db'));
-  const client = new Client({ name: 'baton-demo', version: '1.0.0' }, {
-    capabilities: { elicitation: { form: {} } },
-    versionNegotiation: { mode: 'auto' },
-  } as never);
+  const keys = randomBytes(32).toString('base64url'); // BATON_KEYS, shared by both instances
+  const [portA, portB] = [await freePort(), await freePort()];
+  console.log(bold('Baton demo: two instances, one SQLite ledger, two people'));
+  console.log(dim('tokens file: alice (no roles), bob (role manager)'));
+  const servers: ChildProcess[] = [];
+  const clients: Client[] = [];
   try {
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-    const tools = await client.listTools();
+    for (const port of [portA, portB]) {
+      console.log(
+        dim(
+          `starting: baton serve examples/approvals --http 127.0.0.1:${port} --ledger sqlite:${ledger} --auth-tokens tokens.json --wait-in-call ${WAIT_IN_CALL_SECONDS}`,
+        ),
+      );
+      servers.push(await startServer(port, ledger, tokensFile, keys));
+    }
+    const alice = await connect(portA, tokens.alice);
+    const bob = await connect(portB, tokens.bob);
+    clients.push(alice, bob);
+    const tools = await alice.listTools();
     console.log(dim(`tools: ${tools.tools.map((t) => t.name).join(', ')}`));
 
-    console.log(`\n${bold('1. deploy_production { version: "2.4.1" }')}`);
+    console.log(`\n${bold('1. alice on instance A: deploy_production { version: "2.4.1" }')}`);
     const deploy = { name: 'deploy_production', arguments: { version: '2.4.1' } };
-    const asked = await round(client, deploy);
+    const asked = await round(alice, deploy);
     check(Object.keys(asked.inputRequests ?? {}).join() === 'confirm_deploy,change_ticket', 'two parallel requests');
     const answers = {
       confirm_deploy: { action: 'accept', content: { confirm: true } },
       change_ticket: { action: 'accept', content: { ticket: 'CHG-2041' } },
     };
     const used = { ...deploy, requestState: asked.requestState!, inputResponses: answers };
-    const deployed = await round(client, used, answers);
+    const deployed = await round(alice, used, answers);
     check(text(deployed).includes('Deployed 2.4.1') && text(deployed).includes('CHG-2041'), 'deployed with the ticket');
 
-    console.log(`\n${bold('2. expense_approval { amount: 2500, purpose: "team offsite" }')}`);
-    const expense = { name: 'expense_approval', arguments: { amount: 2500, purpose: 'team offsite' } };
-    console.log(dim('  a manager, not the requester, decides: the round waits for them (held, then "retry later")'));
-    const waiting = await round(client, expense);
-    check(
-      waiting.resultType === 'input_required' && Object.keys(waiting.inputRequests ?? {}).length === 0,
-      'waits for a manager: input_required with no requests',
+    console.log(`\n${bold('2. alice on instance A: expense_approval { amount: 800, purpose: "team offsite" }')}`);
+    console.log(dim('  a manager, not the requester, decides: the round is held while the server polls the ledger'));
+    console.log(
+      dim(
+        `  ("retry later" if the hold ends first); after ${WAIT_IN_CALL_SECONDS} s the call completes with the waiting result`,
+      ),
     );
+    const expense = { name: 'expense_approval', arguments: { amount: 800, purpose: 'team offsite' } };
+    let waiting = await round(alice, expense);
+    for (let i = 0; i < 5 && waiting.resultType === 'input_required'; i++) {
+      check(Object.keys(waiting.inputRequests ?? {}).length === 0, 'alice is asked nothing: retry later');
+      waiting = await round(alice, { ...expense, requestState: waiting.requestState! });
+    }
+    const status = waiting.structuredContent;
+    check(status?.status === 'waiting' && typeof status.id === 'string', 'the call completes with the waiting result');
+    const id = status!.id as string;
+    check(text(waiting).includes(id), 'the waiting text names the request id');
 
-    console.log(`\n${bold('3. replaying the deploy round that was already used')}`);
+    console.log(`\n${bold('3. alice may not decide her own request (four eyes)')}`);
+    const ownInbox = await round(alice, { name: 'baton_inbox', arguments: {} });
+    check((ownInbox.structuredContent?.decisions ?? []).length === 0, "alice's inbox is empty");
+    const own = await round(alice, { name: 'baton_decide', arguments: { id } });
+    check(own.isError === true, 'alice is refused');
+
+    console.log(`\n${bold('4. bob on instance B: baton_inbox, then baton_decide')}`);
+    const inbox = await round(bob, { name: 'baton_inbox', arguments: {} });
+    check(
+      (inbox.structuredContent?.decisions ?? []).some((d: { id: string }) => d.id === id),
+      "the request is in bob's inbox on the other instance",
+    );
+    const decide = { name: 'baton_decide', arguments: { id } };
+    const form = await round(bob, decide);
+    check(Object.keys(form.inputRequests ?? {}).join() === 'decision', 'bob is asked the decision form');
+    const verdict = { decision: { action: 'accept', content: { approve: true, comment: 'enjoy' } } };
+    const recorded = await round(
+      bob,
+      { ...decide, requestState: form.requestState!, inputResponses: verdict },
+      verdict,
+    );
+    check(text(recorded).startsWith('Recorded'), 'the decision is recorded');
+
+    console.log(`\n${bold('5. alice on instance A: baton_resume { id }')}`);
+    const resumed = await round(alice, { name: 'baton_resume', arguments: { id } });
+    check(text(resumed) === 'Expense of 800 approved.', "alice's flow completes: approved");
+
+    console.log(`\n${bold('6. replaying the deploy round that was already used')}`);
     console.log(
       dim(
         '  the same answers again (a lost response retried): the ledger returns the recorded outcome, nothing runs twice',
       ),
     );
-    const retried = await round(client, used, answers);
+    const retried = await round(alice, used, answers);
     check(text(retried) === text(deployed), 'retry returns the recorded outcome');
     console.log(dim('  other answers with the same requestState (a replay):'));
     const replayAnswers = { ...answers, change_ticket: { action: 'accept', content: { ticket: 'CHG-6666' } } };
     try {
-      await round(client, { ...used, inputResponses: replayAnswers }, replayAnswers);
+      await round(alice, { ...used, inputResponses: replayAnswers }, replayAnswers);
       throw new Error('demo expectation failed: the replay was accepted');
     } catch (error) {
       if (!(error instanceof ProtocolError)) throw error;
@@ -172,9 +251,12 @@ async function main() {
     }
     console.log(`\n${bold('demo finished: every step behaved as expected')}`);
   } finally {
-    await client.close().catch(() => {});
-    server.kill('SIGTERM');
-    await new Promise((resolve) => server.once('exit', resolve));
+    await Promise.all(clients.map((client) => client.close().catch(() => {})));
+    for (const server of servers) {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -235,6 +235,7 @@ it('leaves out the flows that need a ledger when served without one, one line ea
       .filter((line) => line.includes('not serving'));
     expect(warnings).toEqual([
       'baton: warning: not serving expense_approval: it awaits decisions by others, which are kept in a ledger; start with --ledger URL to serve it',
+      'baton: warning: not serving refund_request: it awaits decisions by others, which are kept in a ledger; start with --ledger URL to serve it',
       'baton: warning: not serving grant_temporary_access: it needs a ledger; start with --ledger URL to serve it',
       'baton: warning: not serving redeem_access_code: it needs a ledger; start with --ledger URL to serve it',
     ]);

@@ -3,16 +3,19 @@
  * (one line, exit 2), and the terminal client driven for real through tmux
  * against `baton serve examples/approvals`: prompts answered with
  * `send-keys` (one invalid answer re-prompted with its reason), the screen
- * read with `capture-pane`. Without tmux the terminal cases are skipped
- * locally and fail when CI=true.
+ * read with `capture-pane`; and two people on one server with a SQLite
+ * ledger and an --auth-tokens file: the requester's call prints the waiting
+ * line, the manager declines in `baton call baton_decide`'s prompted form,
+ * the requester's `baton call baton_resume` gets the outcome. Without tmux
+ * the terminal cases are skipped locally and fail when CI=true.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCallArgs, resultText, splitCommand } from '../packages/adapters/src/cli/call.js';
+import { parseCallArgs, resultText, splitCommand, waitingLine } from '../packages/adapters/src/cli/call.js';
 import {
   askForm,
   choicesOf,
@@ -206,6 +209,18 @@ describe('baton call: arguments and output', () => {
       }),
     ).toBe('a\nb');
     expect(resultText({ content: [], structuredContent: { ok: true } })).toBe('{\n  "ok": true\n}');
+  });
+
+  it('prints a waiting result as who it waits for, the request id and how to continue', () => {
+    const waiting = { status: 'waiting', id: 'R7', waitingFor: [{ key: 'manager_approval', role: 'manager' }] };
+    expect(waitingLine({ structuredContent: waiting })).toBe(
+      `waiting for manager_approval (role manager) on request R7; continue with baton call baton_resume --args '{"id":"R7"}'`,
+    );
+    expect(
+      waitingLine({ structuredContent: { ...waiting, waitingFor: [{ key: 'a' }, { key: 'b', role: 'x' }] } }),
+    ).toBe(`waiting for a and b (role x) on request R7; continue with baton call baton_resume --args '{"id":"R7"}'`);
+    expect(waitingLine({ structuredContent: { status: 'completed', id: 'R7' } })).toBeUndefined();
+    expect(waitingLine({})).toBeUndefined();
   });
 });
 
@@ -412,6 +427,77 @@ describe('baton call through tmux', () => {
       expect(exitOf(text)).toBe(1);
     } finally {
       await doomed.stop();
+    }
+  });
+
+  it.skipIf(!HAS_TMUX)('two people: the manager declines an expense through baton call baton_decide', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-call-decide-'));
+    const alice = `alice-${'a'.repeat(20)}`;
+    const bob = `bob-${'b'.repeat(20)}`;
+    const tokens = join(dir, 'tokens.json');
+    writeFileSync(tokens, JSON.stringify({ [alice]: 'alice', [bob]: { principal: 'bob', roles: ['manager'] } }));
+    const served = await startServe([
+      'examples/approvals',
+      '--http',
+      '127.0.0.1:0',
+      '--ledger',
+      `sqlite:${join(dir, 'ledger.db')}`,
+      '--auth-tokens',
+      tokens,
+      '--wait-in-call',
+      '1',
+    ]);
+    const as = (token: string, tool: string, args?: object) => [
+      'call',
+      tool,
+      ...(args ? ['--args', JSON.stringify(args)] : []),
+      '--http',
+      served.url.href,
+      '--token',
+      token,
+    ];
+    try {
+      // Alice requests: her call ends with the waiting line (exit 0).
+      const requested = await runCli(as(alice, 'expense_approval', { amount: 120, purpose: 'books' }));
+      expect(requested.code, requested.stderr).toBe(0);
+      const line =
+        /^waiting for manager_approval \(role manager\) on request ([\w-]{22}); continue with baton call baton_resume --args '\{"id":"([\w-]{22})"\}'$/m.exec(
+          requested.stdout,
+        );
+      expect(line, requested.stdout).not.toBeNull();
+      const id = line![1]!;
+      expect(line![2]).toBe(id);
+      expect(requested.stderr).toContain("-- waiting for someone else's decision --");
+      // She may not decide it herself; bob finds it in his inbox.
+      const own = await runCli(as(alice, 'baton_decide', { id }));
+      expect(own.code).toBe(1);
+      expect(own.stdout).toMatch(/four eyes/);
+      const inbox = await runCli(as(bob, 'baton_inbox'));
+      expect(inbox.code).toBe(0);
+      expect(inbox.stdout).toContain(id);
+      // Bob decides at the terminal: the decision's form is prompted like any form.
+      const session = startCall('decide', as(bob, 'baton_decide', { id }).slice(1));
+      const approve = '  approve - Approve? [yes/no, required]: ';
+      let text = await waitFor(session, (t) => t.includes(approve), 'the approve prompt');
+      expect(text).toContain('? Approve an expense of 120 for "books"?');
+      type(session, 'n');
+      const comment = '  comment - Comment (optional) [at most 500 characters, optional]: ';
+      text = await waitFor(session, (t) => t.includes(comment), 'the comment prompt');
+      type(session, 'not this quarter');
+      text = await waitFor(session, (t) => /^EXIT:\d+$/m.test(t), 'the exit status');
+      expect(text).toContain('  -> accept {"approve":false,"comment":"not this quarter"}');
+      expect(text).toMatch(/Recorded manager_approval on request [\w-]{22} \(expense_approval\)/);
+      expect(exitOf(text)).toBe(0);
+      // Alice continues: the flow took the manager's rejection.
+      const resumed = await runCli(as(alice, 'baton_resume', { id }));
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout.trim()).toBe('Expense of 120 rejected by manager.');
+      const again = await runCli(as(bob, 'baton_decide', { id }));
+      expect(again.code).toBe(1);
+      expect(again.stdout).toMatch(/has ended/);
+    } finally {
+      await served.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

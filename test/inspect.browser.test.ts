@@ -8,10 +8,11 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type InspectServing, serveInspect } from '@baton/adapters';
+import type { AuditEntry } from '@baton/engine';
 import { allStates } from '@baton/engine/testing';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import approvals, { deployProduction } from '../examples/approvals/index.js';
+import approvals, { deployProduction, expenseApproval } from '../examples/approvals/index.js';
 import { CANCELLED_FID, DEPLOYED_FID, memoryAuditLog, recordedDeployEntries } from './helpers/auditFixtures.js';
 import { nested, recordedNestedEntries } from './helpers/nestedFlow.js';
 
@@ -19,6 +20,23 @@ const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 const inCi = process.env.CI === 'true';
 const OUTPUT = resolve(import.meta.dirname, '..', 'test-results');
+/** An expense request whose first round left it waiting on a manager (as the runner records it). */
+const WAITING_FID = 'fi_expense_waiting_1';
+const waitingExpense: AuditEntry = {
+  fid: WAITING_FID,
+  flow: expenseApproval.name,
+  hash: expenseApproval.hash,
+  round: 1,
+  at: Date.UTC(2026, 10, 29, 10, 0, 0),
+  ms: 4,
+  principal: 'cHJpbmNpcGFsLWhhc2g',
+  before: null,
+  after: 'manager',
+  path: ['manager'],
+  asked: [],
+  received: [],
+  outcome: 'input_required',
+};
 const SKIP_NOTE = `skipped: ${CHROMIUM} is not installed (apt-get install -y chromium)`;
 
 if (!hasChromium && !inCi) console.warn(`inspect.browser.test.ts ${SKIP_NOTE}`);
@@ -33,7 +51,7 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
       throw new Error(`CI=true but ${CHROMIUM} is missing: install it with apt-get install -y chromium`);
     serving = await serveInspect({
       flows: [...approvals, nested],
-      audit: memoryAuditLog([...recordedDeployEntries(), ...recordedNestedEntries()]),
+      audit: memoryAuditLog([...recordedDeployEntries(), ...recordedNestedEntries(), waitingExpense]),
     });
     profile = await mkdtemp(join(tmpdir(), 'baton-inspect-chromium-'));
     context = await chromium.launchPersistentContext(profile, {
@@ -197,6 +215,17 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
     ).toEqual(['nested_demo.gather.right.timedOut']);
     await mkdir(OUTPUT, { recursive: true });
     await page.screenshot({ path: join(OUTPUT, 'inspect-nested.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('says what a recorded flow waits for, and from whom', async () => {
+    const page = await context.newPage();
+    await page.goto(new URL(`/#flow=expense_approval&fid=${WAITING_FID}`, serving.url).href);
+    await page.waitForSelector('body[data-ready="true"] #timeline-panel:not([hidden]) tbody tr');
+    expect(await page.locator('#waiting').isVisible()).toBe(true);
+    expect(await page.textContent('#waiting')).toBe(`${WAITING_FID}: waiting for manager_approval (role manager)`);
+    await page.goto(new URL(`/#flow=deploy_production&fid=${DEPLOYED_FID}`, serving.url).href);
+    await page.waitForFunction(() => (globalThis as any).document.querySelector('#waiting')?.hidden === true);
     await page.close();
   });
 });

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { createInspectHandler, flowGraph, serveInspect } from '@baton/adapters';
 import { createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
 import { allStates } from '@baton/engine/testing';
-import { openAuditLog } from '@baton/store';
+import { createMemoryLedger, openAuditLog, openLedger } from '@baton/store';
 import { describe, expect, it } from 'vitest';
-import approvals, { deployProduction } from '../examples/approvals/index.js';
+import approvals, { deployProduction, expenseApproval } from '../examples/approvals/index.js';
 import { statesOf } from '../packages/adapters/src/inspect/flowGraph.js';
 import { recordedInstance } from '../packages/adapters/src/inspect/recordedPath.js';
 import { DEPLOYED_FID, memoryAuditLog, recordedDeployEntries } from './helpers/auditFixtures.js';
@@ -200,6 +200,18 @@ describe('baton inspect (CLI)', () => {
     const url = `sqlite:${join(dir, 'audit.db')}`;
     const writer = await openAuditLog(url, { pruneIntervalMs: 0 });
     for (const entry of recordedDeployEntries()) await writer.append(entry);
+    // An expense request waiting on a manager, parked in the ledger on the same database.
+    const ledger = await openLedger(url, { pruneIntervalMs: 0 });
+    const runner = createRunner({
+      flows: [expenseApproval],
+      codec: createRequestStateCodec({ keys: [generateKey()] }),
+      ledger,
+      audit: writer,
+      holdMs: 1,
+    });
+    const context = { principal: 'alice', method: 'tools/call' as const, target: 'expense_approval' };
+    const waiting = await runner.run({ flow: 'expense_approval', args: { amount: 80, purpose: 'books' }, context });
+    await ledger.close();
     await writer.close();
     const child = spawn(process.execPath, cliArgs(['inspect', 'examples/approvals', '--audit', url]), {
       cwd: ROOT,
@@ -214,7 +226,7 @@ describe('baton inspect (CLI)', () => {
         );
         child.stderr!.on('data', (chunk: Buffer) => {
           stderr += chunk.toString();
-          const match = /inspecting 5 flows at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(stderr);
+          const match = /inspecting 6 flows at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(stderr);
           if (match) {
             clearTimeout(timer);
             resolve(new URL(match[1]!));
@@ -227,6 +239,13 @@ describe('baton inspect (CLI)', () => {
       const one = await body(await fetch(new URL(`/api/instances/${DEPLOYED_FID}`, page)));
       expect(one.rounds[1]).toMatchObject({ before: 'awaitingApproval', after: 'deployed', outcome: 'complete' });
       expect(one.edges).toHaveLength(3);
+      const parked = await body(await fetch(new URL(`/api/instances/${waiting.fid}`, page)));
+      expect(parked.waiting).toMatchObject({
+        source: 'ledger',
+        status: 'waiting',
+        decisions: [{ key: 'manager_approval', role: 'manager', deadline: expect.any(Number) }],
+      });
+      expect(parked.waiting.text).toMatch(/^waiting for manager_approval \(role manager, until 20\d\d-.*Z\)$/);
     } finally {
       child.kill('SIGTERM');
       await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)));
@@ -278,5 +297,74 @@ describe('inspect on a real run', () => {
       'confirm_deploy:accept',
       'change_ticket:accept',
     ]);
+  });
+});
+
+describe('inspect: what a flow waits for, and from whom', () => {
+  it('says which decision a parked expense waits for, from the audit and from the ledger', async () => {
+    const audit = memoryAuditLog();
+    const ledger = createMemoryLedger();
+    const runner = createRunner({
+      flows: [expenseApproval],
+      codec: createRequestStateCodec({ keys: [generateKey()] }),
+      ledger,
+      audit,
+      holdMs: 1,
+      pollMs: 1,
+    });
+    const context = { principal: 'alice', method: 'tools/call' as const, target: 'expense_approval' };
+    const first = await runner.run({ flow: 'expense_approval', args: { amount: 2500, purpose: 'offsite' }, context });
+    if (first.type !== 'input_required') throw new Error(`expected input_required, got ${first.type}`);
+    const instance = async (options: { withLedger: boolean }) => {
+      const handler = createInspectHandler({
+        flows: approvals,
+        audit,
+        ...(options.withLedger ? { requests: ledger } : {}),
+      });
+      const res = await handler.fetch(
+        new Request(`http://127.0.0.1/api/instances/${first.fid}`, { headers: { host: '127.0.0.1' } }),
+      );
+      return body(res);
+    };
+    expect((await instance({ withLedger: false })).waiting).toEqual({
+      source: 'audit',
+      status: 'waiting',
+      decisions: [{ key: 'manager_approval', role: 'manager' }],
+      text: 'waiting for manager_approval (role manager)',
+    });
+    expect((await instance({ withLedger: true })).waiting).toMatchObject({
+      source: 'ledger',
+      decisions: [{ key: 'manager_approval', role: 'manager', deadline: expect.any(Number) }],
+    });
+    // The manager approves: above 1000, finance is asked next.
+    const bob = { principal: 'bob', roles: ['manager'] };
+    const asked = await runner.decide({ id: first.fid, context: bob });
+    if (asked.type !== 'input_required') throw new Error(`expected input_required, got ${asked.type}`);
+    await runner.decide({
+      id: first.fid,
+      context: bob,
+      requestState: asked.requestState,
+      inputResponses: { decision: { action: 'accept', content: { approve: true } } },
+    });
+    expect((await instance({ withLedger: false })).waiting?.text).toBe('waiting for finance_approval (role finance)');
+    expect((await instance({ withLedger: true })).waiting?.text).toMatch(
+      /^waiting for finance_approval \(role finance, until .*\)$/,
+    );
+    // Finance rejects: the flow has ended, nobody is waited for.
+    const carol = { principal: 'carol', roles: ['finance'] };
+    const again = await runner.decide({ id: first.fid, context: carol });
+    if (again.type !== 'input_required') throw new Error(`expected input_required, got ${again.type}`);
+    await runner.decide({
+      id: first.fid,
+      context: carol,
+      requestState: again.requestState,
+      inputResponses: { decision: { action: 'accept', content: { approve: false } } },
+    });
+    expect((await instance({ withLedger: false })).waiting).toBeUndefined();
+    expect((await instance({ withLedger: true })).waiting).toMatchObject({
+      status: 'completed',
+      text: 'request completed: nothing left to decide',
+    });
+    await ledger.close();
   });
 });

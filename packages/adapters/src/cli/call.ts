@@ -8,7 +8,11 @@
  * human to type the model's reply or accept a suggested one; roots are the
  * current folder. The conversation is written on stderr and the tool's
  * result text on stdout, so `baton call ... > out.txt` keeps only the
- * result. Exit 0 for a result, 1 for an error result, a JSON-RPC error or
+ * result. A flow waiting for someone else's decision (`structuredContent.status`
+ * `waiting`) prints who it waits for, the request id and the `baton_resume`
+ * command to continue; the decision tools are called like any tool, as the
+ * person `--token` names (`baton_inbox`, `baton_decide --args '{"id":…}'`,
+ * whose form is prompted like any form, `baton_resume`). Exit 0 for a result, 1 for an error result, a JSON-RPC error or
  * a transport failure (one line saying what happened and what to do: the
  * server cannot be reached, or went away mid-flow), 2 for bad flags, 130 for
  * Ctrl-C (with a line saying the flow was not completed). Once a form of a
@@ -44,6 +48,11 @@ Call a tool and answer what it asks at the terminal (forms field by field, URLs,
 At any prompt ${DECLINE} declines and ${CANCEL} cancels the current request (the round's other
 forms are then not asked: they are sent as cancelled); Ctrl-C stops (exit 130).
 The result text goes to stdout; exit 1 when the tool returns an error or the server cannot be reached.
+
+Approvals by someone else: call as the requester or as a decider (--token picks who you are):
+  baton call baton_inbox --http URL --token TOKEN                       decisions you may make
+  baton call baton_decide --args '{"id":"ID"}' --http URL --token TOKEN  answer one (its form is prompted)
+  baton call baton_resume --args '{"id":"ID"}' --http URL --token TOKEN  continue your waiting request
 `;
 
 /** The reply offered for a sampling request (Enter accepts it). */
@@ -245,6 +254,33 @@ export function resultText(result: Pick<CallToolResult, 'content' | 'structuredC
   return result.structuredContent !== undefined ? JSON.stringify(result.structuredContent, null, 2) : '';
 }
 
+/** What a flow waiting for someone else's decision returns as `structuredContent`. */
+interface WaitingContent {
+  status: 'waiting';
+  id: string;
+  waitingFor?: { key?: unknown; role?: unknown }[];
+}
+
+function isWaiting(content: unknown): content is WaitingContent {
+  const c = content as Partial<WaitingContent> | undefined;
+  return c?.status === 'waiting' && typeof c.id === 'string';
+}
+
+/**
+ * The readable line of a waiting result, or `undefined` for any other result: for
+ * `{ status: 'waiting', id: 'R7', waitingFor: [{ key: 'manager_approval', role: 'manager' }] }`,
+ * `waiting for manager_approval (role manager) on request R7; continue with baton call baton_resume --args '{"id":"R7"}'`.
+ */
+export function waitingLine(result: Pick<CallToolResult, 'structuredContent'>): string | undefined {
+  const content = result.structuredContent;
+  if (!isWaiting(content)) return undefined;
+  const whom = (Array.isArray(content.waitingFor) ? content.waitingFor : [])
+    .filter((w) => typeof w?.key === 'string')
+    .map((w) => `${w.key}${typeof w.role === 'string' ? ` (role ${w.role})` : ''}`);
+  const what = whom.length > 0 ? `waiting for ${whom.join(' and ')}` : 'waiting';
+  return `${what} on request ${content.id}; continue with baton call baton_resume --args '${JSON.stringify({ id: content.id })}'`;
+}
+
 /** Which round the client is answering, and whether one of its forms was declined or cancelled. */
 interface RoundState {
   round: number;
@@ -430,6 +466,12 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`\n-- ${options.tool} returned an error --\n`);
       process.stdout.write(`${text}\n`);
       return EXIT_FAILURE;
+    }
+    const waiting = waitingLine(result);
+    if (waiting) {
+      process.stderr.write(`\n-- waiting for someone else's decision --\n${text}\n`);
+      process.stdout.write(`${waiting}\n`);
+      return 0;
     }
     process.stderr.write('\n-- result --\n');
     process.stdout.write(`${text}\n`);

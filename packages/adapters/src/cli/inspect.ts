@@ -3,11 +3,14 @@
  * local page on loopback showing the module's flows as state graphs (nested
  * and parallel states as containers, the states that ask for input marked)
  * and, with `--audit`, the recorded instances: the path each took round by
- * round, highlighted on the graph, with a timeline. Works offline: the page
+ * round, highlighted on the graph, with a timeline, and what each waits for
+ * and from whom (read from the requests parked in the ledger, which shares
+ * the audit log's database). Works offline: the page
  * loads nothing but this server. Non-loopback hosts are refused. The URL is
  * printed on stderr once ready; SIGINT and SIGTERM stop it.
  */
-import { openAuditLog } from '@baton/store';
+import type { Ledger } from '@baton/engine';
+import { openAuditLog, openLedger } from '@baton/store';
 import { loadFlowsModule } from '../flowsModule.js';
 import { isLoopbackHost } from '../http.js';
 import { serveInspect } from '../inspect/server.js';
@@ -69,10 +72,20 @@ export async function run(argv: string[]): Promise<number> {
     throw new CliError(oneLine(error));
   });
   const audit = values.audit !== undefined ? await openAudit(values.audit) : undefined;
+  // The ledger shares the audit log's database (`baton serve --audit` records there): its parked
+  // requests say what each flow waits for. Not readable: the page derives it from the rounds.
+  let requests: Ledger | undefined;
+  if (values.audit !== undefined) {
+    requests = await openLedger(values.audit, { pruneIntervalMs: 0 }).catch((error) => {
+      process.stderr.write(`baton: warning: cannot read parked requests from the ledger: ${oneLine(error)}\n`);
+      return undefined;
+    });
+  }
   try {
     const serving = await serveInspect({
       flows: module.flows,
       ...(audit ? { audit } : {}),
+      ...(requests ? { requests } : {}),
       host: http.host,
       port: http.port,
       onError: (error) => process.stderr.write(`baton: inspect: ${oneLine(error)}\n`),
@@ -86,6 +99,9 @@ export async function run(argv: string[]): Promise<number> {
     await serving.close();
     return 0;
   } finally {
+    await requests
+      ?.close()
+      .catch((error) => process.stderr.write(`baton: warning: closing the ledger: ${oneLine(error)}\n`));
     await audit
       ?.close()
       .catch((error) => process.stderr.write(`baton: warning: closing the audit log: ${oneLine(error)}\n`));

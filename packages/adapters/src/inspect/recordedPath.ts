@@ -3,9 +3,10 @@
  * round, the states it passed through and the transitions it most likely
  * took (an edge whose source was active and whose target was entered between
  * two consecutive recorded state values, preferring the events of the
- * answers the round received). Pure.
+ * answers the round received), and what the instance waits for and from
+ * whom when its last round left it awaiting decisions by someone else. Pure.
  */
-import type { AuditEntry, Flow } from '@baton/engine';
+import type { AuditEntry, Flow, RequestStatus } from '@baton/engine';
 import type { StateValue } from 'xstate';
 import { type FlowGraph, statesOf } from './flowGraph.js';
 
@@ -30,6 +31,64 @@ export interface RecordedInstance {
   /** Union of every round's visited states and edges. */
   readonly visited: readonly string[];
   readonly edges: readonly string[];
+  /** What it waits for, when its last round left it awaiting decisions (or the ledger has its request). */
+  readonly waiting?: InstanceWaiting;
+}
+
+/** One decision an instance waits for: its key, who may make it, and until when. */
+export interface WaitingDecision {
+  readonly key: string;
+  /** The role that may decide; `null` when only the flow's rule (`may`) says who may. */
+  readonly role: string | null;
+  /** Deadline (ms since epoch), when known (from the ledger). */
+  readonly deadline?: number;
+}
+
+/** What a recorded instance waits for, and from whom. */
+export interface InstanceWaiting {
+  /** `ledger`: the parked request in the ledger; `audit`: derived from the last recorded round. */
+  readonly source: 'ledger' | 'audit';
+  /** The parked request's status (from the ledger; `waiting` when derived from the audit). */
+  readonly status: RequestStatus;
+  readonly decisions: readonly WaitingDecision[];
+  /** For people, e.g. `waiting for manager_approval (role manager)`. */
+  readonly text: string;
+}
+
+const whom = (decision: WaitingDecision) =>
+  `${decision.key} (${decision.role ? `role ${decision.role}` : "whoever the flow's rule allows"}${
+    decision.deadline !== undefined ? `, until ${new Date(decision.deadline).toISOString()}` : ''
+  })`;
+
+/** The sentence the page shows for a waiting (or ended) request. */
+export function waitingText(status: RequestStatus, decisions: readonly WaitingDecision[]): string {
+  if (status !== 'waiting') return `request ${status}: nothing left to decide`;
+  if (decisions.length === 0) return 'waiting for its requester (baton_resume)';
+  return `waiting for ${decisions.map(whom).join(' and ')}`;
+}
+
+/**
+ * What an instance waits for according to its last recorded round: the decisions asked by the
+ * states it was left in (none when it ended, failed, or waits on its caller's answers).
+ */
+export function waitingFromAudit(flow: Flow<any, any>, last: AuditEntry | undefined): InstanceWaiting | undefined {
+  if (!last || last.outcome === 'error' || last.after === null) return undefined;
+  const inputs = flow.inputs as Record<string, { kind?: string; role?: string }>;
+  const keys = new Set<string>();
+  for (const id of statesOf(flow, last.after)) {
+    let node: { type?: string; meta?: { ask?: unknown } };
+    try {
+      node = flow.machine.getStateNodeById(id);
+    } catch {
+      continue; // a state of another definition
+    }
+    if (node.type === 'final') return undefined;
+    const asks = Array.isArray(node.meta?.ask) ? node.meta.ask : [];
+    for (const key of asks) if (typeof key === 'string' && inputs[key]?.kind === 'decision') keys.add(key);
+  }
+  if (keys.size === 0) return undefined;
+  const decisions = [...keys].map((key) => ({ key, role: inputs[key]?.role ?? null }));
+  return { source: 'audit', status: 'waiting', decisions, text: waitingText('waiting', decisions) };
 }
 
 function takenEdges(graph: FlowGraph, from: readonly string[], to: readonly string[], events: Set<string>): string[] {
@@ -91,5 +150,9 @@ export function recordedInstance(
     rounds: mapped,
     visited: [...allVisited],
     edges: [...allEdges],
+    ...optional('waiting', waitingFromAudit(flow, rounds[rounds.length - 1])),
   };
 }
+
+const optional = <K extends string, V>(key: K, value: V | undefined) =>
+  (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;

@@ -8,25 +8,35 @@
  * - `/api/flows` the flows (name, title, description, states, asks) and whether an audit log is attached;
  * - `/api/flows/:name/graph` a flow's {@link FlowGraph};
  * - `/api/instances?flow=NAME&limit=N` recorded instances, newest first;
- * - `/api/instances/:fid` one instance's rounds mapped onto its graph ({@link RecordedInstance}).
+ * - `/api/instances/:fid` one instance's rounds mapped onto its graph ({@link RecordedInstance}),
+ *   with what it waits for and from whom (from the ledger's parked request when a ledger is
+ *   given, else from its last recorded round).
  *
  * `serveInspect` mounts it on `node:http` and refuses non-loopback binds.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AuditEntry, AuditLog, Flow } from '@baton/engine';
+import type { AuditEntry, AuditLog, Flow, Ledger } from '@baton/engine';
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
 import { isLoopbackHost, loopbackHostnames } from '../http.js';
 import { toFetchRequest } from '../nodeRequest.js';
 import { type FlowGraph, flowGraph } from './flowGraph.js';
 import { loadPageAssets, type PageAssets } from './page.js';
-import { type RecordedInstance, recordedInstance } from './recordedPath.js';
+import {
+  type InstanceWaiting,
+  type RecordedInstance,
+  recordedInstance,
+  type WaitingDecision,
+  waitingText,
+} from './recordedPath.js';
 
 /** Options of {@link createInspectHandler}. */
 export interface InspectHandlerOptions {
   readonly flows: readonly Flow[];
   /** Where recorded rounds are read from; without it the page shows the flows only. */
   readonly audit?: Pick<AuditLog, 'instances' | 'rounds'>;
+  /** The ledger the audited servers park requests in: says what each waits for, and from whom. */
+  readonly requests?: Pick<Ledger, 'getRequest' | 'listDecisions'>;
   /** Hostnames accepted in `Host` and `Origin` (default: the loopback names). */
   readonly allowedHostnames?: readonly string[];
   /** Failures of the audit log (reporting only; the request answers 500). */
@@ -126,9 +136,27 @@ export function createInspectHandler(options: InspectHandlerOptions): InspectHan
       if (!audit) return failure(404, 'no audit log attached (start with --audit URL)');
       const rounds = await audit.rounds(fid);
       if (rounds.length === 0) return failure(404, `no recorded rounds for instance "${fid}"`);
-      return json(200, mapInstance(rounds));
+      const mapped = mapInstance(rounds);
+      const parked = await waitingFromLedger(fid);
+      return json(200, parked ? { ...mapped, waiting: parked } : mapped);
     }
     return failure(404, 'not found');
+  }
+
+  /** What the ledger's parked request says the instance waits for; `undefined` when none is parked. */
+  async function waitingFromLedger(fid: string): Promise<InstanceWaiting | undefined> {
+    const row = await options.requests?.getRequest(fid);
+    if (!row) return undefined;
+    const pending = row.status === 'waiting' ? await options.requests!.listDecisions({ id: fid }) : [];
+    const decisions = row.waitingFor.map((wait): WaitingDecision => {
+      const record = pending.find((d) => d.key === wait.key && d.status === 'pending');
+      return {
+        key: wait.key,
+        role: wait.role ?? null,
+        ...(record?.deadline != null ? { deadline: record.deadline } : {}),
+      };
+    });
+    return { source: 'ledger', status: row.status, decisions, text: waitingText(row.status, decisions) };
   }
 
   function mapInstance(rounds: readonly AuditEntry[]): RecordedInstance & { known: boolean } {

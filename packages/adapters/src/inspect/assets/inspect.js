@@ -637,6 +637,9 @@ function renderTimeline() {
   if (!instance) return;
   document.getElementById('timeline-title').textContent =
     `Timeline of ${instance.fid}${instance.currentDefinition ? '' : ' (recorded on another definition of the flow: the path may be off)'}`;
+  const waiting = document.getElementById('waiting');
+  waiting.hidden = !instance.waiting;
+  waiting.textContent = instance.waiting ? `${instance.fid}: ${instance.waiting.text}` : '';
   const body = document.querySelector('#timeline tbody');
   body.replaceChildren(
     ...instance.rounds.map((round) => {
