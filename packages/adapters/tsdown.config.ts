@@ -1,20 +1,14 @@
 /**
- * How `@baton/adapters` is built for npm: every module of `src/` to ESM
- * JavaScript (`dist/**\/*.mjs`) with `.d.mts` declarations and source maps,
- * one output file per source file (unbundled), so the `baton` command
- * (`dist/cli/main.mjs`, shebang kept) still loads each subcommand only when
- * named, and the inspect page finds its static files in `dist/inspect/assets`.
+ * How `@baton/adapters` is built for npm: the shared package build
+ * (`tsdown.base.ts`) from the library entry and the `baton` command
+ * (`dist/cli/main.mjs`, shebang kept), which still loads each subcommand only
+ * when named; the inspect page's static files are copied to `dist/inspect/assets`.
  */
 import { defineConfig } from 'tsdown';
+import { packageBuild } from '../../tsdown.base.js';
 
 export default defineConfig({
+  ...packageBuild,
   entry: ['src/index.ts', 'src/cli/main.ts'],
-  format: 'esm',
-  platform: 'node',
-  target: 'node20.19',
-  unbundle: true,
-  dts: true,
-  sourcemap: true,
-  clean: true,
   copy: [{ from: 'src/inspect/assets', to: 'dist/inspect' }],
 });

@@ -1,18 +1,11 @@
 /**
- * How `@baton/engine` is built for npm: every module of `src/` to ESM
- * JavaScript (`dist/**\/*.mjs`) with `.d.mts` declarations and source maps,
- * one output file per source file (unbundled) so paths stay as in `src/`.
- * The package's `publishConfig.exports` points at these files.
+ * How `@baton/engine` is built for npm: the shared package build
+ * (`tsdown.base.ts`) from its two entry points, `.` and `./testing`.
  */
 import { defineConfig } from 'tsdown';
+import { packageBuild } from '../../tsdown.base.js';
 
 export default defineConfig({
+  ...packageBuild,
   entry: ['src/index.ts', 'src/testing/index.ts'],
-  format: 'esm',
-  platform: 'node',
-  target: 'node20.19',
-  unbundle: true,
-  dts: true,
-  sourcemap: true,
-  clean: true,
 });
