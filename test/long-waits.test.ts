@@ -22,6 +22,7 @@ import {
   generateKey,
   type InputEvents,
   InvalidRequestStateError,
+  type RoundOutcome,
   type RunRequest,
 } from '@baton/engine';
 import { accept, createFlowTester } from '@baton/engine/testing';
@@ -85,9 +86,10 @@ function runnerOnClock(options: { ledger?: boolean } = {}) {
   return { runner, request, advance: (ms: number) => (time += ms) };
 }
 
-const textOf = (outcome: { type: string }) =>
+/** The text of a complete outcome (anything else, as JSON, so a failure shows what came back). */
+const textOf = (outcome: RoundOutcome) =>
   outcome.type === 'complete'
-    ? (outcome as { result: { content: { text: string }[] } }).result.content.map((c) => c.text).join('\n')
+    ? outcome.result.content.map((block) => (block.type === 'text' ? String(block.text) : '')).join('\n')
     : JSON.stringify(outcome);
 
 describe('a 25-hour deadline', () => {

@@ -22,8 +22,8 @@ import type { Flow } from './flow.js';
 export const DEADLINE_GRACE_SECONDS = 300;
 /** Default lifetime of a minted state with no pending deadline, seconds (30 minutes). */
 export const DEFAULT_TTL_SECONDS = 1800;
-/** Default cap on any state's lifetime, seconds (30 days): approvals may take days. */
-export const DEFAULT_MAX_TTL_SECONDS = 30 * 86_400;
+/** Default cap on any state's lifetime, seconds: 30 days (30 × 86,400), so approvals may take days. */
+export const DEFAULT_MAX_TTL_SECONDS = 2_592_000;
 
 /** The lifetime settings a runner mints with. */
 export interface LifetimeSettings {
