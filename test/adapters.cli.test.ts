@@ -68,7 +68,7 @@ describe.concurrent('usage errors: one line, exit 2', () => {
     [['serve', FLOWS, '--stdio', '--ttl', 'soon'], /--ttl expects a whole number/],
     [['serve', FLOWS, '--stdio', '--ttl', '-5'], /--ttl expects a whole number of seconds >= 1, got "-5"$/],
     [['serve', FLOWS, '--stdio', '--ttl', '999999999999'], /--ttl is at most 31622400 seconds \(366 days\)/],
-    [['serve', FLOWS, '--stdio', '--ttl', '90000'], /--ttl 90000 is longer than --max-ttl 86400 \(the default\)/],
+    [['serve', FLOWS, '--stdio', '--ttl', '2600000'], /--ttl 2600000 is longer than --max-ttl 2592000 \(the default\)/],
     [['serve', FLOWS, '--stdio', '--ttl', '900', '--max-ttl', '600'], /--ttl 900 is longer than --max-ttl 600,/],
     [['serve', FLOWS, '--stdio', '--max-ttl', '-1'], /--max-ttl expects a whole number of seconds >= 1, got "-1"$/],
     [['serve', FLOWS, '--stdio', '--ledger', '--audit'], /--ledger needs a value/],

@@ -258,10 +258,19 @@ describe('expense_approval (decided by others through the decision tools)', () =
     const late = await decide('bob', 1, id, true);
     expect(late.isError).toBe(true);
     expect(textOf(late)).toContain('expired');
+    // The call's own state outlives the 7-day deadline by the grace (5 minutes): the requester's
+    // next round, on the other server, takes the flow's after branch instead of -32602 "expired".
+    const done = await toolRound((await connect({}, 1)).client, { ...call(777), requestState: first.requestState });
+    expect(completedText(done)).toContain('expired');
     const resumed = await (await connect({}, 1)).client.callTool({ name: 'baton_resume', arguments: { id } });
     expect(completedText(resumed)).toContain('expired');
-    // The call's own state lived at most --max-ttl (a day): after 7 days it is rejected, never re-prompted.
-    const stale = await protocolError(toolRound(client, { ...call(777), requestState: first.requestState }));
+  });
+
+  it('a 7-day-old state expires once the grace after its deadline has passed', async () => {
+    const { client } = await connect();
+    const first = expectInputRequired(await toolRound(client, call(778)));
+    advance(7 * 86_400_000 + 5 * 60_000 + 60_000);
+    const stale = await protocolError(toolRound(client, { ...call(778), requestState: first.requestState }));
     expect(stale).toMatchObject({ code: -32602, data: { reason: 'expired' } });
   });
 });

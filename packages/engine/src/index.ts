@@ -117,6 +117,7 @@ export type {
   RequestStatus,
   WaitingFor,
 } from './ledger.js';
+export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './lifetimes.js';
 export type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome, RoundOutcome } from './outcome.js';
 export {
   type CallContext,

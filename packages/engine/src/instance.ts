@@ -20,6 +20,7 @@ import { callHook, type RunnerCore } from './core.js';
 import { InvalidRequestStateError } from './errors.js';
 import type { Flow, FlowResult } from './flow.js';
 import type { DecisionRecord, Ledger, ParkedRequest, RequestStatus } from './ledger.js';
+import { stateLifetime } from './lifetimes.js';
 import type { CompleteOutcome, ErrorOutcome, RoundOutcome } from './outcome.js';
 import {
   type FinalOutcome,
@@ -438,7 +439,8 @@ function retryLater(
     const { token } = core.codec.mint(
       binding,
       { fid, hash: flow.hash, round, body: next },
-      { ttlSeconds: core.settings.ttlSeconds },
+      // Outlives the flow's pending deadline, so this requester's next round can take the `after` branch.
+      { ttlSeconds: stateLifetime(core.settings, next.t, core.now()) },
     );
     return { type: 'input_required', ...base, inputRequests: {}, requestState: token };
   } catch (error) {

@@ -18,6 +18,7 @@ import { type Deadline, restoreDeadlines, trackDeadlines } from './durableTimers
 import { FlowError, StateTooLargeError } from './errors.js';
 import type { Flow } from './flow.js';
 import { type DecisionSpec, type InputKind, jsonLength, type WireInputRequest } from './inputs.js';
+import { deadlineBeyondCap, stateLifetime } from './lifetimes.js';
 import type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome } from './outcome.js';
 import { type Answers, askedKeys, awaitedDecisions, callerKeys, machineOutput, type RoundBody } from './roundBody.js';
 import type { ClientInputCapabilities, RunnerLogEvent } from './runner.js';
@@ -29,8 +30,9 @@ export interface RoundSettings {
   readonly now: () => number;
   /** Time budget for a round's invoked promises, ms. */
   readonly budgetMs: number;
-  /** Lifetime of minted states, seconds; extended to cover a pending deadline up to `maxTtlSeconds`. */
+  /** Lifetime of minted states, seconds; extended to outlive a pending deadline by a grace (`lifetimes.ts`). */
   readonly ttlSeconds: number;
+  /** No state lives longer, seconds; a deadline it cannot cover fails the round. */
   readonly maxTtlSeconds: number;
   readonly log: (event: RunnerLogEvent) => void;
 }
@@ -288,6 +290,9 @@ export class Round {
         continue;
       }
       const live = this.#deadlines?.() ?? [];
+      // A deadline computed from context may be beyond the cap (constant ones are checked at load).
+      const beyondCap = deadlineBeyondCap(flow.name, this.#settings, live, this.#settings.now());
+      if (beyondCap) return this.#failed(beyondCap);
       const awaited = awaitedDecisions(flow, snap);
       if (asked.length === 0 && awaited.length === 0 && live.length === 0) {
         return this.#failed(
@@ -453,13 +458,9 @@ export class Round {
     return largest;
   }
 
-  /** A state must outlive its earliest deadline (plus a minute) so the client can see what it led to. */
+  /** A state outlives its earliest pending deadline by the grace (`lifetimes.ts`), within the cap. */
   #ttlFor(live: readonly Deadline[]): number {
-    const { ttlSeconds, maxTtlSeconds, now } = this.#settings;
-    if (live.length === 0) return ttlSeconds;
-    const earliest = Math.min(...live.map((d) => d[1]));
-    const cover = Math.ceil((earliest - now()) / 1000) + 60;
-    return Math.min(maxTtlSeconds, Math.max(ttlSeconds, cover));
+    return stateLifetime(this.#settings, live, this.#settings.now());
   }
 
   #overBudget(actor: AnyActorRef): RoundEnd {

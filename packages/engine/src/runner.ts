@@ -38,6 +38,12 @@ import { type Inspector, stableInspector } from './inspection.js';
 import { requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { Ledger, ParkedRequest } from './ledger.js';
+import {
+  checkFlowDeadlines,
+  DEFAULT_MAX_TTL_SECONDS,
+  DEFAULT_TTL_SECONDS,
+  type LifetimeSettings,
+} from './lifetimes.js';
 import type { RoundOutcome } from './outcome.js';
 import { oversizedAnswer, Round, type RoundEnd, type RoundSettings } from './round.js';
 import { callerKeys, readAnswers, readBody } from './roundBody.js';
@@ -83,9 +89,17 @@ export interface RunnerOptions {
   readonly codec: RequestStateCodec;
   /** When set, every state is single-use: redeemed before the round's side effects. */
   readonly ledger?: Ledger;
-  /** Lifetime of minted states in seconds (default 1,800). Extended to cover a pending deadline. */
+  /**
+   * Lifetime of minted states in seconds (default 1,800). A state waiting on a deadline lives until
+   * the deadline plus `DEADLINE_GRACE_SECONDS` (5 minutes), so the flow's `after` branch is reached.
+   */
   readonly ttlSeconds?: number;
-  /** Longest lifetime a pending deadline may extend a state to (default 86,400 s). */
+  /**
+   * Longest lifetime of any state, seconds (default `DEFAULT_MAX_TTL_SECONDS`, 30 days; at least
+   * `ttlSeconds`). Checked when the runner is created: a flow with a constant `after` delay whose
+   * deadline plus the grace exceeds it is a `FlowDefinitionError`; a delay computed from context
+   * is checked when a state is minted (the round fails with a `FlowError`).
+   */
   readonly maxTtlSeconds?: number;
   /** Time budget for a round's invoked promises, ms (default 10,000). */
   readonly roundBudgetMs?: number;
@@ -124,6 +138,25 @@ export interface RunnerOptions {
   readonly onDecisionRequested?: (event: DecisionRequestedEvent) => unknown;
   /** Called (not awaited; errors logged) for each decision recorded. */
   readonly onDecided?: (event: DecidedEvent) => unknown;
+}
+
+/** The runner's `ttlSeconds` and `maxTtlSeconds`, defaulted and checked (positive seconds, ttl within the cap). */
+function lifetimeOptions(options: RunnerOptions): LifetimeSettings {
+  const ttlSeconds = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+  const maxTtlSeconds = options.maxTtlSeconds ?? Math.max(DEFAULT_MAX_TTL_SECONDS, ttlSeconds);
+  for (const [name, value] of [
+    ['ttlSeconds', ttlSeconds],
+    ['maxTtlSeconds', maxTtlSeconds],
+  ] as const) {
+    if (!Number.isFinite(value) || value <= 0)
+      throw new TypeError(`runner: ${name} must be a positive number, got ${value}`);
+  }
+  if (ttlSeconds > maxTtlSeconds) {
+    throw new TypeError(
+      `runner: ttlSeconds ${ttlSeconds} is longer than maxTtlSeconds ${maxTtlSeconds}, the longest a state may live`,
+    );
+  }
+  return { ttlSeconds, maxTtlSeconds };
 }
 
 /** Serves rounds of the flows it was given. */
@@ -216,12 +249,14 @@ export function createRunner(options: RunnerOptions): Runner {
   const { codec, ledger } = options;
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});
+  const { ttlSeconds, maxTtlSeconds } = lifetimeOptions(options);
+  for (const flow of flows.values()) checkFlowDeadlines(flow, maxTtlSeconds);
   const settings: RoundSettings = {
     codec,
     now,
     budgetMs: options.roundBudgetMs ?? 10_000,
-    ttlSeconds: options.ttlSeconds ?? 1800,
-    maxTtlSeconds: options.maxTtlSeconds ?? 86_400,
+    ttlSeconds,
+    maxTtlSeconds,
     log,
   };
   const services = createFlowServices(ledger, now);

@@ -30,6 +30,7 @@ import {
   createKeyRing,
   createRequestStateCodec,
   createRunner,
+  DEFAULT_MAX_TTL_SECONDS,
   type Flow,
   generateKey,
   type Inspector,
@@ -64,7 +65,9 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        that await decisions by others come with the tools baton_inbox,
                        baton_decide, baton_requests, baton_resume and baton_withdraw
   --ttl SECONDS        lifetime of a requestState (default 1800, at most --max-ttl)
-  --max-ttl SECONDS    longest lifetime of a state waiting on a deadline (default 86400, at most 366 days)
+  --max-ttl SECONDS    longest lifetime of any state (default 2592000: 30 days, at most 366 days); a state
+                       waiting on a deadline lives until it plus 5 minutes, and a flow that waits longer
+                       than this allows fails at start-up
   --auth-tokens FILE   JSON object token -> principal id, or token -> {"principal": "bob", "roles":
                        ["manager"]}; other callers get HTTP 401 (HTTP only); tokens need at least
                        16 characters
@@ -112,8 +115,6 @@ function parseHostPort(value: string): { host: string; port: number } {
   return { host: match[1]!, port };
 }
 
-/** Default of `--max-ttl` (the runner's): a day. */
-const DEFAULT_MAX_TTL_SECONDS = 86_400;
 /**
  * The longest `--ttl` or `--max-ttl` accepted: 366 days. A state's expiry is a 48-bit count of
  * milliseconds (the codec's limit, about the year 10889); far below that, a state meant to live

@@ -2,7 +2,11 @@
  * The flow test kit: drive a flow through rounds without any transport, the
  * way an MCP client would, with a clock you move. Each `answer()` is a real
  * round through the real runner and codec (states are minted, sealed and
- * opened), so a test of a flow is a test of what clients will see.
+ * opened), so a test of a flow is a test of what clients will see. The
+ * clock moves any distance (a deadline days away is reached by advancing
+ * days: states outlive their deadlines), and the runner's `ttlSeconds` and
+ * `maxTtlSeconds` pass through, so a flow's waits are tested against the
+ * cap it will be served with.
  */
 import type { AnyStateMachine, StateValue } from 'xstate';
 import { generateKey } from '../codec/keyRing.js';
@@ -27,12 +31,19 @@ export interface FlowTesterOptions {
   startAt?: number;
   /** Round budget, ms (default 5,000). */
   roundBudgetMs?: number;
+  /** Lifetime of minted states, seconds (the runner's `ttlSeconds`, default 1,800). */
+  ttlSeconds?: number;
+  /**
+   * Longest lifetime of any state, seconds (the runner's `maxTtlSeconds`, default 30 days): a flow
+   * whose deadline plus the 5-minute grace exceeds it makes `createFlowTester` throw `FlowDefinitionError`.
+   */
+  maxTtlSeconds?: number;
 }
 
 /** A moveable clock. */
 export interface TestClock {
   now(): number;
-  /** Move time forward by `ms`. */
+  /** Move time forward by `ms` (any distance: days, for a flow whose deadline is days away). */
   advance(ms: number): void;
 }
 
@@ -108,9 +119,15 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
   const visited: StateValue[] = [];
   const runner = createRunner({
     flows: [flow],
-    codec: createRequestStateCodec({ keys: [generateKey()], now: clock.now }),
+    codec: createRequestStateCodec({
+      keys: [generateKey()],
+      now: clock.now,
+      ...(options.ttlSeconds !== undefined ? { ttlSeconds: options.ttlSeconds } : {}),
+    }),
     now: clock.now,
     roundBudgetMs: options.roundBudgetMs ?? 5000,
+    ...(options.ttlSeconds !== undefined ? { ttlSeconds: options.ttlSeconds } : {}),
+    ...(options.maxTtlSeconds !== undefined ? { maxTtlSeconds: options.maxTtlSeconds } : {}),
     ...(options.ledger ? { ledger: options.ledger } : {}),
     inspect: (event) => {
       // Every snapshot of the root actor, including states passed through within a round.
