@@ -100,6 +100,8 @@ export {
 } from './inputs.js';
 export { type Inspector, inspectionSessionId } from './inspection.js';
 export type {
+  ClaimStep,
+  ClaimStepResult,
   DecisionFilter,
   DecisionRecord,
   DecisionStatus,
@@ -114,7 +116,11 @@ export type {
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  RecordStep,
+  RecordStepResult,
   RequestStatus,
+  StepRecord,
+  StepStatus,
   WaitingFor,
 } from './ledger.js';
 export type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome, RoundOutcome } from './outcome.js';
