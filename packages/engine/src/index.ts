@@ -135,3 +135,11 @@ export {
   type RunRequest,
 } from './runner.js';
 export type { FlowServices, TokenService } from './services.js';
+export {
+  type StepContext,
+  type StepFunction,
+  type StepLogic,
+  type StepOptions,
+  type StepRetry,
+  step,
+} from './steps.js';
