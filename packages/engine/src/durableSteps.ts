@@ -26,7 +26,9 @@ import type { FlowServices } from './services.js';
 import { backoffBefore, type StepDeclaration, type StepExecutor } from './steps.js';
 
 /** What a step's execution came to, as sealed in the ledger. */
-type StepOutcome = { readonly ok: true; readonly v?: unknown } | { readonly ok: false; readonly m: string; readonly f: boolean };
+type StepOutcome =
+  | { readonly ok: true; readonly v?: unknown }
+  | { readonly ok: false; readonly m: string; readonly f: boolean };
 
 /** A running invocation persisted in a round body: `[source key in the machine, input]`, by child id. */
 export type RunningSteps = Record<string, [src: string, input: unknown]>;
@@ -211,7 +213,12 @@ export class RoundSteps {
   }
 
   /** The attempts of one execution: retries with backoff; a `FlowError` or the last attempt's error ends them. */
-  async #attempts(declaration: StepDeclaration, key: string, input: unknown, signal: AbortSignal): Promise<StepOutcome> {
+  async #attempts(
+    declaration: StepDeclaration,
+    key: string,
+    input: unknown,
+    signal: AbortSignal,
+  ): Promise<StepOutcome> {
     const { codec, services, log } = this.#settings;
     const idempotencyKey = idempotencyKeyOf(codec, this.#fid, key);
     const attempts = declaration.options.retry?.attempts ?? 1;
@@ -223,7 +230,11 @@ export class RoundSteps {
         log({ type: 'flow_error', flow: this.#flow, fid: this.#fid, error });
         const final = error instanceof FlowError || attempt >= attempts;
         if (final) {
-          return { ok: false, m: error instanceof Error ? error.message : String(error), f: error instanceof FlowError };
+          return {
+            ok: false,
+            m: error instanceof Error ? error.message : String(error),
+            f: error instanceof FlowError,
+          };
         }
         await sleep(backoffBefore(declaration.options.retry, attempt));
       }
@@ -262,8 +273,9 @@ export class RoundSteps {
  * one (`undefined` when another child is still running: then the round is simply over budget).
  */
 export function runningStepsOf(persisted: unknown, steps: RoundSteps): RunningSteps | undefined {
-  const children = (persisted as { children?: Record<string, { src?: unknown; snapshot?: { status?: string; input?: unknown } }> })
-    .children;
+  const children = (
+    persisted as { children?: Record<string, { src?: unknown; snapshot?: { status?: string; input?: unknown } }> }
+  ).children;
   const running: RunningSteps = {};
   for (const [id, child] of Object.entries(children ?? {})) {
     if (child?.snapshot?.status !== 'active') continue;

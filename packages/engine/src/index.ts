@@ -58,6 +58,7 @@ export {
   type FlowConfig,
   type FlowResult,
   type Migration,
+  needsLedgerOnlyForSteps,
   type PersistedState,
 } from './flow.js';
 export {
@@ -113,11 +114,11 @@ export type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
+  RecordStep,
+  RecordStepResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
-  RecordStep,
-  RecordStepResult,
   RequestStatus,
   StepRecord,
   StepStatus,

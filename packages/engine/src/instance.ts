@@ -434,8 +434,7 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
       answers = readAnswers(undefined);
       continue;
     }
-    const final =
-      result.type === 'working' ? workingResult(fid, result.end.steps) : waitingResult(fid, row.waitingFor);
+    const final = result.type === 'working' ? workingResult(fid, result.end.steps) : waitingResult(fid, row.waitingFor);
     return retryLater(core, request, result.end.body, row, wait, round, final);
   }
   core.log({

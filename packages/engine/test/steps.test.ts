@@ -50,7 +50,15 @@ interface Calls {
 function refundFlow(work: (attempt: number) => Promise<string>, calls: Calls, options: StepOptions = {}) {
   const issueRefund = step(
     'issueRefund',
-    async ({ input, idempotencyKey, attempt }: { input: { order: string }; idempotencyKey: string; attempt: number }) => {
+    async ({
+      input,
+      idempotencyKey,
+      attempt,
+    }: {
+      input: { order: string };
+      idempotencyKey: string;
+      attempt: number;
+    }) => {
       calls.keys.push(idempotencyKey);
       calls.attempts.push(attempt);
       return `${await work(attempt)}:${input.order}`;
@@ -99,7 +107,11 @@ function text(outcome: RoundOutcome): string {
   return outcome.type === 'error' ? outcome.message : '';
 }
 
-function runnerFor(flow: ReturnType<typeof refundFlow>, ledger: Ledger | undefined, extra: Partial<RunnerOptions> = {}) {
+function runnerFor(
+  flow: ReturnType<typeof refundFlow>,
+  ledger: Ledger | undefined,
+  extra: Partial<RunnerOptions> = {},
+) {
   return createRunner({ flows: [flow], codec, ...(ledger ? { ledger } : {}), pollMs: 10, holdMs: 0, ...extra });
 }
 

@@ -18,11 +18,11 @@ import type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
+  RecordStep,
+  RecordStepResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
-  RecordStep,
-  RecordStepResult,
   StepRecord,
 } from '@baton/engine';
 import { LedgerError } from '../core/errors.js';

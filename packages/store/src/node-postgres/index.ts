@@ -25,11 +25,11 @@ import type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
+  RecordStep,
+  RecordStepResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
-  RecordStep,
-  RecordStepResult,
   StepRecord,
 } from '@baton/engine';
 import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm';
@@ -38,7 +38,6 @@ import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
 import { encodeWaitingFor, toDecisionRecord, toParkedRequest } from '../core/requests.js';
-import { claimFailure, toStepRecord } from '../core/steps.js';
 import {
   conflictResult,
   DECISION_RECORDED,
@@ -50,6 +49,7 @@ import {
   tokenFailure,
   tokenRedeemed,
 } from '../core/results.js';
+import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 import { decisions, redemptions, requests, steps, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';

@@ -637,7 +637,10 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           outcome: 'sealed-2',
           now: T0 + 6,
         });
-        expect(second).toMatchObject({ status: 'already_recorded', record: { status: 'succeeded', outcome: 'sealed-1' } });
+        expect(second).toMatchObject({
+          status: 'already_recorded',
+          record: { status: 'succeeded', outcome: 'sealed-1' },
+        });
         const record = {
           id,
           key: 'refund#0',
