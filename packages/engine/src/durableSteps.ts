@@ -12,7 +12,7 @@
  * recorded or its lease ends (then it is claimed and run again, with the same
  * idempotency key: at-least-once for the external call, exactly-once for the
  * flow). The run is detached from the round: when the round's budget ends
- * first, the step keeps running on this process and records when it settles,
+ * first, the step keeps running on this runner and records when it settles,
  * and the round persists the invocation (`r` in the body: child id, source,
  * input) so that any later round restores it and picks up the record. Without
  * a ledger (`allowReplays`) steps run as plain promises inside the round.
@@ -25,8 +25,8 @@ import type { RunnerLogEvent } from './runner.js';
 import type { FlowServices } from './services.js';
 import { backoffBefore, type StepDeclaration, type StepExecutor } from './steps.js';
 
-/** What a step's execution came to, as sealed in the ledger. */
-type StepOutcome =
+/** What a step's execution came to, as sealed in the ledger: a result, or an error message (`f`: a FlowError). */
+export type StepOutcome =
   | { readonly ok: true; readonly v?: unknown }
   | { readonly ok: false; readonly m: string; readonly f: boolean };
 
@@ -44,14 +44,13 @@ export interface StepSettings {
   readonly owner: string;
   /** How often a step held by another instance is read, ms. */
   readonly pollMs: number;
+  /** Executions this runner has running, by `fid\0key`: a later round of this runner awaits them. */
+  readonly executing: Map<string, Promise<StepOutcome | undefined>>;
 }
 
 /** Step rows are kept this long after their last claim (as long as a parked request). */
 const STEP_RETENTION_MS = 30 * 24 * 3600 * 1000;
 const DEFAULT_LEASE_MS = 60_000;
-
-/** Executions running in this process, by `fid\0key`: a later round on this process awaits them. */
-const executing = new Map<string, Promise<StepOutcome | undefined>>();
 
 const sleep = (ms: number) =>
   new Promise<void>((resolve) => {
@@ -118,7 +117,7 @@ export class RoundSteps {
   /** Claim, run or await the invocation `key` until an outcome is recorded. */
   async #durable(declaration: StepDeclaration, key: string, input: unknown): Promise<StepOutcome> {
     const ledger = this.#settings.ledger!;
-    const { now, owner, pollMs } = this.#settings;
+    const { now, owner, pollMs, executing } = this.#settings;
     const leaseMs = declaration.options.leaseMs ?? DEFAULT_LEASE_MS;
     const here = `${this.#fid}\u0000${key}`;
     for (;;) {
@@ -137,7 +136,7 @@ export class RoundSteps {
       }
       const running = executing.get(here);
       if (running) {
-        // Already running in this process (started by an earlier round): await it.
+        // Already running on this runner (started by an earlier round): await it.
         const outcome = await running;
         if (outcome) return outcome;
         await sleep(pollMs);

@@ -241,7 +241,16 @@ export function createRunner(options: RunnerOptions): Runner {
   };
   const services = createFlowServices(ledger, now);
   const pollMs = Math.max(1, options.pollMs ?? 300);
-  const stepSettings: StepSettings = { ledger, codec, now, log, services, owner: newId(), pollMs };
+  const stepSettings: StepSettings = {
+    ledger,
+    codec,
+    now,
+    log,
+    services,
+    owner: newId(),
+    pollMs,
+    executing: new Map(),
+  };
   const machines = new Map([...flows.values()].map((flow) => [flow.name, flow.machineWith(services)]));
   const positive = (name: string, value: number) => {
     if (!Number.isFinite(value) || value < 0) throw new TypeError(`runner: ${name} must be a non-negative number`);

@@ -29,7 +29,10 @@ export interface StepContext<TInput> {
   readonly attempt: number;
   /** The runner's services (clock, single-use tokens), as `implement` receives them. */
   readonly services: FlowServices;
-  /** Aborted when the round that started the step ended before it; a durable step usually ignores it. */
+  /**
+   * Without a ledger (`allowReplays`): aborted when the round ends before the step (its outcome
+   * would be lost). With a ledger the step outlives rounds and this never aborts.
+   */
   readonly signal: AbortSignal;
 }
 

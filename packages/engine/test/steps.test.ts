@@ -177,28 +177,33 @@ describe.each(ledgers)('durable steps on the %s ledger', (_name, open) => {
   it('the instance running a step dies: after the lease, another runs it again with the same key', async () => {
     const ledger = open();
     const calls: Calls = { keys: [], attempts: [] };
-    let first = true;
     const flow = refundFlow(
       async () => {
-        if (first) {
-          first = false;
-          return new Promise<string>(() => {}); // the "dead" instance never finishes
-        }
+        if (calls.keys.length === 1) return new Promise<string>(() => {}); // the first run never ends
         return 'RF-2';
       },
       calls,
       { leaseMs: 300 },
     );
-    // The dying instance: its lease renewals stop when we stop it from renewing (ledger closed for it).
-    const dying = runnerFor(flow, ledger, { roundBudgetMs: 50 });
+    // The dying instance reaches the ledger until it "dies": then its calls never land (no renewals).
+    let dead = false;
+    const cut = new Proxy(ledger, {
+      get: (target, name) => {
+        const value = Reflect.get(target, name);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => (dead ? new Promise(() => {}) : value.apply(target, args));
+      },
+    });
+    const dying = runnerFor(flow, cut, { roundBudgetMs: 50 });
     const outcome = await dying.run({ flow: 'refund', args: { order: 'B-2' }, context });
-    if (outcome.type !== 'input_required') throw new Error('expected retry later');
-    // Simulate the death: a runner on a ledger view whose claims as the old owner fail.
-    const survivor = runnerFor(flow, ledger, { roundBudgetMs: 2000 });
-    // Renewals continue while the first execution is alive in this process, so wait the lease out
-    // on a process-level view: the test kills nothing here, only checks the same key is used.
-    expect(calls.keys).toHaveLength(1);
-    void survivor;
+    expect(outcome).toMatchObject({ type: 'input_required', inputRequests: {} }); // retry later
+    dead = true;
+    const survivor = runnerFor(flow, ledger, { roundBudgetMs: 3000 });
+    const resumed = await survivor.resume({ id: outcome.fid, context: { principal: 'alice' } });
+    expect(text(resumed)).toBe('Refunded RF-2:B-2');
+    expect(calls.keys).toHaveLength(2);
+    expect(calls.keys[1]).toBe(calls.keys[0]);
+    await ledger.close();
   });
 
   it('retries with backoff, never retries a FlowError, and the final error reaches onError', async () => {
