@@ -20,6 +20,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectHttp,
   expectInputRequired,
+  runCli,
   type ServeProcess,
   sleep,
   startServe,

@@ -322,7 +322,7 @@ function servableFlows(flows: readonly Flow[], hasLedger: boolean, module: strin
     const why =
       flow.decisions.length > 0
         ? 'it awaits decisions by others, which are kept in a ledger'
-        : flow.steps.length > 0
+        : needsLedgerOnlyForSteps(flow)
           ? 'its durable steps record their results in a ledger (or accept re-runs with --allow-replays)'
           : 'it needs a ledger';
     warn(`not serving ${flow.name}: ${why}; start with --ledger URL to serve it`);
