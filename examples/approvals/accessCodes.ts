@@ -1,11 +1,22 @@
 /**
  * Single-use access codes on the ledger. `grant_temporary_access` asks for an
- * approval, then mints a one-time code; `redeem_access_code` redeems a code
+ * approval, then mints a one-time code in the durable step `mintCode` (its
+ * result is recorded in the ledger, sealed: a retried or replayed round hands
+ * out the same code instead of minting another); `redeem_access_code` redeems a code
  * exactly once across every server sharing the ledger, and says clearly
  * whether a code was already used, expired or unknown.
  */
 
-import { ask, defineFlow, defineInputs, form, type InputEvents, type RedeemTokenResult } from '@baton/engine';
+import {
+  ask,
+  defineFlow,
+  defineInputs,
+  type FlowServices,
+  form,
+  type InputEvents,
+  type RedeemTokenResult,
+  step,
+} from '@baton/engine';
 import { assign, fromPromise, setup } from 'xstate';
 import { z } from 'zod';
 
@@ -32,10 +43,12 @@ const grantMachine = setup({
     events: {} as InputEvents<typeof grantInputs>,
   },
   actors: {
-    // Placeholder bound to the ledger by `implement` below.
-    mintCode: fromPromise<string, { resource: string; minutes: number }>(async () => {
-      throw new Error('mintCode is provided by the runner');
-    }),
+    // A durable step: minted once per request, on the ledger the runner's services use.
+    mintCode: step(
+      'mintCode',
+      async ({ input, services }: { input: { resource: string; minutes: number }; services: FlowServices }) =>
+        services.tokens.mint({ purpose: PURPOSE, ttlSeconds: input.minutes * 60, data: input.resource }),
+    ),
   },
 }).createMachine({
   id: 'grant_temporary_access',
@@ -83,13 +96,6 @@ export const grantTemporaryAccess = defineFlow({
   inputs: grantInputs,
   machine: grantMachine,
   needsLedger: true, // codes are minted on the ledger: served without one, the tool says so up front
-  implement: ({ tokens }) => ({
-    actors: {
-      mintCode: fromPromise(async ({ input }: { input: { resource: string; minutes: number } }) =>
-        tokens.mint({ purpose: PURPOSE, ttlSeconds: input.minutes * 60, data: input.resource }),
-      ),
-    },
-  }),
 });
 
 function describeRedemption(result: RedeemTokenResult): string {

@@ -2,16 +2,29 @@
  * `refund_request`: the requester asks for a refund of an order and gives a
  * reason (a form: damaged, late or other, plus a short note). Above 200, a
  * supervisor (role `supervisor`, never the requester) decides within 24 hours
- * (a durable `after`); then an invoked promise issues the refund through a
- * payment provider bound by `implement`, here an in-process simulation that
- * returns a refund id and is idempotent per request. Rejected, expired,
- * withdrawn and cancelled requests end with a text that says so. Needs a
- * ledger: the request is parked there while the supervisor decides.
+ * (a durable `after`); then the durable step `issueRefund` issues the refund
+ * through a payment provider, here an in-process simulation that returns a
+ * refund id and is idempotent per key. The step passes the provider its
+ * idempotency key (stable across retries, rounds and server instances) and
+ * its result is recorded in the ledger, so a retried, replayed or lost round
+ * never issues a second refund; a provider error is retried twice with
+ * backoff. Rejected, expired, withdrawn and cancelled requests end with a text
+ * that says so. Needs a ledger: the request is parked there while the
+ * supervisor decides, and the refund's result is recorded there.
  */
 
 import { randomBytes } from 'node:crypto';
-import { ask, decision, defineFlow, defineInputs, form, type InputEvents, type WithdrawEvent } from '@baton/engine';
-import { assign, fromPromise, setup } from 'xstate';
+import {
+  ask,
+  decision,
+  defineFlow,
+  defineInputs,
+  form,
+  type InputEvents,
+  step,
+  type WithdrawEvent,
+} from '@baton/engine';
+import { assign, setup } from 'xstate';
 import { z } from 'zod';
 
 /** Above this amount a supervisor must approve the refund. */
@@ -46,11 +59,21 @@ export const simulatedPayments = {
   },
 };
 
+/**
+ * The durable step that issues the refund: once per request, whatever happens to rounds and
+ * servers (its result is recorded in the ledger); the provider sees the same idempotency key on
+ * every attempt, so even a step run again after a lost server issues one refund.
+ */
+export const issueRefund = step(
+  'issueRefund',
+  async ({ input, idempotencyKey }: { input: { orderId: string; amount: number }; idempotencyKey: string }) =>
+    simulatedPayments.issueRefund({ key: idempotencyKey, orderId: input.orderId, amount: input.amount }),
+  { retry: { attempts: 3, backoffMs: 500 } },
+);
+
 interface Context {
   orderId: string;
   amount: number;
-  /** Idempotency key of this request at the payment provider. */
-  key: string;
   reason: string;
   refundId: string;
 }
@@ -81,15 +104,10 @@ const machine = setup({
     events: {} as InputEvents<typeof inputs> | WithdrawEvent,
   },
   delays: { supervisorWindow: SUPERVISOR_MS },
-  actors: {
-    // Placeholder bound to the payment provider by `implement` below.
-    issueRefund: fromPromise<string, RefundOrder>(async () => {
-      throw new Error('issueRefund is provided by the flow definition');
-    }),
-  },
+  actors: { issueRefund },
 }).createMachine({
   id: 'refund_request',
-  context: ({ input }) => ({ ...input, key: randomBytes(12).toString('base64url'), reason: '', refundId: '' }),
+  context: ({ input }) => ({ ...input, reason: '', refundId: '' }),
   initial: 'reason',
   states: {
     reason: {
@@ -125,7 +143,7 @@ const machine = setup({
       invoke: {
         id: 'issueRefund',
         src: 'issueRefund',
-        input: ({ context }) => ({ key: context.key, orderId: context.orderId, amount: context.amount }),
+        input: ({ context }) => ({ orderId: context.orderId, amount: context.amount }),
         onDone: { target: 'issued', actions: assign({ refundId: ({ event }) => event.output }) },
       },
     },
@@ -163,9 +181,4 @@ export const refundRequest = defineFlow({
   }),
   inputs,
   machine,
-  implement: () => ({
-    actors: {
-      issueRefund: fromPromise(async ({ input }: { input: RefundOrder }) => simulatedPayments.issueRefund(input)),
-    },
-  }),
 });

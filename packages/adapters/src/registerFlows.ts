@@ -81,8 +81,8 @@ export interface RegisterFlowsOptions {
   readonly onError?: (error: unknown) => void;
   /**
    * Register the decision tools (`baton_inbox`, `baton_decide`, `baton_requests`,
-   * `baton_resume`, `baton_withdraw`) when a flow awaits decisions and the runner has a
-   * ledger. Default `true`.
+   * `baton_resume`, `baton_withdraw`) when a flow awaits decisions or has durable steps and the
+   * runner has a ledger. Default `true`.
    */
   readonly decisionTools?: boolean;
 }
@@ -234,7 +234,9 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
       resources.set(flow.name, registered);
     }
   }
-  if (runner.awaitsDecisions && runner.hasLedger && (options.decisionTools ?? true)) {
+  // A flow with durable steps needs baton_resume too: a call whose steps outlive its wait
+  // completes with a "working" result that continues there.
+  if ((runner.awaitsDecisions || runner.hasDurableSteps) && runner.hasLedger && (options.decisionTools ?? true)) {
     for (const [name, tool] of registerDecisionTools(server, {
       runner,
       principal: principalOf,

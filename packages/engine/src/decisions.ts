@@ -405,6 +405,7 @@ export function createDecisionTools(core: RunnerCore, server: ResumeServer): Dec
       return `Request ${id} now waits for ${keys.join(' and ')}.`;
     }
     if (result.type === 'ask') return `Request ${id} now waits for its requester.`;
+    if (result.type === 'working') return `Request ${id} is running ${result.end.steps.join(', ')}.`;
     return '';
   }
 

@@ -13,6 +13,7 @@ import { canonicalJson } from './codec/canonicalJson.js';
 import { FlowDefinitionError } from './errors.js';
 import { type InputCatalog, isDecision } from './inputs.js';
 import type { FlowServices } from './services.js';
+import { stepOf } from './steps.js';
 
 /** A content block of a result (text is what Baton builds; others pass through). */
 export type ContentBlock = { type: 'text'; text: string } | ({ type: string } & Record<string, unknown>);
@@ -71,7 +72,9 @@ export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends In
    * The flow cannot work without a ledger (it mints or redeems single-use tokens, say). A runner
    * without a ledger answers every round of it with an error saying so, and `baton serve`
    * without `--ledger` leaves it out with a warning. Off by default; on for a flow that declares
-   * a `decision` (its instances are parked in the ledger while they wait).
+   * a `decision` (its instances are parked in the ledger while they wait) and for one with
+   * durable steps (`step()`: without a ledger a replayed round would run them again), unless
+   * the runner has `allowReplays`.
    */
   needsLedger?: boolean;
   /**
@@ -102,6 +105,8 @@ export interface Flow<TMachine extends AnyStateMachine = AnyStateMachine, TInput
   readonly needsLedger: boolean;
   /** The keys of the decisions the flow declares (someone other than the caller answers them); often empty. */
   readonly decisions: readonly string[];
+  /** The ids of the durable steps (`step()`) in the machine's `setup({ actors })`; often empty. */
+  readonly steps: readonly string[];
   /** The machine with runtime services bound (what a runner executes). */
   machineWith(services: FlowServices): TMachine;
   /** Build the result of a finished run. */
@@ -205,9 +210,18 @@ export function defineFlow<TMachine extends AnyStateMachine, TInputs extends Inp
     }
   }
   const decisions = Object.keys(config.inputs).filter((key) => isDecision(config.inputs[key]));
+  const steps: string[] = [];
+  for (const logic of Object.values(config.machine.implementations.actors ?? {})) {
+    const declared = stepOf(logic);
+    if (!declared) continue;
+    if (steps.includes(declared.id)) {
+      throw new FlowDefinitionError(`flow "${config.name}": two steps are named "${declared.id}"`);
+    }
+    steps.push(declared.id);
+  }
   const args = config.args as z.ZodObject;
   const map = config.result;
-  return {
+  const flow: Flow<TMachine, TInputs> = {
     name: config.name,
     title: config.title,
     description: config.description,
@@ -218,8 +232,9 @@ export function defineFlow<TMachine extends AnyStateMachine, TInputs extends Inp
     migrations: config.migrations ?? {},
     annotations: config.annotations,
     auditValues: config.auditValues ?? false,
-    needsLedger: (config.needsLedger ?? false) || decisions.length > 0,
+    needsLedger: (config.needsLedger ?? false) || decisions.length > 0 || steps.length > 0,
     decisions,
+    steps,
     machineWith: (services) =>
       config.implement ? (config.machine.provide(config.implement(services) as any) as TMachine) : config.machine,
     toResult(output) {
@@ -228,4 +243,16 @@ export function defineFlow<TMachine extends AnyStateMachine, TInputs extends Inp
       return typeof mapped === 'string' ? { content: [{ type: 'text', text: mapped }] } : mapped;
     },
   };
+  if (!config.needsLedger && decisions.length === 0) {
+    // Kept by a spread copy (the test kit derives flows), invisible to the public type.
+    (flow as unknown as Record<symbol, boolean>)[REPLAYABLE] = true;
+  }
+  return flow;
+}
+
+const REPLAYABLE: unique symbol = Symbol('baton.replayable');
+
+/** Whether `flow` needs a ledger only for its durable steps (a runner with `allowReplays` serves it without). */
+export function needsLedgerOnlyForSteps(flow: Flow): boolean {
+  return (flow as unknown as Record<symbol, boolean | undefined>)[REPLAYABLE] === true;
 }

@@ -58,6 +58,7 @@ export {
   type FlowConfig,
   type FlowResult,
   type Migration,
+  needsLedgerOnlyForSteps,
   type PersistedState,
 } from './flow.js';
 export {
@@ -100,6 +101,8 @@ export {
 } from './inputs.js';
 export { type Inspector, inspectionSessionId } from './inspection.js';
 export type {
+  ClaimStep,
+  ClaimStepResult,
   DecisionFilter,
   DecisionRecord,
   DecisionStatus,
@@ -111,10 +114,14 @@ export type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
+  RecordStep,
+  RecordStepResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
   RequestStatus,
+  StepRecord,
+  StepStatus,
   WaitingFor,
 } from './ledger.js';
 export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './lifetimes.js';
@@ -130,3 +137,11 @@ export {
   type RunRequest,
 } from './runner.js';
 export type { FlowServices, TokenService } from './services.js';
+export {
+  type StepContext,
+  type StepFunction,
+  type StepLogic,
+  type StepOptions,
+  type StepRetry,
+  step,
+} from './steps.js';

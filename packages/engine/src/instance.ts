@@ -9,8 +9,12 @@
  * flow still waits, is held open polling the ledger, then answers "retry
  * later" (`input_required` with a fresh requestState and no requests) at most
  * three times per call, and past the call's wait completes with a "waiting"
- * result naming who must decide. Durable steps (issue 14) can reuse the same
- * park / hold / retry-later machinery with another kind of wait.
+ * result naming who must decide. Durable steps that outlive a round reuse the
+ * same machinery: the instance is parked with its running steps (status
+ * `waiting`, nothing in `waitingFor`), the round is held while it polls the
+ * ledger for their records, then answers "retry later", and past the call's
+ * wait completes with a "working" result (`{ status: 'working', id, steps }`)
+ * that continues through `baton_resume`.
  */
 
 import { canonicalJson } from './codec/canonicalJson.js';
@@ -60,6 +64,21 @@ export function waitingResult(id: string, waitingFor: readonly { key: string; ro
   return {
     content: [{ type: 'text', text }],
     structuredContent: { status: 'waiting', id, waitingFor: waitingFor.map((w) => ({ ...w })) },
+  };
+}
+
+/** The complete result of a call whose wait ran out while durable steps still run. */
+export function workingResult(id: string, steps: readonly string[]): FlowResult {
+  const names = [...new Set(steps.map((key) => key.replace(/#\d+$/, '')))];
+  const what = names.length > 0 ? ` (${names.join(', ')})` : '';
+  return {
+    content: [
+      {
+        type: 'text',
+        text: `Still working on request ${id}${what}. Continue later with baton_resume ${JSON.stringify({ id })}.`,
+      },
+    ],
+    structuredContent: { status: 'working', id, steps: names },
   };
 }
 
@@ -130,7 +149,9 @@ export type Step =
       readonly type: 'waiting';
       readonly end: Extract<RoundEnd, { type: 'decisions' }>;
       readonly row: ParkedRequest;
-    };
+    }
+  /** Durable steps outlived the round; the instance is parked at `row` with them. */
+  | { readonly type: 'working'; readonly end: Extract<RoundEnd, { type: 'working' }>; readonly row: ParkedRequest };
 
 /** What {@link step} plays. */
 export interface StepInput {
@@ -198,6 +219,11 @@ export async function step(core: RunnerCore, input: StepInput): Promise<Step> {
     if (unchanged(parked, end.body, 'waiting', [])) return { type: 'ask', end, pv: parked.row.version };
     const written = await park('waiting', end.body, []);
     return written === undefined ? { type: 'conflict' } : { type: 'ask', end, pv: written.version };
+  }
+  if (end.type === 'working') {
+    if (parked && unchanged(parked, end.body, 'waiting', [])) return { type: 'working', end, row: parked.row };
+    const written = await park('waiting', end.body, []);
+    return written === undefined ? { type: 'conflict' } : { type: 'working', end, row: written };
   }
   let row: ParkedRequest | undefined = parked?.row;
   if (!parked || !unchanged(parked, end.body, 'waiting', end.decisions)) {
@@ -397,18 +423,20 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
     }
     if (result.type === 'done') return result.end.outcome;
     if (result.type === 'ask') return result.end.mint(result.pv === undefined ? undefined : { pv: result.pv });
-    // Waiting on decisions: hold the round open while someone may decide.
+    // Waiting on decisions or on steps: hold the round open while someone may decide or the steps finish.
     row = result.row;
     holdUntil ??=
       performance.now() +
       Math.max(0, Math.min(core.decisions.holdMs, core.decisions.waitInCallMs - (core.now() - wait[0])));
-    const moved = await pollForChange(ledger, fid, row.version, holdUntil, core.decisions.pollMs);
+    const steps = result.type === 'working' ? result.end.steps : [];
+    const moved = await pollForChange(ledger, fid, row.version, holdUntil, core.decisions.pollMs, steps);
     if (moved) {
       row = moved;
       answers = readAnswers(undefined);
       continue;
     }
-    return retryLater(core, request, result.end.body, row, wait, round);
+    const final = result.type === 'working' ? workingResult(fid, result.end.steps) : waitingResult(fid, row.waitingFor);
+    return retryLater(core, request, result.end.body, row, wait, round, final);
   }
   core.log({
     type: 'flow_error',
@@ -427,12 +455,13 @@ function retryLater(
   row: ParkedRequest,
   wait: [number, number],
   round: number,
+  final: FlowResult,
 ): RoundOutcome {
   const { flow, fid, binding } = request;
   const [first, count] = wait;
   const base = { flow: flow.name, fid, round };
   if (count >= core.decisions.maxRetryLaterRounds || core.now() - first >= core.decisions.waitInCallMs) {
-    return { type: 'complete', ...base, result: waitingResult(fid, row.waitingFor) };
+    return { type: 'complete', ...base, result: final };
   }
   const next: RoundBody = { ...parkedBody(body), pv: row.version, w: [first, count + 1] };
   try {
@@ -446,17 +475,21 @@ function retryLater(
   } catch (error) {
     // Too large to hand out again: the request is parked, so the caller continues through baton_resume.
     core.log({ type: 'flow_error', flow: flow.name, fid, error });
-    return { type: 'complete', ...base, result: waitingResult(fid, row.waitingFor) };
+    return { type: 'complete', ...base, result: final };
   }
 }
 
-/** Read the request until its version moves or `until` (performance.now() ms) passes. */
+/**
+ * Read the request until its version moves, or every step in `steps` (keys) has a recorded
+ * outcome, or `until` (performance.now() ms) passes; the request as read then, or `undefined`.
+ */
 async function pollForChange(
   ledger: Ledger,
   id: string,
   version: number,
   until: number,
   pollMs: number,
+  steps: readonly string[] = [],
 ): Promise<ParkedRequest | undefined> {
   for (;;) {
     const left = until - performance.now();
@@ -464,6 +497,10 @@ async function pollForChange(
     await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, left)));
     const row = await ledger.getRequest(id);
     if (row && row.version !== version) return row;
+    if (row && steps.length > 0) {
+      const records = await Promise.all(steps.map((key) => ledger.getStep(id, key)));
+      if (records.every((record) => record !== undefined && record.status !== 'running')) return row;
+    }
   }
 }
 

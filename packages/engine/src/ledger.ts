@@ -1,11 +1,12 @@
 /**
  * The `Ledger` contract: the server-side memory that makes a requestState
  * single-use, and that keeps what outlives a round: single-use tokens, flow
- * instances parked while they wait on someone other than their caller, and
- * the decisions those people make. The engine defines it and calls it;
+ * instances parked while they wait on someone other than their caller, the
+ * decisions those people make, and the recorded outcomes of durable steps
+ * (claimed under a lease, recorded once). The engine defines it and calls it;
  * `@baton/store` implements it (memory, SQLite, PostgreSQL). Everything a
  * ledger stores beyond ids, digests, keys, roles and times is opaque to it:
- * outcomes and parked states arrive already sealed by the engine, so a ledger
+ * outcomes, parked states and step results arrive already sealed by the engine, so a ledger
  * never needs the key ring.
  */
 
@@ -177,6 +178,80 @@ export type RecordDecisionResult =
   | { readonly status: 'expired' }
   | { readonly status: 'unknown' };
 
+/** Where a durable step stands: `running` under a lease until its result or final error is recorded. */
+export type StepStatus = 'running' | 'succeeded' | 'failed';
+
+/**
+ * A durable step of a flow instance: one row per (flow instance id, step key). The key names the
+ * step and its invocation (`issueRefund#0`, `issueRefund#1` when the instance invokes it again).
+ */
+export interface StepRecord {
+  /** The flow instance's id (`fid`). */
+  readonly id: string;
+  /** The step's id and invocation number, as the engine writes it (`<step id>#<n>`). */
+  readonly key: string;
+  readonly status: StepStatus;
+  /** The instance that holds (or last held) the lease: an opaque id the engine picks per runner. */
+  readonly owner: string;
+  /** Until when the owner's lease runs (ms); past it another instance may claim the step. */
+  readonly leaseUntil: number;
+  /** How many times the step was claimed by a new owner (1 for the first run; +1 per takeover). */
+  readonly claims: number;
+  /** The result or final error, sealed by the engine (opaque to the ledger); `null` while running. */
+  readonly outcome: string | null;
+  /** When the outcome was recorded (ms), or `null`. */
+  readonly recordedAt: number | null;
+  /** When the row may be pruned (ms). */
+  readonly expiresAt: number;
+}
+
+/** What {@link Ledger.claimStep} asks for. */
+export interface ClaimStep {
+  readonly id: string;
+  readonly key: string;
+  /** Who claims (the same owner renews its own lease). */
+  readonly owner: string;
+  /** The lease asked for: until this time (ms). */
+  readonly leaseUntil: number;
+  /** The current time (ms), from the engine's clock: a lease that ended before it can be taken over. */
+  readonly now: number;
+  /** When a new row may be pruned (ms). */
+  readonly expiresAt: number;
+}
+
+/**
+ * The answer to {@link Ledger.claimStep}.
+ * - `claimed`: the caller holds the lease and runs the step (first claim, its own lease renewed,
+ *   or a lease that had ended taken over); `claims` as in {@link StepRecord.claims}.
+ * - `held`: another owner's lease is still running: wait for its outcome, or for the lease to end.
+ * - `recorded`: the step has an outcome: deliver it, never run the step again.
+ */
+export type ClaimStepResult =
+  | { readonly status: 'claimed'; readonly claims: number }
+  | { readonly status: 'held'; readonly owner: string; readonly leaseUntil: number }
+  | { readonly status: 'recorded'; readonly record: StepRecord };
+
+/** What {@link Ledger.recordStep} records. */
+export interface RecordStep {
+  readonly id: string;
+  readonly key: string;
+  /** `succeeded` (a result) or `failed` (the error after the last attempt). */
+  readonly status: Exclude<StepStatus, 'running'>;
+  /** The sealed result or error. */
+  readonly outcome: string;
+  readonly now: number;
+}
+
+/**
+ * The answer to {@link Ledger.recordStep}: `recorded` for exactly one of any number of
+ * concurrent calls for one (id, key), whoever holds the lease (a step that outlived its lease
+ * and finishes first still wins); the others get the record that won. `unknown`: never claimed.
+ */
+export type RecordStepResult =
+  | { readonly status: 'recorded' }
+  | { readonly status: 'already_recorded'; readonly record: StepRecord }
+  | { readonly status: 'unknown' };
+
 /**
  * At-most-once memory shared by every server instance.
  *
@@ -211,6 +286,15 @@ export interface Ledger {
   recordDecision(decision: RecordDecision): Promise<RecordDecisionResult>;
   /** Close a request's pending decisions (it was withdrawn, expired or completed); returns how many. */
   closeDecisions(id: string, now: number): Promise<number>;
+  /**
+   * Claim a durable step under a lease (see {@link ClaimStepResult}). Atomic across processes:
+   * of concurrent claims of an unclaimed step, or of one whose lease ended, exactly one wins.
+   */
+  claimStep(claim: ClaimStep): Promise<ClaimStepResult>;
+  /** Record a claimed step's outcome at most once (see {@link RecordStepResult}). */
+  recordStep(record: RecordStep): Promise<RecordStepResult>;
+  /** A step by flow instance id and key. */
+  getStep(id: string, key: string): Promise<StepRecord | undefined>;
   /** Delete rows that expired before `now`; returns how many were removed. */
   prune(now: number): Promise<number>;
   /** Release connections and timers. */

@@ -37,7 +37,7 @@ export interface ParkedBlob {
   readonly h: string;
   /** The round number of the last round played on the instance. */
   readonly r: number;
-  /** The machine's state: compact snapshot, deadlines, decisions delivered (never `pv`, `w`). */
+  /** The machine's state: compact snapshot, deadlines, decisions delivered, steps (never `pv`, `w`). */
   readonly s: RoundBody;
   /** Set once the flow has ended. */
   readonly o?: FinalOutcome;
@@ -97,6 +97,8 @@ export function parkedBody(body: RoundBody): RoundBody {
   if (body.t) parked.t = body.t;
   if (body.h) parked.h = body.h;
   if (body.d) parked.d = body.d;
+  if (body.k) parked.k = body.k;
+  if (body.r) parked.r = body.r;
   return parked;
 }
 

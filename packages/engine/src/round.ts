@@ -14,6 +14,7 @@ import type { AnyActorRef, AnyMachineSnapshot, EventObject } from 'xstate';
 import type { AuditAnswer } from './audit.js';
 import type { RequestStateCodec, StateBinding } from './codec/types.js';
 import { compactSnapshot } from './compactSnapshot.js';
+import { type RoundSteps, runningStepsOf } from './durableSteps.js';
 import { type Deadline, restoreDeadlines, trackDeadlines } from './durableTimers.js';
 import { FlowError, StateTooLargeError } from './errors.js';
 import type { Flow } from './flow.js';
@@ -23,6 +24,7 @@ import type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome } from './outc
 import { type Answers, askedKeys, awaitedDecisions, callerKeys, machineOutput, type RoundBody } from './roundBody.js';
 import type { ClientInputCapabilities, RunnerLogEvent } from './runner.js';
 import { settle } from './settle.js';
+import { stepExecutors } from './steps.js';
 
 /** What every round of one runner shares. */
 export interface RoundSettings {
@@ -59,6 +61,8 @@ export interface RoundInput {
     readonly decisions?: ReadonlyMap<string, InjectedDecision>;
     readonly event?: EventObject;
   };
+  /** The round's durable steps (see `durableSteps.ts`). */
+  readonly steps: RoundSteps;
 }
 
 /** A recorded decision to deliver. */
@@ -97,6 +101,8 @@ export interface RoundFacts {
  *   final state or failed), not when the round merely could not finish (over budget, say).
  * - `ask`: the caller must answer `asked`; `mint` seals `body` (plus `extra`) into the outcome.
  * - `decisions`: only decisions by others are awaited; `body` is what to park.
+ * - `working`: (with a ledger) the budget ended while only durable steps were running; `body`
+ *   persists them (`r`) so a later round on any instance restores them and picks up their record.
  */
 export type RoundEnd = RoundFacts &
   (
@@ -113,6 +119,7 @@ export type RoundEnd = RoundFacts &
         readonly decisions: readonly AwaitedDecision[];
         readonly live: readonly Deadline[];
       }
+    | { readonly type: 'working'; readonly body: RoundBody; readonly steps: readonly string[] }
   );
 
 const MAX_FALLBACK_PASSES = 32;
@@ -160,6 +167,7 @@ export class Round {
     // Observe timers and errors (the snapshot keeps the error) before start, then fire due deadlines.
     this.#deadlines = trackDeadlines(actor, now);
     actor.subscribe(IGNORE_ERRORS);
+    stepExecutors.set(actor.system, this.#input.steps.execute);
     try {
       actor.start();
       if (restored?.body.t) this.#fired = restoreDeadlines(actor, restored.body.t, now());
@@ -313,6 +321,8 @@ export class Round {
     if (Object.keys(held).length > 0) body.h = held;
     const delivered = [...(this.#input.restored?.body.d ?? []), ...this.#delivered];
     if (delivered.length > 0) body.d = delivered;
+    const counts = this.#input.steps.counts;
+    if (Object.keys(counts).length > 0) body.k = { ...counts };
     return body;
   }
 
@@ -464,8 +474,19 @@ export class Round {
   }
 
   #overBudget(actor: AnyActorRef): RoundEnd {
-    const { flow, fid } = this.#input;
+    const { flow, fid, steps } = this.#input;
     const { budgetMs, log } = this.#settings;
+    if (steps.durable) {
+      // Only durable steps still running: they go on, recorded when they settle; persist them.
+      const snap = actor.getSnapshot() as AnyMachineSnapshot;
+      const running = snap.status === 'active' ? runningStepsOf(actor.getPersistedSnapshot(), steps) : undefined;
+      if (running) {
+        const keys = steps.runningKeys();
+        const body = { ...this.#body(snap, this.#deadlines?.() ?? [], {}), r: running };
+        actor.stop();
+        return { ...this.#facts, type: 'working', body, steps: keys };
+      }
+    }
     log({ type: 'flow_error', flow: flow.name, fid, error: new Error(`round exceeded ${budgetMs} ms`) });
     actor.stop();
     const message = `The flow "${flow.name}" did not finish its work within ${budgetMs} ms; nothing was saved, try again.`;

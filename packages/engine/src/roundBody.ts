@@ -11,6 +11,7 @@
 import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import type { RequestStateClaims } from './codec/types.js';
 import { type CompactSnapshot, isCompactSnapshot } from './compactSnapshot.js';
+import { isRunningSteps, type RunningSteps } from './durableSteps.js';
 import { type Deadline, isDeadlineList } from './durableTimers.js';
 import { InvalidRequestStateError } from './errors.js';
 import type { Flow } from './flow.js';
@@ -41,6 +42,10 @@ export interface RoundBody {
   w?: [number, number];
   /** Flows with decisions only: the decision keys already delivered to this instance (each at most once). */
   d?: string[];
+  /** Flows with durable steps: invocations of each step id already settled (numbers the next one). */
+  k?: Record<string, number>;
+  /** Flows with durable steps, while steps outlive rounds: the invocations still running, restored on resume. */
+  r?: RunningSteps;
 }
 
 /**
@@ -58,7 +63,12 @@ export function readBody(claims: RequestStateClaims): RoundBody {
     (body.pv === undefined || Number.isSafeInteger(body.pv)) &&
     (body.w === undefined ||
       (Array.isArray(body.w) && body.w.length === 2 && body.w.every((n) => Number.isSafeInteger(n)))) &&
-    (body.d === undefined || (Array.isArray(body.d) && body.d.every((k) => typeof k === 'string')));
+    (body.d === undefined || (Array.isArray(body.d) && body.d.every((k) => typeof k === 'string'))) &&
+    (body.k === undefined ||
+      (typeof body.k === 'object' &&
+        body.k !== null &&
+        Object.values(body.k).every((n) => Number.isSafeInteger(n) && (n as number) >= 0))) &&
+    (body.r === undefined || isRunningSteps(body.r));
   if (!ok) throw new InvalidRequestStateError('bad_snapshot');
   return body as RoundBody;
 }

@@ -30,9 +30,10 @@ import {
   type DecisionRequestedEvent,
   type DecisionTools,
 } from './decisions.js';
+import { RoundSteps, type StepSettings, withRunningSteps } from './durableSteps.js';
 import { inertClock } from './durableTimers.js';
 import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
-import type { Flow } from './flow.js';
+import { type Flow, needsLedgerOnlyForSteps } from './flow.js';
 import type { InputKind } from './inputs.js';
 import { type Inspector, stableInspector } from './inspection.js';
 import { requesterRound } from './instance.js';
@@ -101,8 +102,17 @@ export interface RunnerOptions {
    * is checked when a state is minted (the round fails with a `FlowError`).
    */
   readonly maxTtlSeconds?: number;
-  /** Time budget for a round's invoked promises, ms (default 10,000). */
+  /**
+   * Time budget for a round's invoked promises, ms (default 10,000). With a ledger, durable steps
+   * (`step()`) still running when it ends keep running; the round answers "retry later".
+   */
   readonly roundBudgetMs?: number;
+  /**
+   * Serve flows whose only need of a ledger is their durable steps without one: their steps then
+   * run as plain promises inside the round, and a replayed or retried round runs them AGAIN
+   * (`baton serve --allow-replays`). Default `false`: such flows are refused without a ledger.
+   */
+  readonly allowReplays?: boolean;
   /** Clock, ms since epoch (default `Date.now`). Use the same clock for the codec. */
   readonly now?: () => number;
   /** Server-side log sink. */
@@ -172,6 +182,11 @@ export interface Runner {
   run(request: RunRequest): Promise<RoundOutcome>;
   /** Whether any served flow declares a decision (serve the decision tools when so and a ledger is set). */
   readonly awaitsDecisions: boolean;
+  /**
+   * Whether any served flow has durable steps: with a ledger, a call whose steps outlive its wait
+   * completes with a "working" result that continues through `resume` (serve the decision tools).
+   */
+  readonly hasDurableSteps: boolean;
   /** Whether the runner has a ledger (decisions, parked requests and single-use states need one). */
   readonly hasLedger: boolean;
   /** See {@link DecisionTools.inbox}. */
@@ -260,6 +275,17 @@ export function createRunner(options: RunnerOptions): Runner {
     log,
   };
   const services = createFlowServices(ledger, now);
+  const pollMs = Math.max(1, options.pollMs ?? 300);
+  const stepSettings: StepSettings = {
+    ledger,
+    codec,
+    now,
+    log,
+    services,
+    owner: newId(),
+    pollMs,
+    executing: new Map(),
+  };
   const machines = new Map([...flows.values()].map((flow) => [flow.name, flow.machineWith(services)]));
   const positive = (name: string, value: number) => {
     if (!Number.isFinite(value) || value < 0) throw new TypeError(`runner: ${name} must be a non-negative number`);
@@ -275,7 +301,7 @@ export function createRunner(options: RunnerOptions): Runner {
     settings,
     decisions: {
       holdMs: positive('holdMs', options.holdMs ?? 7000),
-      pollMs: Math.max(1, positive('pollMs', options.pollMs ?? 300)),
+      pollMs: Math.max(1, positive('pollMs', pollMs)),
       waitInCallMs: positive('waitInCallSeconds', options.waitInCallSeconds ?? 20) * 1000,
       maxRetryLaterRounds: 3,
       storeRequesterNames: options.storeRequesterNames ?? false,
@@ -285,7 +311,10 @@ export function createRunner(options: RunnerOptions): Runner {
     },
     newId,
     accepts(flow, body, event) {
-      const actor = createActor(machines.get(flow.name)!, { snapshot: expandSnapshot(body.s), clock: inertClock });
+      const actor = createActor(machines.get(flow.name)!, {
+        snapshot: withRunningSteps(expandSnapshot(body.s), body.r),
+        clock: inertClock,
+      });
       return (actor.getSnapshot() as AnyMachineSnapshot).can(event);
     },
     play(input: PlayInput): Promise<RoundEnd> {
@@ -298,7 +327,9 @@ export function createRunner(options: RunnerOptions): Runner {
       const restored = 'body' in input.from ? input.from : undefined;
       const actor = createRoundActor(
         machine,
-        restored ? { snapshot: expandSnapshot(restored.body.s) } : { input: (input.from as { input: unknown }).input },
+        restored
+          ? { snapshot: withRunningSteps(expandSnapshot(restored.body.s), restored.body.r) }
+          : { input: (input.from as { input: unknown }).input },
         observe,
       );
       return new Round(settings, {
@@ -311,6 +342,7 @@ export function createRunner(options: RunnerOptions): Runner {
         restored,
         received: input.received,
         ...(input.inject ? { inject: input.inject } : {}),
+        steps: new RoundSteps(stepSettings, fid, flow.name, restored?.body.k),
       }).play(actor);
     },
     async audit(round: AuditRound): Promise<void> {
@@ -398,7 +430,9 @@ export function createRunner(options: RunnerOptions): Runner {
     if (!flow) throw new Error(`unknown flow "${request.flow}"`);
     // Bounded and iterative, before anything recursive (binding, digest, zod) walks client input.
     checkRoundInput(request.args, request.inputResponses);
-    if (flow.needsLedger && !ledger) return needsLedger(flow);
+    if (flow.needsLedger && !ledger && !(options.allowReplays && needsLedgerOnlyForSteps(flow))) {
+      return needsLedger(flow);
+    }
     const { context } = request;
     const binding: StateBinding = {
       principal: context.principal,
@@ -480,7 +514,7 @@ export function createRunner(options: RunnerOptions): Runner {
     if (parsedArgs && !parsedArgs.success) {
       const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
       outcome = { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
-    } else if (flow.decisions.length > 0 && ledger) {
+    } else if ((flow.decisions.length > 0 || flow.steps.length > 0) && ledger) {
       outcome = await requesterRound(core, {
         flow,
         binding,
@@ -510,7 +544,9 @@ export function createRunner(options: RunnerOptions): Runner {
           ? end.outcome
           : end.type === 'ask'
             ? end.mint()
-            : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
+            : end.type === 'working'
+              ? { type: 'error', ...base, message: `The flow "${flow.name}" did not finish its steps in time.` }
+              : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
     }
     if (redeemedJti) {
       // The round's effects have happened: failing to record them for retries must not lose the answer.
@@ -543,5 +579,6 @@ export function createRunner(options: RunnerOptions): Runner {
       serve(flow, binding, context, requestState, inputResponses, row),
   });
   const awaitsDecisions = [...flows.values()].some((flow) => flow.decisions.length > 0);
-  return { flows, run, awaitsDecisions, hasLedger: ledger !== undefined, ...tools };
+  const hasDurableSteps = [...flows.values()].some((flow) => flow.steps.length > 0);
+  return { flows, run, awaitsDecisions, hasDurableSteps, hasLedger: ledger !== undefined, ...tools };
 }

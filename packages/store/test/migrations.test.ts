@@ -205,7 +205,7 @@ describe('SQLite migrations', () => {
     const client = new Database(path, { readonly: true });
     try {
       const state = readSchemaState(drizzle({ client }), 'x.db');
-      expect(state.schemaVersion).toBe(3);
+      expect(state.schemaVersion).toBe(SCHEMA_VERSION);
       expect(() => assertNotNewer(state, previous, 'x.db')).toThrow(
         /has a migration \(created_at \d+\) newer than the newest this version of @baton\/store knows \(0002_audit/,
       );

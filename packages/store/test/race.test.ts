@@ -8,7 +8,9 @@
  * decisions (each recorded once, by the worker that was told so, with its
  * answer), and move the same 100 parked requests on by compare-and-set from
  * version 1 to 5 (each version written exactly once, the last writer's state
- * kept).
+ * kept). Then the durable steps: the four claim the same 200 steps (half never
+ * claimed, half held by a dead owner whose lease ended) and record the outcome
+ * of those they won: each claimed once and recorded once, by the winner.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -153,6 +155,47 @@ async function expectEachVersionOnce(done: Done[], ids: string[], ledger: Ledger
   );
 }
 
+const STEPS = 200;
+
+/** 200 `id/key` steps: the odd ones already claimed by a dead owner whose lease ended. */
+async function prepareRaceSteps(ledger: Ledger): Promise<string[]> {
+  const items = Array.from({ length: STEPS }, (_, i) => `F-${randomBytes(9).toString('base64url')}/refund#${i % 2}`);
+  for (const [i, item] of items.entries()) {
+    if (i % 2 === 0) continue;
+    const [id, key] = item.split('/') as [string, string];
+    const claim = { id, key, owner: 'dead', leaseUntil: NOW - 1, now: NOW - 60_000, expiresAt: NOW + 3_600_000 };
+    expect(await ledger.claimStep(claim)).toEqual({ status: 'claimed', claims: 1 });
+  }
+  return items;
+}
+
+/** Each step claimed by exactly one worker, recorded once with its outcome; takeovers counted. */
+async function expectEachStepOnce(done: Done[], items: string[], ledger: Ledger): Promise<void> {
+  const won = done.flatMap((d) => d.won);
+  expect(won).toHaveLength(items.length);
+  expect(new Set(won)).toEqual(new Set(items));
+  const total = (key: string) => done.reduce((sum, d) => sum + (d.counts[key] ?? 0), 0);
+  expect(total('claimed')).toBe(items.length);
+  expect(total('record_recorded')).toBe(items.length);
+  expect(total('held') + total('recorded')).toBe(items.length * (WORKERS - 1));
+  const winner = new Map(done.flatMap((d, i) => d.won.map((item) => [item, `worker-${i}`] as const)));
+  for (const [i, item] of items.entries()) {
+    const [id, key] = item.split('/') as [string, string];
+    const row = await ledger.getStep(id, key);
+    expect({ item, status: row?.status, owner: row?.owner, outcome: row?.outcome, claims: row?.claims }).toEqual({
+      item,
+      status: 'succeeded',
+      owner: winner.get(item),
+      outcome: winner.get(item),
+      claims: i % 2 === 0 ? 1 : 2,
+    });
+  }
+  console.info(
+    `[race] ${WORKERS} processes, ${items.length} steps: each claimed and recorded once; ` +
+      `${total('held')} held, ${total('recorded')} already recorded`,
+  );
+}
+
 describe('race between processes on one SQLite file', () => {
   const dir = useTempDir();
 
@@ -204,6 +247,18 @@ describe('race between processes on one SQLite file', () => {
       await ledger.close();
     }
   });
+
+  it('claims and records every durable step exactly once', { timeout: 180_000 }, async () => {
+    const path = join(dir(), 'race-step.db');
+    const ledger = createSqliteLedger({ path, pruneIntervalMs: 0 });
+    try {
+      const items = await prepareRaceSteps(ledger);
+      const done = await race('sqlite', path, 'step', items);
+      await expectEachStepOnce(done, items, ledger);
+    } finally {
+      await ledger.close();
+    }
+  });
 });
 
 describePg('race between processes on one PostgreSQL database', (serverUrl) => {
@@ -247,6 +302,17 @@ describePg('race between processes on one PostgreSQL database', (serverUrl) => {
       const ids = await parkRaceRequests(ledger);
       const done = await race('postgres', url, 'park', ids, { targetVersion: TARGET_VERSION });
       await expectEachVersionOnce(done, ids, ledger);
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('claims and records every durable step exactly once', { timeout: 180_000 }, async () => {
+    const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
+    try {
+      const items = await prepareRaceSteps(ledger);
+      const done = await race('postgres', url, 'step', items);
+      await expectEachStepOnce(done, items, ledger);
     } finally {
       await ledger.close();
     }

@@ -36,6 +36,7 @@ import {
   type Inspector,
   type KeyRing,
   type Ledger,
+  needsLedgerOnlyForSteps,
   parseKeyRingEnv,
   type RunnerLogEvent,
 } from '@baton/engine';
@@ -52,7 +53,7 @@ import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
 
 const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles ROLE,...] [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--audit] [--inspect MODULE]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles ROLE,...] [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
 const HELP = `usage: ${USAGE}
 
@@ -83,6 +84,10 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
   --inspect MODULE     a module whose default export is an XState inspector (an observer, a
                        function, or an object with "inspect", e.g. from @statelyai/inspect); every
                        flow instance reports as one run
+  --allow-replays      without --ledger, serve flows with durable steps anyway: their steps run
+                       inside the round and a retried or replayed round runs them AGAIN
+  --round-budget MS    time budget of a round's invoked work (default 10000); durable steps still
+                       running when it ends keep running and the call continues on a later round
 
 environment:
   BATON_KEYS           comma-separated base64url secrets (>= 32 random bytes each; "baton keygen"
@@ -106,6 +111,8 @@ interface ServeOptions {
   readonly notifyPrincipals?: 'hash' | 'id';
   readonly audit?: boolean;
   readonly inspect?: string;
+  readonly allowReplays?: boolean;
+  readonly roundBudgetMs?: number;
 }
 
 function parseHostPort(value: string): { host: string; port: number } {
@@ -147,6 +154,8 @@ const OPTIONS = {
   'notify-principals': { type: 'string' },
   audit: { type: 'boolean' },
   inspect: { type: 'string' },
+  'allow-replays': { type: 'boolean' },
+  'round-budget': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -184,9 +193,15 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   if (values.audit && values.ledger === undefined) {
     throw usageError("--audit records on the ledger's database: give --ledger too", USAGE);
   }
+  const budget = values['round-budget'];
+  if (budget !== undefined && !(/^\d+$/.test(budget) && Number(budget) >= 1 && Number(budget) <= 600_000)) {
+    throw usageError(`--round-budget expects a whole number of ms from 1 to 600000, got "${budget}"`);
+  }
   return {
     module: positionals[0]!,
     ...(values.audit ? { audit: true } : {}),
+    ...(values['allow-replays'] ? { allowReplays: true } : {}),
+    ...(budget !== undefined ? { roundBudgetMs: Number(budget) } : {}),
     ...(values.inspect !== undefined ? { inspect: values.inspect } : {}),
     ...(values.http !== undefined ? { http: parseHostPort(values.http) } : {}),
     ...(values.ledger !== undefined ? { ledger: values.ledger } : {}),
@@ -291,14 +306,26 @@ function listenForSignals(): { signalled: Promise<NodeJS.Signals>; dispose(): vo
   };
 }
 
-/** Leave out the flows that need a ledger when there is none, one warning line each. */
-function servableFlows(flows: readonly Flow[], hasLedger: boolean, module: string): Flow[] {
+/**
+ * Leave out the flows that need a ledger when there is none, one warning line each; with
+ * `--allow-replays`, flows that need one only for their durable steps are served, one warning line.
+ */
+function servableFlows(flows: readonly Flow[], hasLedger: boolean, module: string, allowReplays = false): Flow[] {
   if (hasLedger) return [...flows];
-  const served = flows.filter((flow) => !flow.needsLedger);
+  const replayed = (flow: Flow) => allowReplays && needsLedgerOnlyForSteps(flow);
+  const served = flows.filter((flow) => !flow.needsLedger || replayed(flow));
   for (const flow of flows) {
+    if (replayed(flow)) {
+      warn(`serving ${flow.name} without a ledger (--allow-replays): a retried or replayed round runs its steps again`);
+      continue;
+    }
     if (!flow.needsLedger) continue;
     const why =
-      flow.decisions.length > 0 ? 'it awaits decisions by others, which are kept in a ledger' : 'it needs a ledger';
+      flow.decisions.length > 0
+        ? 'it awaits decisions by others, which are kept in a ledger'
+        : needsLedgerOnlyForSteps(flow)
+          ? 'its durable steps record their results in a ledger (or accept re-runs with --allow-replays)'
+          : 'it needs a ledger';
     warn(`not serving ${flow.name}: ${why}; start with --ledger URL to serve it`);
   }
   if (served.length === 0) {
@@ -325,7 +352,7 @@ export async function run(argv: string[]): Promise<number> {
       throw new CliError(oneLine(error));
     });
     if (options.ledger !== undefined) checkLedgerUrl(options.ledger);
-    const flows = servableFlows(loaded.flows, options.ledger !== undefined, options.module);
+    const flows = servableFlows(loaded.flows, options.ledger !== undefined, options.module, options.allowReplays);
     const keys = keyRing();
     const verifier = options.authTokens
       ? createStaticTokenVerifier(
@@ -396,6 +423,8 @@ export async function run(argv: string[]): Promise<number> {
       ...(options.waitInCallSeconds !== undefined ? { waitInCallSeconds: options.waitInCallSeconds } : {}),
       ...(webhook ? { onDecisionRequested: webhook.onDecisionRequested, onDecided: webhook.onDecided } : {}),
       ...(options.notifyPrincipals ? { hookPrincipals: options.notifyPrincipals } : {}),
+      ...(options.allowReplays ? { allowReplays: true } : {}),
+      ...(options.roundBudgetMs !== undefined ? { roundBudgetMs: options.roundBudgetMs } : {}),
       log: logEvent,
     });
     const stdioRoles = options.roles ?? [];

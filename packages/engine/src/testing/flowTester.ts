@@ -6,7 +6,8 @@
  * clock moves any distance (a deadline days away is reached by advancing
  * days: states outlive their deadlines), and the runner's `ttlSeconds` and
  * `maxTtlSeconds` pass through, so a flow's waits are tested against the
- * cap it will be served with.
+ * cap it will be served with. Durable steps can be stubbed and are counted;
+ * without a ledger they run in the round (as `allowReplays` serves them).
  */
 import type { AnyStateMachine, StateValue } from 'xstate';
 import { generateKey } from '../codec/keyRing.js';
@@ -16,6 +17,7 @@ import type { InputCatalog, WireInputRequest } from '../inputs.js';
 import type { Ledger } from '../ledger.js';
 import type { RoundOutcome } from '../outcome.js';
 import { type CallContext, type ClientInputCapabilities, createRunner, type FlowMethod } from '../runner.js';
+import { type StepFunction, step, stepOf } from '../steps.js';
 
 /** Options of {@link createFlowTester}. */
 export interface FlowTesterOptions {
@@ -38,6 +40,12 @@ export interface FlowTesterOptions {
    * whose deadline plus the 5-minute grace exceeds it makes `createFlowTester` throw `FlowDefinitionError`.
    */
   maxTtlSeconds?: number;
+  /**
+   * Stubs for durable steps, by step id: each replaces the step's function (same id, retry policy
+   * and lease), e.g. `{ issueRefund: async ({ idempotencyKey }) => 'RF-1' }`. Without a ledger,
+   * steps run inside the round. Every step is counted, stubbed or not: see {@link FlowTester.stepCalls}.
+   */
+  steps?: Readonly<Record<string, StepFunction<any, any>>>;
 }
 
 /** A moveable clock. */
@@ -72,6 +80,8 @@ export interface FlowTester {
   start(args: unknown): Promise<FlowRun>;
   /** Every state value the machine passed through, across runs (for coverage). */
   readonly visited: readonly StateValue[];
+  /** How many times the durable step `id` ran (each attempt counts), across runs. */
+  stepCalls(id: string): number;
 }
 
 /** An accepted elicitation answer. */
@@ -117,8 +127,37 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     },
   };
   const visited: StateValue[] = [];
+  const calls = new Map<string, number>();
+  const stubs = options.steps ?? {};
+  const unknown = Object.keys(stubs).filter((id) => !flow.steps.includes(id));
+  if (unknown.length > 0) {
+    throw new Error(`createFlowTester: "${flow.name}" has no step ${unknown.map((id) => `"${id}"`).join(', ')}`);
+  }
+  /** The flow with every step counted and the stubbed ones replaced (same id, options and hash). */
+  const tested: Flow = {
+    ...flow,
+    machineWith(services) {
+      const machine = flow.machineWith(services);
+      const actors: Record<string, unknown> = {};
+      for (const [name, logic] of Object.entries(machine.implementations.actors ?? {})) {
+        const declared = stepOf(logic);
+        if (!declared) continue;
+        const run = stubs[declared.id] ?? declared.run;
+        actors[name] = step(
+          declared.id,
+          (context) => {
+            calls.set(declared.id, (calls.get(declared.id) ?? 0) + 1);
+            return run(context);
+          },
+          declared.options,
+        );
+      }
+      return Object.keys(actors).length > 0 ? machine.provide({ actors } as never) : machine;
+    },
+  };
   const runner = createRunner({
-    flows: [flow],
+    flows: [tested],
+    allowReplays: !options.ledger,
     codec: createRequestStateCodec({
       keys: [generateKey()],
       now: clock.now,
@@ -183,5 +222,5 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     };
   }
 
-  return { clock, start, visited };
+  return { clock, start, visited, stepCalls: (id) => calls.get(id) ?? 0 };
 }

@@ -16,6 +16,8 @@
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type {
+  ClaimStep,
+  ClaimStepResult,
   DecisionFilter,
   DecisionRecord,
   Ledger,
@@ -26,11 +28,14 @@ import type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
+  RecordStep,
+  RecordStepResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  StepRecord,
 } from '@baton/engine';
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, ne, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
 import { encodeWaitingFor, toDecisionRecord, toParkedRequest } from '../core/requests.js';
@@ -45,8 +50,9 @@ import {
   tokenFailure,
   tokenRedeemed,
 } from '../core/results.js';
+import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
-import { decisions, redemptions, requests, tokens } from '../schema/sqlite.js';
+import { decisions, redemptions, requests, steps, tokens } from '../schema/sqlite.js';
 import { openMigratedSqlite } from './file.js';
 import { WriteBatcher } from './writeBatcher.js';
 
@@ -264,6 +270,62 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     }
   });
 
+  const insertStep = db
+    .insert(steps)
+    .values({
+      id: sql.placeholder('id'),
+      key: sql.placeholder('key'),
+      status: 'running',
+      owner: sql.placeholder('owner'),
+      leaseUntil: sql.placeholder('leaseUntil'),
+      claims: 1,
+      outcome: null,
+      recordedAt: null,
+      expiresAt: sql.placeholder('expiresAt'),
+    })
+    .onConflictDoNothing()
+    .returning({ claims: steps.claims })
+    .prepare();
+  // Ours, or its lease ended: of concurrent claimers exactly one matches (the others then see its lease).
+  const takeStep = db
+    .update(steps)
+    .set({
+      claims: sql`${steps.claims} + (case when ${steps.owner} = ${sql.placeholder('owner')} then 0 else 1 end)`,
+      owner: sql`${sql.placeholder('owner')}`,
+      leaseUntil: sql`${sql.placeholder('leaseUntil')}`,
+    })
+    .where(
+      and(
+        eq(steps.id, sql.placeholder('id')),
+        eq(steps.key, sql.placeholder('key')),
+        eq(steps.status, 'running'),
+        or(eq(steps.owner, sql.placeholder('owner')), lte(steps.leaseUntil, sql.placeholder('now'))),
+      ),
+    )
+    .returning({ claims: steps.claims })
+    .prepare();
+  const finishStep = db
+    .update(steps)
+    .set({
+      status: sql`${sql.placeholder('status')}`,
+      outcome: sql`${sql.placeholder('outcome')}`,
+      recordedAt: sql`${sql.placeholder('now')}`,
+    })
+    .where(and(eq(steps.id, sql.placeholder('id')), eq(steps.key, sql.placeholder('key')), eq(steps.status, 'running')))
+    .returning({ key: steps.key })
+    .prepare();
+  const selectStep = db
+    .select()
+    .from(steps)
+    .where(and(eq(steps.id, sql.placeholder('id')), eq(steps.key, sql.placeholder('key'))))
+    .prepare();
+  const pruneSteps = db
+    .delete(steps)
+    .where(
+      sql`(${steps.id}, ${steps.key}) in (select ${steps.id}, ${steps.key} from ${steps} where ${steps.expiresAt} < ${sql.placeholder('now')} limit ${sql.placeholder('limit')})`,
+    )
+    .prepare();
+
   // The writes of parked requests and decisions go through the same batcher as redemptions.
   // Not for throughput (they are rare) but for order and atomicity: a write that skipped the
   // queue would overtake writes this process issued before it in the same event-loop turn
@@ -409,10 +471,44 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       return writes.submit(() => closePending.run({ id }).changes);
     },
 
+    async claimStep(claim: ClaimStep): Promise<ClaimStepResult> {
+      assertOpen();
+      const params = {
+        id: claim.id,
+        key: claim.key,
+        owner: claim.owner,
+        leaseUntil: claim.leaseUntil,
+        now: claim.now,
+        expiresAt: claim.expiresAt,
+      };
+      return writes.submit((): ClaimStepResult => {
+        const inserted = insertStep.get(params);
+        if (inserted !== undefined) return { status: 'claimed', claims: inserted.claims };
+        const taken = takeStep.get(params);
+        if (taken !== undefined) return { status: 'claimed', claims: taken.claims };
+        return claimFailure(selectStep.get({ id: claim.id, key: claim.key }), claim.id, claim.key);
+      });
+    },
+
+    async recordStep(record: RecordStep): Promise<RecordStepResult> {
+      assertOpen();
+      return writes.submit((): RecordStepResult => {
+        if (finishStep.get({ ...record }) !== undefined) return { status: 'recorded' };
+        const row = selectStep.get({ id: record.id, key: record.key });
+        return row === undefined ? { status: 'unknown' } : { status: 'already_recorded', record: toStepRecord(row) };
+      });
+    },
+
+    async getStep(id: string, key: string): Promise<StepRecord | undefined> {
+      assertOpen();
+      const row = selectStep.get({ id, key });
+      return row === undefined ? undefined : toStepRecord(row);
+    },
+
     async prune(now: number): Promise<number> {
       assertOpen();
       let removed = 0;
-      for (const statement of [pruneRedemptions, pruneTokens]) {
+      for (const statement of [pruneRedemptions, pruneTokens, pruneSteps]) {
         for (;;) {
           if (closed) return removed;
           const { changes } = statement.run({ now, limit: PRUNE_BATCH });

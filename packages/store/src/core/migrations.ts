@@ -13,9 +13,10 @@ import { LedgerSchemaError } from './errors.js';
 /**
  * The ledger schema version this code reads and writes (set in `baton_meta` by the
  * migrations): 1, the ledger tables; 2, the audit trail (`baton_audit`); 3, parked requests
- * and the decisions they wait for (`baton_requests`, `baton_decisions`).
+ * and the decisions they wait for (`baton_requests`, `baton_decisions`); 4, durable steps
+ * (`baton_steps`).
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** drizzle's bookkeeping table for the ledger's migrations (kept apart from any app's own). */
 export const MIGRATIONS_TABLE = '__baton_migrations';

@@ -6,6 +6,8 @@
  * semantics as the SQLite and PostgreSQL ledgers, including pruning.
  */
 import type {
+  ClaimStep,
+  ClaimStepResult,
   DecisionFilter,
   DecisionRecord,
   Ledger,
@@ -16,9 +18,12 @@ import type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
+  RecordStep,
+  RecordStepResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  StepRecord,
 } from '@baton/engine';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
@@ -71,6 +76,8 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   /** Decisions by `${id}\u0000${key}`. */
   const decisions = new Map<string, DecisionRecord>();
   const decisionKey = (id: string, key: string) => `${id}\u0000${key}`;
+  /** Durable steps by `${id}\u0000${key}`. */
+  const steps = new Map<string, StepRecord>();
   let closed = false;
 
   const ledger: Ledger = {
@@ -198,9 +205,54 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       return closedCount;
     },
 
+    async claimStep(claim: ClaimStep): Promise<ClaimStepResult> {
+      assertOpen();
+      const at = decisionKey(claim.id, claim.key);
+      const row = steps.get(at);
+      if (row === undefined) {
+        steps.set(at, {
+          id: claim.id,
+          key: claim.key,
+          status: 'running',
+          owner: claim.owner,
+          leaseUntil: claim.leaseUntil,
+          claims: 1,
+          outcome: null,
+          recordedAt: null,
+          expiresAt: claim.expiresAt,
+        });
+        return { status: 'claimed', claims: 1 };
+      }
+      if (row.status !== 'running') return { status: 'recorded', record: row };
+      if (row.owner !== claim.owner && row.leaseUntil > claim.now) {
+        return { status: 'held', owner: row.owner, leaseUntil: row.leaseUntil };
+      }
+      const claims = row.owner === claim.owner ? row.claims : row.claims + 1;
+      steps.set(at, { ...row, owner: claim.owner, leaseUntil: claim.leaseUntil, claims });
+      return { status: 'claimed', claims };
+    },
+
+    async recordStep(record: RecordStep): Promise<RecordStepResult> {
+      assertOpen();
+      const at = decisionKey(record.id, record.key);
+      const row = steps.get(at);
+      if (row === undefined) return { status: 'unknown' };
+      if (row.status !== 'running') return { status: 'already_recorded', record: row };
+      steps.set(at, { ...row, status: record.status, outcome: record.outcome, recordedAt: record.now });
+      return { status: 'recorded' };
+    },
+
+    async getStep(id: string, key: string): Promise<StepRecord | undefined> {
+      assertOpen();
+      return steps.get(decisionKey(id, key));
+    },
+
     async prune(now: number): Promise<number> {
       assertOpen();
       let removed = 0;
+      for (const [at, row] of steps) {
+        if (row.expiresAt < now && steps.delete(at)) removed++;
+      }
       for (const [jti, row] of redemptions) {
         if (row.expiresAt < now && redemptions.delete(jti)) removed++;
       }
@@ -226,6 +278,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       tokens.clear();
       requests.clear();
       decisions.clear();
+      steps.clear();
     },
   };
 

@@ -13,6 +13,8 @@
  * clear error rather than on the first request. Statements are prepared (named) through drizzle.
  */
 import type {
+  ClaimStep,
+  ClaimStepResult,
   DecisionFilter,
   DecisionRecord,
   Ledger,
@@ -23,11 +25,14 @@ import type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
+  RecordStep,
+  RecordStepResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  StepRecord,
 } from '@baton/engine';
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, ne, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { LedgerError } from '../core/errors.js';
@@ -44,8 +49,9 @@ import {
   tokenFailure,
   tokenRedeemed,
 } from '../core/results.js';
+import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
-import { decisions, redemptions, requests, tokens } from '../schema/pg.js';
+import { decisions, redemptions, requests, steps, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
 
 export { createPostgresAuditLog, type PostgresAuditLogOptions } from './audit.js';
@@ -253,6 +259,56 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     .set({ status: 'closed' })
     .where(and(eq(decisions.id, sql.placeholder('id')), eq(decisions.status, 'pending')))
     .prepare('baton_close_decisions');
+  const insertStep = db
+    .insert(steps)
+    .values({
+      id: sql.placeholder('id'),
+      key: sql.placeholder('key'),
+      status: 'running',
+      owner: sql.placeholder('owner'),
+      leaseUntil: sql.placeholder('leaseUntil'),
+      claims: 1,
+      outcome: null,
+      recordedAt: null,
+      expiresAt: sql.placeholder('expiresAt'),
+    })
+    .onConflictDoNothing()
+    .returning({ claims: steps.claims })
+    .prepare('baton_step_insert');
+  // Ours, or its lease ended. Under READ COMMITTED a concurrent claimer waits on the row lock and
+  // re-checks the condition against the winner's lease: exactly one matches.
+  const takeStep = db
+    .update(steps)
+    .set({
+      claims: sql`${steps.claims} + (case when ${steps.owner} = ${sql.placeholder('owner')} then 0 else 1 end)`,
+      owner: sql`${sql.placeholder('owner')}`,
+      leaseUntil: sql`${sql.placeholder('leaseUntil')}`,
+    })
+    .where(
+      and(
+        eq(steps.id, sql.placeholder('id')),
+        eq(steps.key, sql.placeholder('key')),
+        eq(steps.status, 'running'),
+        or(eq(steps.owner, sql.placeholder('owner')), lte(steps.leaseUntil, sql.placeholder('now'))),
+      ),
+    )
+    .returning({ claims: steps.claims })
+    .prepare('baton_step_take');
+  const finishStep = db
+    .update(steps)
+    .set({
+      status: sql`${sql.placeholder('status')}`,
+      outcome: sql`${sql.placeholder('outcome')}`,
+      recordedAt: sql`${sql.placeholder('now')}`,
+    })
+    .where(and(eq(steps.id, sql.placeholder('id')), eq(steps.key, sql.placeholder('key')), eq(steps.status, 'running')))
+    .returning({ key: steps.key })
+    .prepare('baton_step_finish');
+  const selectStep = db
+    .select()
+    .from(steps)
+    .where(and(eq(steps.id, sql.placeholder('id')), eq(steps.key, sql.placeholder('key'))))
+    .prepare('baton_step_select');
 
   const ledger: Ledger = {
     async redeem(request: RedeemRequest): Promise<RedeemResult> {
@@ -390,9 +446,51 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       return (await closePending.execute({ id })).rowCount ?? 0;
     },
 
+    async claimStep(claim: ClaimStep): Promise<ClaimStepResult> {
+      assertOpen();
+      const params = {
+        id: claim.id,
+        key: claim.key,
+        owner: claim.owner,
+        leaseUntil: claim.leaseUntil,
+        now: claim.now,
+        expiresAt: claim.expiresAt,
+      };
+      const [inserted] = await insertStep.execute(params);
+      if (inserted !== undefined) return { status: 'claimed', claims: inserted.claims };
+      const [taken] = await takeStep.execute(params);
+      if (taken !== undefined) return { status: 'claimed', claims: taken.claims };
+      const [row] = await selectStep.execute({ id: claim.id, key: claim.key });
+      return claimFailure(row, claim.id, claim.key);
+    },
+
+    async recordStep(record: RecordStep): Promise<RecordStepResult> {
+      assertOpen();
+      const [won] = await finishStep.execute({ ...record });
+      if (won !== undefined) return { status: 'recorded' };
+      const [row] = await selectStep.execute({ id: record.id, key: record.key });
+      return row === undefined ? { status: 'unknown' } : { status: 'already_recorded', record: toStepRecord(row) };
+    },
+
+    async getStep(id: string, key: string): Promise<StepRecord | undefined> {
+      assertOpen();
+      const [row] = await selectStep.execute({ id, key });
+      return row === undefined ? undefined : toStepRecord(row);
+    },
+
     async prune(now: number): Promise<number> {
       assertOpen();
       let removed = 0;
+      for (;;) {
+        if (connection.closed) return removed;
+        const result = await db.execute(sql`
+          delete from baton_steps where ctid in (
+            select ctid from baton_steps where expires_at < ${now} limit ${PRUNE_BATCH} for update skip locked
+          )`);
+        const count = result.rowCount ?? 0;
+        removed += count;
+        if (count < PRUNE_BATCH) break;
+      }
       for (const statement of [pruneRedemptions, pruneTokens]) {
         for (;;) {
           if (connection.closed) return removed;

@@ -1,7 +1,7 @@
 /**
  * The ledger's tables for PostgreSQL, as drizzle schema. Same logical tables
  * as `sqlite.ts`: `baton_redemptions`, `baton_tokens`, `baton_meta`,
- * `baton_audit`, `baton_requests` and `baton_decisions`. Times are `bigint` milliseconds since the epoch (read back as
+ * `baton_audit`, `baton_requests`, `baton_decisions` and `baton_steps`. Times are `bigint` milliseconds since the epoch (read back as
  * JavaScript numbers), taken from the engine's clock so that every instance
  * agrees with the envelope's own expiry. Tables are created unqualified, in the connection's
  * `search_path` (normally `public`). This file is read by drizzle-kit: it
@@ -178,5 +178,40 @@ export const decisions = pgTable(
   (table) => [
     primaryKey({ name: 'baton_decisions_pk', columns: [table.id, table.key] }),
     index('baton_decisions_status_role_idx').on(table.status, table.role),
+  ],
+);
+
+/**
+ * Durable steps of flow instances: one row per (flow instance id, step key), claimed under a
+ * lease (`owner`, `lease_until`: another instance may take the step over once the lease ended),
+ * `running` until its result or final error is recorded once (`succeeded` / `failed`, with
+ * `outcome` sealed by the engine, opaque here). `claims` counts owners (takeovers after a lost
+ * instance). Pruned by `expires_at`.
+ */
+export const steps = pgTable(
+  'baton_steps',
+  {
+    /** The flow instance's id. */
+    id: text('id').notNull(),
+    /** The step's id and invocation (`<step id>#<n>`). */
+    key: text('key').notNull(),
+    /** `running`, `succeeded` or `failed`. */
+    status: text('status').notNull(),
+    /** Who holds (or last held) the lease: an opaque runner id. */
+    owner: text('owner').notNull(),
+    /** Until when the lease runs (ms, engine clock). */
+    leaseUntil: bigint('lease_until', { mode: 'number' }).notNull(),
+    /** How many owners claimed it (1, +1 per takeover). */
+    claims: integer('claims').notNull(),
+    /** The sealed result or error, once recorded. */
+    outcome: text('outcome'),
+    /** When the outcome was recorded (ms). */
+    recordedAt: bigint('recorded_at', { mode: 'number' }),
+    /** When the row may be pruned (ms). */
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+  },
+  (table) => [
+    primaryKey({ name: 'baton_steps_pk', columns: [table.id, table.key] }),
+    index('baton_steps_expires_at_idx').on(table.expiresAt),
   ],
 );

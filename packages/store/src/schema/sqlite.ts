@@ -6,7 +6,8 @@
  * `baton_meta` (the schema version the store checks at start-up),
  * `baton_audit` (the audit trail, one row per round of a flow instance),
  * `baton_requests` (flow instances parked while they wait on someone else) and
- * `baton_decisions` (what they wait for, recorded at most once). Every
+ * `baton_decisions` (what they wait for, recorded at most once) and
+ * `baton_steps` (durable steps' leases and recorded outcomes). Every
  * time is integer milliseconds since the epoch, taken from the engine's clock
  * rather than the database's. This file is read by drizzle-kit: it imports
  * nothing but drizzle-orm.
@@ -181,5 +182,40 @@ export const decisions = sqliteTable(
   (table) => [
     primaryKey({ name: 'baton_decisions_pk', columns: [table.id, table.key] }),
     index('baton_decisions_status_role_idx').on(table.status, table.role),
+  ],
+);
+
+/**
+ * Durable steps of flow instances: one row per (flow instance id, step key), claimed under a
+ * lease (`owner`, `lease_until`: another instance may take the step over once the lease ended),
+ * `running` until its result or final error is recorded once (`succeeded` / `failed`, with
+ * `outcome` sealed by the engine, opaque here). `claims` counts owners (takeovers after a lost
+ * instance). Pruned by `expires_at`.
+ */
+export const steps = sqliteTable(
+  'baton_steps',
+  {
+    /** The flow instance's id. */
+    id: text('id').notNull(),
+    /** The step's id and invocation (`<step id>#<n>`). */
+    key: text('key').notNull(),
+    /** `running`, `succeeded` or `failed`. */
+    status: text('status').notNull(),
+    /** Who holds (or last held) the lease: an opaque runner id. */
+    owner: text('owner').notNull(),
+    /** Until when the lease runs (ms, engine clock). */
+    leaseUntil: integer('lease_until').notNull(),
+    /** How many owners claimed it (1, +1 per takeover). */
+    claims: integer('claims').notNull(),
+    /** The sealed result or error, once recorded. */
+    outcome: text('outcome'),
+    /** When the outcome was recorded (ms). */
+    recordedAt: integer('recorded_at'),
+    /** When the row may be pruned (ms). */
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (table) => [
+    primaryKey({ name: 'baton_steps_pk', columns: [table.id, table.key] }),
+    index('baton_steps_expires_at_idx').on(table.expiresAt),
   ],
 );

@@ -3,7 +3,8 @@
  * SQLite and PostgreSQL ledgers: redemption, replay-safe retry, replay,
  * expiry, single-use tokens, parked requests (compare-and-set versions,
  * listing), decisions (requested idempotently, listed for a decider, recorded
- * once, closed), pruning and closing. Times are explicit (the engine's clock
+ * once, closed), durable steps (claimed under a lease, renewed, taken over
+ * once the lease ended, recorded once), pruning and closing. Times are explicit (the engine's clock
  * is passed in), so nothing here sleeps. The ledger is shared by the whole
  * suite, so every test uses fresh random ids and requesters.
  */
@@ -580,6 +581,96 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
       });
     });
 
+    describe('durable steps', () => {
+      const claim = (id: string, owner: string, fields: Partial<Parameters<Ledger['claimStep']>[0]> = {}) => ({
+        id,
+        key: 'refund#0',
+        owner,
+        leaseUntil: T0 + 60_000,
+        now: T0,
+        expiresAt: T0 + DAY,
+        ...fields,
+      });
+
+      it('claims once: another owner is told it is held until the lease ends', async () => {
+        const id = newId('F');
+        expect(await ledger.claimStep(claim(id, 'a'))).toEqual({ status: 'claimed', claims: 1 });
+        expect(await ledger.claimStep(claim(id, 'b'))).toEqual({ status: 'held', owner: 'a', leaseUntil: T0 + 60_000 });
+        expect(await ledger.claimStep(claim(id, 'b', { now: T0 + 59_999 }))).toMatchObject({ status: 'held' });
+        // Its owner renews the lease (not a new claim).
+        expect(await ledger.claimStep(claim(id, 'a', { leaseUntil: T0 + 120_000, now: T0 + 50_000 }))).toEqual({
+          status: 'claimed',
+          claims: 1,
+        });
+        expect(await ledger.claimStep(claim(id, 'b', { now: T0 + 60_000 }))).toMatchObject({ status: 'held' });
+        // Once the lease ended, another owner takes it over.
+        expect(await ledger.claimStep(claim(id, 'b', { now: T0 + 120_000, leaseUntil: T0 + 180_000 }))).toEqual({
+          status: 'claimed',
+          claims: 2,
+        });
+        expect(await ledger.getStep(id, 'refund#0')).toEqual({
+          id,
+          key: 'refund#0',
+          status: 'running',
+          owner: 'b',
+          leaseUntil: T0 + 180_000,
+          claims: 2,
+          outcome: null,
+          recordedAt: null,
+          expiresAt: T0 + DAY,
+        });
+      });
+
+      it('records once; a recorded step is handed back to every claimer', async () => {
+        const id = newId('F');
+        expect(await ledger.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'x', now: T0 })).toEqual({
+          status: 'unknown',
+        });
+        await ledger.claimStep(claim(id, 'a'));
+        expect(
+          await ledger.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'sealed-1', now: T0 + 5 }),
+        ).toEqual({ status: 'recorded' });
+        const second = await ledger.recordStep({
+          id,
+          key: 'refund#0',
+          status: 'failed',
+          outcome: 'sealed-2',
+          now: T0 + 6,
+        });
+        expect(second).toMatchObject({
+          status: 'already_recorded',
+          record: { status: 'succeeded', outcome: 'sealed-1' },
+        });
+        const record = {
+          id,
+          key: 'refund#0',
+          status: 'succeeded',
+          owner: 'a',
+          leaseUntil: T0 + 60_000,
+          claims: 1,
+          outcome: 'sealed-1',
+          recordedAt: T0 + 5,
+          expiresAt: T0 + DAY,
+        };
+        expect(await ledger.claimStep(claim(id, 'b', { now: T0 + DAY - 1 }))).toEqual({ status: 'recorded', record });
+        expect(await ledger.claimStep(claim(id, 'a'))).toEqual({ status: 'recorded', record });
+        expect(await ledger.getStep(id, 'refund#0')).toEqual(record);
+        expect(await ledger.getStep(id, 'refund#1')).toBeUndefined();
+      });
+
+      it('a step that outlived its lease and finishes first still records; the new owner gets its record', async () => {
+        const id = newId('F');
+        await ledger.claimStep(claim(id, 'a'));
+        await ledger.claimStep(claim(id, 'b', { now: T0 + 60_000 }));
+        expect(await ledger.recordStep({ id, key: 'refund#0', status: 'failed', outcome: 'late-a', now: T0 })).toEqual({
+          status: 'recorded',
+        });
+        expect(
+          await ledger.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'b', now: T0 + 1 }),
+        ).toMatchObject({ status: 'already_recorded', record: { status: 'failed', outcome: 'late-a', owner: 'b' } });
+      });
+    });
+
     describe('prune', () => {
       it('deletes rows that expired before now, and only those', async () => {
         // Far in the future of every other test's rows, so earlier tests do not interfere.
@@ -594,8 +685,15 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         await ledger.recordOutcome(live, 'sealed');
         const oldToken = await ledger.mintToken({ purpose: 'p', expiresAt: base + 100, now: base });
         const liveToken = await ledger.mintToken({ purpose: 'p', expiresAt: base + 10_000, now: base });
+        const stepOf = newId('F');
+        const step = (key: string, expiresAt: number) =>
+          ledger.claimStep({ id: stepOf, key, owner: 'o', leaseUntil: base, now: base, expiresAt });
+        await step('old#0', base + 100);
+        await step('live#0', base + 10_000);
 
-        expect(await ledger.prune(base + 200)).toBe(2); // `old` and `oldToken`; `edge` expires at now, kept
+        expect(await ledger.prune(base + 200)).toBe(3); // `old`, `oldToken` and step `old#0`; `edge` expires at now, kept
+        expect(await ledger.getStep(stepOf, 'old#0')).toBeUndefined();
+        expect(await ledger.getStep(stepOf, 'live#0')).toMatchObject({ status: 'running' });
         expect(await ledger.prune(base + 200)).toBe(0);
         expect(await ledger.redeem(request(live, 'd', base + 10_000, base + 300))).toEqual({
           status: 'retry',
@@ -605,7 +703,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         expect(await ledger.redeemToken(oldToken, 'p', base + 300)).toEqual({ status: 'unknown' });
         // A pruned jti is still refused: its envelope has expired.
         expect(await ledger.redeem(request(old, 'd', base + 100, base + 300))).toEqual({ status: 'replayed' });
-        expect(await ledger.prune(base + 20_000)).toBe(3); // edge, live, liveToken (used tokens go when they expire)
+        expect(await ledger.prune(base + 20_000)).toBe(4); // edge, live, liveToken (used tokens go when they expire), live#0
       });
 
       it('deletes requests that expired before now together with their decisions, and only those', async () => {

@@ -4,6 +4,7 @@
  * through the given items (a few in flight at once): redeems jtis or token
  * codes, records decisions (`id/key` pairs), or moves parked requests on by
  * compare-and-set (read the version, write the next one, until `targetVersion`),
+ * or claims durable steps (`id/key` pairs) and records the outcome of each it won,
  * then reports what it won and exits. Driven over the fork IPC channel.
  */
 import type { Ledger } from '@baton/engine';
@@ -13,7 +14,7 @@ import { createPostgresLedger } from '../../src/node-postgres/index.js';
 /** Messages from the parent. */
 export type WorkerCommand = {
   type: 'go';
-  mode: 'jti' | 'token' | 'decision' | 'park';
+  mode: 'jti' | 'token' | 'decision' | 'park' | 'step';
   /** This worker's number: its decider name and the mark in the states it writes. */
   worker?: number;
   /** `park` mode: the version each request is moved on to. */
@@ -59,7 +60,23 @@ async function main(): Promise<void> {
       const lane = async () => {
         while (next < command.items.length) {
           const item = command.items[next++]!;
-          if (command.mode === 'decision') {
+          if (command.mode === 'step') {
+            const [id, key] = item.split('/') as [string, string];
+            const claim = await ledger.claimStep({
+              id,
+              key,
+              owner: me,
+              leaseUntil: command.now + 3_600_000,
+              now: command.now,
+              expiresAt: command.now + 3_600_000,
+            });
+            count(claim.status);
+            if (claim.status === 'claimed') {
+              const recorded = await ledger.recordStep({ id, key, status: 'succeeded', outcome: me, now: command.now });
+              count(`record_${recorded.status}`);
+              if (recorded.status === 'recorded') won.push(item);
+            }
+          } else if (command.mode === 'decision') {
             const [id, key] = item.split('/') as [string, string];
             const result = await ledger.recordDecision({ id, key, decider: me, content: item, now: command.now });
             count(result.status);
