@@ -32,19 +32,15 @@ export interface DecisionSettings {
   readonly onDecided: RunnerOptions['onDecided'];
 }
 
-/** What one round of a flow is played from. */
-export interface PlayInput {
-  readonly flow: Flow;
-  readonly binding: StateBinding;
-  readonly fid: string;
-  readonly round: number;
-  readonly capabilities: ClientInputCapabilities | undefined;
-  readonly answers: Answers;
+/**
+ * What one round of a flow is played from: a round's input (`round.ts`), except that it starts
+ * from a restored body or the parsed arguments of a first call, and records the state values it
+ * passes through.
+ */
+export interface PlayInput
+  extends Pick<RoundInput, 'flow' | 'binding' | 'fid' | 'round' | 'capabilities' | 'answers' | 'inject' | 'received'> {
   /** A restored body and the caller's keys it awaits, or the parsed arguments of a first call. */
   readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
-  readonly inject?: RoundInput['inject'];
-  /** Answers received (for the audit trail). */
-  readonly received: AuditAnswer[];
   /** State values passed through (for the audit trail; filled only when observed). */
   readonly path: StateValue[];
 }
