@@ -114,21 +114,28 @@ export class RoundSteps {
     }
   };
 
+  /** Claim (or, as its owner, renew the lease on) the invocation `key` for `leaseMs` from now. */
+  #claim(key: string, leaseMs: number) {
+    const { now, owner } = this.#settings;
+    const at = now();
+    return this.#settings.ledger!.claimStep({
+      id: this.#fid,
+      key,
+      owner,
+      leaseUntil: at + leaseMs,
+      now: at,
+      expiresAt: at + STEP_RETENTION_MS,
+    });
+  }
+
   /** Claim, run or await the invocation `key` until an outcome is recorded. */
   async #durable(declaration: StepDeclaration, key: string, input: unknown): Promise<StepOutcome> {
     const ledger = this.#settings.ledger!;
-    const { now, owner, pollMs, executing } = this.#settings;
+    const { now, pollMs, executing } = this.#settings;
     const leaseMs = declaration.options.leaseMs ?? DEFAULT_LEASE_MS;
     const here = `${this.#fid}\u0000${key}`;
     for (;;) {
-      const claim = await ledger.claimStep({
-        id: this.#fid,
-        key,
-        owner,
-        leaseUntil: now() + leaseMs,
-        now: now(),
-        expiresAt: now() + STEP_RETENTION_MS,
-      });
+      const claim = await this.#claim(key, leaseMs);
       if (claim.status === 'recorded') {
         const opened = this.#open(claim.record);
         if (opened) return opened;
@@ -169,19 +176,12 @@ export class RoundSteps {
     leaseMs: number,
   ): Promise<StepOutcome | undefined> {
     const ledger = this.#settings.ledger!;
-    const { now, owner, log } = this.#settings;
+    const { now, log } = this.#settings;
     const renew = setInterval(
       () => {
-        ledger
-          .claimStep({
-            id: this.#fid,
-            key,
-            owner,
-            leaseUntil: now() + leaseMs,
-            now: now(),
-            expiresAt: now() + STEP_RETENTION_MS,
-          })
-          .catch((error: unknown) => log({ type: 'flow_error', flow: this.#flow, fid: this.#fid, error }));
+        this.#claim(key, leaseMs).catch((error: unknown) =>
+          log({ type: 'flow_error', flow: this.#flow, fid: this.#fid, error }),
+        );
       },
       Math.max(50, Math.floor(leaseMs / 3)),
     );
