@@ -1,0 +1,113 @@
+/**
+ * Advancing a parked flow after a decision is recorded or its requester
+ * withdraws: from the request's latest parked state, deliver the recorded
+ * decisions it awaits (and an event, for a withdrawal), run it to its next
+ * wait or its end, write it back (replayed from the newer state on a
+ * conflict, a bounded number of times) and append the round to the audit
+ * trail; then say in a sentence what became of the flow, for the decider's or
+ * the requester's reply.
+ */
+import type { EventObject } from 'xstate';
+import type { AuditAnswer } from './audit.js';
+import type { RunnerCore } from './core.js';
+import type { Flow } from './flow.js';
+import { currentBody, recordedDecisions, type Step, step } from './instance.js';
+import type { RoundOutcome } from './outcome.js';
+import { openParked, type ParkedBlob, requesterBinding } from './parked.js';
+import { readAnswers } from './roundBody.js';
+
+const MAX_ADVANCE_ATTEMPTS = 8;
+
+function text(outcome: RoundOutcome): string {
+  if (outcome.type === 'error') return outcome.message;
+  if (outcome.type !== 'complete') return '';
+  return outcome.result.content
+    .filter((c): c is { type: 'text'; text: string } => c.type === 'text' && typeof c.text === 'string')
+    .map((c) => c.text)
+    .join('\n');
+}
+
+/**
+ * Advance a parked flow from its latest state: deliver the recorded decisions it awaits (and
+ * `event`), run it to its next wait or end, write it back; replayed on a conflict.
+ */
+export async function advance(
+  core: RunnerCore,
+  flow: Flow,
+  id: string,
+  caller: string,
+  event?: EventObject,
+): Promise<Step | undefined> {
+  const { codec, log } = core;
+  const ledger = core.ledger!;
+  for (let attempt = 0; attempt < MAX_ADVANCE_ATTEMPTS; attempt++) {
+    const row = await ledger.getRequest(id);
+    if (row?.status !== 'waiting') return undefined;
+    const opened = openParked(codec, row);
+    const body = opened && currentBody(flow, opened);
+    if (!opened || !body) return undefined;
+    const blob: ParkedBlob = { ...opened, s: body };
+    const started = core.now();
+    const received: AuditAnswer[] = [];
+    const path: import('xstate').StateValue[] = [];
+    const requester = requesterBinding(flow.name, blob);
+    const inject = {
+      decisions: recordedDecisions(core, await ledger.listDecisions({ id }), body),
+      ...(event ? { event } : {}),
+    };
+    const result = await step(core, {
+      flow,
+      parked: { row, blob },
+      requester,
+      binding: requester,
+      fid: id,
+      round: blob.r + 1,
+      context: {},
+      from: { body, pending: [] },
+      answers: readAnswers(undefined),
+      inject,
+      audit: { received, path },
+    });
+    if (result.type === 'conflict') continue;
+    const outcome = result.type === 'done' ? result.end.outcome : undefined;
+    await core.audit({
+      flow,
+      fid: id,
+      round: blob.r + 1,
+      started,
+      principal: caller,
+      before: body.s[0],
+      path,
+      asked: result.type === 'ask' ? result.end.asked : [],
+      received,
+      outcome: outcome ? outcome.type : 'input_required',
+      ...(outcome?.type === 'error' ? { message: outcome.message } : {}),
+    });
+    return result;
+  }
+  log({
+    type: 'flow_error',
+    flow: flow.name,
+    fid: id,
+    error: new Error('the request kept changing while advancing it'),
+  });
+  return undefined;
+}
+
+/** What became of the flow after a decision or a withdrawal, in a sentence. */
+export function aftermath(id: string, result: Step | undefined): string {
+  if (!result) return `Request ${id} continues when its requester comes back.`;
+  if (result.type === 'done') {
+    const said = text(result.end.outcome);
+    return result.end.terminal
+      ? `The flow has ended${said ? `: ${said}` : '.'}`
+      : `The flow could not continue yet: ${said}`;
+  }
+  if (result.type === 'waiting') {
+    const keys = result.end.decisions.map((d) => (d.role ? `${d.key} (role ${d.role})` : d.key));
+    return `Request ${id} now waits for ${keys.join(' and ')}.`;
+  }
+  if (result.type === 'ask') return `Request ${id} now waits for its requester.`;
+  if (result.type === 'working') return `Request ${id} is running ${result.end.steps.join(', ')}.`;
+  return '';
+}
