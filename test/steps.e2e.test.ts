@@ -20,7 +20,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectHttp,
   expectInputRequired,
-  runCli,
   type ServeProcess,
   sleep,
   startServe,

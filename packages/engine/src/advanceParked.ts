@@ -10,7 +10,7 @@
 import type { EventObject } from 'xstate';
 import type { AuditAnswer } from './audit.js';
 import type { RunnerCore } from './core.js';
-import type { Flow } from './flow.js';
+import type { Flow, FlowResult } from './flow.js';
 import { currentBody, recordedDecisions, type Step, step } from './instance.js';
 import type { RoundOutcome } from './outcome.js';
 import { openParked, type ParkedBlob, requesterBinding } from './parked.js';
@@ -20,8 +20,13 @@ const MAX_ADVANCE_ATTEMPTS = 8;
 
 function text(outcome: RoundOutcome): string {
   if (outcome.type === 'error') return outcome.message;
-  if (outcome.type !== 'complete') return '';
-  return outcome.result.content
+  return outcome.type === 'complete' ? resultText(outcome.result) : '';
+}
+
+/** The text blocks of a flow's result, joined by newlines ('' for none). */
+export function resultText(result: FlowResult | undefined): string {
+  if (!result) return '';
+  return result.content
     .filter((c): c is { type: 'text'; text: string } => c.type === 'text' && typeof c.text === 'string')
     .map((c) => c.text)
     .join('\n');

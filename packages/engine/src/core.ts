@@ -3,18 +3,18 @@
  * operations every entry point needs (play a round of a flow on a fresh actor,
  * append an audit entry, call a hook without letting it fail or block a
  * round). `runner.ts` builds one `RunnerCore`; `instance.ts` (flow instances
- * parked while they await decisions) and `decisions.ts` (the decision tools)
- * use it. Internal: nothing here is exported from the package.
+ * parked while they await others) and the decision tools (`decisions.ts`,
+ * `decide.ts`, `requestTools.ts`, `requestAccess.ts`, `advanceParked.ts`) use it. Internal: nothing here is exported from the package.
  */
 import type { EventObject, StateValue } from 'xstate';
 import type { AuditAnswer, AuditOutcome } from './audit.js';
 import { canonicalJson } from './codec/canonicalJson.js';
-import type { RequestStateCodec, StateBinding } from './codec/types.js';
+import type { RequestStateCodec } from './codec/types.js';
 import type { Flow } from './flow.js';
 import type { Ledger } from './ledger.js';
 import type { RoundEnd, RoundInput, RoundSettings } from './round.js';
-import type { Answers, RoundBody } from './roundBody.js';
-import type { ClientInputCapabilities, RunnerLogEvent, RunnerOptions } from './runner.js';
+import type { RoundBody } from './roundBody.js';
+import type { RunnerLogEvent, RunnerOptions } from './runner.js';
 
 /** The decision settings of a runner, defaults applied. */
 export interface DecisionSettings {

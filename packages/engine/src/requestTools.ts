@@ -8,7 +8,7 @@
  * anyone but the requester is refused `resume` and `withdraw`.
  */
 
-import { advance, aftermath } from './advanceParked.js';
+import { advance, aftermath, resultText } from './advanceParked.js';
 import type { StateBinding } from './codec/types.js';
 import type { RunnerCore } from './core.js';
 import type {
@@ -19,7 +19,6 @@ import type {
   ResumeServer,
   WithdrawRequest,
 } from './decisions.js';
-import type { FlowResult } from './flow.js';
 import { isDecision, WITHDRAW_EVENT } from './inputs.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { RoundOutcome } from './outcome.js';
@@ -28,14 +27,6 @@ import { allowed, load, refuse } from './requestAccess.js';
 
 /** The resume tool's name: resume states are bound to it. */
 export const RESUME_TOOL = 'baton_resume';
-
-function resultText(result: FlowResult | undefined): string {
-  if (!result) return '';
-  return result.content
-    .filter((c): c is { type: 'text'; text: string } => c.type === 'text' && typeof c.text === 'string')
-    .map((c) => c.text)
-    .join('\n');
-}
 
 /** The `inbox` tool: the pending decisions `context` may make, oldest first. */
 export async function inbox(core: RunnerCore, context: DecisionCaller): Promise<InboxItem[]> {
