@@ -38,13 +38,9 @@ const RESERVED = new Set([
   'root_any',
 ]);
 
-/** Text Mermaid shows as is: quotes, semicolons, hashes and line breaks turned into entity codes or spaces. */
-const text = (value: string) =>
-  value
-    .replace(/#/g, '#35;')
-    .replace(/"/g, '#quot;')
-    .replace(/;/g, '#59;')
-    .replace(/[\r\n]+/g, ' ');
+/** Text Mermaid shows as is: quotes, semicolons and hashes as entity codes, line breaks as spaces. */
+const ENTITIES: Record<string, string> = { '#': '#35;', '"': '#quot;', ';': '#59;' };
+const text = (value: string) => value.replace(/[#";]/g, (c) => ENTITIES[c]!).replace(/[\r\n]+/g, ' ');
 
 /** Mermaid ids for every node: its path joined with `__`, prefixed with `s_` when reserved or taken. */
 function mermaidIds(nodes: readonly MachineGraphNode[]): Map<string, string> {
