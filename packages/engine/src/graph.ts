@@ -13,6 +13,7 @@
  */
 import type { AnyStateMachine, StateValue } from 'xstate';
 import { FlowDefinitionError } from './errors.js';
+import type { Flow } from './flow.js';
 import { type InputCatalog, isDecision } from './inputs.js';
 
 type StateNodeLike = AnyStateMachine['root'];
@@ -140,8 +141,6 @@ function kindOf(eventType: string, isRoot: boolean): MachineGraphEdgeKind {
   return isRoot ? 'root-on' : 'event';
 }
 
-type FlowLike = { readonly machine: AnyStateMachine; readonly inputs: InputCatalog };
-
 /**
  * The graph of a flow (asked keys split into caller inputs and decisions by its input catalog), or of a
  * bare machine (asked keys of kind `?`).
@@ -162,7 +161,7 @@ type FlowLike = { readonly machine: AnyStateMachine; readonly inputs: InputCatal
  * ```
  * @throws FlowDefinitionError when a state's `meta.ask` is not an array of keys.
  */
-export function machineGraph(source: AnyStateMachine | FlowLike): MachineGraph {
+export function machineGraph(source: AnyStateMachine | Pick<Flow, 'machine' | 'inputs'>): MachineGraph {
   const flow = 'root' in source ? undefined : source;
   const machine = flow ? flow.machine : (source as AnyStateMachine);
   const named = (machine.implementations.delays ?? {}) as Record<string, unknown>;
