@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import approvals, { deployProduction, expenseApproval } from '../examples/approvals/index.js';
 import { statesOf } from '../packages/adapters/src/inspect/flowGraph.js';
 import { recordedInstance } from '../packages/adapters/src/inspect/recordedPath.js';
+import { routedFlow } from '../packages/engine/test/fixtures/graphFlows.js';
 import { DEPLOYED_FID, memoryAuditLog, recordedDeployEntries } from './helpers/auditFixtures.js';
 import { cliArgs, ROOT, runCli } from './helpers/mcpClients.js';
 import { nested } from './helpers/nestedFlow.js';
@@ -61,6 +62,33 @@ describe('flowGraph', () => {
     expect(labels).toContain('awaitingApproval->confirmed: input.confirm_deploy [guarded]');
     expect(labels).toContain('awaitingApproval->cancelled: input.confirm_deploy');
     expect(JSON.parse(JSON.stringify(graph))).toEqual(graph);
+  });
+
+  it('draws the graph model: always, deadlines, done and error edges; root-level transitions left out', () => {
+    const graph = flowGraph(routedFlow);
+    const edges = graph.edges.map(({ source, target, label }) => `${source} -> ${target} : ${label}`);
+    expect(edges).toEqual([
+      'routed.asking -> routed.route : input.details',
+      'routed.route -> routed.approval : always [isBig]',
+      'routed.route -> routed.checking : always',
+      'routed.approval -> routed.checking : input.manager_approval',
+      'routed.approval -> routed.cancelled : after 15 min',
+      'routed.approval -> routed.approval : after 1 min',
+      'routed.checking -> routed.done : done check',
+      'routed.checking -> routed.failed : error check',
+    ]);
+    expect(graph.edges.map((e) => e.id)).toEqual(edges.map((_, i) => `e${i}`));
+    const ids = new Set(graph.nodes.map((n) => n.id));
+    for (const edge of graph.edges) expect(ids.has(edge.source) && ids.has(edge.target)).toBe(true);
+    expect(graph.nodes.find((n) => n.key === 'approval')).toEqual({
+      id: 'routed.approval',
+      key: 'approval',
+      parent: null,
+      type: 'atomic',
+      initial: false,
+      asks: [{ key: 'manager_approval', kind: 'decision' }],
+    });
+    expect(graph.nodes.find((n) => n.key === 'asking')!.initial).toBe(true);
   });
 
   it('maps state values to state ids, parallel ones included', () => {

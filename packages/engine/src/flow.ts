@@ -11,6 +11,7 @@ import type { AnyStateMachine, ContextFrom, InputFrom, OutputFrom, StateValue } 
 import { z } from 'zod';
 import { canonicalJson } from './codec/canonicalJson.js';
 import { FlowDefinitionError } from './errors.js';
+import { machineGraph } from './graph.js';
 import { type InputCatalog, isDecision } from './inputs.js';
 import type { FlowServices } from './services.js';
 import { stepOf } from './steps.js';
@@ -127,20 +128,16 @@ function defaultResult(output: unknown): FlowResult {
   return { content: [{ type: 'text', text: JSON.stringify(output) }] };
 }
 
-/** Every key asked by `meta.ask` anywhere in the machine, with the state id asking it. */
+/** Every key asked by `meta.ask` anywhere in the machine, with the state id asking it (from {@link machineGraph}). */
 export function askedKeysByState(machine: AnyStateMachine): Map<string, string[]> {
   const found = new Map<string, string[]>();
-  const visit = (node: AnyStateMachine['root']) => {
-    const ask = (node.meta as { ask?: unknown } | undefined)?.ask;
-    if (ask !== undefined) {
-      if (!Array.isArray(ask) || !ask.every((k) => typeof k === 'string')) {
-        throw new FlowDefinitionError(`state "${node.id}": meta.ask must be an array of input keys`);
-      }
-      found.set(node.id, ask);
-    }
-    for (const child of Object.values(node.states)) visit(child);
-  };
-  visit(machine.root);
+  for (const node of machineGraph(machine).nodes) {
+    if (node.asks.length > 0)
+      found.set(
+        node.id,
+        node.asks.map((ask) => ask.key),
+      );
+  }
   return found;
 }
 

@@ -62,6 +62,16 @@ export {
   type PersistedState,
 } from './flow.js';
 export {
+  type MachineGraph,
+  type MachineGraphAsk,
+  type MachineGraphDelay,
+  type MachineGraphEdge,
+  type MachineGraphEdgeKind,
+  type MachineGraphNode,
+  machineGraph,
+  statesOfValue,
+} from './graph.js';
+export {
   type AnswerOf,
   type AnswerSizeOptions,
   ask,

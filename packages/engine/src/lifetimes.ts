@@ -17,6 +17,7 @@ import type { AnyStateMachine } from 'xstate';
 import type { Deadline } from './durableTimers.js';
 import { FlowDefinitionError, FlowError } from './errors.js';
 import type { Flow } from './flow.js';
+import { machineGraph } from './graph.js';
 
 /** How long a state outlives its earliest pending deadline, seconds (5 minutes): time to take the `after` branch. */
 export const DEADLINE_GRACE_SECONDS = 300;
@@ -89,18 +90,9 @@ interface StaticDelay {
 
 /** Every `after` delay of the machine whose value is known without running it (not functions of context). */
 export function staticDelays(machine: AnyStateMachine): StaticDelay[] {
-  const named = (machine.implementations.delays ?? {}) as Record<string, unknown>;
-  const found: StaticDelay[] = [];
-  const visit = (node: AnyStateMachine['root']) => {
-    for (const transition of node.after) {
-      let delay: unknown = transition.delay;
-      if (typeof delay === 'string') delay = Object.hasOwn(named, delay) ? named[delay] : Number(delay);
-      if (typeof delay === 'number' && Number.isFinite(delay)) found.push({ state: node.path.join('.'), ms: delay });
-    }
-    for (const child of Object.values(node.states)) visit(child);
-  };
-  visit(machine.root);
-  return found;
+  return machineGraph(machine).nodes.flatMap((node) =>
+    node.after.flatMap((delay) => (delay.ms === undefined ? [] : [{ state: node.path.join('.'), ms: delay.ms }])),
+  );
 }
 
 /**

@@ -1,14 +1,14 @@
 /**
- * A flow's state graph as plain JSON for the inspect page: every state node
- * (nested and parallel ones as containers, with what each state asks) and
- * every transition as an edge labelled with its event. Also maps a recorded
- * state value to the state ids it names. Pure: reads the machine definition,
- * runs nothing.
+ * A flow's state graph as plain JSON for the inspect page, projected from the
+ * engine's graph model (`machineGraph`): every state node (nested and parallel
+ * ones as containers, with what each state asks) and every transition between
+ * states as one edge per target, labelled with its event (`always`, deadlines,
+ * done and error included); root-level transitions, which leave from any
+ * state, are not drawn. Also maps a recorded state value to the state ids it
+ * names. Pure: reads the machine definition, runs nothing.
  */
-import { eventLabel, type Flow } from '@baton/engine';
-import type { AnyStateMachine, StateValue } from 'xstate';
-
-type StateNodeLike = AnyStateMachine['root'];
+import { type Flow, machineGraph, statesOfValue } from '@baton/engine';
+import type { StateValue } from 'xstate';
 
 /** What a state asks: an input key and its kind (`form`, `url`, `sampling`, `roots`, ...). */
 export interface GraphAsk {
@@ -53,21 +53,6 @@ export interface FlowGraph {
   readonly edges: readonly GraphEdge[];
 }
 
-function asksOf(node: StateNodeLike, flow: Flow<any, any>): GraphAsk[] {
-  const ask = (node.meta as { ask?: unknown } | undefined)?.ask;
-  if (!Array.isArray(ask)) return [];
-  return ask
-    .filter((key): key is string => typeof key === 'string')
-    .map((key) => ({ key, kind: (flow.inputs as Record<string, { kind?: string }>)[key]?.kind ?? '?' }));
-}
-
-function guardLabel(guard: unknown): string {
-  if (!guard) return '';
-  if (typeof guard === 'string') return ` [${guard}]`;
-  const type = (guard as { type?: unknown }).type;
-  return typeof type === 'string' ? ` [${type}]` : ' [guarded]';
-}
-
 /**
  * The flow's state graph.
  *
@@ -81,35 +66,23 @@ function guardLabel(guard: unknown): string {
  * ```
  */
 export function flowGraph(flow: Flow<any, any>): FlowGraph {
-  const nodes: GraphNode[] = [];
+  const graph = machineGraph(flow);
+  const nodes: GraphNode[] = graph.nodes.slice(1).map((node) => ({
+    id: node.id,
+    key: node.key,
+    parent: node.parent === graph.id ? null : node.parent,
+    type: node.type,
+    initial: node.isInitial,
+    asks: node.asks.map(({ key, kind }) => ({ key, kind })),
+  }));
   const edges: GraphEdge[] = [];
-  const visit = (node: StateNodeLike, parentId: string | null) => {
-    const initialId = node.type !== 'parallel' ? node.initial?.target[0]?.id : undefined;
-    for (const child of Object.values(node.states)) {
-      nodes.push({
-        id: child.id,
-        key: child.key,
-        parent: parentId,
-        type: child.type,
-        initial: child.id === initialId,
-        asks: asksOf(child, flow),
-      });
-      const transitions: [string, readonly { target?: readonly StateNodeLike[] | undefined; guard?: unknown }[]][] = [
-        ...child.transitions,
-      ];
-      if (child.always && child.always.length > 0) transitions.push(['', child.always]);
-      for (const [event, list] of transitions) {
-        for (const transition of list) {
-          for (const target of transition.target ?? []) {
-            const label = `${event === '' ? 'always' : eventLabel(event)}${guardLabel(transition.guard)}`;
-            edges.push({ id: `e${edges.length}`, source: child.id, target: target.id, label, event });
-          }
-        }
-      }
-      visit(child, child.id);
+  for (const edge of graph.edges) {
+    // The page draws edges between states; a root-level transition (from any state) has no source box.
+    if (edge.source === graph.id) continue;
+    for (const target of edge.targets) {
+      edges.push({ id: `e${edges.length}`, source: edge.source, target, label: edge.label, event: edge.event });
     }
-  };
-  visit(flow.machine.root, null);
+  }
   return {
     flow: flow.name,
     title: flow.title ?? null,
@@ -123,18 +96,5 @@ export function flowGraph(flow: Flow<any, any>): FlowGraph {
 
 /** Ids of the states a state value names (ancestors included), in document order; unknown keys are skipped. */
 export function statesOf(flow: Flow<any, any>, value: StateValue | null): string[] {
-  const ids: string[] = [];
-  if (value === null || value === undefined) return ids;
-  const walk = (node: StateNodeLike, v: StateValue) => {
-    const entries: [string, StateValue | undefined][] =
-      typeof v === 'string' ? [[v, undefined]] : Object.entries(v as Record<string, StateValue>);
-    for (const [key, sub] of entries) {
-      const child = node.states[key];
-      if (!child) continue;
-      ids.push(child.id);
-      if (sub !== undefined) walk(child, sub);
-    }
-  };
-  walk(flow.machine.root, value);
-  return ids;
+  return statesOfValue(flow.machine, value);
 }

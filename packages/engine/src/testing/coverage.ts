@@ -1,43 +1,25 @@
 /**
- * State coverage for flow tests: every state of a flow, the states a set of
+ * State coverage for flow tests, read from the flow's graph model: every state of a flow, the states a set of
  * runs passed through, the states no test reached, and shortest paths to each
  * state derived with XState's graph utilities, with answer events generated
  * from the flow's input catalog.
  */
-import type { AnyMachineSnapshot, AnyStateMachine, EventObject, StateValue } from 'xstate';
+import type { AnyMachineSnapshot, EventObject, StateValue } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
 import type { Flow } from '../flow.js';
+import { machineGraph, statesOfValue } from '../graph.js';
 import { askedKeys } from '../roundBody.js';
-
-type StateNodeLike = AnyStateMachine['root'];
 
 /** Ids of every state of the flow (the root excluded), in document order. */
 export function allStates(flow: Flow<any, any>): string[] {
-  const ids: string[] = [];
-  const visit = (node: StateNodeLike) => {
-    for (const child of Object.values(node.states)) {
-      ids.push(child.id);
-      visit(child);
-    }
-  };
-  visit(flow.machine.root);
-  return ids;
+  return machineGraph(flow.machine)
+    .nodes.slice(1)
+    .map((node) => node.id);
 }
 
 /** Ids of the states active in a state value (ancestors included). */
 export function statesIn(flow: Flow<any, any>, value: StateValue): string[] {
-  const ids: string[] = [];
-  const walk = (node: StateNodeLike, v: StateValue) => {
-    const entries = typeof v === 'string' ? [[v, undefined] as const] : Object.entries(v);
-    for (const [key, sub] of entries) {
-      const child = node.states[key];
-      if (!child) continue;
-      ids.push(child.id);
-      if (sub !== undefined) walk(child, sub as StateValue);
-    }
-  };
-  walk(flow.machine.root, value);
-  return ids;
+  return statesOfValue(flow.machine, value);
 }
 
 /** States of the flow that none of the visited state values reached. */
