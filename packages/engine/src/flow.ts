@@ -85,8 +85,15 @@ export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends In
   implement?: (services: FlowServices) => Parameters<TMachine['provide']>[0];
 }
 
-/** A defined flow, ready for a runner. */
-export interface Flow<TMachine extends AnyStateMachine = AnyStateMachine, TInputs extends InputCatalog = InputCatalog> {
+/**
+ * A defined flow, ready for a runner. `TArgs` is what a caller passes (the input type of the
+ * args schema, before defaults and transforms); only types read it (the test kit's `start()`).
+ */
+export interface Flow<
+  TMachine extends AnyStateMachine = AnyStateMachine,
+  TInputs extends InputCatalog = InputCatalog,
+  TArgs = InputFrom<TMachine>,
+> {
   readonly name: string;
   readonly title: string | undefined;
   readonly description: string;
@@ -112,6 +119,8 @@ export interface Flow<TMachine extends AnyStateMachine = AnyStateMachine, TInput
   machineWith(services: FlowServices): TMachine;
   /** Build the result of a finished run. */
   toResult(output: unknown): FlowResult;
+  /** Phantom: the arguments' input type (never set). */
+  readonly __args?: TArgs;
 }
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -181,9 +190,11 @@ function definitionHash(machine: AnyStateMachine, inputs: InputCatalog, args: z.
  * @throws FlowDefinitionError on a bad name, a non-object args schema, a state asking a key the catalog lacks,
  *   or a state that both asks its caller and awaits a decision.
  */
-export function defineFlow<TMachine extends AnyStateMachine, TInputs extends InputCatalog>(
-  config: FlowConfig<TMachine, TInputs>,
-): Flow<TMachine, TInputs> {
+export function defineFlow<
+  TMachine extends AnyStateMachine,
+  TInputs extends InputCatalog,
+  TArgs extends z.ZodType<InputFrom<TMachine>> = z.ZodType<InputFrom<TMachine>>,
+>(config: FlowConfig<TMachine, TInputs> & { args: TArgs }): Flow<TMachine, TInputs, z.input<TArgs>> {
   if (!NAME.test(config.name)) {
     throw new FlowDefinitionError(`flow name "${config.name}" must be 1-64 characters of [A-Za-z0-9_.-]`);
   }
@@ -218,7 +229,7 @@ export function defineFlow<TMachine extends AnyStateMachine, TInputs extends Inp
   }
   const args = config.args as z.ZodObject;
   const map = config.result;
-  const flow: Flow<TMachine, TInputs> = {
+  const flow: Flow<TMachine, TInputs, z.input<TArgs>> = {
     name: config.name,
     title: config.title,
     description: config.description,

@@ -71,7 +71,9 @@ export interface StepDeclaration {
 }
 
 /** Promise actor logic of a durable step (XState `fromPromise` logic, marked with its step id). */
-export type StepLogic<TOutput, TInput> = PromiseActorLogic<TOutput, TInput> & { readonly stepId: string };
+export type StepLogic<TOutput, TInput, TId extends string = string> = PromiseActorLogic<TOutput, TInput> & {
+  readonly stepId: TId;
+};
 
 /** Where a step's logic keeps its declaration. */
 const STEP: unique symbol = Symbol.for('baton.step');
@@ -139,11 +141,11 @@ const STEP_ID = /^[A-Za-z0-9_.-]{1,64}$/;
  * ```
  * @throws FlowDefinitionError on a bad id or retry policy.
  */
-export function step<TOutput, TInput = unknown>(
-  id: string,
+export function step<TOutput, TInput = unknown, const TId extends string = string>(
+  id: TId,
   run: StepFunction<TOutput, TInput>,
   options: StepOptions = {},
-): StepLogic<TOutput, TInput> {
+): StepLogic<TOutput, TInput, TId> {
   if (!STEP_ID.test(id)) throw new FlowDefinitionError(`step id "${id}" must be 1-64 characters of [A-Za-z0-9_.-]`);
   const retry = options.retry;
   if (retry) {

@@ -1,6 +1,50 @@
+/**
+ * The flow test kit at work: rounds driven with a movable clock, coverage of
+ * the states runs passed through (transient `always` states included: the
+ * kit records every microstep), shortest paths from the input catalog, and
+ * raw answers a flow refuses.
+ */
+
 import { describe, expect, it } from 'vitest';
+import { setup } from 'xstate';
+import { z } from 'zod';
+import { ask, defineFlow, defineInputs, form, type InputEvents } from '../src/index.js';
 import { accept, allStates, createFlowTester, decline, flowPaths, unvisitedStates } from '../src/testing/index.js';
 import { deployFlow } from './fixtures/deployFlow.js';
+
+const routeInputs = defineInputs({
+  size: form({ message: 'How many?', schema: z.object({ count: z.number().int().min(1).max(10) }) }),
+});
+/** A flow that routes an answer through a transient `always` state. */
+const routed = defineFlow({
+  name: 'routed',
+  description: 'routes through an always state',
+  args: z.object({}),
+  inputs: routeInputs,
+  machine: setup({
+    types: { context: {} as { count: number }, events: {} as InputEvents<typeof routeInputs> },
+  }).createMachine({
+    id: 'routed',
+    context: { count: 0 },
+    initial: 'asking',
+    states: {
+      asking: {
+        meta: ask(routeInputs, 'size'),
+        on: {
+          'input.size': {
+            target: 'routing',
+            actions: ({ context, event }) => {
+              if (event.action === 'accept') context.count = event.content.count;
+            },
+          },
+        },
+      },
+      routing: { always: [{ guard: ({ context }) => context.count > 5, target: 'big' }, { target: 'small' }] },
+      big: { type: 'final' },
+      small: { type: 'final' },
+    },
+  }),
+});
 
 describe('the flow test kit', () => {
   it('drives a flow round by round and moves the clock', async () => {
@@ -50,5 +94,22 @@ describe('the flow test kit', () => {
       'input.change_ticket',
     ]);
     expect(allStates(deployFlow)).toContain('deploy.expired');
+  });
+
+  it('counts a transient always state as visited', async () => {
+    const tester = createFlowTester(routed);
+    const run = await tester.start({});
+    await run.answer({ size: accept({ count: 7 }) });
+    expect(run.status).toBe('complete');
+    expect(tester.visited).toContainEqual('routing');
+    expect(unvisitedStates(routed, tester.visited)).toEqual(['routed.small']);
+  });
+
+  it('sends raw answers, re-asked with the reason', async () => {
+    const tester = createFlowTester(routed);
+    const run = await tester.startRaw({});
+    await run.answerRaw({ size: { action: 'accept', content: { count: 'seven' } } });
+    expect(run.asked).toEqual(['size']);
+    expect(run.request('size')).toMatchObject({ params: { message: expect.stringContaining('count: ') } });
   });
 });

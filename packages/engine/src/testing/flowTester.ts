@@ -8,19 +8,83 @@
  * `maxTtlSeconds` pass through, so a flow's waits are tested against the
  * cap it will be served with. Durable steps can be stubbed and are counted;
  * without a ledger they run in the round (as `allowReplays` serves them).
+ * Everything is typed by the flow: `start()` takes the args schema's input,
+ * `answer()` each input's wire answer (a form's content by its zod schema),
+ * step stubs their step's input and output; `answerRaw()` sends anything, to
+ * test what a flow does with an answer it refuses.
  */
-import type { AnyStateMachine, StateValue } from 'xstate';
+import type { AnyStateMachine, StateMachine, StateValue } from 'xstate';
 import { generateKey } from '../codec/keyRing.js';
 import { createRequestStateCodec } from '../codec/requestStateCodec.js';
 import type { Flow } from '../flow.js';
-import type { InputCatalog, WireInputRequest } from '../inputs.js';
+import type {
+  DecisionSpec,
+  FormAnswer,
+  InputCatalog,
+  InputSpec,
+  Root,
+  RootsAnswer,
+  SamplingAnswer,
+  SamplingResult,
+  UrlAnswer,
+  WireInputRequest,
+} from '../inputs.js';
 import type { Ledger } from '../ledger.js';
 import type { RoundOutcome } from '../outcome.js';
 import { type CallContext, type ClientInputCapabilities, createRunner, type FlowMethod } from '../runner.js';
-import { type StepFunction, step, stepOf } from '../steps.js';
+import { type StepFunction, type StepLogic, step, stepOf } from '../steps.js';
+
+/**
+ * What a client sends for an input (the wire answer in `inputResponses`): a form's
+ * `{ action, content }` with the content typed by its schema, a URL's `{ action }`, a sampling
+ * result, a roots listing. Decisions are never answered by the caller (`never`).
+ */
+export type WireAnswerOf<S> = 0 extends 1 & S
+  ? unknown
+  : S extends DecisionSpec<any, any>
+    ? never
+    : S extends InputSpec<infer A, any>
+      ? 0 extends 1 & A
+        ? unknown
+        : [A] extends [SamplingAnswer]
+          ? SamplingResult
+          : [A] extends [RootsAnswer]
+            ? { roots: Root[] }
+            : [A] extends [FormAnswer<infer C>]
+              ? FormAnswer<C>
+              : [A] extends [UrlAnswer]
+                ? UrlAnswer
+                : A
+      : never;
+
+/** The keys of a catalog the caller answers (its decisions left out). */
+export type CallerKeys<TInputs extends InputCatalog> = {
+  [K in keyof TInputs & string]: TInputs[K] extends DecisionSpec<any, any> ? never : K;
+}[keyof TInputs & string];
+
+/** What {@link FlowRun.answer} takes: any of the caller's keys, each with its typed wire answer. */
+export type TestAnswers<TInputs extends InputCatalog> = { [K in CallerKeys<TInputs>]?: WireAnswerOf<TInputs[K]> };
+
+/** The actors a machine's `setup({ actors })` provides. */
+type ProvidedActors<TMachine> =
+  TMachine extends StateMachine<any, any, any, infer A, any, any, any, any, any, any, any, any, any, any, any>
+    ? A
+    : never;
+
+/**
+ * Stubs for a machine's durable steps: by step id, a function typed by the step's input and
+ * output (`step<Out, In>(id, ...)`); any id and any function when the machine's types are unknown.
+ */
+export type StepStubs<TMachine extends AnyStateMachine> = [ProvidedActors<TMachine>] extends [never]
+  ? Readonly<Record<string, StepFunction<any, any>>>
+  : {
+      readonly [P in ProvidedActors<TMachine> as P extends { logic: StepLogic<any, any, infer Id> }
+        ? Id
+        : never]?: P extends { logic: StepLogic<infer O, infer I, any> } ? StepFunction<O, I> : never;
+    };
 
 /** Options of {@link createFlowTester}. */
-export interface FlowTesterOptions {
+export interface FlowTesterOptions<TMachine extends AnyStateMachine = AnyStateMachine> {
   /** Principal bound into states (default `"test-user"`). */
   principal?: string;
   /** Method (default `tools/call`). */
@@ -45,7 +109,7 @@ export interface FlowTesterOptions {
    * and lease), e.g. `{ issueRefund: async ({ idempotencyKey }) => 'RF-1' }`. Without a ledger,
    * steps run inside the round. Every step is counted, stubbed or not: see {@link FlowTester.stepCalls}.
    */
-  steps?: Readonly<Record<string, StepFunction<any, any>>>;
+  steps?: StepStubs<TMachine>;
 }
 
 /** A moveable clock. */
@@ -56,7 +120,7 @@ export interface TestClock {
 }
 
 /** One run of a flow under test. */
-export interface FlowRun {
+export interface FlowRun<TInputs extends InputCatalog = InputCatalog> {
   /** The latest outcome. */
   readonly outcome: RoundOutcome;
   /** Every outcome, in order. */
@@ -66,27 +130,37 @@ export interface FlowRun {
   /** Keys asked by the latest round (empty unless `input_required`). */
   readonly asked: string[];
   /** The wire request for `key` in the latest round. */
-  request(key: string): WireInputRequest;
+  request(key: CallerKeys<TInputs>): WireInputRequest;
   /** Text of a complete result, or the error message. */
   readonly text: string;
-  /** Answer the latest round (missing keys are simply not sent). Returns the new outcome. */
-  answer(responses: Record<string, unknown>): Promise<RoundOutcome>;
+  /**
+   * Answer the latest round (missing keys are simply not sent), each answer typed by its input.
+   * Returns the new outcome.
+   */
+  answer(responses: TestAnswers<TInputs>): Promise<RoundOutcome>;
+  /** Answer the latest round with anything (to test refused answers); like {@link answer} otherwise. */
+  answerRaw(responses: Record<string, unknown>): Promise<RoundOutcome>;
 }
 
 /** A flow test harness. */
-export interface FlowTester {
+export interface FlowTester<TInputs extends InputCatalog = InputCatalog, TArgs = unknown> {
   readonly clock: TestClock;
-  /** Start a run with arguments. */
-  start(args: unknown): Promise<FlowRun>;
+  /** Start a run with arguments (typed by the flow's args schema). */
+  start(args: TArgs): Promise<FlowRun<TInputs>>;
+  /** Start a run with any arguments (to test refused ones). */
+  startRaw(args: unknown): Promise<FlowRun<TInputs>>;
   /** Every state value the machine passed through, across runs (for coverage). */
   readonly visited: readonly StateValue[];
   /** How many times the durable step `id` ran (each attempt counts), across runs. */
   stepCalls(id: string): number;
 }
 
-/** An accepted elicitation answer. */
-export const accept = <T extends Record<string, unknown>>(content?: T) =>
-  content === undefined ? { action: 'accept' as const } : { action: 'accept' as const, content };
+/** An accepted elicitation answer: with a form's content, or without (a URL). */
+export function accept(): { action: 'accept' };
+export function accept<T extends Record<string, unknown>>(content: T): { action: 'accept'; content: T };
+export function accept(content?: Record<string, unknown>) {
+  return content === undefined ? { action: 'accept' as const } : { action: 'accept' as const, content };
+}
 /** A declined elicitation answer. */
 export const decline = () => ({ action: 'decline' as const });
 /** A cancelled elicitation answer. */
@@ -115,10 +189,10 @@ function resultText(outcome: RoundOutcome): string {
  * expect(run.text).toContain('expired');
  * ```
  */
-export function createFlowTester<TMachine extends AnyStateMachine, TInputs extends InputCatalog>(
-  flow: Flow<TMachine, TInputs>,
-  options: FlowTesterOptions = {},
-): FlowTester {
+export function createFlowTester<TMachine extends AnyStateMachine, TInputs extends InputCatalog, TArgs>(
+  flow: Flow<TMachine, TInputs, TArgs>,
+  options: FlowTesterOptions<TMachine> = {},
+): FlowTester<TInputs, TArgs> {
   let time = options.startAt ?? Date.now();
   const clock: TestClock = {
     now: () => time,
@@ -128,7 +202,7 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
   };
   const visited: StateValue[] = [];
   const calls = new Map<string, number>();
-  const stubs = options.steps ?? {};
+  const stubs: Readonly<Record<string, StepFunction<any, any> | undefined>> = options.steps ?? {};
   const unknown = Object.keys(stubs).filter((id) => !flow.steps.includes(id));
   if (unknown.length > 0) {
     throw new Error(`createFlowTester: "${flow.name}" has no step ${unknown.map((id) => `"${id}"`).join(', ')}`);
@@ -169,8 +243,12 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     ...(options.maxTtlSeconds !== undefined ? { maxTtlSeconds: options.maxTtlSeconds } : {}),
     ...(options.ledger ? { ledger: options.ledger } : {}),
     inspect: (event) => {
-      // Every snapshot of the root actor, including states passed through within a round.
-      if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
+      // Every state of the root actor: each microstep's (so a transient `always` state counts)
+      // and each snapshot's (the initial state, which no microstep reports).
+      if (
+        (event.type === '@xstate.microstep' || event.type === '@xstate.snapshot') &&
+        event.actorRef.sessionId === event.rootId
+      ) {
         visited.push((event.snapshot as unknown as { value: StateValue }).value);
       }
     },
@@ -182,7 +260,7 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     ...(options.capabilities ? { capabilities: options.capabilities } : {}),
   };
 
-  async function start(args: unknown): Promise<FlowRun> {
+  async function start(args: unknown): Promise<FlowRun<TInputs>> {
     const outcomes: RoundOutcome[] = [await runner.run({ flow: flow.name, args, context })];
     const latest = () => outcomes[outcomes.length - 1]!;
     return {
@@ -197,7 +275,7 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
         const o = latest();
         return o.type === 'input_required' ? Object.keys(o.inputRequests) : [];
       },
-      request(key) {
+      request(key: string) {
         const o = latest();
         const request = o.type === 'input_required' ? o.inputRequests[key] : undefined;
         if (!request) throw new Error(`the latest round did not ask "${key}"`);
@@ -206,21 +284,23 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
       get text() {
         return resultText(latest());
       },
-      async answer(responses) {
-        const o = latest();
-        if (o.type !== 'input_required') throw new Error(`the run is ${o.type}; nothing to answer`);
-        const next = await runner.run({
-          flow: flow.name,
-          args,
-          context,
-          requestState: o.requestState,
-          inputResponses: responses,
-        });
-        outcomes.push(next);
-        return next;
-      },
+      answer: (responses) => answer(responses as Record<string, unknown>),
+      answerRaw: (responses) => answer(responses),
     };
+    async function answer(responses: Record<string, unknown>): Promise<RoundOutcome> {
+      const o = latest();
+      if (o.type !== 'input_required') throw new Error(`the run is ${o.type}; nothing to answer`);
+      const next = await runner.run({
+        flow: flow.name,
+        args,
+        context,
+        requestState: o.requestState,
+        inputResponses: responses,
+      });
+      outcomes.push(next);
+      return next;
+    }
   }
 
-  return { clock, start, visited, stepCalls: (id) => calls.get(id) ?? 0 };
+  return { clock, start, startRaw: start, visited, stepCalls: (id) => calls.get(id) ?? 0 };
 }

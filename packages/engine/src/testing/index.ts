@@ -5,11 +5,15 @@
 export { allStates, type FlowPath, type FlowPathOptions, flowPaths, statesIn, unvisitedStates } from './coverage.js';
 export {
   accept,
+  type CallerKeys,
   cancel,
   createFlowTester,
   decline,
   type FlowRun,
   type FlowTester,
   type FlowTesterOptions,
+  type StepStubs,
+  type TestAnswers,
   type TestClock,
+  type WireAnswerOf,
 } from './flowTester.js';
