@@ -504,7 +504,8 @@ async function loadInspector(specifier: string): Promise<LoadedInspector> {
       : {};
   if (isInspector(candidate)) return { inspect: candidate, ...stop };
   if (candidate && typeof candidate === 'object' && isInspector(candidate.inspect)) {
-    return { inspect: candidate.inspect, ...stop };
+    // The object itself: the runner uses its `inspect`, and its `flush()` when it has one.
+    return { inspect: candidate as Inspector, ...stop };
   }
   throw new CliError(
     `--inspect module ${specifier} must export an inspector (an observer, a function, or an object with "inspect") as default`,
