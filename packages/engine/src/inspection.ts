@@ -12,8 +12,9 @@
  * Secrets: a flow's sensitive inputs (`form({ sensitive: true })`) and context
  * paths (`defineFlow({ sensitive: [...] })`) are redacted (`'[redacted]'`)
  * before an event reaches the inspector: answer payloads, context fields, the
- * outputs of invoked actors (how values enter the context) and, by value, any
- * other place a sensitive string shows up (a final output that quotes it).
+ * outputs of invoked actors and the machine's input (how values enter the
+ * context) and, by value, any other place a sensitive string shows up (a final
+ * output that quotes it).
  *
  * Order: {@link flushInspector} waits, bounded, for what an inspector defers
  * (Stately's serialises each event on a `setTimeout(0)`), so a round's answer
@@ -119,18 +120,28 @@ function redactPaths(context: unknown, paths: Redaction['context'], secrets: Set
         node[key] = REDACTED;
       } else {
         const child: unknown = node[key];
-        node = isPlain(child) ? (node[key] = { ...child }) : undefined;
+        if (!isPlain(child)) break;
+        const copy: Record<string, unknown> = { ...child };
+        node[key] = copy;
+        node = copy;
       }
     }
   }
   return out;
 }
 
+/** A root snapshot read after its round stopped the actor, as the state the flow waits in. */
+function unstopped(snapshot: unknown): unknown {
+  const s = snapshot as { status?: string } | undefined;
+  if (s?.status !== 'stopped') return snapshot;
+  return Object.assign(Object.create(Object.getPrototypeOf(s)), s, { status: 'active' });
+}
+
 /** The redacted payload of an event: all but `type` and `action`. */
 function redactPayload(event: Record<string, unknown>, secrets: Set<string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(event)) {
-    if (key === 'type' || key === 'action') out[key] = value;
+    if (key === 'type' || key === 'action' || key === 'actorId') out[key] = value;
     else {
       collect(value, secrets);
       out[key] = REDACTED;
@@ -168,15 +179,31 @@ export function stableInspector(
     }
     return copy;
   };
-  const redactEvent = (event: Record<string, unknown>): Record<string, unknown> => {
+  const redactEvent = (event: Record<string, unknown>, toRoot: boolean): Record<string, unknown> => {
     if (!redacting) return event;
     const type = String(event.type);
     if (redaction.events.has(type)) return redactPayload(event, secrets);
-    if (redaction.context.length > 0 && type.startsWith('xstate.done.actor.')) return redactPayload(event, secrets);
+    // What invoked actors receive and report (a promise's result) is how values enter the context.
+    // The machine's input (the tool's arguments) may carry one too, before the context holds it.
+    if (redaction.context.length > 0 && (!toRoot || type === 'xstate.init' || type.startsWith('xstate.done.actor.'))) {
+      return redactPayload(event, secrets);
+    }
     return scrub(event, secrets) as Record<string, unknown>;
   };
   return (event) => {
     const root = event.rootId;
+    const actorRef = event.actorRef as AnyActorRef;
+    const isRootActor = actorRef.sessionId === root;
+    // A round ends by stopping its actor; the flow itself goes on (it waits for answers, or is
+    // done): the stop is not reported, so the inspector shows the state the round ended in.
+    if (
+      event.type === '@xstate.snapshot' &&
+      isRootActor &&
+      (event.snapshot as { status?: string }).status === 'stopped'
+    ) {
+      return;
+    }
+
     const refs = new WeakMap<AnyActorRef, AnyActorRef>();
     const wrap = (ref: AnyActorRef | undefined): AnyActorRef | undefined => {
       if (!ref) return ref;
@@ -189,7 +216,11 @@ export function stableInspector(
             // Stately names an actor by its machine's id when its `id` equals its `sessionId`.
             if (property === 'id' && isRoot) return session;
             if (property === '_parent') return wrap((target as { _parent?: AnyActorRef })._parent);
-            if (property === 'getSnapshot' && redacting) return () => redactSnapshot(target.getSnapshot(), isRoot);
+            // Stately reads a snapshot later (on a timer), perhaps once the round stopped the actor:
+            // the root is shown in the state its round ended in, not stopped.
+            if (property === 'getSnapshot' && (redacting || isRoot)) {
+              return () => redactSnapshot(isRoot ? unstopped(target.getSnapshot()) : target.getSnapshot(), isRoot);
+            }
             const value = Reflect.get(target, property, target);
             return typeof value === 'function' ? value.bind(target) : value;
           },
@@ -198,15 +229,14 @@ export function stableInspector(
       }
       return wrapped;
     };
-    const actorRef = event.actorRef as AnyActorRef;
     const rewritten = { ...event, rootId: session, actorRef: wrap(actorRef)! } as InspectionEvent;
     if ('sourceRef' in event) {
       (rewritten as { sourceRef?: AnyActorRef }).sourceRef = wrap(event.sourceRef as AnyActorRef | undefined);
     }
     if (redacting) {
       const r = rewritten as { event?: unknown; snapshot?: unknown; action?: { params?: unknown } };
-      if ('event' in event && event.event) r.event = redactEvent(event.event as Record<string, unknown>);
-      if (event.type === '@xstate.snapshot') r.snapshot = redactSnapshot(event.snapshot, actorRef.sessionId === root);
+      if ('event' in event && event.event) r.event = redactEvent(event.event as Record<string, unknown>, isRootActor);
+      if (event.type === '@xstate.snapshot') r.snapshot = redactSnapshot(event.snapshot, isRootActor);
       if (event.type === '@xstate.action' && r.action) r.action = { ...r.action, params: REDACTED };
     }
     forward(rewritten);

@@ -372,7 +372,11 @@ export function createRunner(options: RunnerOptions): Runner {
       }).play(actor);
       const inspector = options.inspect;
       // The answer must not overtake the round's inspection events: wait (bounded) for them.
-      return inspector ? ended.then(async (end) => (await flushInspector(inspector), end)) : ended;
+      if (!inspector) return ended;
+      return ended.then(async (end) => {
+        await flushInspector(inspector);
+        return end;
+      });
     },
     async audit(round: AuditRound): Promise<void> {
       if (!options.audit) return;
