@@ -244,21 +244,31 @@ export function stableInspector(
 }
 
 /**
+ * Whether an inspector may defer what it sends: an object with `inspect` (Stately's serialise
+ * each event on a `setTimeout(0)`) or with `flush()`. A plain observer or function is called
+ * synchronously with each event: by the time a round ends it has had them all.
+ */
+export function defersEvents(inspector: Inspector): boolean {
+  return typeof inspector === 'object' && inspector !== null && ('inspect' in inspector || 'flush' in inspector);
+}
+
+/**
  * Wait, at most `boundMs`, until what an inspector deferred has been handed on: its `flush()`
- * when it has one, then two macrotask turns (Stately's inspectors serialise each event on a
- * `setTimeout(0)`). A dead or slow inspector costs a round at most `boundMs`.
+ * when it has one, then a timer turn and an immediate (Stately's inspectors serialise each event
+ * on a `setTimeout(0)`, queued before ours). A dead or slow inspector costs a round at most
+ * `boundMs`. Nothing to wait for when the inspector does not defer ({@link defersEvents}).
  */
 export async function flushInspector(inspector: Inspector, boundMs = 100): Promise<void> {
+  if (!defersEvents(inspector)) return;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const bound = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, boundMs);
   });
-  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
   const flushed = (async () => {
-    const flush = typeof inspector === 'object' && 'flush' in inspector ? inspector.flush : undefined;
+    const flush = (inspector as { flush?: () => unknown }).flush;
     if (flush) await Promise.resolve(flush.call(inspector)).catch(() => {});
     await new Promise<void>((resolve) => setTimeout(resolve, 0));
-    await turn();
+    await new Promise<void>((resolve) => setImmediate(resolve));
   })();
   await Promise.race([flushed, bound]);
   clearTimeout(timer);

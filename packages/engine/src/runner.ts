@@ -35,7 +35,7 @@ import { inertClock } from './durableTimers.js';
 import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
 import { type Flow, needsLedgerOnlyForSteps } from './flow.js';
 import type { InputKind } from './inputs.js';
-import { flushInspector, type Inspector, type Redaction, stableInspector } from './inspection.js';
+import { defersEvents, flushInspector, type Inspector, type Redaction, stableInspector } from './inspection.js';
 import { requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { Ledger, ParkedRequest } from './ledger.js';
@@ -294,6 +294,7 @@ export function createRunner(options: RunnerOptions): Runner {
     executing: new Map(),
   };
   const machines = new Map([...flows.values()].map((flow) => [flow.name, flow.machineWith(services)]));
+  const deferring = options.inspect !== undefined && defersEvents(options.inspect);
   const redactions = new Map<string, Redaction>(
     [...flows.values()].map((flow) => [
       flow.name,
@@ -372,7 +373,7 @@ export function createRunner(options: RunnerOptions): Runner {
       }).play(actor);
       const inspector = options.inspect;
       // The answer must not overtake the round's inspection events: wait (bounded) for them.
-      if (!inspector) return ended;
+      if (!inspector || !deferring) return ended;
       return ended.then(async (end) => {
         await flushInspector(inspector);
         return end;
