@@ -190,8 +190,35 @@ export function stableInspector(
     }
     return scrub(event, secrets) as Record<string, unknown>;
   };
+  // One proxy per actor for the whole round (the round's root id does not change).
+  let root = '';
+  const refs = new WeakMap<AnyActorRef, AnyActorRef>();
+  const wrap = (ref: AnyActorRef | undefined): AnyActorRef | undefined => {
+    if (!ref) return ref;
+    let wrapped = refs.get(ref);
+    if (!wrapped) {
+      const isRoot = ref.sessionId === root;
+      wrapped = new Proxy(ref, {
+        get(target, property) {
+          if (property === 'sessionId') return isRoot ? session : `${session}/${target.sessionId}`;
+          // Stately names an actor by its machine's id when its `id` equals its `sessionId`.
+          if (property === 'id' && isRoot) return session;
+          if (property === '_parent') return wrap((target as { _parent?: AnyActorRef })._parent);
+          // Stately reads a snapshot later (on a timer), perhaps once the round stopped the actor:
+          // the root is shown in the state its round ended in, not stopped.
+          if (property === 'getSnapshot' && (redacting || isRoot)) {
+            return () => redactSnapshot(isRoot ? unstopped(target.getSnapshot()) : target.getSnapshot(), isRoot);
+          }
+          const value = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      refs.set(ref, wrapped);
+    }
+    return wrapped;
+  };
   return (event) => {
-    const root = event.rootId;
+    root = event.rootId;
     const actorRef = event.actorRef as AnyActorRef;
     const isRootActor = actorRef.sessionId === root;
     // A round ends by stopping its actor; the flow itself goes on (it waits for answers, or is
@@ -204,32 +231,11 @@ export function stableInspector(
       return;
     }
 
-    const refs = new WeakMap<AnyActorRef, AnyActorRef>();
-    const wrap = (ref: AnyActorRef | undefined): AnyActorRef | undefined => {
-      if (!ref) return ref;
-      let wrapped = refs.get(ref);
-      if (!wrapped) {
-        const isRoot = ref.sessionId === root;
-        wrapped = new Proxy(ref, {
-          get(target, property) {
-            if (property === 'sessionId') return isRoot ? session : `${session}/${target.sessionId}`;
-            // Stately names an actor by its machine's id when its `id` equals its `sessionId`.
-            if (property === 'id' && isRoot) return session;
-            if (property === '_parent') return wrap((target as { _parent?: AnyActorRef })._parent);
-            // Stately reads a snapshot later (on a timer), perhaps once the round stopped the actor:
-            // the root is shown in the state its round ended in, not stopped.
-            if (property === 'getSnapshot' && (redacting || isRoot)) {
-              return () => redactSnapshot(isRoot ? unstopped(target.getSnapshot()) : target.getSnapshot(), isRoot);
-            }
-            const value = Reflect.get(target, property, target);
-            return typeof value === 'function' ? value.bind(target) : value;
-          },
-        });
-        refs.set(ref, wrapped);
-      }
-      return wrapped;
-    };
-    const rewritten = { ...event, rootId: session, actorRef: wrap(actorRef)! } as InspectionEvent;
+    // XState makes a fresh event object per observer call, and a round's actor has this observer
+    // only: rewritten in place (a copy per event was most of an inspector's cost).
+    const rewritten = event as { rootId: string; actorRef: AnyActorRef } & InspectionEvent;
+    rewritten.rootId = session;
+    rewritten.actorRef = wrap(actorRef)!;
     if ('sourceRef' in event) {
       (rewritten as { sourceRef?: AnyActorRef }).sourceRef = wrap(event.sourceRef as AnyActorRef | undefined);
     }

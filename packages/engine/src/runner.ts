@@ -225,6 +225,9 @@ function createRoundActor(
   if (!observe) return createActor(machine, { ...from, clock: inertClock });
   const { fid, path } = observe;
   const forward = observe.inspect ? stableInspector(fid, observe.inspect, observe.redaction) : undefined;
+  // Without the audit trail nothing records the path: the inspector gets the events as they come.
+  if (!observe.audit)
+    return createActor(machine, { ...from, clock: inertClock, ...(forward ? { inspect: forward } : {}) });
   const inspect =
     forward || observe.audit
       ? (event: InspectionEvent) => {
