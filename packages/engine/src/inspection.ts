@@ -192,7 +192,7 @@ export function stableInspector(
   };
   // One proxy per actor for the whole round (the round's root id does not change).
   let root = '';
-  const refs = new WeakMap<AnyActorRef, AnyActorRef>();
+  const refs = new Map<AnyActorRef, AnyActorRef>(); // per round: a WeakMap costs the GC more
   const wrap = (ref: AnyActorRef | undefined): AnyActorRef | undefined => {
     if (!ref) return ref;
     let wrapped = refs.get(ref);
