@@ -123,8 +123,8 @@ export interface RunnerOptions {
    * `createSkyInspector` return). Every round of one flow instance reports under the stable
    * session id `baton:<fid>`, so the inspector shows one run, its root actor named after the
    * machine. Sensitive inputs and context paths are redacted before it sees them. After each
-   * round the runner waits (at most 100 ms) for the inspector to hand the round's events on
-   * before answering.
+   * round the runner waits (at most 100 ms) for an inspector that may defer (an object with
+   * `inspect` or `flush()`) to hand the round's events on before answering.
    */
   readonly inspect?: Inspector;
   /** Where to append one audit entry per round (see `@baton/store`'s `openAuditLog`). */
