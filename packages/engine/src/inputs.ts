@@ -244,6 +244,7 @@ export function url<TContext = any>(
     kind: 'url',
     fallback: options.fallback ?? false,
     onlyWhenAsked,
+    ...(options.sensitive ? { sensitive: true } : {}),
     shape: { kind: 'url', ...(onlyWhenAsked ? { onlyWhenAsked } : {}) },
     build: (context, note) => ({
       method: 'elicitation/create',
@@ -316,6 +317,7 @@ export function sampling<TContext = any>(
     kind: 'sampling',
     fallback: options.fallback ?? false,
     onlyWhenAsked,
+    ...(options.sensitive ? { sensitive: true } : {}),
     shape: {
       kind: 'sampling',
       ...(options.maxLength !== undefined ? { maxLength } : {}),
@@ -360,6 +362,7 @@ export function roots(
     kind: 'roots',
     fallback: options.fallback ?? false,
     onlyWhenAsked,
+    ...(options.sensitive ? { sensitive: true } : {}),
     shape: {
       kind: 'roots',
       ...(options.maxLength !== undefined ? { maxLength } : {}),
