@@ -94,6 +94,8 @@ export const grantTemporaryAccess = defineFlow({
       .max(24 * 60),
   }),
   inputs: grantInputs,
+  // The minted code is a credential: never shown to an inspector (nor in its steps' outputs).
+  sensitive: ['code'],
   machine: grantMachine,
   needsLedger: true, // codes are minted on the ledger: served without one, the tool says so up front
 });
@@ -142,6 +144,8 @@ export const redeemAccessCode = defineFlow({
   args: z.object({ code: z.string().min(1).max(200) }),
   inputs: {},
   machine: redeemMachine,
+  // The code to redeem is a credential too.
+  sensitive: ['code'],
   needsLedger: true,
   implement: ({ tokens }) => ({
     actors: {

@@ -70,6 +70,13 @@ export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends In
   /** Record answer values (not only keys and actions) in the audit trail. Off by default. */
   auditValues?: boolean;
   /**
+   * Context paths (dot-separated, e.g. `'code'` or `'account.token'`) that hold secrets: their
+   * values never reach an inspector (redacted to `'[redacted]'`, as are the outputs of the
+   * machine's invoked actors, which is how such values enter the context, and any other string
+   * equal to one). Mark secret answers with `form({ sensitive: true })`.
+   */
+  sensitive?: readonly string[];
+  /**
    * The flow cannot work without a ledger (it mints or redeems single-use tokens, say). A runner
    * without a ledger answers every round of it with an error saying so, and `baton serve`
    * without `--ledger` leaves it out with a warning. Off by default; on for a flow that declares
@@ -106,6 +113,8 @@ export interface Flow<
   readonly annotations: FlowAnnotations | undefined;
   /** Whether the audit trail records answer values. */
   readonly auditValues: boolean;
+  /** Context paths whose values never reach an inspector ({@link FlowConfig.sensitive}). */
+  readonly sensitive: readonly string[];
   /**
    * Whether the flow can only be served by a runner with a ledger ({@link FlowConfig.needsLedger});
    * always `true` for a flow that declares a decision.
@@ -240,6 +249,7 @@ export function defineFlow<
     migrations: config.migrations ?? {},
     annotations: config.annotations,
     auditValues: config.auditValues ?? false,
+    sensitive: [...(config.sensitive ?? [])],
     needsLedger: (config.needsLedger ?? false) || decisions.length > 0 || steps.length > 0,
     decisions,
     steps,

@@ -109,7 +109,7 @@ export {
   type WireInputRequest,
   type WithdrawEvent,
 } from './inputs.js';
-export { type Inspector, inspectionSessionId } from './inspection.js';
+export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection.js';
 export type {
   ClaimStep,
   ClaimStepResult,

@@ -94,6 +94,8 @@ export interface InputSpec<TAnswer = unknown, TContext = any> {
   readonly fallback: boolean;
   /** See {@link CommonOptions.onlyWhenAsked}. */
   readonly onlyWhenAsked: boolean;
+  /** See {@link CommonOptions.sensitive}. */
+  readonly sensitive?: boolean;
   /**
    * Build the wire request for the current context. `note`, when given, tells the user why
    * they are asked again (a previous answer was refused); kinds whose request shows the user
@@ -135,6 +137,11 @@ export interface CommonOptions {
    * request that was shown (any retry with a `requestState`) are unaffected.
    */
   onlyWhenAsked?: boolean;
+  /**
+   * The answer is a secret: its values never reach an inspector (redacted to `'[redacted]'`)
+   * nor the audit trail (even with `auditValues`). Default `false`.
+   */
+  sensitive?: boolean;
 }
 
 function resolve<T, C>(value: FromContext<T, C>, context: C): T {
@@ -276,6 +283,7 @@ export function form<TSchema extends z.ZodObject, TContext = any>(
     kind: 'form',
     fallback: options.fallback ?? false,
     onlyWhenAsked,
+    ...(options.sensitive ? { sensitive: true } : {}),
     // `onlyWhenAsked` changes what a round accepts, so it is part of the definition (only when set:
     // the hash of every other form stays what it was).
     shape: { kind: 'form', requestedSchema, ...(onlyWhenAsked ? { onlyWhenAsked } : {}) },
@@ -310,6 +318,7 @@ export function url<TContext = any>(
     kind: 'url',
     fallback: options.fallback ?? false,
     onlyWhenAsked,
+    ...(options.sensitive ? { sensitive: true } : {}),
     shape: { kind: 'url', ...(onlyWhenAsked ? { onlyWhenAsked } : {}) },
     build: (context, note) => ({
       method: 'elicitation/create',
@@ -382,6 +391,7 @@ export function sampling<TContext = any>(
     kind: 'sampling',
     fallback: options.fallback ?? false,
     onlyWhenAsked,
+    ...(options.sensitive ? { sensitive: true } : {}),
     shape: {
       kind: 'sampling',
       ...(options.maxLength !== undefined ? { maxLength } : {}),
@@ -426,6 +436,7 @@ export function roots(
     kind: 'roots',
     fallback: options.fallback ?? false,
     onlyWhenAsked,
+    ...(options.sensitive ? { sensitive: true } : {}),
     shape: {
       kind: 'roots',
       ...(options.maxLength !== undefined ? { maxLength } : {}),

@@ -4,47 +4,278 @@
  * unrelated root actor every round. This wraps any inspection observer so
  * every round of one flow instance reports under one stable session id,
  * `baton:<fid>`, derived from the flow-instance id sealed in the state; child
- * actors become `baton:<fid>/<id>`. The restored snapshot is the first thing
- * each round reports, and each delivered answer is an ordinary `@xstate.event`.
+ * actors become `baton:<fid>/<id>`. The root actor's `id` is reported equal to
+ * its session id, so Stately's inspector labels it by the machine's id in every
+ * round. The restored snapshot is the first thing each round reports, and each
+ * delivered answer is an ordinary `@xstate.event`.
+ *
+ * Secrets: a flow's sensitive inputs (`form({ sensitive: true })`) and context
+ * paths (`defineFlow({ sensitive: [...] })`) are redacted (`'[redacted]'`)
+ * before an event reaches the inspector: answer payloads, context fields, the
+ * outputs of invoked actors and the machine's input (how values enter the
+ * context) and, by value, any other place a sensitive string shows up (a final
+ * output that quotes it).
+ *
+ * Order: {@link flushInspector} waits, bounded, for what an inspector defers
+ * (Stately's serialises each event on a `setTimeout(0)`), so a round's answer
+ * does not overtake its inspection events.
  */
 import type { AnyActorRef, InspectionEvent, Observer } from 'xstate';
 
-/** What `createRunner({ inspect })` accepts: an observer or a function, as XState's `inspect` option. */
-export type Inspector = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+/** An inspection observer or function, as XState's `inspect` option. */
+export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+
+/**
+ * What `createRunner({ inspect })` accepts: an observer or a function, as XState's `inspect`
+ * option, or an object whose `inspect` is one (what `@statelyai/inspect`'s `createWebSocketInspector`,
+ * `createBrowserInspector` and `createSkyInspector` return). An object may have a `flush()`,
+ * awaited (bounded) after every round before its answer goes out.
+ */
+export type Inspector =
+  | InspectionObserver
+  | { readonly inspect: InspectionObserver; readonly flush?: () => unknown; readonly stop?: () => unknown };
+
+/** What a round's inspection redacts: from a flow's sensitive inputs and context paths. */
+export interface Redaction {
+  /** Event types whose payload (all but `type` and `action`) is redacted: `input.<key>`. */
+  readonly events: ReadonlySet<string>;
+  /** Context paths (split on dots) redacted in the root's snapshots. */
+  readonly context: readonly (readonly string[])[];
+}
+
+/** The placeholder that replaces a sensitive value. */
+export const REDACTED = '[redacted]';
 
 /** The stable inspection session id of a flow instance. */
 export function inspectionSessionId(fid: string): string {
   return `baton:${fid}`;
 }
 
-/** Forward inspection events of one round under the flow instance's stable identity. */
-export function stableInspector(fid: string, inspector: Inspector): (event: InspectionEvent) => void {
-  const session = inspectionSessionId(fid);
-  const forward = typeof inspector === 'function' ? inspector : (event: InspectionEvent) => inspector.next?.(event);
-  return (event) => {
-    const root = event.rootId;
-    const rename = (id: string) => (id === root ? session : `${session}/${id}`);
-    const refs = new WeakMap<AnyActorRef, AnyActorRef>();
-    const wrap = (ref: AnyActorRef | undefined): AnyActorRef | undefined => {
-      if (!ref) return ref;
-      let wrapped = refs.get(ref);
-      if (!wrapped) {
-        wrapped = new Proxy(ref, {
-          get(target, property) {
-            if (property === 'sessionId') return rename(target.sessionId);
-            if (property === '_parent') return wrap((target as { _parent?: AnyActorRef })._parent);
-            const value = Reflect.get(target, property, target);
-            return typeof value === 'function' ? value.bind(target) : value;
-          },
-        });
-        refs.set(ref, wrapped);
+/** The observer of an inspector (its `inspect` when it is an object with one). */
+export function inspectionObserver(inspector: Inspector): InspectionObserver {
+  return typeof inspector === 'object' && inspector !== null && 'inspect' in inspector ? inspector.inspect : inspector;
+}
+
+const isPlain = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' &&
+  value !== null &&
+  (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null);
+
+/** Replace every occurrence of a secret in the strings of a JSON-like value (plain objects and arrays only). */
+function scrub(value: unknown, secrets: ReadonlySet<string>, depth = 0): unknown {
+  if (secrets.size === 0 || depth > 32) return value;
+  if (typeof value === 'string') {
+    let out = value;
+    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    return out;
+  }
+  if (Array.isArray(value)) {
+    let changed = false;
+    const out = value.map((item) => {
+      const next = scrub(item, secrets, depth + 1);
+      if (next !== item) changed = true;
+      return next;
+    });
+    return changed ? out : value;
+  }
+  if (isPlain(value)) {
+    let out: Record<string, unknown> | undefined;
+    for (const [key, item] of Object.entries(value)) {
+      const next = scrub(item, secrets, depth + 1);
+      if (next !== item) {
+        out ??= { ...value };
+        out[key] = next;
       }
-      return wrapped;
-    };
-    const rewritten = { ...event, rootId: session, actorRef: wrap(event.actorRef as AnyActorRef)! } as InspectionEvent;
+    }
+    return out ?? value;
+  }
+  return value;
+}
+
+/** Collect the strings (of at least 3 characters: shorter ones would blank out unrelated text) of a value. */
+function collect(value: unknown, into: Set<string>, depth = 0): void {
+  if (depth > 32) return;
+  if (typeof value === 'string') {
+    if (value.length >= 3 && value !== REDACTED) into.add(value);
+  } else if (typeof value === 'number' || typeof value === 'bigint') {
+    if (String(value).length >= 3) into.add(String(value));
+  } else if (Array.isArray(value)) {
+    for (const item of value) collect(item, into, depth + 1);
+  } else if (isPlain(value)) {
+    for (const item of Object.values(value)) collect(item, into, depth + 1);
+  }
+}
+
+/** A copy of `context` with the value at each path replaced by the placeholder (and its strings collected). */
+function redactPaths(context: unknown, paths: Redaction['context'], secrets: Set<string>): unknown {
+  if (!isPlain(context)) return context;
+  const out: Record<string, unknown> = { ...context };
+  for (const path of paths) {
+    let node: Record<string, unknown> | undefined = out;
+    for (let i = 0; node && i < path.length; i++) {
+      const key = path[i]!;
+      if (!Object.hasOwn(node, key)) break;
+      if (i === path.length - 1) {
+        collect(node[key], secrets);
+        node[key] = REDACTED;
+      } else {
+        const child: unknown = node[key];
+        if (!isPlain(child)) break;
+        const copy: Record<string, unknown> = { ...child };
+        node[key] = copy;
+        node = copy;
+      }
+    }
+  }
+  return out;
+}
+
+/** A root snapshot read after its round stopped the actor, as the state the flow waits in. */
+function unstopped(snapshot: unknown): unknown {
+  const s = snapshot as { status?: string } | undefined;
+  if (s?.status !== 'stopped') return snapshot;
+  return Object.assign(Object.create(Object.getPrototypeOf(s)), s, { status: 'active' });
+}
+
+/** The redacted payload of an event: all but `type` and `action`. */
+function redactPayload(event: Record<string, unknown>, secrets: Set<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(event)) {
+    if (key === 'type' || key === 'action' || key === 'actorId') out[key] = value;
+    else {
+      collect(value, secrets);
+      out[key] = REDACTED;
+    }
+  }
+  return out;
+}
+
+/**
+ * Forward inspection events of one round under the flow instance's stable identity, redacting
+ * what `redaction` marks sensitive. Create one per round (secrets seen are remembered for it).
+ */
+export function stableInspector(
+  fid: string,
+  inspector: Inspector,
+  redaction?: Redaction,
+): (event: InspectionEvent) => void {
+  const session = inspectionSessionId(fid);
+  const observer = inspectionObserver(inspector);
+  const forward = typeof observer === 'function' ? observer : (event: InspectionEvent) => observer.next?.(event);
+  const redacting = redaction !== undefined && (redaction.events.size > 0 || redaction.context.length > 0);
+  const secrets = new Set<string>();
+  const redactSnapshot = (snapshot: unknown, root: boolean): unknown => {
+    if (!redacting || !snapshot || typeof snapshot !== 'object') return snapshot;
+    const s = snapshot as { context?: unknown; output?: unknown };
+    const copy = Object.assign(Object.create(Object.getPrototypeOf(snapshot)), snapshot) as typeof s;
+    if (root) {
+      if (redaction.context.length > 0) copy.context = redactPaths(s.context, redaction.context, secrets);
+      copy.context = scrub(copy.context, secrets);
+      copy.output = scrub(s.output, secrets);
+    } else if (redaction.context.length > 0 && s.output !== undefined) {
+      // An invoked actor's output is how values enter the context: never shown.
+      collect(s.output, secrets);
+      copy.output = REDACTED;
+    }
+    return copy;
+  };
+  const redactEvent = (event: Record<string, unknown>, toRoot: boolean): Record<string, unknown> => {
+    if (!redacting) return event;
+    const type = String(event.type);
+    if (redaction.events.has(type)) return redactPayload(event, secrets);
+    // What invoked actors receive and report (a promise's result) is how values enter the context.
+    // The machine's input (the tool's arguments) may carry one too, before the context holds it.
+    if (redaction.context.length > 0 && (!toRoot || type === 'xstate.init' || type.startsWith('xstate.done.actor.'))) {
+      return redactPayload(event, secrets);
+    }
+    return scrub(event, secrets) as Record<string, unknown>;
+  };
+  // One proxy per actor for the whole round (the round's root id does not change).
+  let root = '';
+  const refs = new Map<AnyActorRef, AnyActorRef>(); // per round: a WeakMap costs the GC more
+  const wrap = (ref: AnyActorRef | undefined): AnyActorRef | undefined => {
+    if (!ref) return ref;
+    let wrapped = refs.get(ref);
+    if (!wrapped) {
+      const isRoot = ref.sessionId === root;
+      wrapped = new Proxy(ref, {
+        get(target, property) {
+          if (property === 'sessionId') return isRoot ? session : `${session}/${target.sessionId}`;
+          // Stately names an actor by its machine's id when its `id` equals its `sessionId`.
+          if (property === 'id' && isRoot) return session;
+          if (property === '_parent') return wrap((target as { _parent?: AnyActorRef })._parent);
+          // Stately reads a snapshot later (on a timer), perhaps once the round stopped the actor:
+          // the root is shown in the state its round ended in, not stopped.
+          if (property === 'getSnapshot' && (redacting || isRoot)) {
+            return () => redactSnapshot(isRoot ? unstopped(target.getSnapshot()) : target.getSnapshot(), isRoot);
+          }
+          const value = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      refs.set(ref, wrapped);
+    }
+    return wrapped;
+  };
+  return (event) => {
+    root = event.rootId;
+    const actorRef = event.actorRef as AnyActorRef;
+    const isRootActor = actorRef.sessionId === root;
+    // A round ends by stopping its actor; the flow itself goes on (it waits for answers, or is
+    // done): the stop is not reported, so the inspector shows the state the round ended in.
+    if (
+      event.type === '@xstate.snapshot' &&
+      isRootActor &&
+      (event.snapshot as { status?: string }).status === 'stopped'
+    ) {
+      return;
+    }
+
+    // XState makes a fresh event object per observer call, and a round's actor has this observer
+    // only: rewritten in place (a copy per event was most of an inspector's cost).
+    const rewritten = event as { rootId: string; actorRef: AnyActorRef } & InspectionEvent;
+    rewritten.rootId = session;
+    rewritten.actorRef = wrap(actorRef)!;
     if ('sourceRef' in event) {
       (rewritten as { sourceRef?: AnyActorRef }).sourceRef = wrap(event.sourceRef as AnyActorRef | undefined);
     }
+    if (redacting) {
+      const r = rewritten as { event?: unknown; snapshot?: unknown; action?: { params?: unknown } };
+      if ('event' in event && event.event) r.event = redactEvent(event.event as Record<string, unknown>, isRootActor);
+      if (event.type === '@xstate.snapshot') r.snapshot = redactSnapshot(event.snapshot, isRootActor);
+      if (event.type === '@xstate.action' && r.action) r.action = { ...r.action, params: REDACTED };
+    }
     forward(rewritten);
   };
+}
+
+/**
+ * Whether an inspector may defer what it sends: an object with `inspect` (Stately's serialise
+ * each event on a `setTimeout(0)`) or with `flush()`. A plain observer or function is called
+ * synchronously with each event: by the time a round ends it has had them all.
+ */
+export function defersEvents(inspector: Inspector): boolean {
+  return typeof inspector === 'object' && inspector !== null && ('inspect' in inspector || 'flush' in inspector);
+}
+
+/**
+ * Wait, at most `boundMs`, until what an inspector deferred has been handed on: its `flush()`
+ * when it has one, then a timer turn and an immediate (Stately's inspectors serialise each event
+ * on a `setTimeout(0)`, queued before ours). A dead or slow inspector costs a round at most
+ * `boundMs`. Nothing to wait for when the inspector does not defer ({@link defersEvents}).
+ */
+export async function flushInspector(inspector: Inspector, boundMs = 100): Promise<void> {
+  if (!defersEvents(inspector)) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, boundMs);
+  });
+  const flushed = (async () => {
+    const flush = (inspector as { flush?: () => unknown }).flush;
+    if (flush) await Promise.resolve(flush.call(inspector)).catch(() => {});
+    await new Promise<void>((resolve) => setTimeout(resolve, 0));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  })();
+  await Promise.race([flushed, bound]);
+  clearTimeout(timer);
 }

@@ -19,6 +19,7 @@ import { type Deadline, restoreDeadlines, trackDeadlines } from './durableTimers
 import { FlowError, StateTooLargeError } from './errors.js';
 import type { Flow } from './flow.js';
 import { type DecisionSpec, type InputKind, jsonLength, type WireInputRequest } from './inputs.js';
+import { REDACTED } from './inspection.js';
 import { deadlineBeyondCap, stateLifetime } from './lifetimes.js';
 import type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome } from './outcome.js';
 import { type Answers, askedKeys, awaitedDecisions, callerKeys, machineOutput, type RoundBody } from './roundBody.js';
@@ -257,7 +258,9 @@ export class Round {
       if (parsed.ok) held[key] = parsed.answer;
       else notes.set(key, parsed.problem);
       const action = parsed.ok ? String((parsed.answer as { action: string }).action) : 'invalid';
-      received.push({ key, action, ...(flow.auditValues ? { value: fresh } : {}) });
+      // A sensitive answer's value never reaches the audit trail.
+      const value = flow.inputs[key]!.sensitive ? REDACTED : fresh;
+      received.push({ key, action, ...(flow.auditValues ? { value } : {}) });
     }
     if (asked.length === 0 || Object.keys(held).length < asked.length) return { complete: false, held, notes };
     for (const key of asked) {

@@ -35,7 +35,7 @@ import { inertClock } from './durableTimers.js';
 import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
 import { type Flow, needsLedgerOnlyForSteps } from './flow.js';
 import type { InputKind } from './inputs.js';
-import { type Inspector, stableInspector } from './inspection.js';
+import { defersEvents, flushInspector, type Inspector, type Redaction, stableInspector } from './inspection.js';
 import { requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { Ledger, ParkedRequest } from './ledger.js';
@@ -118,8 +118,13 @@ export interface RunnerOptions {
   /** Server-side log sink. */
   readonly log?: (event: RunnerLogEvent) => void;
   /**
-   * An XState inspector (e.g. from `@statelyai/inspect`). Every round of one flow instance
-   * reports under the stable session id `baton:<fid>`, so the inspector shows one run.
+   * An XState inspector: an observer, a function, or an object with `inspect` (what
+   * `@statelyai/inspect`'s `createWebSocketInspector`, `createBrowserInspector` and
+   * `createSkyInspector` return). Every round of one flow instance reports under the stable
+   * session id `baton:<fid>`, so the inspector shows one run, its root actor named after the
+   * machine. Sensitive inputs and context paths are redacted before it sees them. After each
+   * round the runner waits (at most 100 ms) for an inspector that may defer (an object with
+   * `inspect` or `flush()`) to hand the round's events on before answering.
    */
   readonly inspect?: Inspector;
   /** Where to append one audit entry per round (see `@baton/store`'s `openAuditLog`). */
@@ -213,11 +218,16 @@ function newId(): string {
 function createRoundActor(
   machine: AnyStateMachine,
   from: { snapshot: Snapshot<unknown> } | { input: unknown },
-  observe: { fid: string; path: StateValue[]; inspect: Inspector | undefined; audit: boolean } | undefined,
+  observe:
+    | { fid: string; path: StateValue[]; inspect: Inspector | undefined; audit: boolean; redaction: Redaction }
+    | undefined,
 ): AnyActorRef {
   if (!observe) return createActor(machine, { ...from, clock: inertClock });
   const { fid, path } = observe;
-  const forward = observe.inspect ? stableInspector(fid, observe.inspect) : undefined;
+  const forward = observe.inspect ? stableInspector(fid, observe.inspect, observe.redaction) : undefined;
+  // Without the audit trail nothing records the path: the inspector gets the events as they come.
+  if (!observe.audit)
+    return createActor(machine, { ...from, clock: inertClock, ...(forward ? { inspect: forward } : {}) });
   const inspect =
     forward || observe.audit
       ? (event: InspectionEvent) => {
@@ -287,6 +297,20 @@ export function createRunner(options: RunnerOptions): Runner {
     executing: new Map(),
   };
   const machines = new Map([...flows.values()].map((flow) => [flow.name, flow.machineWith(services)]));
+  const deferring = options.inspect !== undefined && defersEvents(options.inspect);
+  const redactions = new Map<string, Redaction>(
+    [...flows.values()].map((flow) => [
+      flow.name,
+      {
+        events: new Set(
+          Object.entries(flow.inputs)
+            .filter(([, spec]) => (spec as { sensitive?: boolean }).sensitive)
+            .map(([key]) => `input.${key}`),
+        ),
+        context: (flow.sensitive ?? []).map((path) => path.split('.')),
+      },
+    ]),
+  );
   const positive = (name: string, value: number) => {
     if (!Number.isFinite(value) || value < 0) throw new TypeError(`runner: ${name} must be a non-negative number`);
     return value;
@@ -322,7 +346,13 @@ export function createRunner(options: RunnerOptions): Runner {
       const machine = machines.get(flow.name)!;
       const observe =
         options.inspect !== undefined || options.audit !== undefined
-          ? { fid, path, inspect: options.inspect, audit: options.audit !== undefined }
+          ? {
+              fid,
+              path,
+              inspect: options.inspect,
+              audit: options.audit !== undefined,
+              redaction: redactions.get(flow.name)!,
+            }
           : undefined;
       const restored = 'body' in input.from ? input.from : undefined;
       const actor = createRoundActor(
@@ -332,7 +362,7 @@ export function createRunner(options: RunnerOptions): Runner {
           : { input: (input.from as { input: unknown }).input },
         observe,
       );
-      return new Round(settings, {
+      const ended = new Round(settings, {
         flow,
         binding: input.binding,
         fid,
@@ -344,6 +374,13 @@ export function createRunner(options: RunnerOptions): Runner {
         ...(input.inject ? { inject: input.inject } : {}),
         steps: new RoundSteps(stepSettings, fid, flow.name, restored?.body.k),
       }).play(actor);
+      const inspector = options.inspect;
+      // The answer must not overtake the round's inspection events: wait (bounded) for them.
+      if (!inspector || !deferring) return ended;
+      return ended.then(async (end) => {
+        await flushInspector(inspector);
+        return end;
+      });
     },
     async audit(round: AuditRound): Promise<void> {
       if (!options.audit) return;

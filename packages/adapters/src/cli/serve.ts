@@ -20,7 +20,10 @@
  * any failure closes what it had opened, removes its signal listeners and
  * exits non-zero with one line. The listening URL (or "on stdio") is printed
  * on stderr once ready; SIGINT and SIGTERM close the server, the inspector (when
- * it has `stop()`), the audit log and the ledger.
+ * it has `stop()`), the audit log and the ledger. Over stdio, stdout belongs to
+ * the transport: once serving starts, what anything else prints there
+ * (`console.log`, an inspector module such as Stately's Sky inspector) goes to
+ * stderr.
  */
 
 import { resolve } from 'node:path';
@@ -42,7 +45,7 @@ import {
 } from '@baton/engine';
 import { openAuditLog, openLedger, parseLedgerUrl } from '@baton/store';
 import type { McpServerFactory } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { defaultRoles } from '../callContext.js';
 import { loadFlowsModule } from '../flowsModule.js';
@@ -83,7 +86,8 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
   --audit              record an audit entry per round on the ledger's database (needs --ledger)
   --inspect MODULE     a module whose default export is an XState inspector (an observer, a
                        function, or an object with "inspect", e.g. from @statelyai/inspect); every
-                       flow instance reports as one run
+                       flow instance reports as one run; sensitive values are redacted; over
+                       --stdio, what it prints on stdout goes to stderr
   --allow-replays      without --ledger, serve flows with durable steps anyway: their steps run
                        inside the round and a retried or replayed round runs them AGAIN
   --round-budget MS    time budget of a round's invoked work (default 10000); durable steps still
@@ -386,6 +390,11 @@ export async function run(argv: string[]): Promise<number> {
       unchecked = servingWarning(serving);
     }
 
+    // Over stdio, stdout is the JSON-RPC stream: from here on (the inspector module is loaded and
+    // called from now), what anything else prints there goes to stderr; the transport alone
+    // writes to the real stdout.
+    const wire = url ? undefined : guardStdout();
+    if (wire) opened.push({ what: 'stdout', close: wire.restore });
     const inspector = options.inspect ? await loadInspector(options.inspect) : undefined;
     if (inspector?.stop) opened.push({ what: 'the inspector', close: inspector.stop });
     let ledger: Ledger | undefined;
@@ -444,6 +453,7 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`baton: serving ${count} at ${url.href}\n`);
     } else {
       const handle = serveStdio(factory, {
+        ...(wire ? { transport: new StdioServerTransport(process.stdin, wire.stdout) } : {}),
         onerror: (error) => process.stderr.write(`baton: stdio: ${oneLine(error)}\n`),
       });
       server = { what: 'the server', close: () => handle.close() };
@@ -477,6 +487,35 @@ function checkLedgerUrl(url: string): void {
   }
 }
 
+/**
+ * Send what is printed to stdout (`console.log`, `info`, `debug`, `process.stdout.write`) to
+ * stderr instead, and return a stdout for the transport alone (the real one, writing with the
+ * original `write`), and how to undo it.
+ */
+function guardStdout(): { stdout: NodeJS.WriteStream; restore: () => void } {
+  const out = process.stdout;
+  const originalWrite = out.write;
+  const write = originalWrite.bind(out);
+  const consoleMethods = { log: console.log, info: console.info, debug: console.debug };
+  out.write = ((chunk: unknown, ...rest: unknown[]) =>
+    (process.stderr.write as (...args: unknown[]) => boolean)(chunk, ...rest)) as typeof out.write;
+  console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args);
+  const stdout = new Proxy(out, {
+    get(target, property) {
+      if (property === 'write') return write;
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return {
+    stdout,
+    restore() {
+      out.write = originalWrite;
+      Object.assign(console, consoleMethods);
+    },
+  };
+}
+
 /** An `--inspect` module's inspector, and how to stop it when it has a `stop()` (Stately's do). */
 interface LoadedInspector {
   readonly inspect: Inspector;
@@ -504,7 +543,8 @@ async function loadInspector(specifier: string): Promise<LoadedInspector> {
       : {};
   if (isInspector(candidate)) return { inspect: candidate, ...stop };
   if (candidate && typeof candidate === 'object' && isInspector(candidate.inspect)) {
-    return { inspect: candidate.inspect, ...stop };
+    // The object itself: the runner uses its `inspect`, and its `flush()` when it has one.
+    return { inspect: candidate as Inspector, ...stop };
   }
   throw new CliError(
     `--inspect module ${specifier} must export an inspector (an observer, a function, or an object with "inspect") as default`,
