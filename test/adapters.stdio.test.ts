@@ -20,6 +20,7 @@ import {
   connectHttp,
   expectInputRequired,
   FLOWS,
+  jsonRpcLines,
   newClient,
   protocolError,
   ROOT,
@@ -188,18 +189,8 @@ describe('the documented stdio command', () => {
     'as %s has it, writes only JSON on stdout',
     async (source) => {
       const stdout = await exchange(documentedStdioCommand(source));
-      const lines = stdout.endsWith('\n') ? stdout.slice(0, -1).split('\n') : stdout.split('\n');
-      for (const line of lines) {
-        let message: { jsonrpc?: string } | undefined;
-        try {
-          message = JSON.parse(line);
-        } catch {
-          throw new Error(`a stdout line is not JSON: ${JSON.stringify(line)}\nstdout:\n${stdout}`);
-        }
-        expect(message?.jsonrpc, line).toBe('2.0');
-      }
-      const list = lines.map((line) => JSON.parse(line)).find((m) => m.id === 2);
-      expect(list.result.tools.map((t: { name: string }) => t.name)).toContain('deploy_production');
+      const list = jsonRpcLines(stdout).find((m) => m.id === 2);
+      expect(list?.result.tools.map((t: { name: string }) => t.name)).toContain('deploy_production');
     },
   );
 });

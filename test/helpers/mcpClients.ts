@@ -259,3 +259,21 @@ export async function runCli(
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The JSON-RPC messages a stdio server wrote, one per stdout line; fails the test on the first line
+ * that is not a JSON-RPC 2.0 message (a banner or a stray log line corrupts a strict client).
+ */
+export function jsonRpcLines(stdout: string): { jsonrpc: string; id?: number; result?: any }[] {
+  const lines = stdout.endsWith('\n') ? stdout.slice(0, -1).split('\n') : stdout.split('\n');
+  return lines.map((line) => {
+    let message: { jsonrpc?: string } | undefined;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      throw new Error(`a stdout line is not JSON: ${JSON.stringify(line)}\nstdout:\n${stdout}`);
+    }
+    if (message?.jsonrpc !== '2.0') throw new Error(`a stdout line is not JSON-RPC 2.0: ${line}`);
+    return message as { jsonrpc: string };
+  });
+}
