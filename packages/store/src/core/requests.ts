@@ -13,37 +13,17 @@ import { LedgerError } from './errors.js';
 const REQUEST_STATUSES: ReadonlySet<string> = new Set<RequestStatus>(['waiting', 'completed', 'expired', 'withdrawn']);
 const DECISION_STATUSES: ReadonlySet<string> = new Set<DecisionStatus>(['pending', 'decided', 'closed']);
 
-/** A `baton_requests` row as drizzle returns it (camelCase fields). */
-export interface StoredRequest {
-  readonly id: string;
-  readonly flow: string;
-  readonly requester: string;
-  readonly requesterName: string | null;
+/**
+ * A `baton_requests` row as drizzle returns it (camelCase fields): the engine's `ParkedRequest`,
+ * with the status unchecked and `waitingFor` as its stored JSON text.
+ */
+export type StoredRequest = Omit<ParkedRequest, 'status' | 'waitingFor'> & {
   readonly status: string;
   readonly waitingFor: string;
-  readonly state: string;
-  readonly version: number;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-  readonly expiresAt: number;
-}
+};
 
-/** A `baton_decisions` row as drizzle returns it (camelCase fields). */
-export interface StoredDecision {
-  readonly id: string;
-  readonly key: string;
-  readonly flow: string;
-  readonly role: string | null;
-  readonly message: string;
-  readonly schema: string;
-  readonly requester: string;
-  readonly requestedAt: number;
-  readonly deadline: number | null;
-  readonly status: string;
-  readonly decider: string | null;
-  readonly content: string | null;
-  readonly decidedAt: number | null;
-}
+/** A `baton_decisions` row as drizzle returns it (camelCase fields): a `DecisionRecord`, its status unchecked. */
+export type StoredDecision = Omit<DecisionRecord, 'status'> & { readonly status: string };
 
 /** `waitingFor` in its normal form: `{ key }` or `{ key, role }`, nothing else. */
 export function normalizeWaitingFor(list: readonly WaitingFor[]): WaitingFor[] {

@@ -13,18 +13,8 @@ import { LedgerError } from './errors.js';
 
 const STEP_STATUSES: ReadonlySet<string> = new Set<StepStatus>(['running', 'succeeded', 'failed']);
 
-/** A `baton_steps` row as drizzle returns it (camelCase fields). */
-export interface StoredStep {
-  readonly id: string;
-  readonly key: string;
-  readonly status: string;
-  readonly owner: string;
-  readonly leaseUntil: number;
-  readonly claims: number;
-  readonly outcome: string | null;
-  readonly recordedAt: number | null;
-  readonly expiresAt: number;
-}
+/** A `baton_steps` row as drizzle returns it (camelCase fields): a `StepRecord`, its status unchecked. */
+export type StoredStep = Omit<StepRecord, 'status'> & { readonly status: string };
 
 /** A stored row as the engine's `StepRecord`. */
 export function toStepRecord(row: StoredStep): StepRecord {
