@@ -48,6 +48,8 @@ export {
   InvalidRequestStateError,
   type InvalidStateReason,
   isInvalidRequestStateError,
+  LEDGER_RETRY_AFTER_MS,
+  LedgerUnavailableError,
   StateTooLargeError,
 } from './errors.js';
 export {
