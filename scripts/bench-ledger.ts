@@ -111,7 +111,8 @@ async function multiProcess(
         if (m.type === 'error') reject(new Error(m.message));
         else if (m.type === type) resolve(m);
       });
-      child.once('exit', (code) => reject(new Error(`bench worker exited with ${code}`)));
+      // 'close', not 'exit': a large last message may still be in the channel when the process exits.
+      child.once('close', (code) => reject(new Error(`bench worker exited with ${code}`)));
     });
   await Promise.all(children.map((c) => message(c, 'ready')));
   const done = Promise.all(children.map((c) => message(c, 'done')));
@@ -130,8 +131,9 @@ async function worker(kind: string, location: string, n: number, inFlight: numbe
         : await createPostgresLedger({
             connectionString: location,
             pruneIntervalMs: 0,
-            // Unbatched, each redemption holds a connection; batched, a few suffice.
-            maxConnections: kind === 'postgres' ? 10 : inFlight,
+            // Unbatched, each redemption holds a connection (40 each: 4 processes stay under the
+            // server's 200); batched, a few suffice.
+            maxConnections: kind === 'postgres' ? 10 : Math.min(inFlight, 40),
             ...(kind === 'postgres' ? {} : { batching: false }),
           });
     await drive(ledger, Math.min(500, n), inFlight);
@@ -141,8 +143,8 @@ async function worker(kind: string, location: string, n: number, inFlight: numbe
       const { latencies } = await drive(ledger, n, inFlight);
       const finishedAt = Date.now();
       await ledger.close();
-      process.send!({ type: 'done', finishedAt, latencies });
-      process.disconnect();
+      // Disconnect only once the (large) message is out: disconnecting drops what is still queued.
+      process.send!({ type: 'done', finishedAt, latencies }, () => process.disconnect());
     });
   } catch (error) {
     const message = String((error as Error)?.stack ?? error);
