@@ -120,7 +120,14 @@ async function multiProcess(
   for (const child of children) child.send({ type: 'go', startAt });
   const reports: { finishedAt: number; latencies: number[] }[] = await done;
   const seconds = (Math.max(...reports.map((r) => r.finishedAt)) - startAt) / 1000;
-  return row(name, processes, inFlight, perProcess * processes, seconds, reports.flatMap((r) => r.latencies));
+  return row(
+    name,
+    processes,
+    inFlight,
+    perProcess * processes,
+    seconds,
+    reports.flatMap((r) => r.latencies),
+  );
 }
 
 async function worker(kind: string, location: string, n: number, inFlight: number): Promise<void> {
@@ -174,6 +181,31 @@ function postgres(): { url: string; stop: () => void } | undefined {
   }
 }
 
+/** The server's fsync and synchronous_commit settings (the target needs both on), read with psql. */
+function serverDurability(url: string): Record<string, string> {
+  const psql = join('/usr/lib/postgresql', readdirSync('/usr/lib/postgresql').sort().at(-1)!, 'bin/psql');
+  const out = execFileSync(
+    psql,
+    [
+      url,
+      '-At',
+      '-F',
+      '=',
+      '-c',
+      `select name, setting from pg_settings where name in ('fsync', 'synchronous_commit')`,
+    ],
+    {
+      encoding: 'utf8',
+    },
+  );
+  return Object.fromEntries(
+    out
+      .trim()
+      .split('\n')
+      .map((line) => line.split('=') as [string, string]),
+  );
+}
+
 async function main(): Promise<void> {
   const loadBefore = loadavg();
   const rows: Row[] = [];
@@ -211,11 +243,16 @@ async function main(): Promise<void> {
   }
 
   const server = only.has('postgres') ? postgres() : undefined;
+  let durability: Record<string, string> | undefined;
   if (server) {
     try {
       const batched = async () => createPostgresLedger({ connectionString: server.url, pruneIntervalMs: 0 });
       const unbatched = async () =>
         createPostgresLedger({ connectionString: server.url, pruneIntervalMs: 0, maxConnections: 64, batching: false });
+      durability = serverDurability(server.url);
+      console.log(
+        `postgres durability: fsync=${durability.fsync}, synchronous_commit=${durability.synchronous_commit}`,
+      );
       print(await inProcess('postgres', batched, count(5_000), 1));
       print(await inProcess('postgres unbatched', unbatched, count(5_000), 1));
       // Alternate batched and unbatched slices so that load from elsewhere hits both alike.
@@ -255,6 +292,7 @@ async function main(): Promise<void> {
       loadAverage1mAfter: loadavg()[0],
     },
     postgres: postgresVersion,
+    postgresDurability: durability,
     scale,
     notes:
       'Fresh jti per redemption (winning insert). SQLite: WAL, synchronous=NORMAL. PostgreSQL: the throwaway ' +

@@ -14,7 +14,8 @@
  * Redemptions and their outcomes are batched by default (`redemptions.ts`): concurrent
  * ones share one statement and one commit. A connection failure during any call (the
  * server restarting, say) rejects with the engine's retryable `LedgerUnavailableError`
- * (`unavailable.ts`); the pool reconnects by itself on the next call.
+ * (`unavailable.ts`); the pool reconnects by itself on the next call. Recording an
+ * outcome is retried through such failures for up to 15 s: its round has already run.
  */
 import type {
   ClaimStep,
@@ -58,7 +59,7 @@ import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core
 import { decisions, redemptions, requests, steps, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
 import { createRedemptionBatches, DEFAULT_REDEMPTION_BATCHING, type RedemptionBatching } from './redemptions.js';
-import { toUnavailable } from './unavailable.js';
+import { OUTCOME_RETRY_BUDGET_MS, retryWhileUnavailable, toUnavailable } from './unavailable.js';
 
 export { createPostgresAuditLog, type PostgresAuditLogOptions } from './audit.js';
 export type { RedemptionBatching } from './redemptions.js';
@@ -347,8 +348,15 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
 
     async recordOutcome(jti: string, sealedOutcome: string): Promise<void> {
       assertOpen();
-      if (batches) return batches.recordOutcome(jti, sealedOutcome);
-      await updateOutcome.execute({ jti, outcome: sealedOutcome });
+      // The round's effects have happened: a database restarting must not lose its outcome.
+      await retryWhileUnavailable(
+        async () => {
+          if (batches) await batches.recordOutcome(jti, sealedOutcome);
+          else await updateOutcome.execute({ jti, outcome: sealedOutcome });
+        },
+        OUTCOME_RETRY_BUDGET_MS,
+        () => connection.closed,
+      );
     },
 
     async mintToken(request: MintTokenRequest): Promise<string> {

@@ -70,7 +70,10 @@ export function createRedemptionBatches(
   recordOutcome: (jti: string, sealedOutcome: string) => Promise<void>;
   drain: () => Promise<void>;
 } {
-  const redemptions = new Batcher<RedeemRequest, RedeemResult>({ ...batching, run: (batch) => redeemBatch(pool, batch) });
+  const redemptions = new Batcher<RedeemRequest, RedeemResult>({
+    ...batching,
+    run: (batch) => redeemBatch(pool, batch),
+  });
   const outcomes = new Batcher<Outcome, void>({ ...batching, run: (batch) => recordBatch(pool, batch) });
   return {
     redeem: (request) => redemptions.submit(request),

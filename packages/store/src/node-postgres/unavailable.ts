@@ -61,3 +61,27 @@ export function toUnavailable(error: unknown, where: string): unknown {
     cause: error,
   });
 }
+
+/** How long an outcome is retried while the database is unreachable, in ms. */
+export const OUTCOME_RETRY_BUDGET_MS = 15_000;
+
+/**
+ * Run `attempt`, again after a pause (100 ms, doubling to 1 s) each time it fails with a
+ * connection failure, for at most `budgetMs` or until `stopped()`; then its last error. For
+ * writes that must not be lost and are safe to repeat (recording an outcome only fills a null).
+ */
+export async function retryWhileUnavailable<T>(
+  attempt: () => Promise<T>,
+  budgetMs: number,
+  stopped: () => boolean,
+): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let pause = 100; ; pause = Math.min(1000, pause * 2)) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isConnectionFailure(error) || stopped() || Date.now() + pause > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
