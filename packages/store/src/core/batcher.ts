@@ -91,7 +91,7 @@ export class Batcher<I, O> {
           const error = new Error(`Batcher: a batch of ${batch.length} returned ${values.length} results`);
           for (const waiter of batch) waiter.reject(error);
         } else {
-          batch.forEach((waiter, i) => waiter.resolve(values[i]!));
+          for (const [i, waiter] of batch.entries()) waiter.resolve(values[i]!);
         }
         this.settled();
       },

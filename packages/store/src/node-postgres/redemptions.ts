@@ -74,7 +74,7 @@ export function createRedemptionBatches(
     ...batching,
     run: (batch) => redeemBatch(pool, batch),
   });
-  const outcomes = new Batcher<Outcome, void>({ ...batching, run: (batch) => recordBatch(pool, batch) });
+  const outcomes = new Batcher<Outcome, undefined>({ ...batching, run: (batch) => recordBatch(pool, batch) });
   return {
     redeem: (request) => redemptions.submit(request),
     recordOutcome: (jti, outcome) => outcomes.submit({ jti, outcome }),
@@ -117,7 +117,7 @@ async function redeemBatch(pool: pg.Pool, batch: readonly RedeemRequest[]): Prom
 }
 
 /** One statement for the whole batch; a jti recorded twice keeps its first outcome. */
-async function recordBatch(pool: pg.Pool, batch: readonly Outcome[]): Promise<void[]> {
+async function recordBatch(pool: pg.Pool, batch: readonly Outcome[]): Promise<undefined[]> {
   const first = new Map<string, string>();
   for (const { jti, outcome } of batch) if (!first.has(jti)) first.set(jti, outcome);
   await pool.query({ ...RECORD, values: [[...first.keys()], [...first.values()]] });
