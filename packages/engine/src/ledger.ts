@@ -257,7 +257,9 @@ export type RecordStepResult =
  *
  * Implementations must make {@link Ledger.redeem} and {@link Ledger.redeemToken}
  * atomic across processes: of any number of concurrent calls with one jti or
- * code, exactly one wins.
+ * code, exactly one wins. A call that fails because the ledger's database cannot be
+ * reached (restarting, refusing connections) should reject with `LedgerUnavailableError`,
+ * which clients see as a retryable error rather than an internal one.
  */
 export interface Ledger {
   /** Redeem an envelope's jti before any side effect of the round. */
