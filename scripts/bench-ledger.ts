@@ -13,6 +13,7 @@
  *
  *   pnpm exec tsx scripts/bench-ledger.ts
  *   BENCH_SCALE=0.2 ...   a quicker run;   BENCH_ONLY=sqlite,postgres ...   some ledgers only
+ *   BENCH_PG_BATCHING=500:1,500:4 ...   also 4 × 64 with these maxBatch:maxInFlight, rotated with the default
  */
 import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -89,6 +90,14 @@ async function inProcess(name: string, open: () => Promise<Ledger>, n: number, i
   return row(name, 1, inFlight, n, seconds, latencies);
 }
 
+/** `batching` from BENCH_WORKER_BATCHING ("maxBatch:maxInFlight", set per worker), else the default. */
+function batchingFromEnv(): { batching?: { maxBatch: number; maxInFlight: number } } {
+  const spec = process.env.BENCH_WORKER_BATCHING;
+  if (!spec) return {};
+  const [maxBatch, maxInFlight] = spec.split(':').map(Number) as [number, number];
+  return { batching: { maxBatch, maxInFlight } };
+}
+
 /** Fork `processes` copies of this script in worker mode and release them together. */
 async function multiProcess(
   name: string,
@@ -97,12 +106,14 @@ async function multiProcess(
   processes: number,
   perProcess: number,
   inFlight: number,
+  env: Record<string, string> = {},
 ): Promise<Row> {
   const children = Array.from({ length: processes }, () =>
     fork(fileURLToPath(import.meta.url), ['worker', kind, location, String(perProcess), String(inFlight)], {
       cwd: root,
       execArgv: ['--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, ...env },
     }),
   );
   const message = (child: (typeof children)[number], type: string) =>
@@ -141,7 +152,7 @@ async function worker(kind: string, location: string, n: number, inFlight: numbe
             // Unbatched, each redemption holds a connection (40 each: 4 processes stay under the
             // server's 200); batched, a few suffice.
             maxConnections: kind === 'postgres' ? 10 : Math.min(inFlight, 40),
-            ...(kind === 'postgres' ? {} : { batching: false }),
+            ...(kind === 'postgres' ? batchingFromEnv() : { batching: false }),
           });
     await drive(ledger, Math.min(500, n), inFlight);
     process.send!({ type: 'ready' });
@@ -269,6 +280,17 @@ async function main(): Promise<void> {
       console.log(
         `postgres 4 processes × 64: batched / unbatched = ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}`,
       );
+      // Other batching limits, rotated with the default in the same run.
+      const variants = (process.env.BENCH_PG_BATCHING ?? '').split(',').filter(Boolean);
+      for (let slice = 0; slice < 2 && variants.length > 0; slice++) {
+        for (const spec of ['500:2', ...variants]) {
+          print(
+            await multiProcess(`postgres ${spec}`, 'postgres', server.url, 4, count(40_000), 64, {
+              BENCH_WORKER_BATCHING: spec,
+            }),
+          );
+        }
+      }
     } finally {
       server.stop();
     }
