@@ -219,7 +219,11 @@ export class Round {
       const snapshot = actor.getSnapshot() as AnyMachineSnapshot;
       if (snapshot.status !== 'active' || already.has(key)) continue;
       if (!awaitedDecisions(flow, snapshot).includes(key)) continue;
-      received.push({ key, action: 'accept', decider: decided.auditDecider });
+      // With `auditValues` the decision's answer is recorded too (never a sensitive one's).
+      const shown = flow.auditValues
+        ? { value: flow.inputs[key]?.sensitive ? REDACTED : { action: 'accept', content: decided.content } }
+        : {};
+      received.push({ key, action: 'accept', decider: decided.auditDecider, ...shown });
       actor.send({ type: `input.${key}`, action: 'accept', content: decided.content, decider: decided.decider });
       this.#delivered.push(key);
       if (!(await settle(actor, budgetMs))) return false;
@@ -263,6 +267,13 @@ export class Round {
       received.push({ key, action, ...(flow.auditValues ? { value } : {}) });
     }
     if (asked.length === 0 || Object.keys(held).length < asked.length) return { complete: false, held, notes };
+    // Answers held from an earlier round are used in this one: the audit trail says so here.
+    for (const key of asked) {
+      if (pending.includes(key) && answers[key] !== undefined) continue;
+      const answer = held[key] as { action: string };
+      const value = flow.inputs[key]!.sensitive ? REDACTED : answer;
+      received.push({ key, action: String(answer.action), held: true, ...(flow.auditValues ? { value } : {}) });
+    }
     for (const key of asked) {
       // A previous answer may have moved the machine on; later answers go only where still asked.
       if (key !== asked[0] && !askedKeys(actor.getSnapshot()).includes(key)) continue;

@@ -35,7 +35,14 @@ import { inertClock } from './durableTimers.js';
 import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
 import { type Flow, needsLedgerOnlyForSteps } from './flow.js';
 import type { InputKind } from './inputs.js';
-import { defersEvents, flushInspector, type Inspector, type Redaction, stableInspector } from './inspection.js';
+import {
+  defersEvents,
+  flushInspector,
+  type Inspector,
+  type Redaction,
+  redactArgs,
+  stableInspector,
+} from './inspection.js';
 import { requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { Ledger, ParkedRequest } from './ledger.js';
@@ -400,10 +407,24 @@ export function createRunner(options: RunnerOptions): Runner {
           received: round.received,
           outcome: round.outcome,
           ...(round.message !== undefined ? { message: round.message } : {}),
+          ...(round.args !== undefined && round.flow.auditValues
+            ? { args: redactArgs(round.args, redactions.get(round.flow.name)!.context) }
+            : {}),
+          ...(options.storeRequesterNames ? { principalName: round.principal } : {}),
+          ...(round.expiresAt !== undefined ? { expiresAt: round.expiresAt } : {}),
         })
         .catch((error: unknown) => log({ type: 'flow_error', flow: round.flow.name, fid: round.fid, error }));
     },
   };
+
+  /** When a requestState just minted expires (for the audit trail; `undefined` if it cannot be read). */
+  function stateExpiry(outcome: { requestState: string }, binding: StateBinding): number | undefined {
+    try {
+      return codec.open(outcome.requestState, binding).exp;
+    } catch {
+      return undefined;
+    }
+  }
 
   /** A flow declared `needsLedger` on a runner without one: an error round, in words, before anything runs. */
   function needsLedger(flow: Flow): RoundOutcome {
@@ -607,6 +628,8 @@ export function createRunner(options: RunnerOptions): Runner {
       received,
       outcome: outcome.type,
       ...(outcome.type === 'error' ? { message: outcome.message } : {}),
+      ...(parsedArgs?.success ? { args: parsedArgs.data } : {}),
+      ...(outcome.type === 'input_required' && options.audit ? { expiresAt: stateExpiry(outcome, binding) } : {}),
     });
     return outcome;
   }
