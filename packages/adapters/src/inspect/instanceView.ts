@@ -168,7 +168,10 @@ export function describeInstance(input: DescribeInput): InstanceDetails {
       expires = last.expiresAt ?? null;
       const asked = last.asked.length > 0 ? `answer ${last.asked.join(', ')}` : 'come back';
       if (expires !== null && expires <= now) {
-        status = { state: 'abandoned', text: `abandoned: ${who} did not ${asked} before its state expired at ${iso(expires)}` };
+        status = {
+          state: 'abandoned',
+          text: `abandoned: ${who} did not ${asked} before its state expired at ${iso(expires)}`,
+        };
       } else {
         const until = expires !== null ? ` (until ${iso(expires)})` : '';
         status = { state: 'waiting', text: `waiting for ${who} to ${asked}${until}` };

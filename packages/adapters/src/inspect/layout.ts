@@ -9,8 +9,9 @@
  * are estimated from character counts (the page's fonts are close to them),
  * so the layout is the same wherever it is computed.
  */
-import type { ELK as ElkApi, ElkExtendedEdge, ElkNode } from 'elkjs/lib/elk-api.js';
+
 import elkModule from 'elkjs/lib/elk.bundled.js';
+import type { ELK as ElkApi, ElkExtendedEdge, ElkNode } from 'elkjs/lib/elk-api.js';
 import type { FlowGraph, GraphNode } from './flowGraph.js';
 
 /** A box in absolute coordinates (px). */
