@@ -42,23 +42,26 @@ const asked = (outcome: RoundOutcome) => {
   return outcome;
 };
 
-/** Record the scenario in a fresh SQLite file. */
-export async function recordInspectScenario(): Promise<InspectScenario> {
+/** Record the scenario in a fresh SQLite file; `clock` (default `Date.now`) times every round. */
+export async function recordInspectScenario(clock: () => number = Date.now): Promise<InspectScenario> {
   const dir = await mkdtemp(join(tmpdir(), 'baton-inspect-scenario-'));
   const url = `sqlite:${join(dir, 'baton.db')}`;
   const audit = await openAuditLog(url, { pruneIntervalMs: 0 });
   const ledger = await openLedger(url, { pruneIntervalMs: 0 });
   const keys = [generateKey()];
-  const runner = (options: { now?: () => number; storeRequesterNames?: boolean } = {}) =>
-    createRunner({
+  const runner = (options: { now?: () => number; storeRequesterNames?: boolean } = {}) => {
+    const now = options.now ?? clock;
+    return createRunner({
       flows: [deployProduction, expenseApproval, redeemAccessCode],
-      codec: createRequestStateCodec({ keys, ...(options.now ? { now: options.now } : {}) }),
+      codec: createRequestStateCodec({ keys, now }),
       ledger,
       audit,
       holdMs: 1,
       pollMs: 1,
       ...options,
+      now,
     });
+  };
   const plain = runner();
   const named = runner({ storeRequesterNames: true });
   const alice: CallContext = { principal: 'alice@example.com', method: 'tools/call', target: 'deploy_production' };
@@ -90,7 +93,7 @@ export async function recordInspectScenario(): Promise<InspectScenario> {
   });
 
   // Abandoned: asked two hours ago, never answered (its state lived 15 minutes at most).
-  const past = () => Date.now() - 2 * 3600_000;
+  const past = () => clock() - 2 * 3600_000;
   const abandoned = asked(
     await runner({ now: past }).run({ flow: 'deploy_production', args: { version: '2.3.9' }, context: alice }),
   );

@@ -18,7 +18,7 @@
  *
  * `serveInspect` mounts it on `node:http` and refuses non-loopback binds.
  */
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AuditEntry, AuditLog, DecisionRecord, Flow, Ledger, ParkedRequest } from '@baton/engine';
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
@@ -272,7 +272,11 @@ export async function serveInspect(options: ServeInspectOptions): Promise<Inspec
         res.writeHead(response.status, Object.fromEntries(response.headers));
         res.flushHeaders();
         const reader = response.body.getReader();
-        res.once('close', () => void reader.cancel().catch(() => {}));
+        streams.add(res);
+        res.once('close', () => {
+          streams.delete(res);
+          void reader.cancel().catch(() => {});
+        });
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
@@ -291,6 +295,7 @@ export async function serveInspect(options: ServeInspectOptions): Promise<Inspec
     }
   });
   const port = () => (server.address() as AddressInfo).port;
+  const streams = new Set<ServerResponse>();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, bare, () => {
@@ -300,11 +305,22 @@ export async function serveInspect(options: ServeInspectOptions): Promise<Inspec
   });
   return {
     url: new URL(`${origin}:${port()}/`),
-    close: () =>
-      new Promise<void>((resolve) => {
-        handler.close();
+    close: async () => {
+      // Live streams say `bye` first (so pages stop instead of retrying): wait, bounded, until written.
+      handler.close();
+      const ended = [...streams].map((res) => new Promise<void>((done) => res.once('close', () => done())));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(ended),
+        new Promise<void>((done) => {
+          timer = setTimeout(done, 1000);
+        }),
+      ]);
+      clearTimeout(timer);
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }

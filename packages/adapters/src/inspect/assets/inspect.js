@@ -330,9 +330,10 @@ function renderDetails() {
     const entries = value && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value) : null;
     args.replaceChildren(
       ...(entries
-        ? entries.map(([key, v]) =>
+        ? entries.flatMap(([key, v], i) => [
+            ...(i ? [' '] : []),
             el('span', { class: 'arg', 'data-arg': key }, el('code', {}, `${key}=${valueJson(v)}`)),
-          )
+          ])
         : [el('code', {}, valueJson(value))]),
     );
     args.classList.remove('hidden-value');
