@@ -10,7 +10,6 @@
  * /usr/bin/chromium is missing locally; fails under CI=true, where it must be
  * installed.
  */
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type InspectServing, serveInspect } from '@baton/adapters';
@@ -19,28 +18,15 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import approvals, { deployProduction } from '../examples/approvals/index.js';
 import { routedFlow } from '../packages/engine/test/fixtures/graphFlows.js';
+import { CHROMIUM, hasChromium, launchChromium } from './helpers/chromium.js';
 import { type InspectScenario, recordInspectScenario } from './helpers/inspectScenario.js';
 import { nested, recordedNestedEntries } from './helpers/nestedFlow.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
 const inCi = process.env.CI === 'true';
 const OUTPUT = resolve(import.meta.dirname, '..', 'test-results');
 const SKIP_NOTE = `skipped: ${CHROMIUM} is not installed (apt-get install -y chromium)`;
 
 if (!hasChromium && !inCi) console.warn(`inspect.browser.test.ts ${SKIP_NOTE}`);
-
-/** The Chromium the tests (and `scripts/inspect-screenshots.ts`) drive. */
-export async function launchChromium(viewport = { width: 1280, height: 900 }): Promise<BrowserContext> {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-  });
-  const context = await browser.newContext({ viewport });
-  context.once('close', () => void browser.close());
-  return context;
-}
 
 const text = (page: Page, selector: string) => page.locator(selector).innerText();
 

@@ -31,6 +31,7 @@ export interface LayoutPoint {
 /** One routed edge: its polyline (start, bends, end) and its label's box. */
 export interface LayoutEdge {
   readonly points: readonly LayoutPoint[];
+  /** The label's box; its last {@link BADGE_SLOT} px are room for the round badge. */
   readonly label: LayoutBox | null;
 }
 
@@ -56,9 +57,12 @@ export function askLines(node: Pick<GraphNode, 'asks'>): string[] {
   return node.asks.map((ask) => `asks ${ask.key} (${ask.kind})`);
 }
 
-/** The width of an edge label's box. */
+/** Room kept at the right end of every edge label for the page's round badge (`r1`, `r2,r3`). */
+export const BADGE_SLOT = 34;
+
+/** The width of an edge label's box: its text, then the badge slot. */
 export function labelWidth(label: string): number {
-  return Math.ceil(label.length * LABEL_CHAR + 8);
+  return Math.ceil(label.length * LABEL_CHAR + 8) + BADGE_SLOT;
 }
 
 /** elkjs is CommonJS: its constructor is `module.exports` (or `.default`, depending on the loader). */

@@ -9,6 +9,8 @@
 // No dependencies, no network beyond this server.
 
 const SVG = 'http://www.w3.org/2000/svg';
+/** Room the server's layout keeps at the right end of each edge label for the round badge (layout.ts). */
+const BADGE_SLOT = 34;
 
 const view = { flows: [], audit: false, flow: null, graph: null, instances: [], instance: null, round: null };
 
@@ -215,19 +217,21 @@ function drawGraph(graph, highlight) {
     g.append(svg('path', { d: pathOf(route.points), 'marker-end': rounds ? 'url(#arrow-taken)' : 'url(#arrow)' }));
     edgesLayer.append(g);
     if (!route.label) continue;
-    const { x, y, w, h } = route.label;
+    // The layout keeps a slot at the label's right end for the round badge.
+    const { x, y, w: box, h } = route.label;
+    const w = box - BADGE_SLOT;
     const label = svg('g', { class: cls, 'data-edge-label': edge.id });
-    label.append(svg('rect', { class: 'lbg', x, y, width: w, height: h, rx: 3 }));
+    label.append(svg('rect', { class: 'lbg', x, y, width: box, height: h, rx: 3 }));
     label.append(svg('text', { class: 'elabel', x: x + w / 2, y: y + h - 4, 'text-anchor': 'middle' }, edge.label));
     if (rounds) {
       const text = rounds.map((r) => `r${r}`).join(',');
-      const bw = 10 + text.length * 6;
+      const bw = Math.min(BADGE_SLOT - 2, 10 + text.length * 6);
       label.append(
         svg(
           'g',
           { class: 'badge' },
-          svg('rect', { x: x + w + 2, y, width: bw, height: h, rx: h / 2 }),
-          svg('text', { x: x + w + 2 + bw / 2, y: y + h - 4, 'text-anchor': 'middle' }, text),
+          svg('rect', { x: x + w + 1, y, width: bw, height: h, rx: h / 2 }),
+          svg('text', { x: x + w + 1 + bw / 2, y: y + h - 4, 'text-anchor': 'middle' }, text),
         ),
       );
     }
@@ -380,7 +384,8 @@ function renderTimeline() {
   document.getElementById('timeline-title').textContent =
     `Timeline of ${instance.fid}${instance.currentDefinition ? '' : ' (recorded on another definition of the flow: the path may be off)'}`;
   const waiting = document.getElementById('waiting');
-  waiting.hidden = !instance.waiting;
+  // The instance panel's status says the same when the server sent details.
+  waiting.hidden = !instance.waiting || Boolean(instance.details);
   waiting.textContent = instance.waiting ? `${instance.fid}: ${instance.waiting.text}` : '';
   const body = document.querySelector('#timeline tbody');
   body.replaceChildren(
