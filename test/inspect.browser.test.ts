@@ -14,7 +14,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type InspectServing, serveInspect } from '@baton/adapters';
 import { allStates } from '@baton/engine/testing';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import approvals, { deployProduction } from '../examples/approvals/index.js';
 import { routedFlow } from '../packages/engine/test/fixtures/graphFlows.js';
