@@ -108,8 +108,12 @@ export function leafText(value: StateValue | null): string {
  * @example
  * ```ts
  * import { describeInstance } from '@baton/adapters';
+ * import { openAuditLog } from '@baton/store';
+ * import { deployProduction } from './flows.js';
  *
- * const details = describeInstance({ flow, rounds: await audit.rounds(fid), now: Date.now() });
+ * const audit = await openAuditLog('sqlite:baton.db');
+ * const rounds = await audit.rounds('MC_kfretbaW51VFJ_jXHBQ');
+ * const details = describeInstance({ flow: deployProduction, rounds, now: Date.now() });
  * details.status.text; // 'waiting for cHJpbmNpcGFs to answer confirm_deploy, change_ticket (until 2026-11-30T12:15:00.000Z)'
  * ```
  */
