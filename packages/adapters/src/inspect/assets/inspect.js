@@ -237,7 +237,15 @@ function drawGraph(graph, highlight) {
     }
     labelsLayer.append(label);
   }
-  document.getElementById('graph').replaceChildren(canvas);
+  const host = document.getElementById('graph');
+  host.replaceChildren(canvas);
+  // A graph wider than its panel is scaled down to fit while its text stays readable (60 %), else it scrolls.
+  const room = host.clientWidth - 16;
+  if (width > room && room / width >= 0.6) {
+    canvas.setAttribute('width', String(room));
+    canvas.setAttribute('height', String(Math.ceil((height * room) / width)));
+    canvas.dataset.scaled = 'true';
+  }
 }
 
 // ---------- panels ----------
@@ -479,6 +487,11 @@ async function start() {
     setStatus(`cannot load flows: ${error.message}`);
   }
   window.addEventListener('hashchange', () => void sync());
+  let resizing;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizing);
+    resizing = setTimeout(render, 150);
+  });
   await sync();
   if (view.audit) live();
 }
