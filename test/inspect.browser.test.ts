@@ -59,7 +59,11 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
   const open = async (hash: string, page?: Page) => {
     const p = page ?? (await context.newPage());
     await p.goto(new URL(`/#${hash}`, serving.url).href);
-    await p.waitForSelector('body[data-ready="true"] #graph-svg');
+    // The same page moves by its hash: wait for the graph of the flow asked for (and the instance's timeline).
+    const flow = new URLSearchParams(hash).get('flow');
+    const fid = new URLSearchParams(hash).get('fid');
+    await p.waitForSelector(`body[data-ready="true"] #graph-svg[aria-label="state graph of ${flow}"]`);
+    if (fid) await p.waitForSelector(`#timeline-panel:not([hidden]) #timeline-title:text("Timeline of ${fid}")`);
     return p;
   };
 

@@ -28,10 +28,12 @@ export interface LayoutPoint {
   readonly y: number;
 }
 
-/** One routed edge: its polyline (start, bends, end) and its label's box. */
+/** One routed edge: its polyline (start, bends, end), its label's text and box. */
 export interface LayoutEdge {
   readonly points: readonly LayoutPoint[];
-  /** The label's box; its last {@link BADGE_SLOT} px are room for the round badge. */
+  /** The label as drawn: the graph's label without the `input.` prefix of answer events ({@link edgeText}). */
+  readonly text: string;
+  /** The label's box; its bottom {@link BADGE_SLOT} px are room for the round badge. */
   readonly label: LayoutBox | null;
 }
 
@@ -57,12 +59,17 @@ export function askLines(node: Pick<GraphNode, 'asks'>): string[] {
   return node.asks.map((ask) => `asks ${ask.key} (${ask.kind})`);
 }
 
-/** Room kept at the right end of every edge label for the page's round badge (`r1`, `r2,r3`). */
-export const BADGE_SLOT = 34;
+/** An edge label as drawn: `input.confirm_deploy [guarded]` reads `confirm_deploy [guarded]` (the state says what it asks). */
+export function edgeText(label: string): string {
+  return label.replace(/^input\./, '');
+}
 
-/** The width of an edge label's box: its text, then the badge slot. */
+/** Room kept under every edge label for the page's round badge (`r1`, `r2,r3`), px. */
+export const BADGE_SLOT = 15;
+
+/** The width of an edge label's box. */
 export function labelWidth(label: string): number {
-  return Math.ceil(label.length * LABEL_CHAR + 8) + BADGE_SLOT;
+  return Math.ceil(label.length * LABEL_CHAR + 8);
 }
 
 /** elkjs is CommonJS: its constructor is `module.exports` (or `.default`, depending on the loader). */
@@ -115,7 +122,9 @@ export async function layoutGraph(graph: FlowGraph): Promise<GraphLayout> {
     id: edge.id,
     sources: [edge.source],
     targets: [edge.target],
-    labels: [{ text: edge.label, width: labelWidth(edge.label), height: LABEL_HEIGHT }],
+    labels: [
+      { text: edgeText(edge.label), width: labelWidth(edgeText(edge.label)), height: LABEL_HEIGHT + BADGE_SLOT },
+    ],
   }));
   const laid: ElkNode = await elk.layout({
     id: '__root',
@@ -127,9 +136,9 @@ export async function layoutGraph(graph: FlowGraph): Promise<GraphLayout> {
       'elk.layered.spacing.nodeNodeBetweenLayers': '44',
       'elk.layered.spacing.edgeNodeBetweenLayers': '18',
       'elk.layered.spacing.edgeEdgeBetweenLayers': '12',
-      'elk.spacing.nodeNode': '36',
-      'elk.spacing.edgeNode': '18',
-      'elk.spacing.edgeEdge': '14',
+      'elk.spacing.nodeNode': '24',
+      'elk.spacing.edgeNode': '12',
+      'elk.spacing.edgeEdge': '8',
       'elk.spacing.edgeLabel': '4',
       'elk.edgeLabels.placement': 'CENTER',
       'elk.layered.edgeLabels.sideSelection': 'SMART_DOWN',
@@ -164,6 +173,7 @@ export async function layoutGraph(graph: FlowGraph): Promise<GraphLayout> {
       const label = edge.labels?.[0];
       routed[edge.id] = {
         points,
+        text: label?.text ?? '',
         label:
           label && label.x !== undefined && label.y !== undefined
             ? { ...shift({ x: label.x, y: label.y }), w: round(label.width ?? 0), h: round(label.height ?? 0) }

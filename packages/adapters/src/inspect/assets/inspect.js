@@ -9,8 +9,8 @@
 // No dependencies, no network beyond this server.
 
 const SVG = 'http://www.w3.org/2000/svg';
-/** Room the server's layout keeps at the right end of each edge label for the round badge (layout.ts). */
-const BADGE_SLOT = 34;
+/** Room the server's layout keeps under each edge label's text for the round badge (layout.ts). */
+const BADGE_SLOT = 15;
 
 const view = { flows: [], audit: false, flow: null, graph: null, instances: [], instance: null, round: null };
 
@@ -217,21 +217,21 @@ function drawGraph(graph, highlight) {
     g.append(svg('path', { d: pathOf(route.points), 'marker-end': rounds ? 'url(#arrow-taken)' : 'url(#arrow)' }));
     edgesLayer.append(g);
     if (!route.label) continue;
-    // The layout keeps a slot at the label's right end for the round badge.
-    const { x, y, w: box, h } = route.label;
-    const w = box - BADGE_SLOT;
+    // The layout keeps a slot under the label's text for the round badge.
+    const { x, y, w, h: box } = route.label;
+    const h = box - BADGE_SLOT;
     const label = svg('g', { class: cls, 'data-edge-label': edge.id });
-    label.append(svg('rect', { class: 'lbg', x, y, width: box, height: h, rx: 3 }));
-    label.append(svg('text', { class: 'elabel', x: x + w / 2, y: y + h - 4, 'text-anchor': 'middle' }, edge.label));
+    label.append(svg('rect', { class: 'lbg', x, y, width: w, height: h, rx: 3 }));
+    label.append(svg('text', { class: 'elabel', x: x + w / 2, y: y + h - 4, 'text-anchor': 'middle' }, route.text));
     if (rounds) {
       const text = rounds.map((r) => `r${r}`).join(',');
-      const bw = Math.min(BADGE_SLOT - 2, 10 + text.length * 6);
+      const bw = 10 + text.length * 6;
       label.append(
         svg(
           'g',
           { class: 'badge' },
-          svg('rect', { x: x + w + 1, y, width: bw, height: h, rx: h / 2 }),
-          svg('text', { x: x + w + 1 + bw / 2, y: y + h - 4, 'text-anchor': 'middle' }, text),
+          svg('rect', { x: x + w / 2 - bw / 2, y: y + h + 1, width: bw, height: BADGE_SLOT - 2, rx: 6.5 }),
+          svg('text', { x: x + w / 2, y: y + h + BADGE_SLOT - 4.5, 'text-anchor': 'middle' }, text),
         ),
       );
     }
