@@ -396,7 +396,7 @@ export class Round {
       } catch (error) {
         return this.#unsaved(error);
       }
-      return { type: 'input_required', ...this.#base, inputRequests, requestState };
+      return expiring({ type: 'input_required', ...this.#base, inputRequests, requestState }, this.#minted);
     };
     return { ...this.#facts, type: 'ask', body, asked: pending, mint };
   }
@@ -408,10 +408,19 @@ export class Round {
     return requests;
   }
 
+  /** When the state sealed last expires (ms), for the audit trail. */
+  #minted = 0;
+
   #seal(body: RoundBody, live: readonly Deadline[]): string {
     const { flow, binding, fid, round } = this.#input;
     const { codec } = this.#settings;
-    return codec.mint(binding, { fid, hash: flow.hash, round, body }, { ttlSeconds: this.#ttlFor(live) }).token;
+    const { token, claims } = codec.mint(
+      binding,
+      { fid, hash: flow.hash, round, body },
+      { ttlSeconds: this.#ttlFor(live) },
+    );
+    this.#minted = claims.exp;
+    return token;
   }
 
   /**
@@ -439,12 +448,8 @@ export class Round {
       const previous = restored.body;
       const inputRequests = this.#requests(restored.pending, previous.s[1], () => reason);
       try {
-        return {
-          type: 'input_required',
-          ...this.#base,
-          inputRequests,
-          requestState: this.#seal(previous, previous.t ?? []),
-        };
+        const requestState = this.#seal(previous, previous.t ?? []);
+        return expiring({ type: 'input_required', ...this.#base, inputRequests, requestState }, this.#minted);
       } catch (again) {
         log({ type: 'flow_error', flow: flow.name, fid, error: again });
       }
@@ -514,4 +519,17 @@ export class Round {
       error instanceof FlowError ? error.message : `The flow "${flow.name}" failed. The server log has details.`;
     return this.#done({ type: 'error', ...this.#base, message }, true);
   }
+}
+
+/** When each minted outcome's requestState expires: read by the audit trail, never sent (not a field). */
+const expiries = new WeakMap<InputRequiredOutcome, number>();
+
+function expiring(outcome: InputRequiredOutcome, expiresAt: number): InputRequiredOutcome {
+  expiries.set(outcome, expiresAt);
+  return outcome;
+}
+
+/** When the requestState of an `input_required` outcome minted by a round expires (ms); `undefined` if unknown. */
+export function mintedExpiry(outcome: InputRequiredOutcome): number | undefined {
+  return expiries.get(outcome);
 }

@@ -53,7 +53,7 @@ import {
   type LifetimeSettings,
 } from './lifetimes.js';
 import type { RoundOutcome } from './outcome.js';
-import { oversizedAnswer, Round, type RoundEnd, type RoundSettings } from './round.js';
+import { mintedExpiry, oversizedAnswer, Round, type RoundEnd, type RoundSettings } from './round.js';
 import { callerKeys, readAnswers, readBody } from './roundBody.js';
 import { createFlowServices } from './services.js';
 
@@ -417,15 +417,6 @@ export function createRunner(options: RunnerOptions): Runner {
     },
   };
 
-  /** When a requestState just minted expires (for the audit trail; `undefined` if it cannot be read). */
-  function stateExpiry(outcome: { requestState: string }, binding: StateBinding): number | undefined {
-    try {
-      return codec.open(outcome.requestState, binding).exp;
-    } catch {
-      return undefined;
-    }
-  }
-
   /** A flow declared `needsLedger` on a runner without one: an error round, in words, before anything runs. */
   function needsLedger(flow: Flow): RoundOutcome {
     const error = new FlowError(
@@ -629,7 +620,7 @@ export function createRunner(options: RunnerOptions): Runner {
       outcome: outcome.type,
       ...(outcome.type === 'error' ? { message: outcome.message } : {}),
       ...(parsedArgs?.success ? { args: parsedArgs.data } : {}),
-      ...(outcome.type === 'input_required' && options.audit ? { expiresAt: stateExpiry(outcome, binding) } : {}),
+      ...(outcome.type === 'input_required' ? { expiresAt: mintedExpiry(outcome) } : {}),
     });
     return outcome;
   }
