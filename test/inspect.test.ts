@@ -573,6 +573,9 @@ describe('inspect: live events', () => {
     await until(/event: ready/);
     await audit.append({ ...recordedDeployEntries()[0]!, fid: 'fi_new_round', at: Date.now() });
     await until(/event: change\ndata: \{"instances":\["fi_new_round"\]\}/);
+    // HEAD answers at once, with the stream's headers and no stream.
+    const head = await fetch(new URL('/api/events', serving.url), { method: 'HEAD' });
+    expect([head.status, head.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
     const closing = serving.close();
     await until(/event: bye/);
     expect((await reader.read()).done).toBe(true);

@@ -267,11 +267,18 @@ export async function serveInspect(options: ServeInspectOptions): Promise<Inspec
   const server = createServer(async (req, res) => {
     try {
       const response = await handler.fetch(toFetchRequest(req, `${origin}:${port()}`));
-      if (response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
+      const streaming = response.headers.get('content-type')?.startsWith('text/event-stream') && response.body;
+      if (streaming && req.method === 'HEAD') {
+        await response.body!.cancel();
+        res.writeHead(response.status, Object.fromEntries(response.headers));
+        res.end();
+        return;
+      }
+      if (streaming) {
         // A live stream: written as it comes, ended when either side closes.
         res.writeHead(response.status, Object.fromEntries(response.headers));
         res.flushHeaders();
-        const reader = response.body.getReader();
+        const reader = response.body!.getReader();
         streams.add(res);
         res.once('close', () => {
           streams.delete(res);
