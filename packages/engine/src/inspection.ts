@@ -130,6 +130,16 @@ function redactPaths(context: unknown, paths: Redaction['context'], secrets: Set
   return out;
 }
 
+/**
+ * A copy of a flow's arguments with the values at its sensitive context paths replaced by
+ * {@link REDACTED}, and any other string equal to one of them scrubbed (for the audit trail).
+ */
+export function redactArgs(args: unknown, paths: Redaction['context']): unknown {
+  if (paths.length === 0) return args;
+  const secrets = new Set<string>();
+  return scrub(redactPaths(args, paths, secrets), secrets);
+}
+
 /** A root snapshot read after its round stopped the actor, as the state the flow waits in. */
 function unstopped(snapshot: unknown): unknown {
   const s = snapshot as { status?: string } | undefined;

@@ -35,7 +35,14 @@ import { inertClock } from './durableTimers.js';
 import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
 import { type Flow, needsLedgerOnlyForSteps } from './flow.js';
 import type { InputKind } from './inputs.js';
-import { defersEvents, flushInspector, type Inspector, type Redaction, stableInspector } from './inspection.js';
+import {
+  defersEvents,
+  flushInspector,
+  type Inspector,
+  type Redaction,
+  redactArgs,
+  stableInspector,
+} from './inspection.js';
 import { requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { Ledger, ParkedRequest } from './ledger.js';
@@ -46,7 +53,7 @@ import {
   type LifetimeSettings,
 } from './lifetimes.js';
 import type { RoundOutcome } from './outcome.js';
-import { oversizedAnswer, Round, type RoundEnd, type RoundSettings } from './round.js';
+import { mintedExpiry, oversizedAnswer, Round, type RoundEnd, type RoundSettings } from './round.js';
 import { callerKeys, readAnswers, readBody } from './roundBody.js';
 import { createFlowServices } from './services.js';
 
@@ -400,6 +407,11 @@ export function createRunner(options: RunnerOptions): Runner {
           received: round.received,
           outcome: round.outcome,
           ...(round.message !== undefined ? { message: round.message } : {}),
+          ...(round.args !== undefined && round.flow.auditValues
+            ? { args: redactArgs(round.args, redactions.get(round.flow.name)!.context) }
+            : {}),
+          ...(options.storeRequesterNames ? { principalName: round.principal } : {}),
+          ...(round.expiresAt !== undefined ? { expiresAt: round.expiresAt } : {}),
         })
         .catch((error: unknown) => log({ type: 'flow_error', flow: round.flow.name, fid: round.fid, error }));
     },
@@ -607,6 +619,8 @@ export function createRunner(options: RunnerOptions): Runner {
       received,
       outcome: outcome.type,
       ...(outcome.type === 'error' ? { message: outcome.message } : {}),
+      ...(parsedArgs?.success ? { args: parsedArgs.data } : {}),
+      ...(outcome.type === 'input_required' ? { expiresAt: mintedExpiry(outcome) } : {}),
     });
     return outcome;
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
+import { z } from 'zod';
 import {
   type AuditEntry,
   type AuditLog,
@@ -72,6 +73,18 @@ describe('audit trail', () => {
     ]);
     expect(r2!.asked).toEqual(['confirm_deploy']);
     expect(r3).toMatchObject({ before: 'awaiting', after: 'deployed', asked: [] });
+    // The ticket, held since round 2, shows in round 3 that used it.
+    expect(r3!.received).toEqual([
+      { key: 'confirm_deploy', action: 'accept' },
+      { key: 'change_ticket', action: 'accept', held: true },
+    ]);
+    // Without auditValues: no arguments; no readable principal without storeRequesterNames.
+    expect(r1!.args).toBeUndefined();
+    expect(r1!.principalName).toBeUndefined();
+    // Rounds that ask record when the state they handed out expires (the runner's 30 min by default).
+    expect(r1!.expiresAt! - r1!.at).toBeGreaterThan(29 * 60_000);
+    expect(r1!.expiresAt! - r1!.at).toBeLessThanOrEqual(30 * 60_000 + 1000);
+    expect(r3!.expiresAt).toBeUndefined();
     expect(r3!.path).toEqual(['awaiting', 'confirmed', 'deployed']);
     expect(JSON.stringify(audit.entries)).not.toContain('CHG-1');
     expect(JSON.stringify(audit.entries)).not.toContain('alice');
@@ -94,6 +107,25 @@ describe('audit trail', () => {
       action: 'accept',
       value: accept({ ticket: 'CHG-77' }),
     });
+  });
+
+  it('records arguments with auditValues, sensitive paths redacted, and the caller by name when names are stored', async () => {
+    const audit = arrayAuditLog();
+    const flow = defineFlow({
+      ...deployFlowConfig(),
+      args: z.object({ version: z.string(), token: z.string() }) as never,
+      auditValues: true,
+      sensitive: ['token'],
+    });
+    const runner = createRunner({
+      flows: [flow],
+      codec: createRequestStateCodec({ keys: [generateKey()] }),
+      audit,
+      storeRequesterNames: true,
+    });
+    await runner.run({ flow: flow.name, args: { version: '4', token: 'tok-secret-1' }, context: ctx });
+    expect(audit.entries[0]).toMatchObject({ args: { version: '4', token: '[redacted]' }, principalName: 'alice' });
+    expect(JSON.stringify(audit.entries)).not.toContain('tok-secret-1');
   });
 });
 
