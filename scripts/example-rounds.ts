@@ -5,6 +5,7 @@
  * caller's rounds and the deciders'). Used by `bench-engine.ts` to report
  * the state size of every round of every example; not a test.
  */
+import { randomBytes } from 'node:crypto';
 import {
   type CallContext,
   createRunner,
@@ -16,7 +17,10 @@ import {
   type StateBinding,
 } from '@baton/engine';
 import { createMemoryLedger } from '@baton/store';
+import { createRequestStateCodec as createSdkCodec } from '@modelcontextprotocol/server';
+import { type AnyStateMachine, createActor } from 'xstate';
 import examples from '../examples/approvals/index.js';
+import { type CompactSnapshot, expandSnapshot } from '../packages/engine/src/compactSnapshot.js';
 
 /** One minted state: who it was minted for, the token and the claims it carries. */
 export interface MintedState {
@@ -27,6 +31,8 @@ export interface MintedState {
   readonly round: number;
   readonly token: string;
   readonly body: unknown;
+  /** What the state is bound to (it opens with this binding only). */
+  readonly binding: StateBinding;
 }
 
 /** A codec that records what `codec` mints. */
@@ -48,6 +54,7 @@ function recording(codec: RequestStateCodec, minted: MintedState[]): RequestStat
         round: claims.round,
         token: out.token,
         body: claims.body,
+        binding,
       });
       return out;
     },
@@ -112,12 +119,11 @@ export const exampleDrives: Record<string, ExampleDrive> = {
     });
   },
   refund_request: async (runner) => {
-    const args = { orderId: `ORD-${Math.random().toString(36).slice(2, 10)}`, amount: 450 };
-    const first = expectInput(await call(runner, 'refund_request', args, []));
+    // Above 200 a supervisor decides: the reason form, then a retry-later state while sam decides.
+    const args = { orderId: 'ORD-20261130-0042', amount: 450 };
     const waiting = expectInput(
       await call(runner, 'refund_request', args, [{ reason: accept({ reason: 'damaged', note: 'box crushed' }) }]),
     );
-    void first;
     await decide(runner, supervisor, waiting.fid, true);
     await runner.run({
       flow: 'refund_request',
@@ -171,3 +177,19 @@ export async function mintedByExample(codec: RequestStateCodec): Promise<Map<str
 
 /** The examples' flows, by name. */
 export const exampleFlows = new Map(examples.map((flow) => [flow.name, flow]));
+
+/**
+ * What a hand-written server would carry for the same point, as the SDK's own signed codec
+ * mints it: for a state holding a machine snapshot, XState's raw `getPersistedSnapshot()` of the
+ * machine restored from it (`kind: 'raw snapshot'`); for a decider's state, which holds none,
+ * the same body (`kind: 'same body'`).
+ */
+export async function sdkBaseline(state: MintedState): Promise<{ token: string; kind: 'raw snapshot' | 'same body' }> {
+  const sdk = createSdkCodec<unknown>({ key: randomBytes(32).toString('base64url') });
+  const body = state.body as { s?: CompactSnapshot } | undefined;
+  if (body?.s === undefined)
+    return { token: await sdk.mint(JSON.parse(JSON.stringify(state.body))), kind: 'same body' };
+  const flow = exampleFlows.get(state.flow)!;
+  const actor = createActor(flow.machine as AnyStateMachine, { snapshot: expandSnapshot(body.s) as never });
+  return { token: await sdk.mint(JSON.parse(JSON.stringify(actor.getPersistedSnapshot()))), kind: 'raw snapshot' };
+}
