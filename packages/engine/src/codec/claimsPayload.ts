@@ -92,14 +92,14 @@ export function encodePayload(claims: PayloadClaims, dictionary: Dictionary): Bu
     throw new TypeError('requestState: iat and exp must be ms since epoch, exp not before iat');
   }
   const lifetime = exp - iat;
-  const body = claims.body === undefined ? EMPTY : encodeValue(claims.body, dictionary);
   const head = Buffer.allocUnsafe(6 + 8 + 5 + 2 * ID_BYTES);
   head.writeUIntBE(iat, 0, 6);
   let at = writeVarint(head, 6, lifetime % 1000 === 0 ? (lifetime / 1000) * 2 : lifetime * 2 + 1);
   at = writeVarint(head, at, round);
   writeId(head, at, claims.fid, 'fid');
   writeId(head, at + ID_BYTES, claims.hash, 'hash');
-  return Buffer.concat([head.subarray(0, at + 2 * ID_BYTES), body]);
+  const fixed = head.subarray(0, at + 2 * ID_BYTES);
+  return claims.body === undefined ? fixed : encodeValue(claims.body, dictionary, fixed);
 }
 
 /** Decode authenticated version-3 payload bytes, with the dictionary of the state's binding. */
@@ -120,8 +120,6 @@ export function decodePayload(bytes: Buffer, dictionary: Dictionary): PayloadCla
     body: bytes.length > idsEnd ? decodeValue(bytes.subarray(idsEnd), dictionary) : undefined,
   };
 }
-
-const EMPTY = Buffer.alloc(0);
 
 /** Write an unsigned LEB128 varint of a safe integer; returns the offset after it. */
 function writeVarint(out: Buffer, offset: number, value: number): number {

@@ -132,6 +132,29 @@ class Writer {
     }
   }
 
+  bytes(value: Uint8Array): void {
+    this.reserve(value.length);
+    this.buffer.set(value, this.length);
+    this.length += value.length;
+  }
+
+  /** A short ASCII string with its inline tag, or `false` (nothing written) when it is not one. */
+  shortAscii(value: string): boolean {
+    const length = value.length;
+    if (length >= 64) return false;
+    this.reserve(length + 1);
+    const buffer = this.buffer;
+    let at = this.length + 1;
+    for (let i = 0; i < length; i++) {
+      const code = value.charCodeAt(i);
+      if (code >= 0x80) return false;
+      buffer[at++] = code;
+    }
+    buffer[this.length] = STR_INLINE + length;
+    this.length = at;
+    return true;
+  }
+
   utf8(value: string, bytes: number): void {
     this.reserve(bytes);
     this.length += this.buffer.write(value, this.length, 'utf8');
@@ -143,26 +166,45 @@ class Writer {
 }
 
 /**
- * Encode a JSON value (see the module comment for the format).
+ * Encode a JSON value (see the module comment for the format), after `prefix` when given.
  * @throws TypeError for a value JSON cannot carry (a function, a symbol, a non-finite number, a
  *   bigint, a cycle) or nesting past {@link MAX_VALUE_DEPTH}.
  */
-export function encodeValue(value: unknown, dictionary: Dictionary): Buffer {
-  const out = new Writer();
-  const afterInfix = dictionary.flow === '' ? undefined : `.${dictionary.flow}.`;
+export function encodeValue(value: unknown, dictionary: Dictionary, prefix?: Uint8Array): Buffer {
+  if (!isCarried(resolveJson(value))) throw new TypeError('requestState: the body is not a JSON value');
+  const encoder = new Encoder(dictionary);
+  if (prefix) encoder.out.bytes(prefix);
+  encoder.value(value, 0);
+  return encoder.out.done();
+}
 
-  const string = (s: string): void => {
-    const ref = s.length >= MIN_DICTIONARY_LENGTH ? dictionary.index.get(s) : undefined;
+/** One encoding pass (a class, not closures: nothing is allocated per call but the output). */
+class Encoder {
+  readonly out = new Writer();
+  readonly #dictionary: Dictionary;
+  readonly #afterInfix: string | undefined;
+  readonly #ancestors: object[] = [];
+
+  constructor(dictionary: Dictionary) {
+    this.#dictionary = dictionary;
+    this.#afterInfix = dictionary.flow === '' ? undefined : `.${dictionary.flow}.`;
+  }
+
+  string(s: string): void {
+    const out = this.out;
+    const ref = s.length >= MIN_DICTIONARY_LENGTH ? this.#dictionary.index.get(s) : undefined;
     if (ref !== undefined) return out.counted(REF_INLINE, 32, REF, ref);
-    if (afterInfix !== undefined && s.startsWith(AFTER_PREFIX)) {
-      const at = s.indexOf(afterInfix, AFTER_PREFIX.length);
+    const infix = this.#afterInfix;
+    if (infix !== undefined && s.startsWith(AFTER_PREFIX)) {
+      const at = s.indexOf(infix, AFTER_PREFIX.length);
       if (at >= 0) {
         out.byte(AFTER);
-        string(s.slice(AFTER_PREFIX.length, at));
-        string(s.slice(at + afterInfix.length));
+        this.string(s.slice(AFTER_PREFIX.length, at));
+        this.string(s.slice(at + infix.length));
         return;
       }
     }
+    if (out.shortAscii(s)) return;
     if (!isWellFormed(s)) {
       out.byte(STR16);
       out.varint(s.length);
@@ -176,13 +218,14 @@ export function encodeValue(value: unknown, dictionary: Dictionary): Buffer {
     const bytes = Buffer.byteLength(s, 'utf8');
     out.counted(STR_INLINE, 64, STR, bytes);
     out.utf8(s, bytes);
-  };
+  }
 
-  const write = (input: unknown, depth: number, ancestors: object[]): void => {
+  value(input: unknown, depth: number): void {
+    const out = this.out;
     const v = resolveJson(input);
     switch (typeof v) {
       case 'string':
-        return string(v);
+        return this.string(v);
       case 'boolean':
         return out.byte(v ? TRUE : FALSE);
       case 'number':
@@ -207,30 +250,27 @@ export function encodeValue(value: unknown, dictionary: Dictionary): Buffer {
     }
     if (v === null) return out.byte(NULL);
     if (depth >= MAX_VALUE_DEPTH) throw new TypeError(`requestState: the body nests past ${MAX_VALUE_DEPTH} levels`);
+    const ancestors = this.#ancestors;
     if (ancestors.includes(v)) throw new TypeError('requestState: the body is cyclic');
     ancestors.push(v);
     if (Array.isArray(v)) {
       out.counted(ARR_INLINE, 32, ARR, v.length);
-      for (const item of v) write(item, depth + 1, ancestors);
+      for (const item of v) this.value(item, depth + 1);
     } else {
       const record = v as Record<string, unknown>;
-      const members: [string, unknown][] = [];
-      for (const key of Object.keys(record)) {
-        const member = resolveJson(record[key]);
-        if (isCarried(member)) members.push([key, member]);
-      }
-      out.counted(OBJ_INLINE, 32, OBJ, members.length);
-      for (const [key, member] of members) {
-        string(key);
-        write(member, depth + 1, ancestors);
+      const keys = Object.keys(record);
+      let carried = 0;
+      for (const key of keys) if (isCarried(resolveJson(record[key]))) carried++;
+      out.counted(OBJ_INLINE, 32, OBJ, carried);
+      for (const key of keys) {
+        const member = record[key];
+        if (!isCarried(resolveJson(member))) continue;
+        this.string(key);
+        this.value(member, depth + 1);
       }
     }
     ancestors.pop();
-  };
-
-  if (!isCarried(resolveJson(value))) throw new TypeError('requestState: the body is not a JSON value');
-  write(value, 0, []);
-  return out.done();
+  }
 }
 
 /** `String.prototype.isWellFormed` (Node 20 has it; the TypeScript lib of this target does not). */
@@ -258,79 +298,109 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * @throws InvalidRequestStateError('malformed') for anything else, never another error.
  */
 export function decodeValue(bytes: Uint8Array, dictionary: Dictionary): unknown {
-  let at = 0;
-  const end = bytes.length;
-  const byte = (): number => {
-    if (at >= end) fail('malformed');
-    return bytes[at++]!;
-  };
-  const varint = (): number => {
+  const decoder = new Decoder(bytes, dictionary);
+  const value = decoder.value(0);
+  if (decoder.at !== bytes.length) fail('malformed');
+  return value;
+}
+
+/** One decoding pass over bytes (a class, not closures: nothing is allocated per call but the values). */
+class Decoder {
+  at = 0;
+  readonly #view: Buffer;
+  readonly #end: number;
+  readonly #dictionary: Dictionary;
+
+  constructor(bytes: Uint8Array, dictionary: Dictionary) {
+    this.#view = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#end = bytes.length;
+    this.#dictionary = dictionary;
+  }
+
+  byte(): number {
+    if (this.at >= this.#end) fail('malformed');
+    return this.#view[this.at++]!;
+  }
+
+  /** Unsigned LEB128 (at most 8 bytes, canonical, a safe integer). */
+  varint(): number {
     let value = 0;
     let scale = 1;
     for (let i = 0; i < 8; i++) {
-      const b = byte();
+      const b = this.byte();
       value += (b & 0x7f) * scale;
       if (b < 0x80) {
-        // Canonical: no trailing zero group, and within the safe integers.
         if ((b === 0 && i > 0) || value > Number.MAX_SAFE_INTEGER) fail('malformed');
         return value;
       }
       scale *= 0x80;
     }
     return fail('malformed');
-  };
-  /** A count of items each taking at least `minBytes`, checked against what is left. */
-  const count = (n: number, minBytes: number): number => {
-    if (n * minBytes > end - at) fail('malformed');
+  }
+
+  /** A count of items each taking at least `minBytes`, checked against the bytes left. */
+  count(n: number, minBytes: number): number {
+    if (n * minBytes > this.#end - this.at) fail('malformed');
     return n;
-  };
-  const text = (length: number): string => {
-    if (length > end - at) fail('malformed');
-    const start = at;
-    at += length;
+  }
+
+  text(length: number): string {
+    if (length > this.#end - this.at) fail('malformed');
+    const view = this.#view;
+    const start = this.at;
+    const end = start + length;
+    this.at = end;
+    // ASCII (the common case) decodes as latin1, without a validating decoder's call overhead.
+    let ascii = true;
+    for (let i = start; i < end && ascii; i++) ascii = view[i]! < 0x80;
+    if (ascii) return view.toString('latin1', start, end);
     try {
-      return utf8.decode(bytes.subarray(start, at));
+      return utf8.decode(view.subarray(start, end));
     } catch {
       return fail('malformed');
     }
-  };
-  const reference = (index: number): string => {
-    const s = dictionary.strings[index];
+  }
+
+  reference(index: number): string {
+    const s = this.#dictionary.strings[index];
     if (s === undefined) fail('malformed');
     return s;
-  };
-  const str = (depth: number): string => {
-    const value = read(depth);
+  }
+
+  string(depth: number): string {
+    const value = this.value(depth);
     if (typeof value !== 'string') fail('malformed');
     return value;
-  };
-  const array = (n: number, depth: number): unknown[] => {
-    const items = new Array<unknown>(count(n, 1));
-    for (let i = 0; i < n; i++) items[i] = read(depth + 1);
+  }
+
+  array(n: number, depth: number): unknown[] {
+    const items = new Array<unknown>(this.count(n, 1));
+    for (let i = 0; i < n; i++) items[i] = this.value(depth + 1);
     return items;
-  };
-  const object = (n: number, depth: number): Record<string, unknown> => {
-    count(n, 2);
+  }
+
+  object(n: number, depth: number): Record<string, unknown> {
+    this.count(n, 2);
     const record: Record<string, unknown> = {};
     for (let i = 0; i < n; i++) {
-      const key = str(depth + 1);
-      const value = read(depth + 1);
+      const key = this.string(depth + 1);
+      const value = this.value(depth + 1);
       // An own data property whatever the key (`__proto__` included), as JSON.parse makes it.
-      if (key === '__proto__')
+      if (key === '__proto__') {
         Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
-      else record[key] = value;
+      } else record[key] = value;
     }
     return record;
-  };
+  }
 
-  function read(depth: number): unknown {
+  value(depth: number): unknown {
     if (depth > MAX_VALUE_DEPTH) fail('malformed');
-    const tag = byte();
-    if (tag >= OBJ_INLINE) return object(tag - OBJ_INLINE, depth);
-    if (tag >= ARR_INLINE) return array(tag - ARR_INLINE, depth);
-    if (tag >= STR_INLINE) return text(tag - STR_INLINE);
+    const tag = this.byte();
+    if (tag >= OBJ_INLINE) return this.object(tag - OBJ_INLINE, depth);
+    if (tag >= ARR_INLINE) return this.array(tag - ARR_INLINE, depth);
+    if (tag >= STR_INLINE) return this.text(tag - STR_INLINE);
     if (tag >= UINT_INLINE) return tag - UINT_INLINE;
-    if (tag >= REF_INLINE) return reference(tag - REF_INLINE);
+    if (tag >= REF_INLINE) return this.reference(tag - REF_INLINE);
     switch (tag) {
       case NULL:
         return null;
@@ -339,41 +409,38 @@ export function decodeValue(bytes: Uint8Array, dictionary: Dictionary): unknown 
       case TRUE:
         return true;
       case FLOAT64: {
-        if (end - at < 8) fail('malformed');
-        const value = Buffer.from(bytes.buffer, bytes.byteOffset + at, 8).readDoubleBE(0);
-        at += 8;
+        if (this.#end - this.at < 8) fail('malformed');
+        const value = this.#view.readDoubleBE(this.at);
+        this.at += 8;
         if (!Number.isFinite(value)) fail('malformed');
         return value;
       }
       case UINT:
-        return varint();
+        return this.varint();
       case NEGINT:
-        return -varint() - 1;
+        return -this.varint() - 1;
       case STR:
-        return text(varint());
+        return this.text(this.varint());
       case ARR:
-        return array(varint(), depth);
+        return this.array(this.varint(), depth);
       case OBJ:
-        return object(varint(), depth);
+        return this.object(this.varint(), depth);
       case REF:
-        return reference(varint());
+        return this.reference(this.varint());
       case STR16: {
-        const units = count(varint(), 2);
+        const units = this.count(this.varint(), 2);
         let s = '';
-        for (let i = 0; i < units; i++, at += 2) s += String.fromCharCode(bytes[at]! | (bytes[at + 1]! << 8));
+        for (let i = 0; i < units; i++, this.at += 2) s += String.fromCharCode(this.#view.readUInt16LE(this.at));
         return s;
       }
       case AFTER: {
-        if (dictionary.flow === '') fail('malformed');
-        const delay = str(depth + 1);
-        return `${AFTER_PREFIX}${delay}.${dictionary.flow}.${str(depth + 1)}`;
+        const flow = this.#dictionary.flow;
+        if (flow === '') fail('malformed');
+        const delay = this.string(depth + 1);
+        return `${AFTER_PREFIX}${delay}.${flow}.${this.string(depth + 1)}`;
       }
       default:
         return fail('malformed');
     }
   }
-
-  const value = read(0);
-  if (at !== end) fail('malformed');
-  return value;
 }
