@@ -97,11 +97,18 @@ async function decide(runner: Runner, who: DecisionCaller, id: string, approve: 
 /** One complete run of an example flow on `runner`. */
 export type ExampleDrive = (runner: Runner) => Promise<void>;
 
-/** How each example is driven, by flow name (every flow of `examples/approvals`). */
+/** How each example is driven, by flow name (every flow of `examples/approvals`), and a variant. */
 export const exampleDrives: Record<string, ExampleDrive> = {
   deploy_production: async (runner) => {
     await call(runner, 'deploy_production', { version: '1.2.3' }, [
       { confirm_deploy: accept({ confirm: true }), change_ticket: accept({ ticket: 'CHG-1234' }) },
+    ]);
+  },
+  // The caller answers one question per round: the second state holds the first answer.
+  'deploy_production (one answer per round)': async (runner) => {
+    await call(runner, 'deploy_production', { version: '1.2.4' }, [
+      { confirm_deploy: accept({ confirm: true }) },
+      { change_ticket: accept({ ticket: 'CHG-1235' }) },
     ]);
   },
   expense_approval: async (runner) => {

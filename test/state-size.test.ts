@@ -9,7 +9,7 @@
  */
 import { createRequestStateCodec, generateKey } from '@baton/engine';
 import { describe, expect, it } from 'vitest';
-import { exampleDrives, mintedByExample, sdkBaseline } from '../scripts/example-rounds.js';
+import { exampleDrives, exampleFlows, mintedByExample, sdkBaseline } from '../scripts/example-rounds.js';
 
 describe('state size of every example (sealed)', async () => {
   const codec = createRequestStateCodec({ keys: [generateKey()] });
@@ -17,6 +17,7 @@ describe('state size of every example (sealed)', async () => {
 
   it('drives every example flow', () => {
     expect([...minted.keys()].sort()).toEqual(Object.keys(exampleDrives).sort());
+    for (const flow of exampleFlows.keys()) expect(minted.has(flow)).toBe(true);
     expect(minted.get('deploy_production')!.length).toBeGreaterThan(0);
     // redeem_access_code completes in its first round: it mints no state.
     expect(minted.get('redeem_access_code')).toEqual([]);

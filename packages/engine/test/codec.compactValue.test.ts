@@ -79,6 +79,27 @@ describe('compact value encoding', () => {
     expect(roundTrip('xstate.after.900000.other_flow.waiting')).toBe('xstate.after.900000.other_flow.waiting');
   });
 
+  it('refers back to a string the value already holds, and to the words of MCP answers', () => {
+    const held = { h: { confirm_deploy: { action: 'accept', content: { confirm: true } } } };
+    // A literal's 16 bytes the first time, a 1-byte reference after; static words are references.
+    const twice = encodeValue(['awaitingApproval', 'awaitingApproval'], dictionary);
+    expect(twice.length).toBe(1 + 17 + 1);
+    expect(decodeValue(twice, dictionary)).toEqual(['awaitingApproval', 'awaitingApproval']);
+    expect(encodeValue(held, dictionary).length).toBeLessThan(JSON.stringify(held).length / 2);
+    expect(roundTrip(held)).toEqual(held);
+    // Repeats of every kind (keys, values, UTF-16 strings, after-id parts) in any order.
+    const word = fc.constantFrom('abc', 'abcd', '\ud800ab', 'é-deux', 'xstate.after.5.deploy_production.abc', 'ab');
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(word, fc.array(tie('node'), { maxLength: 6 }), fc.dictionary(word, tie('node'), { maxKeys: 4 })),
+    })).node;
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(roundTrip(v)).toEqual(v);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('builds the same dictionary whatever the key order of the arguments', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 8 }), (args) => {

@@ -5,8 +5,10 @@
  * short arrays and small objects keep their length in the tag. Two
  * back-references cost a byte or two where JSON repeats text the receiver
  * already holds: a string equal to one of the caller's argument keys or
- * string values (or the flow name) is its index in a dictionary built from the
- * state's binding, which is authenticated beside the state, never stored; and
+ * string values (or the flow name, or a word of MCP answers such as
+ * `action` and `accept`) is its index in a dictionary built from the
+ * state's binding, which is authenticated beside the state, never stored (a
+ * string the same value already holds is an index too, past the dictionary's); and
  * an XState `after` timer id, `xstate.after.<delay>.<flow>.<path>`, is stored
  * as `<delay>` and `<path>`. The semantics are JSON's: `toJSON` is honoured,
  * `undefined` members are dropped (and array items become `null`), -0 comes
@@ -29,8 +31,10 @@ import { fail } from './envelope.js';
 
 /** How deeply arrays and objects may nest, encoding and decoding. */
 export const MAX_VALUE_DEPTH = 512;
-/** How many strings a dictionary holds at most (the first ones found). */
+/** How many strings of a binding a dictionary holds at most (the first ones found). */
 const MAX_DICTIONARY = 256;
+/** How many strings written in full one value may refer back to. */
+const MAX_SEEN = 4096;
 /** Shortest string worth a dictionary entry (a reference costs 1 byte, 2 past 32 entries). */
 const MIN_DICTIONARY_LENGTH = 3;
 const AFTER_PREFIX = 'xstate.after.';
@@ -54,23 +58,62 @@ const ARR_INLINE = 0xc0;
 const OBJ_INLINE = 0xe0;
 
 /**
- * Strings the encoder may replace by a reference: the flow name, then the keys and string
- * values of the arguments in canonical (sorted-key) order. Built the same way on both sides
- * from the binding, so the index of a string is the same when minting and opening.
+ * Strings every version-3 dictionary starts with: the words of the answers a state holds
+ * between rounds (MCP elicitation, sampling and roots results, as Baton delivers them) and of
+ * decisions. Part of the format: append only, never reorder (indexes are stored).
+ */
+const STATIC_STRINGS: readonly string[] = [
+  'action',
+  'accept',
+  'decline',
+  'cancel',
+  'content',
+  'unsupported',
+  'result',
+  'roots',
+  'uri',
+  'name',
+  'role',
+  'assistant',
+  'text',
+  'type',
+  'model',
+  'stopReason',
+  'endTurn',
+  'decider',
+  'approve',
+  'comment',
+];
+
+/**
+ * Strings the encoder may replace by a reference: {@link STATIC_STRINGS}, the flow name, then
+ * the keys and string values of the arguments in canonical (sorted-key) order. Built the same
+ * way on both sides from the binding, so the index of a string is the same when minting and
+ * opening.
  */
 export interface Dictionary {
   readonly flow: string;
+  /** The binding's strings, at indexes from `STATIC_STRINGS.length` on. */
   readonly strings: readonly string[];
+  /** Their indexes (the static strings are in `STATIC_INDEX`). */
   readonly index: ReadonlyMap<string, number>;
 }
 
+const STATIC_INDEX: ReadonlyMap<string, number> = new Map(STATIC_STRINGS.map((s, i) => [s, i]));
+
 /** The dictionary of a binding's flow name and arguments (at most 256 strings of 3+ characters). */
 export function dictionaryOf(flow: string, args: unknown): Dictionary {
+  // Only the strings of this binding: the static ones are shared (indexes 0 to 19).
   const strings: string[] = [];
   const index = new Map<string, number>();
   const add = (value: string) => {
-    if (value.length >= MIN_DICTIONARY_LENGTH && strings.length < MAX_DICTIONARY && !index.has(value)) {
-      index.set(value, strings.length);
+    if (
+      value.length >= MIN_DICTIONARY_LENGTH &&
+      strings.length < MAX_DICTIONARY &&
+      !index.has(value) &&
+      !STATIC_INDEX.has(value)
+    ) {
+      index.set(value, STATIC_STRINGS.length + strings.length);
       strings.push(value);
     }
   };
@@ -184,15 +227,20 @@ class Encoder {
   readonly #dictionary: Dictionary;
   readonly #afterInfix: string | undefined;
   readonly #ancestors: object[] = [];
+  /** Strings already written in full by this pass, by the index a repeat refers to. */
+  readonly #seen = new Map<string, number>();
+  readonly #firstSeenIndex: number;
 
   constructor(dictionary: Dictionary) {
     this.#dictionary = dictionary;
     this.#afterInfix = dictionary.flow === '' ? undefined : `.${dictionary.flow}.`;
+    this.#firstSeenIndex = STATIC_STRINGS.length + dictionary.strings.length;
   }
 
   string(s: string): void {
     const out = this.out;
-    const ref = s.length >= MIN_DICTIONARY_LENGTH ? this.#dictionary.index.get(s) : undefined;
+    const long = s.length >= MIN_DICTIONARY_LENGTH;
+    const ref = long ? (STATIC_INDEX.get(s) ?? this.#dictionary.index.get(s) ?? this.#seen.get(s)) : undefined;
     if (ref !== undefined) return out.counted(REF_INLINE, 32, REF, ref);
     const infix = this.#afterInfix;
     if (infix !== undefined && s.startsWith(AFTER_PREFIX)) {
@@ -204,6 +252,8 @@ class Encoder {
         return;
       }
     }
+    // Written in full from here on: a repeat refers to it (the decoder records it the same way).
+    if (long && this.#seen.size < MAX_SEEN) this.#seen.set(s, this.#firstSeenIndex + this.#seen.size);
     if (out.shortAscii(s)) return;
     if (!isWellFormed(s)) {
       out.byte(STR16);
@@ -310,6 +360,8 @@ class Decoder {
   readonly #view: Buffer;
   readonly #end: number;
   readonly #dictionary: Dictionary;
+  /** Strings decoded in full so far, in order: what a later reference may name. */
+  readonly #seen: string[] = [];
 
   constructor(bytes: Uint8Array, dictionary: Dictionary) {
     this.#view = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -353,16 +405,32 @@ class Decoder {
     // ASCII (the common case) decodes as latin1, without a validating decoder's call overhead.
     let ascii = true;
     for (let i = start; i < end && ascii; i++) ascii = view[i]! < 0x80;
-    if (ascii) return view.toString('latin1', start, end);
-    try {
-      return utf8.decode(view.subarray(start, end));
-    } catch {
-      return fail('malformed');
+    let s: string;
+    if (ascii) s = view.toString('latin1', start, end);
+    else {
+      try {
+        s = utf8.decode(view.subarray(start, end));
+      } catch {
+        return fail('malformed');
+      }
     }
+    return this.record(s);
+  }
+
+  /** Note a string decoded in full, as the encoder did, and return it. */
+  record(s: string): string {
+    if (s.length >= MIN_DICTIONARY_LENGTH && this.#seen.length < MAX_SEEN) this.#seen.push(s);
+    return s;
   }
 
   reference(index: number): string {
-    const s = this.#dictionary.strings[index];
+    const strings = this.#dictionary.strings;
+    const s =
+      index < STATIC_STRINGS.length
+        ? STATIC_STRINGS[index]
+        : index < STATIC_STRINGS.length + strings.length
+          ? strings[index - STATIC_STRINGS.length]
+          : this.#seen[index - STATIC_STRINGS.length - strings.length];
     if (s === undefined) fail('malformed');
     return s;
   }
@@ -431,7 +499,7 @@ class Decoder {
         const units = this.count(this.varint(), 2);
         let s = '';
         for (let i = 0; i < units; i++, this.at += 2) s += String.fromCharCode(this.#view.readUInt16LE(this.at));
-        return s;
+        return this.record(s);
       }
       case AFTER: {
         const flow = this.#dictionary.flow;
