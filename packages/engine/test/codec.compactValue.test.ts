@@ -51,7 +51,9 @@ describe('compact value encoding', () => {
 
   it('follows JSON for toJSON, undefined, -0 and sparse arrays, and refuses what JSON cannot carry', () => {
     const date = new Date(0);
-    expect(roundTrip({ at: date, gone: undefined, f: () => 1, list: [undefined, , -0] })).toEqual({
+    const sparse = [undefined, undefined, -0];
+    delete sparse[1];
+    expect(roundTrip({ at: date, gone: undefined, f: () => 1, list: sparse })).toEqual({
       at: date.toISOString(),
       list: [null, null, 0],
     });

@@ -241,7 +241,10 @@ class Encoder {
     const out = this.out;
     const long = s.length >= MIN_DICTIONARY_LENGTH;
     const ref = long ? (STATIC_INDEX.get(s) ?? this.#dictionary.index.get(s) ?? this.#seen.get(s)) : undefined;
-    if (ref !== undefined) return out.counted(REF_INLINE, 32, REF, ref);
+    if (ref !== undefined) {
+      out.counted(REF_INLINE, 32, REF, ref);
+      return;
+    }
     const infix = this.#afterInfix;
     if (infix !== undefined && s.startsWith(AFTER_PREFIX)) {
       const at = s.indexOf(infix, AFTER_PREFIX.length);
@@ -275,15 +278,21 @@ class Encoder {
     const v = resolveJson(input);
     switch (typeof v) {
       case 'string':
-        return this.string(v);
+        this.string(v);
+        return;
       case 'boolean':
-        return out.byte(v ? TRUE : FALSE);
+        out.byte(v ? TRUE : FALSE);
+        return;
       case 'number':
         if (!Number.isFinite(v)) throw new TypeError('requestState: the body holds a non-finite number');
         if (Number.isSafeInteger(v)) {
-          if (v >= 0) return out.counted(UINT_INLINE, 64, UINT, v);
+          if (v >= 0) {
+            out.counted(UINT_INLINE, 64, UINT, v);
+            return;
+          }
           out.byte(NEGINT);
-          return out.varint(-v - 1);
+          out.varint(-v - 1);
+          return;
         }
         out.byte(FLOAT64);
         out.reserve(8);
@@ -296,9 +305,13 @@ class Encoder {
         break;
       default:
         // undefined, functions and symbols: `null` here; object members holding them are dropped.
-        return out.byte(NULL);
+        out.byte(NULL);
+        return;
     }
-    if (v === null) return out.byte(NULL);
+    if (v === null) {
+      out.byte(NULL);
+      return;
+    }
     if (depth >= MAX_VALUE_DEPTH) throw new TypeError(`requestState: the body nests past ${MAX_VALUE_DEPTH} levels`);
     const ancestors = this.#ancestors;
     if (ancestors.includes(v)) throw new TypeError('requestState: the body is cyclic');
