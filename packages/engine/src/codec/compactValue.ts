@@ -97,9 +97,12 @@ export interface Dictionary {
   readonly strings: readonly string[];
   /** Their indexes (the static strings are in `STATIC_INDEX`). */
   readonly index: ReadonlyMap<string, number>;
+  /** The length of the longest of `strings` (0 when there are none). */
+  readonly maxLength: number;
 }
 
 const STATIC_INDEX: ReadonlyMap<string, number> = new Map(STATIC_STRINGS.map((s, i) => [s, i]));
+const STATIC_MAX_LENGTH = Math.max(...STATIC_STRINGS.map((s) => s.length));
 
 /** The dictionary of a binding's flow name and arguments (at most 256 strings of 3+ characters). */
 export function dictionaryOf(flow: string, args: unknown): Dictionary {
@@ -136,7 +139,9 @@ export function dictionaryOf(flow: string, args: unknown): Dictionary {
     }
   };
   walk(args, 0);
-  return { flow, strings, index };
+  let maxLength = 0;
+  for (const s of strings) if (s.length > maxLength) maxLength = s.length;
+  return { flow, strings, index, maxLength };
 }
 
 /** A growable output buffer. */
@@ -240,7 +245,13 @@ class Encoder {
   string(s: string): void {
     const out = this.out;
     const long = s.length >= MIN_DICTIONARY_LENGTH;
-    const ref = long ? (STATIC_INDEX.get(s) ?? this.#dictionary.index.get(s) ?? this.#seen.get(s)) : undefined;
+    // Maps are only asked when a string could be in them (hashing a fresh string is not free).
+    const length = s.length;
+    const ref = !long
+      ? undefined
+      : ((length <= STATIC_MAX_LENGTH ? STATIC_INDEX.get(s) : undefined) ??
+        (length <= this.#dictionary.maxLength ? this.#dictionary.index.get(s) : undefined) ??
+        (this.#seen.size > 0 ? this.#seen.get(s) : undefined));
     if (ref !== undefined) {
       out.counted(REF_INLINE, 32, REF, ref);
       return;
