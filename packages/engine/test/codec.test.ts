@@ -333,7 +333,8 @@ describe('wire format stability', () => {
     signed:
       'AgIBAoWICY9RVYQkkHXDGdax_Ji7Vrg9kD1KBEEQhVcTr9G8uFdm9k9tDPxbxUhwUUQRaWZq3cbZ7t3uGn8YJzPxBBsJ5kaeQLyGGIk3EHOZUUyKoqjHe9-bm7F4b8zNeHWw1mg05p-eP9_S7ss2fd_eh7vxl7QfC49H_ZWd47Oj7PnhtcClznKCgr7Sho09H5BmSCTOMl0zVIGhd2MobG7tQIIdFAbbe5BINVfCVtTqNaN2M-5AYqg9QcWtdmexK5Hk3pNNbqDQP9iHxDR3TLspFKZny0k8bNGKRimRjEyWerJQRSnBZkw-QJ0UMNXvyGVp_3piPAVIaIaKl7pRFEW9akTlqYS24arWFFXyofHjatUJG2cruCShyT-WrbHcBRT7nMqylBiZwM7fHP6WUYWwrqarvEUgzUHEnXWhbSrizobILZtM8IjERIdA9py8-DMO9bkuovwBjvpjR8F_S0JGPFLoGicfBQ',
   };
-  // Minted once (version 3, the current format) with GOLDEN_KEY at T0 from BINDING and CLAIMS.
+  // Minted once (version 3, the current format) with GOLDEN_KEY at T0 from BINDING and CLAIMS. They guard
+  // the whole format, its static dictionary included: if they stop opening, bump the version instead.
   const GOLDEN_V3 = {
     sealed:
       'AwEChYgJEblepXP_thnnAAS_AkbqGVHjGDnGKyqIaBmpR8XXoVUVQyFqQT8FAbs6ZHVjHg2_6U8mrSbosqVZ9HNC6hyknKzPh0DTw1QOQdK0_bVxMv9tf-tbZpCQpi8EfiriMKSXMWQ42a4zSjKY27D0P-1Fq3C6SqqGXSQ6cUkrtH1jHKmd11MMvPtORa1dN_U9x5PiZcpBdybp7tG04K5BeAO7eEp29Zmp8xo9osGYA1VfG9_pK6yAxZhRrX54wwAxF95qaAjEtDyONDO-6PAuOMXqJ5OQH_Lj7Vx67gC4XhAPtjNgVfdR5G0PM5tDk3k7FIrJC5yjJjFeOxqVm-_wUl3E6gl3BZ0AG4K9FaKGZZr4MlHkQfvQ8i6qnCqNuAfDT09Y-Ne6HkZ5LvOVHuaGZp_ePdhW',

@@ -60,7 +60,8 @@ const OBJ_INLINE = 0xe0;
 /**
  * Strings every version-3 dictionary starts with: the words of the answers a state holds
  * between rounds (MCP elicitation, sampling and roots results, as Baton delivers them) and of
- * decisions. Part of the format: append only, never reorder (indexes are stored).
+ * decisions. Part of format version 3 (indexes are stored, and the binding's strings come after
+ * these): changing the list in any way takes a new format version.
  */
 const STATIC_STRINGS: readonly string[] = [
   'action',
