@@ -12,7 +12,7 @@
 
 /** What the engine asks a ledger to redeem at the start of a round. */
 export interface RedeemRequest {
-  /** The envelope's random 96-bit id (base64url, 16 characters). */
+  /** The envelope's random 128-bit id (base64url, 22 characters; 96-bit, 16, for format-version-2 states). */
   readonly jti: string;
   /** A digest (base64url) of this round's `inputResponses`, canonicalised. */
   readonly responsesDigest: string;
