@@ -312,19 +312,24 @@ export function stableInspector(
 
 /**
  * Hand an actor system's inspection events to `observer` directly, rather than through XState's
- * dispatch, which copies every event for every observer (`{ ...event, rootId }`): a copy V8
- * cannot make fast across XState's many event shapes, which alone cost a round more than the
- * rest of its inspection (and most of the garbage). The actor must have been created with
- * `observer` as its `inspect` option (the events of its construction come that way) and have no
- * other inspection observer: the events are XState's own, fresh for each call, given their
- * `rootId` in place. When the system lacks the (internal) dispatch hook, as a later XState may,
- * nothing changes: the events keep coming through XState's dispatch, only slower.
+ * dispatch, which copies every event for every observer (`{ ...event, rootId }`, a copy V8 makes
+ * slowly): with a no-op observer, that dispatch and an `inspect` option given to `createActor`
+ * cost a round more than all the rest of its inspection. The events are XState's own, fresh for
+ * each call, given their `rootId` in place; `observer` must be the system's only one.
+ *
+ * `constructed`: the actor was created without an `inspect` option from a restored snapshot, so
+ * the events of its construction (an `@xstate.actor` for it and for each child restored with it,
+ * in that order: nothing else happens while a snapshot is restored) are reported here, as XState
+ * would have. An actor created from input (whose construction runs the initial microsteps) must
+ * be created with `observer` as its `inspect` option instead, and `constructed` be false.
+ *
+ * When the system lacks the (internal) dispatch hook, as a later XState may, the events go
+ * through XState's dispatch (`system.inspect`, public), only slower.
  */
-export function inspectDirectly(actor: AnyActorRef, observer: InspectionObserver): void {
-  const system = actor.system as { _sendInspectionEvent?: unknown };
-  if (typeof system._sendInspectionEvent !== 'function') return;
+export function inspectDirectly(actor: AnyActorRef, observer: InspectionObserver, constructed: boolean): void {
+  const system = actor.system as { _sendInspectionEvent?: unknown; inspect(observer: InspectionObserver): unknown };
   const rootId = actor.sessionId;
-  system._sendInspectionEvent =
+  const deliver =
     typeof observer === 'function'
       ? (event: InspectionEvent) => {
           event.rootId = rootId;
@@ -334,6 +339,16 @@ export function inspectDirectly(actor: AnyActorRef, observer: InspectionObserver
           event.rootId = rootId;
           observer.next?.(event);
         };
+  if (typeof system._sendInspectionEvent === 'function') system._sendInspectionEvent = deliver;
+  else if (constructed) system.inspect(observer);
+  if (constructed) announce(actor, deliver);
+}
+
+/** Report an actor and, depth first, the children restored with it (`@xstate.actor` each). */
+function announce(actorRef: AnyActorRef, deliver: (event: InspectionEvent) => void): void {
+  deliver({ type: '@xstate.actor', actorRef, rootId: '' });
+  const children = (actorRef.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> }).children;
+  if (children) for (const child of Object.values(children)) if (child) announce(child, deliver);
 }
 
 /**

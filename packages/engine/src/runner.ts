@@ -253,8 +253,14 @@ function createRoundActor(
         }
         forward?.next(event);
       };
-  const actor = createActor(machine, { ...from, clock: inertClock, inspect });
-  inspectDirectly(actor, inspect);
+  // A restored actor is created without `inspect` (XState's dispatch is the costly part) and
+  // reports its construction after; a fresh one runs its initial microsteps while constructed.
+  const restored = 'snapshot' in from;
+  const actor = createActor(
+    machine,
+    restored ? { ...from, clock: inertClock } : { ...from, clock: inertClock, inspect },
+  );
+  inspectDirectly(actor, inspect, restored);
   return actor;
 }
 
