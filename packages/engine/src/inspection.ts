@@ -239,7 +239,8 @@ class RoundInspection implements Observer<InspectionEvent> {
 
   next(event: InspectionEvent): void {
     const actorRef = event.actorRef as AnyActorRef;
-    const isRootActor = actorRef === this.rootActor || actorRef.sessionId === (this.root = event.rootId);
+    if (this.rootActor === undefined) this.root = event.rootId;
+    const isRootActor = actorRef === this.rootActor || actorRef.sessionId === this.root;
     // A round ends by stopping its actor; the flow itself goes on (it waits for answers, or is
     // done): the stop is not reported, so the inspector shows the state the round ended in.
     if (
