@@ -43,6 +43,9 @@ export interface Redaction {
   readonly context: readonly (readonly string[])[];
 }
 
+/** The secrets of a round with nothing to redact (never added to). */
+const NO_SECRETS: Set<string> = new Set();
+
 /** The placeholder that replaces a sensitive value. */
 export const REDACTED = '[redacted]';
 
@@ -209,7 +212,7 @@ class RoundInspection implements Observer<InspectionEvent> {
   /** Views of the other actors (invoked steps), made on first sight. */
   private views: Map<AnyActorRef, AnyActorRef> | undefined;
   /** Strings of the sensitive values seen this round, scrubbed wherever else they show. */
-  private readonly secrets = new Set<string>();
+  private readonly secrets: Set<string>;
 
   constructor(
     fid: string,
@@ -217,6 +220,21 @@ class RoundInspection implements Observer<InspectionEvent> {
     readonly redaction: Redaction | undefined,
   ) {
     this.session = inspectionSessionId(fid);
+    this.secrets = redaction ? new Set() : NO_SECRETS;
+  }
+
+  /**
+   * Take the round's actor's events straight from its system (see {@link inspectDirectly});
+   * `constructed` as there. The events need no `rootId`: the root is known from here on.
+   */
+  attach(actor: AnyActorRef, constructed: boolean): void {
+    this.root = actor.sessionId;
+    // The root's view may exist already (a fresh actor reported its construction through XState).
+    if (this.rootActor !== actor) {
+      this.rootActor = actor;
+      this.rootView = new Proxy(actor, new ActorView(this, true));
+    }
+    takeDispatch(actor, (event) => this.next(event), this, constructed);
   }
 
   /** The view of an actor (the same one for the whole round). */
@@ -303,12 +321,15 @@ class RoundInspection implements Observer<InspectionEvent> {
  * round (the secrets it sees are remembered for the round); resolve `forward` once per runner
  * ({@link inspectionForward}).
  */
-export function stableInspector(
-  fid: string,
-  forward: InspectionForward,
-  redaction?: Redaction,
-): Observer<InspectionEvent> & { next: (event: InspectionEvent) => void } {
+export function stableInspector(fid: string, forward: InspectionForward, redaction?: Redaction): RoundObserver {
   return new RoundInspection(fid, forward, activeRedaction(redaction));
+}
+
+/** One round's inspection: an observer, which may also take its actor's events directly. */
+export interface RoundObserver {
+  next(event: InspectionEvent): void;
+  /** Take the actor's events from its system: see {@link inspectDirectly}. */
+  attach(actor: AnyActorRef, constructed: boolean): void;
 }
 
 /**
@@ -328,7 +349,6 @@ export function stableInspector(
  * through XState's dispatch (`system.inspect`, public), only slower.
  */
 export function inspectDirectly(actor: AnyActorRef, observer: InspectionObserver, constructed: boolean): void {
-  const system = actor.system as { _sendInspectionEvent?: unknown; inspect(observer: InspectionObserver): unknown };
   const rootId = actor.sessionId;
   const deliver =
     typeof observer === 'function'
@@ -340,6 +360,17 @@ export function inspectDirectly(actor: AnyActorRef, observer: InspectionObserver
           event.rootId = rootId;
           observer.next?.(event);
         };
+  takeDispatch(actor, deliver, observer, constructed);
+}
+
+/** Replace the system's dispatch by `deliver` (or, without the hook, observe it) and report the construction. */
+function takeDispatch(
+  actor: AnyActorRef,
+  deliver: (event: InspectionEvent) => void,
+  observer: InspectionObserver,
+  constructed: boolean,
+): void {
+  const system = actor.system as { _sendInspectionEvent?: unknown; inspect(observer: InspectionObserver): unknown };
   if (typeof system._sendInspectionEvent === 'function') system._sendInspectionEvent = deliver;
   else if (constructed) system.inspect(observer);
   if (constructed) announce(actor, deliver);

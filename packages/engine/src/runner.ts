@@ -242,20 +242,24 @@ function createRoundActor(
   if (!observe) return createActor(machine, { ...from, clock: inertClock });
   const { fid, path } = observe;
   const forward = observe.forward ? stableInspector(fid, observe.forward, observe.redaction) : undefined;
-  // Without the audit trail nothing records the path: the inspector gets the events as they come.
-  const inspect: InspectionObserver = !observe.audit
-    ? forward!
-    : (event: InspectionEvent) => {
-        if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
-          const value = (event.snapshot as { value?: StateValue }).value;
-          const last = path[path.length - 1];
-          if (value !== undefined && JSON.stringify(value) !== JSON.stringify(last)) path.push(value);
-        }
-        forward?.next(event);
-      };
   // A restored actor is created without `inspect` (XState's dispatch is the costly part) and
   // reports its construction after; a fresh one runs its initial microsteps while constructed.
   const restored = 'snapshot' in from;
+  // Without the audit trail nothing records the path: the inspector gets the events as they come.
+  if (!observe.audit && forward) {
+    const options = restored ? { ...from, clock: inertClock } : { ...from, clock: inertClock, inspect: forward };
+    const actor = createActor(machine, options);
+    forward.attach(actor, restored);
+    return actor;
+  }
+  const inspect: InspectionObserver = (event: InspectionEvent) => {
+    if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
+      const value = (event.snapshot as { value?: StateValue }).value;
+      const last = path[path.length - 1];
+      if (value !== undefined && JSON.stringify(value) !== JSON.stringify(last)) path.push(value);
+    }
+    forward?.next(event);
+  };
   const actor = createActor(
     machine,
     restored ? { ...from, clock: inertClock } : { ...from, clock: inertClock, inspect },
