@@ -95,6 +95,7 @@ export {
   isDecision,
   type MayDecideArgs,
   type ParsedAnswer,
+  type RefusedAnswerMeta,
   type Root,
   type RootsAnswer,
   roots,

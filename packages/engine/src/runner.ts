@@ -36,9 +36,14 @@ import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './
 import { type Flow, needsLedgerOnlyForSteps } from './flow.js';
 import type { InputKind } from './inputs.js';
 import {
+  activeRedaction,
   defersEvents,
   flushInspector,
+  type InspectionForward,
+  type InspectionObserver,
   type Inspector,
+  inspectDirectly,
+  inspectionForward,
   type Redaction,
   redactArgs,
   stableInspector,
@@ -226,27 +231,42 @@ function createRoundActor(
   machine: AnyStateMachine,
   from: { snapshot: Snapshot<unknown> } | { input: unknown },
   observe:
-    | { fid: string; path: StateValue[]; inspect: Inspector | undefined; audit: boolean; redaction: Redaction }
+    | {
+        fid: string;
+        path: StateValue[];
+        forward: InspectionForward | undefined;
+        audit: boolean;
+        redaction: Redaction | undefined;
+      }
     | undefined,
 ): AnyActorRef {
   if (!observe) return createActor(machine, { ...from, clock: inertClock });
   const { fid, path } = observe;
-  const forward = observe.inspect ? stableInspector(fid, observe.inspect, observe.redaction) : undefined;
+  const forward = observe.forward ? stableInspector(fid, observe.forward, observe.redaction) : undefined;
+  // A restored actor is created without `inspect` (XState's dispatch is the costly part) and
+  // reports its construction after; a fresh one runs its initial microsteps while constructed.
+  const restored = 'snapshot' in from;
   // Without the audit trail nothing records the path: the inspector gets the events as they come.
-  if (!observe.audit)
-    return createActor(machine, { ...from, clock: inertClock, ...(forward ? { inspect: forward } : {}) });
-  const inspect =
-    forward || observe.audit
-      ? (event: InspectionEvent) => {
-          if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
-            const value = (event.snapshot as { value?: StateValue }).value;
-            const last = path[path.length - 1];
-            if (value !== undefined && JSON.stringify(value) !== JSON.stringify(last)) path.push(value);
-          }
-          forward?.(event);
-        }
-      : undefined;
-  return createActor(machine, { ...from, clock: inertClock, ...(inspect ? { inspect } : {}) });
+  if (!observe.audit && forward) {
+    const options = restored ? { ...from, clock: inertClock } : { ...from, clock: inertClock, inspect: forward };
+    const actor = createActor(machine, options);
+    forward.attach(actor, restored);
+    return actor;
+  }
+  const inspect: InspectionObserver = (event: InspectionEvent) => {
+    if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
+      const value = (event.snapshot as { value?: StateValue }).value;
+      const last = path[path.length - 1];
+      if (value !== undefined && JSON.stringify(value) !== JSON.stringify(last)) path.push(value);
+    }
+    forward?.next(event);
+  };
+  const actor = createActor(
+    machine,
+    restored ? { ...from, clock: inertClock } : { ...from, clock: inertClock, inspect },
+  );
+  inspectDirectly(actor, inspect, restored);
+  return actor;
 }
 
 /**
@@ -305,17 +325,18 @@ export function createRunner(options: RunnerOptions): Runner {
   };
   const machines = new Map([...flows.values()].map((flow) => [flow.name, flow.machineWith(services)]));
   const deferring = options.inspect !== undefined && defersEvents(options.inspect);
-  const redactions = new Map<string, Redaction>(
+  const forward = options.inspect !== undefined ? inspectionForward(options.inspect) : undefined;
+  const redactions = new Map<string, Redaction | undefined>(
     [...flows.values()].map((flow) => [
       flow.name,
-      {
+      activeRedaction({
         events: new Set(
           Object.entries(flow.inputs)
             .filter(([, spec]) => (spec as { sensitive?: boolean }).sensitive)
             .map(([key]) => `input.${key}`),
         ),
         context: (flow.sensitive ?? []).map((path) => path.split('.')),
-      },
+      }),
     ]),
   );
   const positive = (name: string, value: number) => {
@@ -356,9 +377,9 @@ export function createRunner(options: RunnerOptions): Runner {
           ? {
               fid,
               path,
-              inspect: options.inspect,
+              forward,
               audit: options.audit !== undefined,
-              redaction: redactions.get(flow.name)!,
+              redaction: redactions.get(flow.name),
             }
           : undefined;
       const restored = 'body' in input.from ? input.from : undefined;

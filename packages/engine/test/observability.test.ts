@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { InspectionEvent } from 'xstate';
+import { createActor, createMachine, fromPromise, type InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import {
   type AuditEntry,
@@ -12,6 +12,7 @@ import {
   type InputRequiredOutcome,
   inspectionSessionId,
 } from '../src/index.js';
+import { inspectDirectly } from '../src/inspection.js';
 import { deployFlow } from './fixtures/deployFlow.js';
 
 /** An AuditLog kept in an array (the store's real ones are tested in @baton/store). */
@@ -174,5 +175,71 @@ describe('inspection across rounds', () => {
     expect(delivered).toContain('input.change_ticket');
     // The invoked promise of round one is a child under the same session.
     expect(events.some((e) => e.actorRef.sessionId.startsWith(`${session}/`))).toBe(true);
+  });
+});
+
+describe('inspectDirectly', () => {
+  // A machine restored with an invoked child machine (which has a child of its own) and a promise.
+  const child = createMachine({
+    id: 'child',
+    initial: 'on',
+    invoke: { id: 'grandchild', src: fromPromise(() => new Promise(() => {})) },
+    states: { on: { on: { ping: 'on' } } },
+  });
+  const machine = createMachine({
+    id: 'parent',
+    initial: 'a',
+    states: {
+      a: { on: { go: 'b' } },
+      b: {
+        invoke: [
+          { id: 'sub', src: child },
+          { id: 'wait', src: fromPromise(() => new Promise(() => {})) },
+        ],
+        on: { go: 'c' },
+      },
+      c: { type: 'final' },
+    },
+  });
+  const persisted = (() => {
+    const actor = createActor(machine).start();
+    actor.send({ type: 'go' });
+    const snapshot = actor.getPersistedSnapshot();
+    actor.stop();
+    return snapshot;
+  })();
+  /** What a restored round reports: event types, the actor (by id), the event's type. */
+  function play(direct: boolean) {
+    const seen: string[] = [];
+    const observer = (e: InspectionEvent) => {
+      const root = e.rootId === e.actorRef.sessionId;
+      seen.push(
+        `${e.type} ${root ? 'root' : (e.actorRef as { id?: string }).id} ${(e as { event?: { type: string } }).event?.type ?? ''}`,
+      );
+    };
+    const actor = direct
+      ? createActor(machine, { snapshot: persisted })
+      : createActor(machine, { snapshot: persisted, inspect: observer });
+    if (direct) inspectDirectly(actor, observer, true);
+    actor.start();
+    actor.send({ type: 'go' });
+    actor.stop();
+    return seen;
+  }
+
+  it("reports a restored actor's events as XState's own dispatch does, its construction included", () => {
+    const xstate = play(false);
+    expect(xstate.filter((e) => e.startsWith('@xstate.actor'))).toEqual([
+      '@xstate.actor root ',
+      '@xstate.actor sub ',
+      '@xstate.actor grandchild ',
+      '@xstate.actor wait ',
+    ]);
+    expect(play(true)).toEqual(xstate);
+  });
+
+  it('takes the events from the hook it replaces (a later XState without it falls back, slower)', () => {
+    const actor = createActor(machine, { snapshot: persisted });
+    expect(typeof (actor.system as { _sendInspectionEvent?: unknown })._sendInspectionEvent).toBe('function');
   });
 });
