@@ -20,6 +20,7 @@ import type { Flow } from './flow.js';
 import { type DecisionSpec, isDecision, type WireInputRequest } from './inputs.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { DecisionRecord, ParkedRequest, RequestStatus } from './ledger.js';
+import { isLedgerUnavailable, releaseAfterOutage } from './ledgerOutage.js';
 import type { ErrorOutcome, RoundOutcome } from './outcome.js';
 import { isRequester, type ParkedBlob, principalHash, sealDecision } from './parked.js';
 import { allowed, load, refuse } from './requestAccess.js';
@@ -172,9 +173,10 @@ export async function decide(core: RunnerCore, request: DecideRequest): Promise<
     throw new InvalidRequestStateError('bad_snapshot');
   }
   const answers = readAnswers(request.inputResponses, ['decision']);
+  const responsesDigest = codec.digest(answers, 'responses');
   const redemption = await ledger.redeem({
     jti: claims.jti,
-    responsesDigest: codec.digest(answers, 'responses'),
+    responsesDigest,
     expiresAt: claims.exp,
     now: core.now(),
   });
@@ -195,7 +197,16 @@ export async function decide(core: RunnerCore, request: DecideRequest): Promise<
       throw new InvalidRequestStateError('bad_integrity');
     }
   }
-  const outcome = await record(core, flow, row, blob, chosenKey, binding, claims.round + 1, answers.decision, context);
+  let outcome: RoundOutcome;
+  try {
+    outcome = await record(core, flow, row, blob, chosenKey, binding, claims.round + 1, answers.decision, context);
+  } catch (error) {
+    // Nothing was recorded: the same state may be retried once the ledger is back (`ledgerOutage.ts`).
+    if (isLedgerUnavailable(error)) {
+      await releaseAfterOutage(ledger, { jti: claims.jti, responsesDigest }, { flow: flow.name, fid: row.id }, log);
+    }
+    throw error;
+  }
   await ledger
     .recordOutcome(
       claims.jti,
@@ -281,7 +292,16 @@ async function record(
   }
   const decider = core.decisions.hookPrincipals === 'id' ? context.principal : principalHash(codec, context.principal);
   callHook(core, 'onDecided', core.decisions.onDecided, { id: row.id, key, flow: flow.name, decider, decidedAt });
-  const result = await advance(core, flow, row.id, context.principal);
+  // The decision is recorded (acknowledged): a ledger outage while advancing the flow only delays
+  // it, since the next round of the request (requester, resume, another decision) delivers it.
+  let result: Awaited<ReturnType<typeof advance>>;
+  try {
+    result = await advance(core, flow, row.id, context.principal);
+  } catch (error) {
+    if (!isLedgerUnavailable(error)) throw error;
+    core.log({ type: 'flow_error', flow: flow.name, fid: row.id, error });
+    result = undefined;
+  }
   return {
     type: 'complete',
     ...base,

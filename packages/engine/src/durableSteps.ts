@@ -16,11 +16,19 @@
  * and the round persists the invocation (`r` in the body: child id, source,
  * input) so that any later round restores it and picks up the record. Without
  * a ledger (`allowReplays`) steps run as plain promises inside the round.
+ * When the ledger is unreachable (`LedgerUnavailableError` from a claim, a
+ * record, or the step's own token call) the step is not settled: the error is
+ * kept as the round's `unavailable` fault (the runner abandons the round, see
+ * `ledgerOutage.ts`), no further step starts in that round, and an outcome
+ * that ran but could not be recorded is recorded in the background while the
+ * database comes back, so a retry on this runner picks it up instead of
+ * running the step again.
  */
 import { canonicalJson } from './codec/canonicalJson.js';
 import type { RequestStateCodec } from './codec/types.js';
 import { FlowError } from './errors.js';
 import type { Ledger, StepRecord } from './ledger.js';
+import { isLedgerUnavailable } from './ledgerOutage.js';
 import type { RunnerLogEvent } from './runner.js';
 import type { FlowServices } from './services.js';
 import { backoffBefore, type StepDeclaration, type StepExecutor } from './steps.js';
@@ -51,6 +59,8 @@ export interface StepSettings {
 /** Step rows are kept this long after their last claim (as long as a parked request). */
 const STEP_RETENTION_MS = 30 * 24 * 3600 * 1000;
 const DEFAULT_LEASE_MS = 60_000;
+/** How long an outcome whose record failed with the ledger unreachable is retried in the background, ms. */
+const RECORD_RETRY_MS = 5 * 60_000;
 
 const sleep = (ms: number) =>
   new Promise<void>((resolve) => {
@@ -72,6 +82,7 @@ export class RoundSteps {
   readonly #inFlight = new Map<string, number>();
   /** Child actor id to the step key it runs, while it runs. */
   readonly #running = new Map<string, string>();
+  #unavailable: Error | undefined;
 
   constructor(settings: StepSettings, fid: string, flow: string, counts: Readonly<Record<string, number>> | undefined) {
     this.#settings = settings;
@@ -90,6 +101,14 @@ export class RoundSteps {
     return this.#running.has(childId);
   }
 
+  /**
+   * The ledger outage a step of this round met, if any: the round must be abandoned (answered
+   * as retryable, never recorded), whatever the machine made of the step's error.
+   */
+  get unavailable(): Error | undefined {
+    return this.#unavailable;
+  }
+
   /** The step keys still running. */
   runningKeys(): string[] {
     return [...this.#running.values()];
@@ -97,6 +116,8 @@ export class RoundSteps {
 
   readonly execute: StepExecutor = async (declaration, { input, signal, childId }) => {
     const { id } = declaration;
+    // The round is being abandoned: start nothing more (its retry runs it).
+    if (this.#unavailable) throw this.#unavailable;
     const n = (this.counts[id] ?? 0) + (this.#inFlight.get(id) ?? 0);
     const key = `${id}#${n}`;
     this.#inFlight.set(id, (this.#inFlight.get(id) ?? 0) + 1);
@@ -108,6 +129,9 @@ export class RoundSteps {
       if (!signal.aborted) this.counts[id] = (this.counts[id] ?? 0) + 1;
       if (outcome.ok) return outcome.v;
       throw outcome.f ? new FlowError(outcome.m) : new Error(outcome.m);
+    } catch (error) {
+      if (isLedgerUnavailable(error)) this.#unavailable ??= error;
+      throw error;
     } finally {
       this.#inFlight.set(id, (this.#inFlight.get(id) ?? 1) - 1);
       this.#running.delete(childId);
@@ -150,7 +174,12 @@ export class RoundSteps {
         continue;
       }
       if (claim.status === 'claimed') {
-        const execution = this.#execute(declaration, key, input, leaseMs).finally(() => executing.delete(here));
+        const execution: Promise<StepOutcome | undefined> = this.#execute(declaration, key, input, leaseMs).finally(
+          () => {
+            // An outcome still being recorded in the background replaced this execution: keep it.
+            if (executing.get(here) === execution) executing.delete(here);
+          },
+        );
         executing.set(here, execution);
         const outcome = await execution;
         if (outcome) return outcome;
@@ -194,21 +223,47 @@ export class RoundSteps {
       clearInterval(renew);
     }
     const status = outcome.ok ? 'succeeded' : 'failed';
-    try {
-      const recorded = await ledger.recordStep({
-        id: this.#fid,
-        key,
-        status,
-        outcome: this.#seal(key, outcome),
-        now: now(),
-      });
+    const sealed = this.#seal(key, outcome);
+    const record = async () => {
+      const recorded = await ledger.recordStep({ id: this.#fid, key, status, outcome: sealed, now: now() });
       if (recorded.status === 'already_recorded') return this.#open(recorded.record);
       if (recorded.status === 'unknown') throw new Error(`step ${key} vanished from the ledger before it was recorded`);
       return outcome;
+    };
+    try {
+      return await record();
     } catch (error) {
       log({ type: 'flow_error', flow: this.#flow, fid: this.#fid, error });
-      return undefined;
+      if (!isLedgerUnavailable(error)) return undefined;
+      // The step ran: keep recording its outcome while the ledger comes back, where a later round
+      // of this runner finds it (`executing`), and abandon this round meanwhile.
+      const here = `${this.#fid}\u0000${key}`;
+      const later: Promise<StepOutcome | undefined> = this.#recordLater(record, leaseMs).finally(() => {
+        if (this.#settings.executing.get(here) === later) this.#settings.executing.delete(here);
+      });
+      this.#settings.executing.set(here, later);
+      throw error;
     }
+  }
+
+  /** Retry `record` (pausing 100 ms doubling to 5 s) while the ledger is unreachable; `undefined` when it gives up. */
+  async #recordLater(
+    record: () => Promise<StepOutcome | undefined>,
+    leaseMs: number,
+  ): Promise<StepOutcome | undefined> {
+    const deadline = performance.now() + Math.max(RECORD_RETRY_MS, leaseMs);
+    for (let pause = 100; performance.now() + pause < deadline; pause = Math.min(5000, pause * 2)) {
+      await sleep(pause);
+      try {
+        return await record();
+      } catch (error) {
+        if (!isLedgerUnavailable(error)) {
+          this.#settings.log({ type: 'flow_error', flow: this.#flow, fid: this.#fid, error });
+          return undefined;
+        }
+      }
+    }
+    return undefined;
   }
 
   /** The attempts of one execution: retries with backoff; a `FlowError` or the last attempt's error ends them. */
@@ -227,6 +282,8 @@ export class RoundSteps {
         return value === undefined ? { ok: true } : { ok: true, v: JSON.parse(JSON.stringify(value)) };
       } catch (error) {
         log({ type: 'flow_error', flow: this.#flow, fid: this.#fid, error });
+        // The step's own ledger call (a single-use token, say) could not be made: not its outcome.
+        if (isLedgerUnavailable(error)) throw error;
         const final = error instanceof FlowError || attempt >= attempts;
         if (final) {
           return {

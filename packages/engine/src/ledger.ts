@@ -266,6 +266,16 @@ export interface Ledger {
   redeem(request: RedeemRequest): Promise<RedeemResult>;
   /** Record the sealed outcome of a redeemed round, for replay-safe retries. */
   recordOutcome(jti: string, sealedOutcome: string): Promise<void>;
+  /**
+   * Undo a redemption whose round was cut short by a ledger outage (`LedgerUnavailableError`), so
+   * the client's retry of the same requestState runs the round again instead of being refused
+   * as `replayed`. Deletes the row only while it has no outcome and was redeemed with
+   * `responsesDigest`; `true` when it did. A database that is restarting should be retried for
+   * a while (as {@link Ledger.recordOutcome} is). Optional: a ledger without it leaves the
+   * redemption in place (the retry is refused as `replayed`; a parked instance continues
+   * through `baton_resume`).
+   */
+  releaseRedemption?(jti: string, responsesDigest: string): Promise<boolean>;
   /** Mint a single-use token; returns the code to hand out (only a hash of it is stored). */
   mintToken(request: MintTokenRequest): Promise<string>;
   /** Redeem a single-use token exactly once. */

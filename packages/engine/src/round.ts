@@ -20,6 +20,7 @@ import { FlowError, StateTooLargeError } from './errors.js';
 import type { Flow } from './flow.js';
 import { type DecisionSpec, type InputKind, jsonLength, type WireInputRequest } from './inputs.js';
 import { REDACTED } from './inspection.js';
+import { isLedgerUnavailable } from './ledgerOutage.js';
 import { deadlineBeyondCap, stateLifetime } from './lifetimes.js';
 import type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome } from './outcome.js';
 import { type Answers, askedKeys, awaitedDecisions, callerKeys, machineOutput, type RoundBody } from './roundBody.js';
@@ -514,6 +515,8 @@ export class Round {
 
   #failed(error: unknown): RoundEnd {
     const { flow, fid } = this.#input;
+    // The ledger was unreachable (a token call, say): not the flow's failure. See `ledgerOutage.ts`.
+    if (isLedgerUnavailable(error)) throw error;
     this.#settings.log({ type: 'flow_error', flow: flow.name, fid, error });
     const message =
       error instanceof FlowError ? error.message : `The flow "${flow.name}" failed. The server log has details.`;

@@ -51,6 +51,7 @@ import {
 import { requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { Ledger, ParkedRequest } from './ledger.js';
+import { isLedgerUnavailable, releaseAfterOutage } from './ledgerOutage.js';
 import {
   checkFlowDeadlines,
   DEFAULT_MAX_TTL_SECONDS,
@@ -390,7 +391,8 @@ export function createRunner(options: RunnerOptions): Runner {
           : { input: (input.from as { input: unknown }).input },
         observe,
       );
-      const ended = new Round(settings, {
+      const steps = new RoundSteps(stepSettings, fid, flow.name, restored?.body.k);
+      const played = new Round(settings, {
         flow,
         binding: input.binding,
         fid,
@@ -400,8 +402,13 @@ export function createRunner(options: RunnerOptions): Runner {
         restored,
         received: input.received,
         ...(input.inject ? { inject: input.inject } : {}),
-        steps: new RoundSteps(stepSettings, fid, flow.name, restored?.body.k),
+        steps,
       }).play(actor);
+      // A step met a ledger outage: abandon the round whatever the machine made of it (`ledgerOutage.ts`).
+      const ended = played.then((end) => {
+        if (steps.unavailable) throw steps.unavailable;
+        return end;
+      });
       const inspector = options.inspect;
       // The answer must not overtake the round's inspection events: wait (bounded) for them.
       if (!inspector || !deferring) return ended;
@@ -566,8 +573,9 @@ export function createRunner(options: RunnerOptions): Runner {
 
     // 3. Redeem before any side effect.
     let redeemedJti: string | undefined;
+    let responsesDigest = '';
     if (opened && ledger) {
-      const responsesDigest = codec.digest(answers, 'responses');
+      responsesDigest = codec.digest(answers, 'responses');
       const redemption = await ledger.redeem({
         jti: opened.claims.jti,
         responsesDigest,
@@ -581,42 +589,50 @@ export function createRunner(options: RunnerOptions): Runner {
 
     let outcome: RoundOutcome;
     const parsedArgs = opened || resumeRow ? undefined : flow.args.safeParse(binding.args ?? {});
-    if (parsedArgs && !parsedArgs.success) {
-      const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
-      outcome = { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
-    } else if ((flow.decisions.length > 0 || flow.steps.length > 0) && ledger) {
-      outcome = await requesterRound(core, {
-        flow,
-        binding,
-        context,
-        fid,
-        round,
-        presented: opened ? { body: opened.body, pending } : undefined,
-        input: parsedArgs?.data,
-        answers,
-        ...(resumeRow ? { resumeRow } : {}),
-        audit: { received, path },
-      });
-    } else {
-      const end = await core.play({
-        flow,
-        binding,
-        fid,
-        round,
-        capabilities: context.capabilities,
-        answers,
-        from: opened ? { body: opened.body, pending } : { input: parsedArgs?.data },
-        received,
-        path,
-      });
-      outcome =
-        end.type === 'done'
-          ? end.outcome
-          : end.type === 'ask'
-            ? end.mint()
-            : end.type === 'working'
-              ? { type: 'error', ...base, message: `The flow "${flow.name}" did not finish its steps in time.` }
-              : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
+    try {
+      if (parsedArgs && !parsedArgs.success) {
+        const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
+        outcome = { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
+      } else if ((flow.decisions.length > 0 || flow.steps.length > 0) && ledger) {
+        outcome = await requesterRound(core, {
+          flow,
+          binding,
+          context,
+          fid,
+          round,
+          presented: opened ? { body: opened.body, pending } : undefined,
+          input: parsedArgs?.data,
+          answers,
+          ...(resumeRow ? { resumeRow } : {}),
+          audit: { received, path },
+        });
+      } else {
+        const end = await core.play({
+          flow,
+          binding,
+          fid,
+          round,
+          capabilities: context.capabilities,
+          answers,
+          from: opened ? { body: opened.body, pending } : { input: parsedArgs?.data },
+          received,
+          path,
+        });
+        outcome =
+          end.type === 'done'
+            ? end.outcome
+            : end.type === 'ask'
+              ? end.mint()
+              : end.type === 'working'
+                ? { type: 'error', ...base, message: `The flow "${flow.name}" did not finish its steps in time.` }
+                : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
+      }
+    } catch (error) {
+      // Cut short by a ledger outage: let the same state be retried (`ledgerOutage.ts`), then answer retryable.
+      if (redeemedJti && isLedgerUnavailable(error)) {
+        await releaseAfterOutage(ledger!, { jti: redeemedJti, responsesDigest }, { flow: flow.name, fid }, log);
+      }
+      throw error;
     }
     if (redeemedJti) {
       // The round's effects have happened: failing to record them for retries must not lose the answer.

@@ -117,6 +117,16 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     .set({ outcome: sql`${sql.placeholder('outcome')}` })
     .where(and(eq(redemptions.jti, sql.placeholder('jti')), isNull(redemptions.outcome)))
     .prepare();
+  const deleteUnfinished = db
+    .delete(redemptions)
+    .where(
+      and(
+        eq(redemptions.jti, sql.placeholder('jti')),
+        eq(redemptions.responsesDigest, sql.placeholder('digest')),
+        isNull(redemptions.outcome),
+      ),
+    )
+    .prepare();
   const insertToken = db
     .insert(tokens)
     .values({
@@ -355,6 +365,11 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     async recordOutcome(jti: string, sealedOutcome: string): Promise<void> {
       assertOpen();
       await writes.submit(() => updateOutcome.run({ jti, outcome: sealedOutcome }));
+    },
+
+    async releaseRedemption(jti: string, responsesDigest: string): Promise<boolean> {
+      assertOpen();
+      return writes.submit(() => deleteUnfinished.run({ jti, digest: responsesDigest }).changes > 0);
     },
 
     async mintToken(request: MintTokenRequest): Promise<string> {

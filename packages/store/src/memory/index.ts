@@ -100,6 +100,13 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       if (row && row.outcome === null) row.outcome = sealedOutcome;
     },
 
+    async releaseRedemption(jti: string, responsesDigest: string): Promise<boolean> {
+      assertOpen();
+      const row = redemptions.get(jti);
+      if (!row || row.outcome !== null || row.responsesDigest !== responsesDigest) return false;
+      return redemptions.delete(jti);
+    },
+
     async mintToken(request: MintTokenRequest): Promise<string> {
       assertOpen();
       const code = generateTokenCode();

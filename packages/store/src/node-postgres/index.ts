@@ -138,6 +138,17 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     .set({ outcome: sql`${sql.placeholder('outcome')}` })
     .where(and(eq(redemptions.jti, sql.placeholder('jti')), isNull(redemptions.outcome)))
     .prepare('baton_record_outcome');
+  const deleteUnfinished = db
+    .delete(redemptions)
+    .where(
+      and(
+        eq(redemptions.jti, sql.placeholder('jti')),
+        eq(redemptions.responsesDigest, sql.placeholder('digest')),
+        isNull(redemptions.outcome),
+      ),
+    )
+    .returning({ jti: redemptions.jti })
+    .prepare('baton_release_redemption');
   const insertToken = db
     .insert(tokens)
     .values({
@@ -357,6 +368,17 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
         OUTCOME_RETRY_BUDGET_MS,
         () => connection.closed,
       );
+    },
+
+    async releaseRedemption(jti: string, responsesDigest: string): Promise<boolean> {
+      assertOpen();
+      // Called because the database just failed mid-round: retried while it restarts, like an outcome.
+      const deleted = await retryWhileUnavailable(
+        () => deleteUnfinished.execute({ jti, digest: responsesDigest }),
+        OUTCOME_RETRY_BUDGET_MS,
+        () => connection.closed,
+      );
+      return deleted.length > 0;
     },
 
     async mintToken(request: MintTokenRequest): Promise<string> {
