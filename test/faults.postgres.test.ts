@@ -14,14 +14,20 @@
  * - One instance SIGKILLed mid-load (on the suite's server): every client
  *   finishes on the other two.
  *
+ * - A durable step running when the database stops (`stamp_receipt`): the
+ *   round is -32000 `ledger_unavailable`, not the flow's "failed" branch; the
+ *   retry of the same state, on another instance, completes with the step's
+ *   outcome, and the step ran once.
+ *
  * A client retries a round refused with -32000 (after `retryAfterMs`) or lost
  * with its instance, with the same requestState. Such a round was never
- * acknowledged; if its redemption had committed before the failure, the
- * retry is refused as `replayed` and the client starts that flow again.
- * Nothing here asserts a duration.
+ * acknowledged; a round cut short by the ledger releases its redemption, but
+ * if the connection broke after the redemption committed and before the
+ * server heard so (or the instance died), the retry is refused as `replayed`
+ * and the client starts that flow again. Nothing here asserts a duration.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { generateKey } from '@baton/engine';
@@ -63,8 +69,8 @@ afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
 });
 
-async function startInstances(ledgerUrl: string): Promise<ServeProcess[]> {
-  const env = { BATON_KEYS: generateKey() };
+async function startInstances(ledgerUrl: string, extraEnv: Record<string, string> = {}): Promise<ServeProcess[]> {
+  const env = { BATON_KEYS: generateKey(), ...extraEnv };
   const args = ['test/fixtures/fault-flows', '--http', '127.0.0.1:0', '--ledger', ledgerUrl];
   const started = await Promise.all(Array.from({ length: INSTANCES }, () => startServe(args, env)));
   servers.push(...started);
@@ -239,7 +245,11 @@ describeWithPg('faults: PostgreSQL ledger under several baton serve instances', 
     timeout: 120_000,
   }, async () => {
     const cluster = await ownCluster();
-    const instances = await startInstances(cluster.url);
+    const stepLog = join(ROOT, '.tmp', `pg-faults-steps-${process.pid}.log`);
+    const hold = join(ROOT, '.tmp', `pg-faults-hold-${process.pid}`);
+    cleanups.push(async () => rmSync(stepLog, { force: true }));
+    cleanups.push(async () => rmSync(hold, { force: true }));
+    const instances = await startInstances(cluster.url, { BATON_FAULT_STEP_LOG: stepLog, BATON_FAULT_HOLD: hold });
     const dead = new Set<number>();
     const tally = newTally();
     let acknowledged = 0;
@@ -278,6 +288,39 @@ describeWithPg('faults: PostgreSQL ledger under several baton serve instances', 
       const done = await resilientRound(probe, { ...params, inputResponses: answers }, tally);
       expect(textOf(done as { content?: unknown })).toMatch(/^Receipt R-/);
     }
+
+    // 3. A durable step running when the database stops: its record fails, the round is the
+    //    retryable error (not the flow's "failed" branch), and the retry of the same state on the
+    //    next instance gets the step's outcome once it is recorded: the step ran once.
+    writeFileSync(hold, '');
+    const stampCall = { name: 'stamp_receipt', arguments: { item: 'stamp-probe' } };
+    const stampParams = {
+      ...stampCall,
+      requestState: expectInputRequired(await toolRound(probe, stampCall)).requestState,
+      inputResponses: answers,
+    };
+    const stamping = protocolError(toolRound(probe, stampParams));
+    stamping.catch(() => {}); // awaited below
+    const steps = () => (existsSync(stepLog) ? readFileSync(stepLog, 'utf8').trim().split('\n') : []);
+    for (let i = 0; i < 1500 && !steps().some((line) => line.startsWith('start ')); i++) await sleep(20);
+    await cluster.pgCtl('stop', '-m', 'fast', '-w', '-t', '30');
+    rmSync(hold);
+    await sleep(1000);
+    await cluster.pgCtl('start', '-w', '-t', '30', '-l', cluster.log, '-o', options);
+    expect(await stamping).toEqual(LEDGER_UNAVAILABLE);
+    let stamped = await resilientRound(probe, stampParams, tally);
+    // Another instance may find the step still being recorded: "retry later" (same request, its new state).
+    for (let i = 0; i < 10 && stamped !== 'replayed' && 'resultType' in stamped; i++) {
+      if (stamped.resultType !== 'input_required') break;
+      stamped = await resilientRound(
+        probe,
+        { ...stampCall, requestState: expectInputRequired(stamped).requestState },
+        tally,
+      );
+    }
+    expect(textOf(stamped as { content?: unknown })).toMatch(/^Stamp S-[0-9a-f-]{36} for stamp-probe$/);
+    const ran = steps().filter((line) => line.startsWith('ran '));
+    expect(ran).toHaveLength(1);
 
     await load;
     expect(tally.unexpected).toEqual([]);

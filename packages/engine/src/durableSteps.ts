@@ -246,13 +246,13 @@ export class RoundSteps {
     }
   }
 
-  /** Retry `record` (pausing 100 ms doubling to 5 s) while the ledger is unreachable; `undefined` when it gives up. */
+  /** Retry `record` (pausing 100 ms doubling to 1 s) while the ledger is unreachable; `undefined` when it gives up. */
   async #recordLater(
     record: () => Promise<StepOutcome | undefined>,
     leaseMs: number,
   ): Promise<StepOutcome | undefined> {
     const deadline = performance.now() + Math.max(RECORD_RETRY_MS, leaseMs);
-    for (let pause = 100; performance.now() + pause < deadline; pause = Math.min(5000, pause * 2)) {
+    for (let pause = 100; performance.now() + pause < deadline; pause = Math.min(1000, pause * 2)) {
       await sleep(pause);
       try {
         return await record();
