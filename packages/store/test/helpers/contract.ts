@@ -152,6 +152,23 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         expect(await ledger.redeem(request(jti))).toEqual({ status: 'replayed' });
       });
 
+      it('releases a redemption without an outcome and with the same digest, and nothing else', async () => {
+        const jti = newJti();
+        await ledger.redeem(request(jti));
+        expect(await ledger.releaseRedemption!(jti, 'digest-b')).toBe(false);
+        expect(await ledger.redeem(request(jti))).toEqual({ status: 'replayed' });
+        expect(await ledger.releaseRedemption!(jti, 'digest-a')).toBe(true);
+        expect(await ledger.releaseRedemption!(jti, 'digest-a')).toBe(false);
+        // Released: the same state redeems again, once.
+        expect(await ledger.redeem(request(jti))).toEqual({ status: 'redeemed' });
+        expect(await ledger.redeem(request(jti))).toEqual({ status: 'replayed' });
+        // An acknowledged round (outcome recorded) is never released.
+        await ledger.recordOutcome(jti, 'sealed');
+        expect(await ledger.releaseRedemption!(jti, 'digest-a')).toBe(false);
+        expect(await ledger.redeem(request(jti))).toEqual({ status: 'retry', outcome: 'sealed' });
+        expect(await ledger.releaseRedemption!(newJti(), 'digest-a')).toBe(false);
+      });
+
       it('lets exactly one of many concurrent redemptions of one jti win', async () => {
         const jti = newJti();
         const results = await Promise.all(Array.from({ length: 40 }, () => ledger.redeem(request(jti))));
