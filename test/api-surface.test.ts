@@ -120,7 +120,8 @@ function memberLine(member: ts.Symbol, at: ts.Node): string {
   // Symbol-keyed members (`[inspect.custom]`) by their source text: the compiler's name holds a per-run id.
   const name = declaredName && ts.isComputedPropertyName(declaredName) ? declaredName.getText() : member.getName();
   if (declaration && (ts.isMethodSignature(declaration) || ts.isMethodDeclaration(declaration))) {
-    return type
+    // An optional method's type is `(signature) | undefined`: its signatures are the defined part's.
+    return (isOptional(member) ? checker.getNonNullableType(type) : type)
       .getCallSignatures()
       .map((s) => `${name}${isOptional(member) ? '?' : ''}${signatureText(s, declaration)};`)
       .join('\n');
