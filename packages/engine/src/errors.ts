@@ -105,7 +105,9 @@ export const LEDGER_RETRY_AFTER_MS = 1000;
  * The ledger could not be reached during a round (its database restarted, refused the
  * connection, or no connection came free in time). Nothing of the round was acknowledged:
  * the client may retry the same requestState, which then either runs once or gets the
- * outcome already recorded for it. Ledger drivers throw it for connection failures only
+ * outcome already recorded for it. Thrown anywhere inside a round (a durable step, a token, a
+ * decision), it abandons the round rather than ending the flow, and the runner releases the
+ * round's redemption first (`ledgerOutage.ts`). Ledger drivers throw it for connection failures only
  * (never for a constraint or a bug); adapters map it to JSON-RPC `-32000` "Ledger
  * unavailable" with `data: { reason: 'ledger_unavailable', retryAfterMs }`. The message is
  * for the server log and never names a password.
