@@ -40,8 +40,8 @@ import { localhostHostValidation, localhostOriginValidation, toNodeHandler } fro
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import {
   baselineFactory,
-  CLI,
   type Child,
+  CLI,
   connect,
   cpuMs,
   deployOnce,
@@ -168,7 +168,8 @@ async function main() {
       const servers = [first, ...rest];
       const side: Side = { name, servers, clients: [], rates: [], latencies: [], flows: 0, cpuMs: 0 };
       sides.push(side);
-      for (let i = 0; i < clients; i++) side.clients.push(await connect(servers[i % instances]!.url, 'bench-concurrency'));
+      for (let i = 0; i < clients; i++)
+        side.clients.push(await connect(servers[i % instances]!.url, 'bench-concurrency'));
     }
 
     // Warm-up: one short slice each, then forget it.

@@ -31,8 +31,8 @@ import {
 } from '@modelcontextprotocol/server';
 import {
   baselineFactory,
-  CLI,
   type Child,
+  CLI,
   connect,
   deployOnce,
   quantile,

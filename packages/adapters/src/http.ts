@@ -279,10 +279,19 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | typeof 
       req.off('data', onData);
       resolve(TOO_LARGE);
     };
+    let ended = false;
+    // 'close' follows every request, also after its 'end': only an early one means the client
+    // went away (and only then is an error worth building).
+    const gone = () => {
+      if (!ended) reject(new ClientGone());
+    };
     req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', () => reject(new ClientGone()));
-    req.once('close', () => reject(new ClientGone()));
+    req.once('end', () => {
+      ended = true;
+      resolve(Buffer.concat(chunks));
+    });
+    req.once('error', gone);
+    req.once('close', gone);
   });
 }
 
