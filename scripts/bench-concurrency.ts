@@ -21,7 +21,7 @@
  *   pnpm tsx scripts/bench-concurrency.ts --instances 3 --clients 64 --ledger postgres
  *
  * Options: --clients N (32), --instances N (1), --ledger none|postgres|sqlite (none),
- * --seconds S per slice (3), --rounds N (5), --baseline / --no-baseline (default: with the
+ * --seconds S per slice (1.5), --rounds N (10), --warmup N flows per side first (600), --baseline / --no-baseline (default: with the
  * baseline when there is no ledger). PostgreSQL comes from BATON_TEST_PG_URL or a throwaway
  * server of scripts/pg.sh (default durability), stopped at the end.
  * `BENCH_HTTP_CPU_PROF=<dir>`: every server writes a V8 CPU profile there when it stops.
@@ -43,7 +43,7 @@ import {
   type Child,
   CLI,
   connect,
-  cpuMs,
+  cpuTimes,
   deployOnce,
   quantile,
   ROOT,
@@ -82,15 +82,26 @@ interface Side {
   readonly rates: number[];
   readonly latencies: number[];
   flows: number;
-  cpuMs: number;
+  userMs: number;
+  systemMs: number;
 }
 
 let flowCounter = 0;
 
+/** Warm-up: `count` complete flows spread over the side's clients, not measured. */
+async function warm(side: Side, count: number): Promise<void> {
+  let left = count;
+  await Promise.all(
+    side.clients.map(async (client) => {
+      while (left-- > 0) await deployOnce(client, `0.${flowCounter++}.0`, side.name);
+    }),
+  );
+}
+
 /** One slice: every client of the side loops complete flows until `ms` have passed. */
 async function slice(side: Side, ms: number): Promise<void> {
   const pids = side.servers.map((s) => s.child.pid!);
-  const cpuBefore = pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  const before = pids.map(cpuTimes);
   const start = performance.now();
   const end = start + ms;
   let flows = 0;
@@ -105,7 +116,10 @@ async function slice(side: Side, ms: number): Promise<void> {
     }),
   );
   const elapsed = performance.now() - start;
-  side.cpuMs += pids.reduce((sum, pid) => sum + cpuMs(pid), 0) - cpuBefore;
+  pids.map(cpuTimes).forEach((after, i) => {
+    side.userMs += after.user - before[i]!.user;
+    side.systemMs += after.system - before[i]!.system;
+  });
   side.flows += flows;
   side.rates.push(flows / (elapsed / 1000));
 }
@@ -133,8 +147,9 @@ async function main() {
       clients: { type: 'string', default: '32' },
       instances: { type: 'string', default: '1' },
       ledger: { type: 'string', default: 'none' },
-      seconds: { type: 'string', default: '3' },
-      rounds: { type: 'string', default: '5' },
+      seconds: { type: 'string', default: '1.5' },
+      rounds: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '600' },
       baseline: { type: 'boolean' },
       'no-baseline': { type: 'boolean' },
     },
@@ -143,6 +158,7 @@ async function main() {
   const instances = Number(values.instances);
   const sliceMs = Number(values.seconds) * 1000;
   const rounds = Number(values.rounds);
+  const warmup = Number(values.warmup);
   const ledgerKind = values.ledger!;
   if (!['none', 'postgres', 'sqlite'].includes(ledgerKind)) throw new Error(`--ledger none|postgres|sqlite`);
   const withBaseline = values['no-baseline'] ? false : (values.baseline ?? ledgerKind === 'none');
@@ -166,39 +182,35 @@ async function main() {
       const first = await spawnServer(args, env);
       const rest = await Promise.all(Array.from({ length: instances - 1 }, () => spawnServer(args, env)));
       const servers = [first, ...rest];
-      const side: Side = { name, servers, clients: [], rates: [], latencies: [], flows: 0, cpuMs: 0 };
+      const side: Side = { name, servers, clients: [], rates: [], latencies: [], flows: 0, userMs: 0, systemMs: 0 };
       sides.push(side);
       for (let i = 0; i < clients; i++)
         side.clients.push(await connect(servers[i % instances]!.url, 'bench-concurrency'));
     }
 
-    // Warm-up: one short slice each, then forget it.
-    for (const side of sides) {
-      await slice(side, Math.min(sliceMs, 1500));
-      side.rates.length = 0;
-      side.latencies.length = 0;
-      side.flows = 0;
-      side.cpuMs = 0;
-    }
+    // Warm-up (JIT, pools): the same number of flows for every side, twice over in rotation.
+    for (let i = 0; i < 2; i++) for (const side of sides) await warm(side, warmup / 2);
     for (let r = 0; r < rounds; r++) {
       for (let k = 0; k < sides.length; k++) await slice(sides[(r + k) % sides.length]!, sliceMs);
     }
 
     const ref = sides[0]!;
     const refRate = quantile(ref.rates, 0.5);
-    const refCpu = ref.cpuMs / ref.flows;
+    const refCpu = (ref.userMs + ref.systemMs) / ref.flows;
     const results = sides.map((side) => {
       const rate = quantile(side.rates, 0.5);
-      const cpu = side.cpuMs / side.flows;
+      const cpu = (side.userMs + side.systemMs) / side.flows;
       return {
         server: side.name,
         flows: side.flows,
         flowsPerSecond: round2(rate),
         slices: side.rates.map(Math.round).join(' '),
         cpuMsPerFlow: round2(cpu),
+        userMsPerFlow: round2(side.userMs / side.flows),
+        systemMsPerFlow: round2(side.systemMs / side.flows),
         p50Ms: round2(quantile(side.latencies, 0.5)),
         p99Ms: round2(quantile(side.latencies, 0.99)),
-        [`rateVs${sides.length > 1 ? 'First' : ''}`]: round2(rate / refRate),
+        rateVsFirst: round2(rate / refRate),
         cpuVsFirst: round2(cpu / refCpu),
       };
     });

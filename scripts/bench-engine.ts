@@ -2,10 +2,13 @@
  * Engine benchmark (not a test): complete runs per second of the example
  * flows through the round runner, the requestState size per round, and, in
  * the same run, bare XState (restore from a persisted snapshot, send the same
- * events, persist again) as the baseline, and a hand-written handler (the same plus the
+ * events, persist again) as the baseline, the floor its security sets (bare
+ * XState plus one AES-256-GCM seal and open of the persisted snapshot per
+ * round: `vsSecurityFloor`, target <= 1.3), and a hand-written handler (the same plus the
  * SDK's signed codec) as a second one, in rotating 100 ms slices (ratios of the slices' medians). Prints a table and writes bench/reports/engine.json.
  * Run: `pnpm tsx scripts/bench-engine.ts [seconds per scenario and side]`.
  */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import {
   type CallContext,
@@ -115,6 +118,27 @@ function xstateRounds<T>(s: Scenario, persist: (snapshot: unknown) => T | Promis
 const bareXState = (s: Scenario) => xstateRounds(s, JSON.stringify, JSON.parse);
 
 /**
+ * The floor a sealed state sets: bare XState plus one AES-256-GCM seal of the persisted snapshot's
+ * JSON per round and one open of the same bytes the next round (random 96-bit IV, 128-bit tag).
+ */
+function securityFloor(s: Scenario) {
+  const key = randomBytes(32);
+  const seal = (snapshot: unknown) => {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    const body = Buffer.concat([cipher.update(JSON.stringify(snapshot), 'utf8'), cipher.final()]);
+    return Buffer.concat([iv, body, cipher.getAuthTag()]);
+  };
+  const open = (sealed: Buffer) => {
+    const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, 12));
+    decipher.setAuthTag(sealed.subarray(sealed.length - 16));
+    const plain = Buffer.concat([decipher.update(sealed.subarray(12, sealed.length - 16)), decipher.final()]);
+    return JSON.parse(plain.toString('utf8'));
+  };
+  return xstateRounds(s, seal, open);
+}
+
+/**
  * What a hand-written MRTR handler does per round: bare XState plus the SDK's own signed
  * `createRequestStateCodec` carrying the raw persisted snapshot (mint, then verify next round).
  */
@@ -198,6 +222,7 @@ async function main() {
         };
       const measured = await compare({
         bare: bareXState(s),
+        floor: securityFloor(s),
         hand: handWritten(s),
         baton: drive(runner, true),
         batonWithoutCrypto: drive(unprotected),
@@ -212,6 +237,8 @@ async function main() {
         bareRunsPerSecond: Math.round(measured.bare),
         bareRoundsPerSecond: Math.round(measured.bare * roundsPerRun),
         costRatio: Number((measured.bare / measured.baton).toFixed(2)),
+        floorRoundsPerSecond: Math.round(measured.floor * roundsPerRun),
+        vsSecurityFloor: Number((measured.floor / measured.baton).toFixed(2)),
         withoutCryptoRatio: Number((measured.bare / measured.batonWithoutCrypto).toFixed(2)),
         handRoundsPerSecond: Math.round(measured.hand * roundsPerRun),
         vsHandWritten: Number((measured.hand / measured.baton).toFixed(2)),

@@ -137,14 +137,15 @@ export async function stop(server: Child): Promise<void> {
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** CPU time (user + system) a process has used so far, in milliseconds, from /proc/PID/stat. */
-export function cpuMs(pid: number): number {
+/** CPU time a process has used so far, in milliseconds, from /proc/PID/stat: user and system. */
+export function cpuTimes(pid: number): { user: number; system: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may hold spaces) start after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+  return {
+    user: (Number(fields[11]) * 1000) / TICKS_PER_SECOND,
+    system: (Number(fields[12]) * 1000) / TICKS_PER_SECOND,
+  };
 }
 
 /** An SDK client with auto-driving elicitation: confirm, and a change ticket. */
