@@ -20,7 +20,8 @@
  *   pnpm tsx scripts/bench-concurrency.ts                       # 32 clients, 1 instance each, baseline vs baton
  *   pnpm tsx scripts/bench-concurrency.ts --instances 3 --clients 64 --ledger postgres
  *
- * Options: --clients N (32), --instances N (1), --ledger none|postgres|sqlite (none),
+ * Options: --clients N (32), --instances N (1), --ledger none|postgres|sqlite|memory (none; memory:
+ * one ledger per instance, no database: Baton's own cost of having a ledger),
  * --seconds S per slice (1.5), --rounds N (10), --warmup N flows per side first (600), --baseline / --no-baseline (default: with the
  * baseline when there is no ledger). PostgreSQL comes from BATON_TEST_PG_URL or a throwaway
  * server of scripts/pg.sh (default durability), stopped at the end.
@@ -84,6 +85,8 @@ interface Side {
   flows: number;
   userMs: number;
   systemMs: number;
+  /** CPU time of this (driving) process during the side's slices: the clients' share. */
+  driverMs: number;
 }
 
 let flowCounter = 0;
@@ -102,6 +105,7 @@ async function warm(side: Side, count: number): Promise<void> {
 async function slice(side: Side, ms: number): Promise<void> {
   const pids = side.servers.map((s) => s.child.pid!);
   const before = pids.map(cpuTimes);
+  const driver = process.cpuUsage();
   const start = performance.now();
   const end = start + ms;
   let flows = 0;
@@ -116,6 +120,8 @@ async function slice(side: Side, ms: number): Promise<void> {
     }),
   );
   const elapsed = performance.now() - start;
+  const driven = process.cpuUsage(driver);
+  side.driverMs += (driven.user + driven.system) / 1000;
   pids.map(cpuTimes).forEach((after, i) => {
     side.userMs += after.user - before[i]!.user;
     side.systemMs += after.system - before[i]!.system;
@@ -160,14 +166,20 @@ async function main() {
   const rounds = Number(values.rounds);
   const warmup = Number(values.warmup);
   const ledgerKind = values.ledger!;
-  if (!['none', 'postgres', 'sqlite'].includes(ledgerKind)) throw new Error(`--ledger none|postgres|sqlite`);
+  if (!['none', 'postgres', 'sqlite', 'memory'].includes(ledgerKind)) throw new Error('--ledger none|postgres|sqlite|memory');
   const withBaseline = values['no-baseline'] ? false : (values.baseline ?? ledgerKind === 'none');
 
   const key = generateKey();
   const env = { BATON_KEYS: key };
   const dir = mkdtempSync(join(tmpdir(), 'baton-bench-concurrency-'));
   const pg = ledgerKind === 'postgres' ? postgres() : undefined;
-  const ledgerUrl = pg ? pg.url : ledgerKind === 'sqlite' ? `sqlite:${join(dir, 'ledger.db')}` : undefined;
+  const ledgerUrl = pg
+    ? pg.url
+    : ledgerKind === 'sqlite'
+      ? `sqlite:${join(dir, 'ledger.db')}`
+      : ledgerKind === 'memory'
+        ? 'memory:'
+        : undefined;
   const sides: Side[] = [];
   const loadBefore = loadavg();
   try {
@@ -182,7 +194,7 @@ async function main() {
       const first = await spawnServer(args, env);
       const rest = await Promise.all(Array.from({ length: instances - 1 }, () => spawnServer(args, env)));
       const servers = [first, ...rest];
-      const side: Side = { name, servers, clients: [], rates: [], latencies: [], flows: 0, userMs: 0, systemMs: 0 };
+      const side: Side = { name, servers, clients: [], rates: [], latencies: [], flows: 0, userMs: 0, systemMs: 0, driverMs: 0 };
       sides.push(side);
       for (let i = 0; i < clients; i++)
         side.clients.push(await connect(servers[i % instances]!.url, 'bench-concurrency'));
@@ -208,6 +220,7 @@ async function main() {
         cpuMsPerFlow: round2(cpu),
         userMsPerFlow: round2(side.userMs / side.flows),
         systemMsPerFlow: round2(side.systemMs / side.flows),
+        driverCpuMsPerFlow: round2(side.driverMs / side.flows),
         p50Ms: round2(quantile(side.latencies, 0.5)),
         p99Ms: round2(quantile(side.latencies, 0.99)),
         rateVsFirst: round2(rate / refRate),
@@ -231,7 +244,7 @@ async function main() {
           postgres: pg?.version,
           sliceSeconds: sliceMs / 1000,
           rounds,
-          note: 'flowsPerSecond = median over slices; cpuMsPerFlow = server processes user+system CPU (/proc) over all slices / flows; ratios vs the first row',
+          note: 'flowsPerSecond = median over slices; cpuMsPerFlow = server processes user+system CPU (/proc) over all slices / flows; driverCpuMsPerFlow = the driving process (all clients) likewise; ratios vs the first row',
           results,
         },
         null,
