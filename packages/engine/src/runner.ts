@@ -603,19 +603,22 @@ export function createRunner(options: RunnerOptions): Runner {
         .catch((error: unknown) => log({ type: 'flow_error', flow: flow.name, fid, error }));
     }
     log({ type: 'round', flow: flow.name, fid, round: outcome.round, outcome: outcome.type, ms: now() - started });
-    await core.audit({
-      flow,
-      fid,
-      round: outcome.round,
-      started,
-      principal: context.principal,
-      before: opened ? opened.body.s[0] : null,
-      path,
-      asked: outcome.type === 'input_required' ? Object.keys(outcome.inputRequests) : [],
-      received,
-      outcome: outcome.type,
-      ...(outcome.type === 'error' ? { message: outcome.message } : {}),
-    });
+    // Without an audit log there is nothing to assemble (nor an await to pay for).
+    if (options.audit) {
+      await core.audit({
+        flow,
+        fid,
+        round: outcome.round,
+        started,
+        principal: context.principal,
+        before: opened ? opened.body.s[0] : null,
+        path,
+        asked: outcome.type === 'input_required' ? Object.keys(outcome.inputRequests) : [],
+        received,
+        outcome: outcome.type,
+        ...(outcome.type === 'error' ? { message: outcome.message } : {}),
+      });
+    }
     return outcome;
   }
 
