@@ -166,7 +166,8 @@ async function main() {
   const rounds = Number(values.rounds);
   const warmup = Number(values.warmup);
   const ledgerKind = values.ledger!;
-  if (!['none', 'postgres', 'sqlite', 'memory'].includes(ledgerKind)) throw new Error('--ledger none|postgres|sqlite|memory');
+  if (!['none', 'postgres', 'sqlite', 'memory'].includes(ledgerKind))
+    throw new Error('--ledger none|postgres|sqlite|memory');
   const withBaseline = values['no-baseline'] ? false : (values.baseline ?? ledgerKind === 'none');
 
   const key = generateKey();
@@ -194,7 +195,17 @@ async function main() {
       const first = await spawnServer(args, env);
       const rest = await Promise.all(Array.from({ length: instances - 1 }, () => spawnServer(args, env)));
       const servers = [first, ...rest];
-      const side: Side = { name, servers, clients: [], rates: [], latencies: [], flows: 0, userMs: 0, systemMs: 0, driverMs: 0 };
+      const side: Side = {
+        name,
+        servers,
+        clients: [],
+        rates: [],
+        latencies: [],
+        flows: 0,
+        userMs: 0,
+        systemMs: 0,
+        driverMs: 0,
+      };
       sides.push(side);
       for (let i = 0; i < clients; i++)
         side.clients.push(await connect(servers[i % instances]!.url, 'bench-concurrency'));
