@@ -5,8 +5,14 @@
  * events, persist again) as the baseline, the floor its security sets (bare
  * XState plus one AES-256-GCM seal and open of the persisted snapshot per
  * round: `vsSecurityFloor`, target <= 1.3), and a hand-written handler (the same plus the
- * SDK's signed codec) as a second one, in rotating 100 ms slices (runs per CPU second; ratios of the slices' medians). Prints a table and writes bench/reports/engine.json.
- * Run: `pnpm tsx scripts/bench-engine.ts [seconds per scenario and side]`.
+ * SDK's signed codec) as a second one, in rotating 100 ms slices (runs per CPU second; ratios
+ * of the slices' medians).
+ * It also reports the size of every requestState minted by every example flow of
+ * `examples/approvals`, round by round, sealed and signed, against the SDK's own signed token
+ * of the raw persisted snapshot at the same point (target: at most 1.0×). Prints tables and
+ * writes bench/reports/engine.json.
+ * Run: `pnpm tsx scripts/bench-engine.ts [seconds per scenario and side] [--sizes]` (`--sizes`:
+ * the state sizes only, no timing).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -22,8 +28,10 @@ import {
 import { createRequestStateCodec as createSdkCodec } from '@modelcontextprotocol/server';
 import { type AnyStateMachine, createActor } from 'xstate';
 import { deployProduction } from '../examples/approvals/index.js';
+import { mintedByExample, sdkBaseline } from './example-rounds.js';
 
-const seconds = Number(process.argv[2] ?? 3);
+const sizesOnly = process.argv.includes('--sizes');
+const seconds = Number(process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? 3);
 const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
 
 interface Scenario {
@@ -199,7 +207,49 @@ async function sdkTokenBytes(s: Scenario): Promise<number> {
   return (await sdk.mint(JSON.parse(JSON.stringify(persisted)))).length;
 }
 
+/**
+ * The size of every state every example mints, sealed and signed, against the SDK's signed
+ * token of the raw persisted snapshot at the same point (see `sdkBaseline`).
+ */
+async function stateSizes(): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  for (const mode of ['sealed', 'signed'] as const) {
+    const minted = await mintedByExample(createRequestStateCodec({ keys: [generateKey()], mode }));
+    for (const [example, states] of minted) {
+      if (states.length === 0) rows.push({ example, state: '(completes in its first round: no state)', mode });
+      for (const state of states) {
+        const baseline = await sdkBaseline(state);
+        rows.push({
+          example,
+          state: state.label,
+          mode,
+          batonChars: state.token.length,
+          sdkChars: baseline.token.length,
+          baseline: baseline.kind,
+          ratio: Number((state.token.length / baseline.token.length).toFixed(2)),
+        });
+      }
+    }
+  }
+  return rows;
+}
+
 async function main() {
+  const sizes = await stateSizes();
+  console.table(sizes);
+  // The target covers states that carry a snapshot; a decider's state has no raw-snapshot baseline.
+  const sealed = sizes.filter((row) => row.mode === 'sealed' && row.baseline === 'raw snapshot');
+  const worst = sealed.reduce((a, b) => ((a.ratio as number) >= (b.ratio as number) ? a : b));
+  console.log(`largest sealed ratio against the raw snapshot: ${worst.ratio}× (${worst.state}); target ≤ 1.0×`);
+  if (sizesOnly) {
+    mkdirSync('bench/reports', { recursive: true });
+    writeFileSync(
+      'bench/reports/engine-sizes.json',
+      JSON.stringify({ node: process.version, date: new Date().toISOString(), stateSizes: sizes }, null, 2),
+    );
+    console.log('wrote bench/reports/engine-sizes.json');
+    return;
+  }
   const results: Record<string, unknown>[] = [];
   for (const mode of ['sealed', 'signed'] as const) {
     const codec = createRequestStateCodec({ keys: [generateKey()], mode });
@@ -257,7 +307,11 @@ async function main() {
   mkdirSync('bench/reports', { recursive: true });
   writeFileSync(
     'bench/reports/engine.json',
-    JSON.stringify({ node: process.version, seconds, date: new Date().toISOString(), results }, null, 2),
+    JSON.stringify(
+      { node: process.version, seconds, date: new Date().toISOString(), results, stateSizes: sizes },
+      null,
+      2,
+    ),
   );
   console.log('wrote bench/reports/engine.json');
 }

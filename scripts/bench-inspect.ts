@@ -1,11 +1,16 @@
 /**
  * Inspector benchmark (not a test): what an attached inspector costs a flow.
  * Complete runs of deploy_production (two rounds: start, then both answers;
- * and three rounds, one answer each) through two runners in the same process,
- * one without an inspector (the baseline) and one with a no-op inspector, in
- * alternating 100 ms slices (each side first in turn). Prints, per scenario,
- * the median of the paired slices' ratios (runs/s without / with: 1.10 means
- * the inspector costs 10%) and writes bench/reports/inspect.json.
+ * and three rounds, one answer each) through three runners in the same
+ * process: one without an inspector (the baseline), one with a no-op
+ * inspector, and a control without one (a second baseline: its ratios are
+ * the noise of the measurement). They take turns run by run (rotating which
+ * goes first), so all three see the same load on a shared machine. Prints,
+ * per scenario, the ratio of the median run times (with / without: 1.10
+ * means the inspector costs a flow 10%; a median leaves out the runs another
+ * process preempted), the ratio of the CPU time spent in all (GC included,
+ * sampled at the scheduler's tick, so only the total means anything), and
+ * the control's, and writes bench/reports/inspect.json.
  * Run: `pnpm tsx scripts/bench-inspect.ts [seconds per scenario]`.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -63,17 +68,8 @@ function complete(runner: Runner, s: (typeof scenarios)[number]) {
   };
 }
 
-async function slice(fn: () => Promise<void>, ms: number): Promise<number> {
-  let runs = 0;
-  const start = performance.now();
-  while (performance.now() < start + ms) {
-    await fn();
-    runs++;
-  }
-  return runs / ((performance.now() - start) / 1000);
-}
-
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const fixed = (n: number) => Number(n.toFixed(3));
 
 async function main() {
   let events = 0;
@@ -82,31 +78,41 @@ async function main() {
   };
   const results = [];
   for (const s of scenarios) {
-    const without = complete(runnerWith(undefined), s);
-    const withInspector = complete(runnerWith(noop), s);
-    for (let i = 0; i < 200; i++) {
-      await without();
-      await withInspector();
-    }
+    const sides = {
+      without: complete(runnerWith(undefined), s),
+      with: complete(runnerWith(noop), s),
+      control: complete(runnerWith(undefined), s),
+    };
+    const names = Object.keys(sides) as (keyof typeof sides)[];
+    // Warm up until every side is optimised (a short warm-up favours whichever scenario runs second).
+    const warm = performance.now() + 1500;
+    while (performance.now() < warm) for (const name of names) await sides[name]();
     events = 0;
-    const slices = Math.max(6, Math.round((seconds * 1000) / 200));
-    const ratios: number[] = [];
-    const rates = { without: [] as number[], with: [] as number[] };
-    for (let i = 0; i < slices; i++) {
-      const first = i % 2 === 0;
-      const a = first ? await slice(without, 100) : 0;
-      const b = await slice(withInspector, 100);
-      const c = first ? a : await slice(without, 100);
-      rates.without.push(c);
-      rates.with.push(b);
-      ratios.push(c / b);
+    const times = { without: [] as number[], with: [] as number[], control: [] as number[] };
+    const cpu = { without: 0, with: 0, control: 0 };
+    const end = performance.now() + seconds * 1000;
+    for (let turn = 0; performance.now() < end; turn++) {
+      for (let j = 0; j < names.length; j++) {
+        const name = names[(turn + j) % names.length]!;
+        const usage = process.cpuUsage();
+        const start = performance.now();
+        await sides[name]();
+        times[name].push(performance.now() - start);
+        const used = process.cpuUsage(usage);
+        cpu[name] += used.user + used.system;
+      }
     }
+    const runs = times.with.length;
     results.push({
       scenario: s.name,
-      runsPerSecondWithout: Math.round(median(rates.without)),
-      runsPerSecondWith: Math.round(median(rates.with)),
-      ratio: Number(median(ratios).toFixed(3)),
-      eventsPerRun: Math.round(events / rates.with.reduce((sum, r) => sum + r / 10, 0)),
+      runs,
+      medianMsWithout: fixed(median(times.without)),
+      medianMsWith: fixed(median(times.with)),
+      ratio: fixed(median(times.with) / median(times.without)),
+      cpuRatio: fixed(cpu.with / cpu.without),
+      controlRatio: fixed(median(times.control) / median(times.without)),
+      controlCpuRatio: fixed(cpu.control / cpu.without),
+      eventsPerRun: Math.round(events / runs),
     });
   }
   console.table(results);

@@ -584,6 +584,12 @@ describe('the published packages, installed with npm into a project outside the 
         instances: { flow: string }[];
       };
       expect(recorded.instances.map((instance) => instance.flow)).toContain('deploy');
+      // The graph comes laid out by elkjs, loaded from the installed package on plain Node.
+      const graph = (await (await fetch(new URL('/api/flows/deploy/graph', inspect.url))).json()) as {
+        nodes: { id: string }[];
+        layout: { nodes: Record<string, unknown> };
+      };
+      expect(Object.keys(graph.layout.nodes).sort()).toEqual(graph.nodes.map((node) => node.id).sort());
     } finally {
       await inspect.stop();
     }

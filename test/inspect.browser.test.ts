@@ -1,82 +1,73 @@
 /**
  * `baton inspect` in a real browser: headless Debian Chromium driven by
- * playwright-core. Skipped (with a message) when /usr/bin/chromium is
- * missing locally; fails under CI=true, where it must be installed.
+ * playwright-core, on runs of the approval examples recorded by the real
+ * runner in a real SQLite audit log and ledger. Asserts what a person sees:
+ * the graph laid out by ELK (no label over another label or a state), the
+ * path taken, each instance's status, who started it, its arguments (shown
+ * only when the flow records values, never a sensitive one), its decisions,
+ * a new round appearing without a reload, the live stream ending when the
+ * server closes, and a usable page at 800 px. Skipped (with a message) when
+ * /usr/bin/chromium is missing locally; fails under CI=true, where it must be
+ * installed.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type InspectServing, serveInspect } from '@baton/adapters';
-import type { AuditEntry } from '@baton/engine';
 import { allStates } from '@baton/engine/testing';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import approvals, { deployProduction, expenseApproval } from '../examples/approvals/index.js';
-import { CANCELLED_FID, DEPLOYED_FID, memoryAuditLog, recordedDeployEntries } from './helpers/auditFixtures.js';
+import approvals, { deployProduction } from '../examples/approvals/index.js';
+import { routedFlow } from '../packages/engine/test/fixtures/graphFlows.js';
+import { CHROMIUM, hasChromium, launchChromium } from './helpers/chromium.js';
+import { type InspectScenario, recordInspectScenario } from './helpers/inspectScenario.js';
 import { nested, recordedNestedEntries } from './helpers/nestedFlow.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
 const inCi = process.env.CI === 'true';
 const OUTPUT = resolve(import.meta.dirname, '..', 'test-results');
-/** An expense request whose first round left it waiting on a manager (as the runner records it). */
-const WAITING_FID = 'fi_expense_waiting_1';
-const waitingExpense: AuditEntry = {
-  fid: WAITING_FID,
-  flow: expenseApproval.name,
-  hash: expenseApproval.hash,
-  round: 1,
-  at: Date.UTC(2026, 10, 29, 10, 0, 0),
-  ms: 4,
-  principal: 'cHJpbmNpcGFsLWhhc2g',
-  before: null,
-  after: 'manager',
-  path: ['manager'],
-  asked: [],
-  received: [],
-  outcome: 'input_required',
-};
 const SKIP_NOTE = `skipped: ${CHROMIUM} is not installed (apt-get install -y chromium)`;
 
 if (!hasChromium && !inCi) console.warn(`inspect.browser.test.ts ${SKIP_NOTE}`);
 
+const text = (page: Page, selector: string) => page.locator(selector).innerText();
+
 describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium', () => {
+  let scenario: InspectScenario;
   let serving: InspectServing;
   let context: BrowserContext;
-  let profile: string;
 
   beforeAll(async () => {
     if (!hasChromium)
       throw new Error(`CI=true but ${CHROMIUM} is missing: install it with apt-get install -y chromium`);
+    scenario = await recordInspectScenario();
+    for (const entry of recordedNestedEntries()) await scenario.audit.append(entry);
     serving = await serveInspect({
-      flows: [...approvals, nested],
-      audit: memoryAuditLog([...recordedDeployEntries(), ...recordedNestedEntries(), waitingExpense]),
+      flows: [...approvals, nested, routedFlow],
+      audit: scenario.audit,
+      requests: scenario.ledger,
+      pollMs: 200,
     });
-    profile = await mkdtemp(join(tmpdir(), 'baton-inspect-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-  });
+    context = await launchChromium();
+    await mkdir(OUTPUT, { recursive: true });
+  }, 60_000);
 
   afterAll(async () => {
     await context?.close();
     await serving?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
+    await scenario?.close();
   });
 
-  it('renders the graph, highlights a recorded path and lists its rounds, offline', async () => {
+  const open = async (hash: string, page?: Page) => {
+    const p = page ?? (await context.newPage());
+    await p.goto(new URL(`/#${hash}`, serving.url).href);
+    // The same page moves by its hash: wait for the graph of the flow asked for (and the instance's timeline).
+    const flow = new URLSearchParams(hash).get('flow');
+    const fid = new URLSearchParams(hash).get('fid');
+    await p.waitForSelector(`body[data-ready="true"] #graph-svg[aria-label="state graph of ${flow}"]`);
+    if (fid) await p.waitForSelector(`#timeline-panel:not([hidden]) #timeline-title:text("Timeline of ${fid}")`);
+    return p;
+  };
+
+  it('lays the graph out without overlapping labels, and shows a finished deploy with a held answer', async () => {
     const page = await context.newPage();
     const requested: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
@@ -85,102 +76,214 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
     page.on('console', (message) => {
       if (message.type() === 'error') errors.push(message.text());
     });
+    await open('flow=deploy_production', page);
 
-    await page.goto(new URL('/#flow=deploy_production', serving.url).href);
-    await page.waitForSelector('body[data-ready="true"] #graph-svg');
-
-    // Every state of deploy_production is an SVG node; the asking ones are marked with what they ask.
     const ids = await page.$$eval('#graph-svg [data-state-id]', (nodes) =>
       nodes.map((n) => n.getAttribute('data-state-id')),
     );
     expect(ids.sort()).toEqual(allStates(deployProduction).sort());
-    const asking = await page.$$eval('#graph-svg g.state.asks', (nodes) =>
-      nodes.map((n) => [n.getAttribute('data-state-id'), n.getAttribute('data-asks'), n.textContent]),
-    );
-    expect(asking.map(([id, keys]) => [id, keys])).toEqual([
-      ['deploy_production.awaitingApproval', 'confirm_deploy change_ticket'],
-      ['deploy_production.confirmed', 'change_ticket'],
-    ]);
-    expect(asking[0]![2]).toContain('asks confirm_deploy (form)');
     expect(await page.$$eval('#graph-svg [data-edge-id] path', (paths) => paths.length)).toBe(6);
-    expect(await page.locator('#graph-svg .edge.taken').count()).toBe(0);
 
-    // Both recorded instances are listed, newest first; select the deployed one.
-    const listed = await page.$$eval('#instances [data-fid]', (b) => b.map((x) => x.getAttribute('data-fid')));
-    expect(listed).toEqual([DEPLOYED_FID, CANCELLED_FID]);
-    await page.click(`#instances [data-fid="${DEPLOYED_FID}"]`);
-    await page.waitForSelector('#timeline-panel:not([hidden]) tbody tr');
+    // No edge label covers another label or a state: what used to overlap near confirmed → deployed/cancelled.
+    for (const flow of ['deploy_production', 'expense_approval', 'grant_temporary_access', 'graph_routed']) {
+      await open(`flow=${flow}`, page);
+      const overlaps = await page.evaluate(() => {
+        const rect = (e: any) => e.getBoundingClientRect();
+        const labels = [...(globalThis as any).document.querySelectorAll('[data-edge-label] rect.lbg')].map(
+          (e: any) => ({
+            id: e.parentNode.getAttribute('data-edge-label'),
+            r: rect(e),
+          }),
+        );
+        const states = [...(globalThis as any).document.querySelectorAll('g.state > rect.box')].map((e: any) => ({
+          id: e.parentNode.getAttribute('data-state-id'),
+          r: rect(e),
+        }));
+        const hit = (a: any, b: any) =>
+          Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 &&
+          Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+        const found: string[] = [];
+        labels.forEach((a, i) => {
+          for (const b of labels.slice(i + 1)) if (hit(a.r, b.r)) found.push(`${a.id}/${b.id}`);
+          for (const s of states) if (hit(a.r, s.r)) found.push(`${a.id}/${s.id}`);
+        });
+        return found;
+      });
+      expect(overlaps, flow).toEqual([]);
+    }
 
-    const visited = await page.$$eval('#graph-svg g.state.visited', (n) =>
-      n.map((x) => x.getAttribute('data-state-id')),
+    // Root-level `on` edges leave from the "any state" marker; `always` edges are drawn.
+    expect(await page.locator('#graph-svg [data-any-state="routed"]').count()).toBe(1);
+    const rootEdges = await page.$$eval('#graph-svg g.edge[data-source="routed"]', (n) =>
+      n.map((x) => `${x.getAttribute('class')}: ${x.getAttribute('data-target')}`),
     );
-    expect(visited.map((id) => id!.split('.').pop()).sort()).toEqual(
-      ['awaitingApproval', 'confirmed', 'deployed', 'planning'].sort(),
-    );
-    expect(await page.getAttribute('#graph-svg g.state.current', 'data-state-id')).toBe('deploy_production.deployed');
+    expect(rootEdges.sort()).toEqual([
+      'edge after: routed.cancelled',
+      'edge root-on: routed.asking',
+      'edge root-on: routed.cancelled',
+    ]);
+    expect(await page.locator('#graph-svg g.edge.always[data-edge-id]').count()).toBe(2);
+
+    // The deploy that finished: its status, who started it (a hash: this server stores no names), no values.
+    await open(`flow=deploy_production&fid=${scenario.fids.deployed}`, page);
+    await page.waitForSelector('#details:not([hidden])');
+    expect(await text(page, '#instance-status')).toBe('finished in deployed');
+    expect(await text(page, '#started-by')).toMatch(/^principal [A-Za-z0-9_-]{20,}$/);
+    expect(await text(page, '#instance-args')).toBe('hidden: the flow does not record values (auditValues)');
+    expect(await text(page, '#instance-times')).toMatch(/^started \d{4}-\d\d-\d\d .* · last round \d{4}-/);
     const taken = await page.$$eval('#graph-svg g.edge.taken[data-edge-id]', (n) =>
       n.map(
         (x) => `${x.getAttribute('data-source')!.split('.').pop()}->${x.getAttribute('data-target')!.split('.').pop()}`,
       ),
     );
     expect(taken.sort()).toEqual(['awaitingApproval->confirmed', 'confirmed->deployed', 'planning->awaitingApproval']);
-    const unvisitedDimmed = await page.$$eval('#graph-svg g.state.dimmed', (n) => n.length);
-    expect(unvisitedDimmed).toBe(2); // cancelled and expired
-
     const rows = await page.$$eval('#timeline tbody tr', (trs) =>
-      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())),
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => (td as any).innerText.trim())),
     );
-    expect(rows).toHaveLength(2);
-    expect(rows[0]!.slice(2, 6)).toEqual([
-      '∅ → awaitingApproval',
-      'confirm_deploy, change_ticket',
-      '—',
-      'input_required',
+    expect(rows.map((r) => r.slice(2, 6))).toEqual([
+      ['∅ → awaitingApproval', 'confirm_deploy, change_ticket', '—', 'input_required'],
+      [
+        'awaitingApproval → awaitingApproval',
+        'change_ticket',
+        'confirm_deploy:accept\nchange_ticket:invalid',
+        'input_required',
+      ],
+      // The confirmation, held since round 2, shows in round 3 that used it, with the transition it caused.
+      [
+        'awaitingApproval → deployed',
+        '—',
+        'change_ticket:accept → deployed\nconfirm_deploy:accept (held from an earlier round) → confirmed',
+        'complete',
+      ],
     ]);
-    expect(rows[1]!.slice(2, 6)).toEqual([
-      'awaitingApproval → deployed',
-      '—',
-      'confirm_deploy:accept, change_ticket:accept',
-      'complete',
-    ]);
-    expect(rows[0]![1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/);
+    await page.screenshot({ path: join(OUTPUT, 'inspect-deploy.png'), fullPage: true });
 
-    await mkdir(OUTPUT, { recursive: true });
-    await page.screenshot({ path: join(OUTPUT, 'inspect.png'), fullPage: true });
-
-    // One round alone: round 2 shows only its own transitions.
-    await page.click('#timeline tbody tr[data-round="2"]');
-    expect(await page.locator('#graph-svg g.edge.taken[data-edge-id]').count()).toBe(2);
-    await page.screenshot({ path: join(OUTPUT, 'inspect-round2.png'), fullPage: true });
-
-    // The cancelled instance takes the other branch.
-    await page.click(`#instances [data-fid="${CANCELLED_FID}"]`);
+    // Abandoned: asked two hours ago, its state expired unanswered.
+    await open(`flow=deploy_production&fid=${scenario.fids.abandoned}`, page);
     await page.waitForFunction(
-      () =>
-        (globalThis as any).document.querySelector('#graph-svg g.state.current')?.getAttribute('data-state-id') ===
-        'deploy_production.cancelled',
+      () => (globalThis as any).document.querySelector('#instance-status')?.dataset.state === 'abandoned',
+      undefined,
+      { timeout: 10_000 },
     );
-
-    // A flow with other shapes renders too.
-    await page.click('#flows [data-flow="expense_approval"]');
-    await page.waitForFunction(() =>
-      (globalThis as any).document
-        .querySelector('#graph-svg')
-        ?.getAttribute('aria-label')
-        ?.includes('expense_approval'),
+    expect(await text(page, '#instance-status')).toMatch(
+      /^abandoned: principal \S+ did not answer confirm_deploy, change_ticket before its state expired at 20\d\d-/,
     );
-    await page.screenshot({ path: join(OUTPUT, 'inspect-expense.png'), fullPage: true });
+    expect(await text(page, '#instance-times')).toContain(' · expires ');
 
     expect(errors).toEqual([]);
-    const origin = serving.url.origin;
-    expect(requested.filter((url) => !url.startsWith(origin))).toEqual([]);
+    expect(requested.filter((url) => !url.startsWith(serving.url.origin))).toEqual([]);
     await page.close();
   });
 
-  it('draws nested and parallel states as containers and highlights a path through them', async () => {
+  it('shows values where the flow allows them, never a sensitive one, and who decided what', async () => {
+    const page = await open(`flow=expense_approval&fid=${scenario.fids.expenseRejected}`);
+    await page.waitForSelector('#details:not([hidden])');
+    expect(await text(page, '#instance-status')).toBe('finished in rejectedByManager');
+    expect(await text(page, '#started-by')).toBe('alice@example.com');
+    expect(await text(page, '#instance-args')).toBe('amount=400 purpose="new chair"');
+    // A manager's rejection is an accepted form saying no: the protocol's action, then the value.
+    const decision = await text(page, '#decisions [data-decision="manager_approval"]');
+    expect(decision).toMatch(
+      /^manager_approval:accept \{"action":"accept","content":\{"approve":false,"comment":"not this quarter"\}\} by bob@example\.com at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \(round 2\)$/,
+    );
+    expect(await text(page, '#timeline tbody tr[data-round="2"] .received')).toBe(
+      'manager_approval:accept {"action":"accept","content":{"approve":false,"comment":"not this quarter"}} → rejectedByManager',
+    );
+    await page.screenshot({ path: join(OUTPUT, 'inspect-expense-rejected.png'), fullPage: true });
+
+    // A credential argument is recorded redacted, even though the flow records values.
+    await open(`flow=redeem_access_code&fid=${scenario.fids.redeemed}`, page);
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelector('#instance-args [data-arg="code"]'),
+      undefined,
+      {
+        timeout: 10_000,
+      },
+    );
+    expect(await text(page, '#instance-args')).toBe('code="[redacted]"');
+    expect(await page.content()).not.toContain('SECRET-CODE-42');
+    await page.close();
+  });
+
+  it('updates live: the finance decision appears without a reload', async () => {
+    const page = await open(`flow=expense_approval&fid=${scenario.fids.expenseWaiting}`);
+    await page.waitForSelector('body[data-live="true"]');
+    expect(await text(page, '#instance-status')).toMatch(/^waiting for finance_approval \(role finance, until 20/);
+    expect(await text(page, '#decisions [data-decision="finance_approval"]')).toMatch(
+      /^finance_approval: pending \(role finance, until /,
+    );
+    expect(await page.locator('#timeline tbody tr').count()).toBe(2);
+    await page.screenshot({ path: join(OUTPUT, 'inspect-expense-waiting.png'), fullPage: true });
+    await page.evaluate(() => {
+      (globalThis as any).__sameDocument = true;
+    });
+
+    await scenario.approveByFinance();
+    await page.waitForSelector('#timeline tbody tr[data-round="3"]', { timeout: 20_000 });
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelector('#instance-status')?.textContent === 'finished in approved',
+    );
+    expect(await page.evaluate(() => (globalThis as any).__sameDocument)).toBe(true);
+    expect(await text(page, '#decisions [data-decision="finance_approval"]')).toMatch(
+      /^finance_approval:accept \{"action":"accept","content":\{"approve":true\}\} by carol@example\.com at .* \(round 3\)$/,
+    );
+    expect(
+      await page.$$eval('#graph-svg g.state.current', (n) => n.map((x) => x.getAttribute('data-state-id'))),
+    ).toEqual(['expense_approval.approved']);
+    await page.close();
+  });
+
+  it('ends the live stream when the server closes, without retrying', async () => {
+    const own = await serveInspect({ flows: approvals, audit: scenario.audit, pollMs: 200 });
     const page = await context.newPage();
-    await page.goto(new URL('/#flow=nested_demo&fid=fi_nested_1', serving.url).href);
-    await page.waitForSelector('body[data-ready="true"] #timeline-panel:not([hidden]) tbody tr');
+    let streams = 0;
+    page.on('request', (request) => {
+      if (request.url().endsWith('/api/events')) streams++;
+    });
+    await page.goto(own.url.href);
+    await page.waitForSelector('body[data-live="true"]');
+    await own.close();
+    await page.waitForSelector('body[data-live="closed"]', { timeout: 10_000 });
+    expect(await text(page, '#status')).toBe('the inspect server stopped: live updates ended');
+    await page.waitForTimeout(4000); // longer than the stream's retry delay (3 s)
+    expect(streams).toBe(1);
+    await page.close();
+  });
+
+  it('works at 800 px: no horizontal scroll of the page, a wide graph scaled into its panel', async () => {
+    const narrow = await launchChromium({ width: 800, height: 900 });
+    try {
+      const page = await narrow.newPage();
+      await page.goto(new URL(`/#flow=expense_approval&fid=${scenario.fids.expenseRejected}`, serving.url).href);
+      await page.waitForSelector('body[data-ready="true"] #details:not([hidden])');
+      const sizes = await page.evaluate(() => {
+        const graph = (globalThis as any).document.getElementById('graph');
+        return {
+          page: (globalThis as any).document.documentElement.scrollWidth,
+          body: (globalThis as any).document.body.scrollWidth,
+          graphRight: graph.getBoundingClientRect().right,
+          svg: (globalThis as any).document.getElementById('graph-svg').getBoundingClientRect().width,
+          natural: Number((globalThis as any).document.getElementById('graph-svg').viewBox.baseVal.width),
+          scaled: (globalThis as any).document.getElementById('graph-svg').dataset.scaled,
+        };
+      });
+      expect(sizes.page).toBeLessThanOrEqual(800);
+      expect(sizes.body).toBeLessThanOrEqual(800);
+      expect(sizes.graphRight).toBeLessThanOrEqual(800);
+      // expense_approval is wider than the window: scaled down to its panel (text at 60 % or more), not the page.
+      expect(sizes.scaled).toBe('true');
+      expect(sizes.svg).toBeLessThanOrEqual(sizes.graphRight);
+      expect(sizes.svg / sizes.natural).toBeGreaterThanOrEqual(0.6);
+      expect(await page.locator('#instance-status').isVisible()).toBe(true);
+      await page.screenshot({ path: join(OUTPUT, 'inspect-800.png'), fullPage: true });
+    } finally {
+      await narrow.close();
+    }
+  });
+
+  it('draws nested and parallel states as containers and highlights a path through them', async () => {
+    const page = await open('flow=nested_demo&fid=fi_nested_1');
+    await page.waitForSelector('#timeline-panel:not([hidden]) tbody tr');
     const containers = await page.$$eval('#graph-svg g.container', (n) =>
       n.map((x) => [x.getAttribute('data-state-id'), x.classList.contains('parallel')]),
     );
@@ -189,43 +292,33 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
       ['nested_demo.gather.left', false],
       ['nested_demo.gather.right', false],
     ]);
-    // Children sit inside their container's box.
     const inside = await page.evaluate(() => {
-      const box = (id: string) => {
-        const rect = (globalThis as any).document
-          .querySelector(`[data-state-id="${id}"] > rect.box`)!
-          .getBoundingClientRect();
-        return rect;
-      };
-      const outer = box('nested_demo.gather.left');
-      const inner = box('nested_demo.gather.left.askName');
-      return (
-        inner.left >= outer.left && inner.right <= outer.right && inner.top >= outer.top && inner.bottom <= outer.bottom
-      );
+      const box = (id: string) =>
+        (globalThis as any).document.querySelector(`[data-state-id="${id}"] > rect.box`)!.getBoundingClientRect();
+      const pairs = [
+        ['nested_demo.gather', 'nested_demo.gather.left'],
+        ['nested_demo.gather.left', 'nested_demo.gather.left.askName'],
+        ['nested_demo.gather.right', 'nested_demo.gather.right.timedOut'],
+      ];
+      return pairs.map(([o, i]) => {
+        const outer = box(o!);
+        const inner = box(i!);
+        return (
+          inner.left >= outer.left &&
+          inner.right <= outer.right &&
+          inner.top >= outer.top &&
+          inner.bottom <= outer.bottom
+        );
+      });
     });
-    expect(inside).toBe(true);
+    expect(inside).toEqual([true, true, true]);
     const taken = await page.$$eval('#graph-svg g.edge.taken[data-edge-id]', (n) =>
       n.map(
         (x) => `${x.getAttribute('data-source')!.split('.').pop()}->${x.getAttribute('data-target')!.split('.').pop()}`,
       ),
     );
     expect(taken.sort()).toEqual(['askName->named', 'gather->done', 'waiting->picked']);
-    expect(
-      await page.$$eval('#graph-svg g.state.dimmed', (n) => n.map((x) => x.getAttribute('data-state-id'))),
-    ).toEqual(['nested_demo.gather.right.timedOut']);
-    await mkdir(OUTPUT, { recursive: true });
     await page.screenshot({ path: join(OUTPUT, 'inspect-nested.png'), fullPage: true });
-    await page.close();
-  });
-
-  it('says what a recorded flow waits for, and from whom', async () => {
-    const page = await context.newPage();
-    await page.goto(new URL(`/#flow=expense_approval&fid=${WAITING_FID}`, serving.url).href);
-    await page.waitForSelector('body[data-ready="true"] #timeline-panel:not([hidden]) tbody tr');
-    expect(await page.locator('#waiting').isVisible()).toBe(true);
-    expect(await page.textContent('#waiting')).toBe(`${WAITING_FID}: waiting for manager_approval (role manager)`);
-    await page.goto(new URL(`/#flow=deploy_production&fid=${DEPLOYED_FID}`, serving.url).href);
-    await page.waitForFunction(() => (globalThis as any).document.querySelector('#waiting')?.hidden === true);
     await page.close();
   });
 });

@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInspectHandler, flowGraph, serveInspect } from '@baton/adapters';
-import { createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
+import { createInspectHandler, describeInstance, flowGraph, serveInspect } from '@baton/adapters';
+import { type AuditEntry, createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
 import { allStates } from '@baton/engine/testing';
 import { createMemoryLedger, openAuditLog, openLedger } from '@baton/store';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { statesOf } from '../packages/adapters/src/inspect/flowGraph.js';
 import { recordedInstance } from '../packages/adapters/src/inspect/recordedPath.js';
 import { routedFlow } from '../packages/engine/test/fixtures/graphFlows.js';
 import { DEPLOYED_FID, memoryAuditLog, recordedDeployEntries } from './helpers/auditFixtures.js';
+import { recordInspectScenario } from './helpers/inspectScenario.js';
 import { cliArgs, ROOT, runCli } from './helpers/mcpClients.js';
 import { nested } from './helpers/nestedFlow.js';
 
@@ -64,10 +65,14 @@ describe('flowGraph', () => {
     expect(JSON.parse(JSON.stringify(graph))).toEqual(graph);
   });
 
-  it('draws the graph model: always, deadlines, done and error edges; root-level transitions left out', () => {
+  it('draws the graph model: always, deadlines, done and error edges; root-level ones from "any state"', () => {
     const graph = flowGraph(routedFlow);
     const edges = graph.edges.map(({ source, target, label }) => `${source} -> ${target} : ${label}`);
+    expect(graph.anyState).toBe('routed');
     expect(edges).toEqual([
+      'routed -> routed.cancelled : cancel',
+      'routed -> routed.asking : admin.reset [isBig]',
+      'routed -> routed.cancelled : after 24 h',
       'routed.asking -> routed.route : input.details',
       'routed.route -> routed.approval : always [isBig]',
       'routed.route -> routed.checking : always',
@@ -77,8 +82,22 @@ describe('flowGraph', () => {
       'routed.checking -> routed.done : done check',
       'routed.checking -> routed.failed : error check',
     ]);
+    expect(graph.edges.map((e) => e.kind)).toEqual([
+      'root-on',
+      'root-on',
+      'after',
+      'event',
+      'always',
+      'always',
+      'event',
+      'after',
+      'after',
+      'done',
+      'error',
+    ]);
+    expect(flowGraph(deployProduction).anyState).toBeNull();
     expect(graph.edges.map((e) => e.id)).toEqual(edges.map((_, i) => `e${i}`));
-    const ids = new Set(graph.nodes.map((n) => n.id));
+    const ids = new Set([...graph.nodes.map((n) => n.id), graph.anyState]);
     for (const edge of graph.edges) expect(ids.has(edge.source) && ids.has(edge.target)).toBe(true);
     expect(graph.nodes.find((n) => n.key === 'approval')).toEqual({
       id: 'routed.approval',
@@ -139,7 +158,10 @@ describe('inspect endpoints', () => {
     expect(deploy).toMatchObject({ states: 6, asks: ['confirm_deploy', 'change_ticket'] });
     const graph = await get('/api/flows/deploy_production/graph');
     expect(graph.status).toBe(200);
-    expect(await graph.json()).toEqual(flowGraph(deployProduction));
+    const served = await body(graph);
+    expect({ ...served, layout: undefined }).toEqual({ ...flowGraph(deployProduction), layout: undefined });
+    expect(Object.keys(served.layout.nodes).sort()).toEqual(allStates(deployProduction).sort());
+    expect(Object.keys(served.layout.edges)).toEqual(served.edges.map((e: { id: string }) => e.id));
     expect((await get('/api/flows/nope/graph')).status).toBe(404);
   });
 
@@ -394,5 +416,175 @@ describe('inspect: what a flow waits for, and from whom', () => {
       text: 'request completed: nothing left to decide',
     });
     await ledger.close();
+  });
+});
+
+describe('inspect: instances recorded in SQLite by the real runner', () => {
+  it('serves who started each run, its arguments when allowed, its status, times and decisions', async () => {
+    const scenario = await recordInspectScenario();
+    try {
+      const handler = createInspectHandler({ flows: approvals, audit: scenario.audit, requests: scenario.ledger });
+      const instance = async (fid: string) =>
+        body(
+          await handler.fetch(new Request(`http://127.0.0.1/api/instances/${fid}`, { headers: { host: '127.0.0.1' } })),
+        );
+      const { fids } = scenario;
+
+      const deployed = await instance(fids.deployed);
+      expect(deployed.details).toMatchObject({
+        startedBy: { name: null, hash: expect.stringMatching(/^[A-Za-z0-9_-]{20,}$/) },
+        args: { shown: false, reason: 'hidden: the flow does not record values (auditValues)' },
+        status: { state: 'finished', finalState: 'deployed', text: 'finished in deployed' },
+        times: { expires: null },
+        decisions: [],
+      });
+      // Round 3 used the confirmation held since round 2: both its answers, each with its transition.
+      const graph = flowGraph(deployProduction);
+      const target = (id: string) =>
+        graph.edges
+          .find((e) => e.id === id)!
+          .target.split('.')
+          .pop();
+      const answers = deployed.rounds.map((r: any) =>
+        r.answers.map(
+          (a: any) =>
+            `${a.text}${a.held ? ' (held)' : ''}${a.transitions.map((t: string) => ` → ${target(t)}`).join('')}`,
+        ),
+      );
+      expect(answers).toEqual([
+        [],
+        ['confirm_deploy:accept', 'change_ticket:invalid'],
+        ['change_ticket:accept → deployed', 'confirm_deploy:accept (held) → confirmed'],
+      ]);
+      expect(deployed.rounds[1].answers.some((a: object) => 'value' in a)).toBe(false);
+
+      const abandoned = await instance(fids.abandoned);
+      expect(abandoned.details.status.state).toBe('abandoned');
+      expect(abandoned.details.times.expires).toBeLessThan(Date.now());
+      expect(abandoned.rounds[0].expiresAt).toBe(abandoned.details.times.expires);
+
+      const rejected = await instance(fids.expenseRejected);
+      expect(rejected.details).toMatchObject({
+        startedBy: { name: 'alice@example.com' },
+        args: { shown: true, value: { amount: 400, purpose: 'new chair' } },
+        status: { state: 'finished', finalState: 'rejectedByManager' },
+        decisions: [
+          {
+            key: 'manager_approval',
+            status: 'decided',
+            decider: 'bob@example.com',
+            decidedAt: expect.any(Number),
+            answer: 'manager_approval:accept',
+            value: { action: 'accept', content: { approve: false, comment: 'not this quarter' } },
+            round: 2,
+          },
+        ],
+      });
+
+      const waiting = await instance(fids.expenseWaiting);
+      expect(waiting.details.status).toEqual({
+        state: 'waiting',
+        text: expect.stringMatching(/^waiting for finance_approval \(role finance, until 20\d\d-.*Z\)$/),
+      });
+      expect(waiting.details.times.expires).toBe(
+        waiting.details.decisions.find((d: { key: string }) => d.key === 'finance_approval').deadline,
+      );
+
+      // A sensitive argument is recorded redacted even though the flow records values.
+      const redeemed = await instance(fids.redeemed);
+      expect(redeemed.details.args).toEqual({ shown: true, value: { code: '[redacted]' } });
+      expect(JSON.stringify(await scenario.audit.rounds(fids.redeemed))).not.toContain('SECRET-CODE-42');
+    } finally {
+      await scenario.close();
+    }
+  });
+
+  it('describeInstance: expired, withdrawn and failed runs; waiting on the caller until its state expires', () => {
+    const base: AuditEntry = {
+      fid: 'f1',
+      flow: 'deploy_production',
+      hash: deployProduction.hash,
+      round: 1,
+      at: 1000,
+      ms: 1,
+      principal: 'aGFzaA',
+      before: null,
+      after: 'awaitingApproval',
+      path: ['awaitingApproval'],
+      asked: ['confirm_deploy'],
+      received: [],
+      outcome: 'input_required',
+      expiresAt: 5000,
+    };
+    const describe1 = (rounds: AuditEntry[], now: number, extra: object = {}) =>
+      describeInstance({ flow: deployProduction, rounds, now, ...extra }).status;
+    expect(describe1([base], 4000)).toEqual({
+      state: 'waiting',
+      text: 'waiting for principal aGFzaA to answer confirm_deploy (until 1970-01-01T00:00:05.000Z)',
+    });
+    expect(describe1([base], 5000).state).toBe('abandoned');
+    expect(describe1([{ ...base, outcome: 'error', message: 'boom' }], 0)).toEqual({
+      state: 'failed',
+      text: 'failed in round 1: boom',
+    });
+    const row = {
+      id: 'f1',
+      flow: 'expense_approval',
+      requester: 'aGFzaA',
+      requesterName: 'alice',
+      waitingFor: [],
+      state: '',
+      version: 2,
+      createdAt: 0,
+      updatedAt: 0,
+      expiresAt: 0,
+    };
+    expect(describe1([base], 0, { request: { ...row, status: 'expired' } }).state).toBe('expired');
+    expect(
+      describe1([{ ...base, outcome: 'complete', after: 'withdrawn' }], 0, {
+        request: { ...row, status: 'withdrawn' },
+      }),
+    ).toEqual({ state: 'withdrawn', finalState: 'withdrawn', text: 'withdrawn by its requester (ended in withdrawn)' });
+    expect(
+      describeInstance({ flow: deployProduction, rounds: [base], now: 0, request: { ...row, status: 'waiting' } })
+        .startedBy,
+    ).toEqual({
+      hash: 'aGFzaA',
+      name: 'alice',
+    });
+  });
+});
+
+describe('inspect: live events', () => {
+  it('streams a change when a round is recorded, and bye when the server closes', async () => {
+    const audit = memoryAuditLog(recordedDeployEntries());
+    const serving = await serveInspect({ flows: approvals, audit, pollMs: 50 });
+    const response = await fetch(new URL('/api/events', serving.url));
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let received = '';
+    const until = async (pattern: RegExp) => {
+      while (!pattern.test(received)) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`stream ended before ${pattern}: ${received}`);
+        received += value;
+      }
+    };
+    await until(/event: ready/);
+    await audit.append({ ...recordedDeployEntries()[0]!, fid: 'fi_new_round', at: Date.now() });
+    await until(/event: change\ndata: \{"instances":\["fi_new_round"\]\}/);
+    // HEAD answers at once, with the stream's headers and no stream.
+    const head = await fetch(new URL('/api/events', serving.url), { method: 'HEAD' });
+    expect([head.status, head.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
+    const closing = serving.close();
+    await until(/event: bye/);
+    expect((await reader.read()).done).toBe(true);
+    await closing;
+  });
+
+  it('answers 404 on /api/events without an audit log', async () => {
+    const handler = createInspectHandler({ flows: approvals });
+    const res = await handler.fetch(new Request('http://127.0.0.1/api/events', { headers: { host: '127.0.0.1' } }));
+    expect(res.status).toBe(404);
   });
 });

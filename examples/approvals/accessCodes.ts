@@ -144,8 +144,9 @@ export const redeemAccessCode = defineFlow({
   args: z.object({ code: z.string().min(1).max(200) }),
   inputs: {},
   machine: redeemMachine,
-  // The code to redeem is a credential too.
+  // The code to redeem is a credential too: recorded as '[redacted]' even though values are audited.
   sensitive: ['code'],
+  auditValues: true,
   needsLedger: true,
   implement: ({ tokens }) => ({
     actors: {

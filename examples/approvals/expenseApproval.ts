@@ -97,4 +97,6 @@ export const expenseApproval = defineFlow({
   }),
   inputs,
   machine,
+  // Amounts, purposes and verdicts are not secrets: the audit trail (and `baton inspect`) shows them.
+  auditValues: true,
 });

@@ -33,6 +33,18 @@ export {
 } from './http.js';
 export { type FlowGraph, flowGraph, type GraphAsk, type GraphEdge, type GraphNode } from './inspect/flowGraph.js';
 export {
+  type ArgsView,
+  type DecisionView,
+  type DescribeInput,
+  describeInstance,
+  type InstanceDetails,
+  type InstanceState,
+  type StartedBy,
+  type StatusView,
+  type TimesView,
+} from './inspect/instanceView.js';
+export { type GraphLayout, type LayoutBox, type LayoutEdge, type LayoutPoint, layoutGraph } from './inspect/layout.js';
+export {
   createInspectHandler,
   type InspectHandler,
   type InspectHandlerOptions,

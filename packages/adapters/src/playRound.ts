@@ -3,14 +3,14 @@
  * and resources (`registerFlows.ts`) and the decision tools
  * (`decisionTools.ts`): the raw requestState is read off the request (a
  * non-string one is -32602 at once), a rejected state or unreadable params
- * become -32602 with a reason or a sentence, anything else a logged -32603
- * "Internal error", and a 2025-era client on stateless HTTP is told what it
+ * become -32602 with a reason or a sentence, an unreachable ledger a logged,
+ * retryable -32000 "Ledger unavailable", anything else a logged -32603 "Internal error", and a 2025-era client on stateless HTTP is told what it
  * needs instead of being asked for input it cannot give.
  */
-import { InvalidParamsError, InvalidRequestStateError, type RoundOutcome } from '@baton/engine';
+import { InvalidParamsError, InvalidRequestStateError, LedgerUnavailableError, type RoundOutcome } from '@baton/engine';
 import { type McpServer, ProtocolError, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
 import { isStatelessLegacyHttp } from './callContext.js';
-import { forStatelessLegacyHttp, invalidRequestState } from './results.js';
+import { forStatelessLegacyHttp, invalidRequestState, ledgerUnavailable } from './results.js';
 
 /**
  * Play one round on behalf of a request: hands `play` the raw requestState (a non-string one is
@@ -44,5 +44,6 @@ export function toProtocolError(error: unknown, onError: (error: unknown) => voi
   if (error instanceof InvalidRequestStateError) return invalidRequestState(error);
   if (error instanceof InvalidParamsError) return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
   onError(error);
+  if (error instanceof LedgerUnavailableError) return ledgerUnavailable();
   return new ProtocolError(ProtocolErrorCode.InternalError, 'Internal error');
 }

@@ -14,6 +14,7 @@ import {
   type FlowResult,
   INVALID_REQUEST_STATE_MESSAGE,
   type InvalidRequestStateError,
+  LEDGER_RETRY_AFTER_MS,
   type RoundOutcome,
 } from '@baton/engine';
 import {
@@ -35,6 +36,22 @@ import {
  */
 export function invalidRequestState(error: Pick<InvalidRequestStateError, 'reason'>): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.InvalidParams, INVALID_REQUEST_STATE_MESSAGE, { reason: error.reason });
+}
+
+/** JSON-RPC's implementation-defined "server error" range: the ledger could not be reached. */
+export const LEDGER_UNAVAILABLE_CODE = -32000;
+
+/**
+ * The JSON-RPC error for a round whose ledger could not be reached (its database restarting,
+ * say). Nothing was acknowledged: retry the same request, with the same requestState, later.
+ *
+ * Wire: `{ code: -32000, message: 'Ledger unavailable, retry later', data: { reason: 'ledger_unavailable', retryAfterMs: 1000 } }`
+ */
+export function ledgerUnavailable(): ProtocolError {
+  return new ProtocolError(LEDGER_UNAVAILABLE_CODE as ProtocolErrorCode, 'Ledger unavailable, retry later', {
+    reason: 'ledger_unavailable',
+    retryAfterMs: LEDGER_RETRY_AFTER_MS,
+  });
 }
 
 /** What a 2025-era client on stateless HTTP is told when a flow needs its input. */

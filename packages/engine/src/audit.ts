@@ -4,8 +4,10 @@
  * runner writes entries when given an `AuditLog`; `@baton/store` keeps them
  * next to the ledger (SQLite or PostgreSQL) and prunes them with it. Response
  * values are recorded only for flows that opt in (`defineFlow({ auditValues: true })`);
- * otherwise only keys and actions are kept. Principals appear only as keyed hashes: the
- * round's caller, and the decider of each decision the round delivered.
+ * otherwise only keys and actions are kept, and so for the arguments of a run's first round
+ * (recorded only with `auditValues`, sensitive context paths redacted). Principals appear as
+ * keyed hashes: the round's caller, and the decider of each decision the round delivered; the
+ * caller's readable id only when the runner stores requester names (`storeRequesterNames`).
  */
 import type { StateValue } from 'xstate';
 
@@ -24,6 +26,12 @@ export interface AuditAnswer {
    * decider serves). Set only on decisions (`decision()` inputs), in the round that delivered it.
    */
   readonly decider?: string;
+  /**
+   * `true`: the answer was received in an earlier round, held while other answers were missing
+   * or refused, and delivered to the machine in this round (its value, with `auditValues`, is
+   * the validated answer).
+   */
+  readonly held?: true;
 }
 
 /** One round of one flow instance. */
@@ -54,6 +62,15 @@ export interface AuditEntry {
   readonly outcome: AuditOutcome;
   /** The error message of an `error` outcome (what the user saw). */
   readonly message?: string;
+  /**
+   * The run's arguments as the machine got them: on the first round only, and only for flows
+   * with `auditValues`; values at the flow's `sensitive` paths are `'[redacted]'`.
+   */
+  readonly args?: unknown;
+  /** The caller's readable principal id, only when the runner has `storeRequesterNames`. */
+  readonly principalName?: string;
+  /** When the requestState this round handed out expires (ms since epoch; `input_required` only). */
+  readonly expiresAt?: number;
 }
 
 /** A flow instance as listed by an audit log. */

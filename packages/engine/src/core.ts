@@ -65,6 +65,10 @@ export interface AuditRound {
   readonly received: readonly AuditAnswer[];
   readonly outcome: AuditOutcome;
   readonly message?: string;
+  /** The parsed arguments of a first round (recorded, redacted, only with `auditValues`). */
+  readonly args?: unknown;
+  /** When the requestState handed out expires (ms), for an `input_required` round. */
+  readonly expiresAt?: number;
 }
 
 /** Shared by the runner's modules. */

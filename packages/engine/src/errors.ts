@@ -97,3 +97,19 @@ export function isInvalidRequestStateError(error: unknown): error is InvalidRequ
 export class FlowError extends Error {
   override readonly name = 'FlowError';
 }
+
+/** How long a client should wait before retrying a round refused with {@link LedgerUnavailableError}, in ms. */
+export const LEDGER_RETRY_AFTER_MS = 1000;
+
+/**
+ * The ledger could not be reached during a round (its database restarted, refused the
+ * connection, or no connection came free in time). Nothing of the round was acknowledged:
+ * the client may retry the same requestState, which then either runs once or gets the
+ * outcome already recorded for it. Ledger drivers throw it for connection failures only
+ * (never for a constraint or a bug); adapters map it to JSON-RPC `-32000` "Ledger
+ * unavailable" with `data: { reason: 'ledger_unavailable', retryAfterMs }`. The message is
+ * for the server log and never names a password.
+ */
+export class LedgerUnavailableError extends Error {
+  override readonly name = 'LedgerUnavailableError';
+}

@@ -48,6 +48,8 @@ export {
   InvalidRequestStateError,
   type InvalidStateReason,
   isInvalidRequestStateError,
+  LEDGER_RETRY_AFTER_MS,
+  LedgerUnavailableError,
   StateTooLargeError,
 } from './errors.js';
 export {
@@ -93,6 +95,7 @@ export {
   isDecision,
   type MayDecideArgs,
   type ParsedAnswer,
+  type RefusedAnswerMeta,
   type Root,
   type RootsAnswer,
   roots,

@@ -29,8 +29,22 @@ export type InputEventType<K extends string> = `input.${K}`;
 export type WireInputRequest =
   | { method: 'elicitation/create'; params: { mode: 'form'; message: string; requestedSchema: ElicitationSchema } }
   | { method: 'elicitation/create'; params: { mode: 'url'; message: string; url: string } }
-  | { method: 'sampling/createMessage'; params: SamplingParams }
-  | { method: 'roots/list'; params?: Record<string, never> };
+  | { method: 'sampling/createMessage'; params: SamplingParams & { _meta?: RefusedAnswerMeta } }
+  | { method: 'roots/list'; params?: { _meta?: RefusedAnswerMeta } };
+
+/**
+ * The `_meta` of a sampling or roots request asked again because its previous answer was
+ * refused: what was wrong, in words (never the value). These requests show the user no text of
+ * the flow's, and what went wrong is the client's doing, so the hint is for the client (and
+ * whoever debugs it), e.g.
+ * `{ 'baton/refused': 'Your previous answer was not accepted (model: required). Please answer again.' }`.
+ */
+export interface RefusedAnswerMeta {
+  readonly 'baton/refused': string;
+}
+
+/** `_meta` saying why a request is asked again, when it is. */
+const refusedMeta = (note: string | undefined) => (note ? { _meta: { 'baton/refused': note } } : {});
 
 /** A text message for sampling. */
 export interface SamplingMessage {
@@ -397,8 +411,11 @@ export function sampling<TContext = any>(
       ...(options.maxLength !== undefined ? { maxLength } : {}),
       ...(onlyWhenAsked ? { onlyWhenAsked } : {}),
     },
-    // No note: nobody reads a sampling request's text as a message from the flow.
-    build: (context) => ({ method: 'sampling/createMessage', params: resolve(options.params, context) }),
+    // The note goes in `_meta`: nobody reads a sampling request's text as a message from the flow.
+    build: (context, note) => ({
+      method: 'sampling/createMessage',
+      params: { ...resolve(options.params, context), ...refusedMeta(note) },
+    }),
     parse(raw) {
       const tooLarge = oversized(raw);
       if (tooLarge) return { ok: false, problem: tooLarge };
@@ -443,7 +460,7 @@ export function roots(
       ...(options.maxRoots !== undefined ? { maxRoots } : {}),
       ...(onlyWhenAsked ? { onlyWhenAsked } : {}),
     },
-    build: () => ({ method: 'roots/list' }),
+    build: (_context, note) => (note ? { method: 'roots/list', params: refusedMeta(note) } : { method: 'roots/list' }),
     parse(raw) {
       const tooLarge = oversized(raw);
       if (tooLarge) return { ok: false, problem: tooLarge };

@@ -43,6 +43,9 @@ export interface Redaction {
   readonly context: readonly (readonly string[])[];
 }
 
+/** The secrets of a round with nothing to redact (never added to). */
+const NO_SECRETS: Set<string> = new Set();
+
 /** The placeholder that replaces a sensitive value. */
 export const REDACTED = '[redacted]';
 
@@ -130,6 +133,16 @@ function redactPaths(context: unknown, paths: Redaction['context'], secrets: Set
   return out;
 }
 
+/**
+ * A copy of a flow's arguments with the values at its sensitive context paths replaced by
+ * {@link REDACTED}, and any other string equal to one of them scrubbed (for the audit trail).
+ */
+export function redactArgs(args: unknown, paths: Redaction['context']): unknown {
+  if (paths.length === 0) return args;
+  const secrets = new Set<string>();
+  return scrub(redactPaths(args, paths, secrets), secrets);
+}
+
 /** A root snapshot read after its round stopped the actor, as the state the flow waits in. */
 function unstopped(snapshot: unknown): unknown {
   const s = snapshot as { status?: string } | undefined;
@@ -150,103 +163,234 @@ function redactPayload(event: Record<string, unknown>, secrets: Set<string>): Re
   return out;
 }
 
-/**
- * Forward inspection events of one round under the flow instance's stable identity, redacting
- * what `redaction` marks sensitive. Create one per round (secrets seen are remembered for it).
- */
-export function stableInspector(
-  fid: string,
-  inspector: Inspector,
-  redaction?: Redaction,
-): (event: InspectionEvent) => void {
-  const session = inspectionSessionId(fid);
+/** How a round's inspection hands an event on: the inspector's observer, resolved once per runner. */
+export type InspectionForward = (event: InspectionEvent) => void;
+
+/** The function that hands events to an inspector's observer (resolve it once, not per round). */
+export function inspectionForward(inspector: Inspector): InspectionForward {
   const observer = inspectionObserver(inspector);
-  const forward = typeof observer === 'function' ? observer : (event: InspectionEvent) => observer.next?.(event);
-  const redacting = redaction !== undefined && (redaction.events.size > 0 || redaction.context.length > 0);
-  const secrets = new Set<string>();
-  const redactSnapshot = (snapshot: unknown, root: boolean): unknown => {
-    if (!redacting || !snapshot || typeof snapshot !== 'object') return snapshot;
-    const s = snapshot as { context?: unknown; output?: unknown };
-    const copy = Object.assign(Object.create(Object.getPrototypeOf(snapshot)), snapshot) as typeof s;
-    if (root) {
-      if (redaction.context.length > 0) copy.context = redactPaths(s.context, redaction.context, secrets);
-      copy.context = scrub(copy.context, secrets);
-      copy.output = scrub(s.output, secrets);
-    } else if (redaction.context.length > 0 && s.output !== undefined) {
-      // An invoked actor's output is how values enter the context: never shown.
-      collect(s.output, secrets);
-      copy.output = REDACTED;
+  return typeof observer === 'function' ? observer : (event) => observer.next?.(event);
+}
+
+/** Whether a redaction has anything to redact (`undefined` when it has not: nothing to do per event). */
+export function activeRedaction(redaction: Redaction | undefined): Redaction | undefined {
+  return redaction && (redaction.events.size > 0 || redaction.context.length > 0) ? redaction : undefined;
+}
+
+/**
+ * An actor as the inspector sees it: under the round's stable session (`baton:<fid>` for the
+ * root, `baton:<fid>/<sessionId>` for the others), its parent likewise, and its snapshot
+ * redacted (the root's never shown stopped). A proxy handler with its state in fields (no
+ * closure per actor); everything else reads through to the actor.
+ */
+class ActorView implements ProxyHandler<AnyActorRef> {
+  constructor(
+    private readonly round: RoundInspection,
+    private readonly isRoot: boolean,
+  ) {}
+
+  get(target: AnyActorRef, property: string | symbol): unknown {
+    const { round, isRoot } = this;
+    if (property === 'sessionId') return isRoot ? round.session : `${round.session}/${target.sessionId}`;
+    // Stately names an actor by its machine's id when its `id` equals its `sessionId`.
+    if (property === 'id' && isRoot) return round.session;
+    if (property === '_parent') return round.view((target as { _parent?: AnyActorRef })._parent);
+    // Stately reads a snapshot later (on a timer), perhaps once the round stopped the actor:
+    // the root is shown in the state its round ended in, not stopped.
+    if (property === 'getSnapshot' && (isRoot || round.redaction)) {
+      return () => round.redactSnapshot(isRoot ? unstopped(target.getSnapshot()) : target.getSnapshot(), isRoot);
     }
-    return copy;
-  };
-  const redactEvent = (event: Record<string, unknown>, toRoot: boolean): Record<string, unknown> => {
-    if (!redacting) return event;
-    const type = String(event.type);
-    if (redaction.events.has(type)) return redactPayload(event, secrets);
-    // What invoked actors receive and report (a promise's result) is how values enter the context.
-    // The machine's input (the tool's arguments) may carry one too, before the context holds it.
-    if (redaction.context.length > 0 && (!toRoot || type === 'xstate.init' || type.startsWith('xstate.done.actor.'))) {
-      return redactPayload(event, secrets);
+    const value = Reflect.get(target, property, target);
+    return typeof value === 'function' ? value.bind(target) : value;
+  }
+}
+
+/**
+ * One round's inspection: an observer (XState's `inspect` option) that forwards each event under
+ * the flow instance's stable identity, redacting what its redaction marks sensitive. Per round it
+ * costs this object; per event, a few field writes (XState makes a fresh event object per
+ * observer call and a round's actor has this observer only, so the event is rewritten in place);
+ * per actor, one proxy, made when the actor first shows. Redaction work (copies of events and
+ * snapshots, the secrets it learns) is done only for a flow with something sensitive.
+ */
+class RoundInspection implements Observer<InspectionEvent> {
+  readonly session: string;
+  /** The round's root actor's own session id (XState's `rootId`). */
+  private root = '';
+  private rootActor: AnyActorRef | undefined;
+  private rootView: AnyActorRef | undefined;
+  /** Views of the other actors (invoked steps), made on first sight. */
+  private views: Map<AnyActorRef, AnyActorRef> | undefined;
+  /** Strings of the sensitive values seen this round, scrubbed wherever else they show. */
+  private readonly secrets: Set<string>;
+
+  constructor(
+    fid: string,
+    private readonly forward: InspectionForward,
+    readonly redaction: Redaction | undefined,
+  ) {
+    this.session = inspectionSessionId(fid);
+    this.secrets = redaction ? new Set() : NO_SECRETS;
+  }
+
+  /**
+   * Take the round's actor's events straight from its system (see {@link inspectDirectly});
+   * `constructed` as there. The events need no `rootId`: the root is known from here on.
+   */
+  attach(actor: AnyActorRef, constructed: boolean): void {
+    this.root = actor.sessionId;
+    // The root's view may exist already (a fresh actor reported its construction through XState).
+    if (this.rootActor !== actor) {
+      this.rootActor = actor;
+      this.rootView = new Proxy(actor, new ActorView(this, true));
     }
-    return scrub(event, secrets) as Record<string, unknown>;
-  };
-  // One proxy per actor for the whole round (the round's root id does not change).
-  let root = '';
-  const refs = new Map<AnyActorRef, AnyActorRef>(); // per round: a WeakMap costs the GC more
-  const wrap = (ref: AnyActorRef | undefined): AnyActorRef | undefined => {
+    takeDispatch(actor, (event) => this.next(event), this, constructed);
+  }
+
+  /** The view of an actor (the same one for the whole round). */
+  view(ref: AnyActorRef | undefined): AnyActorRef | undefined {
     if (!ref) return ref;
-    let wrapped = refs.get(ref);
-    if (!wrapped) {
-      const isRoot = ref.sessionId === root;
-      wrapped = new Proxy(ref, {
-        get(target, property) {
-          if (property === 'sessionId') return isRoot ? session : `${session}/${target.sessionId}`;
-          // Stately names an actor by its machine's id when its `id` equals its `sessionId`.
-          if (property === 'id' && isRoot) return session;
-          if (property === '_parent') return wrap((target as { _parent?: AnyActorRef })._parent);
-          // Stately reads a snapshot later (on a timer), perhaps once the round stopped the actor:
-          // the root is shown in the state its round ended in, not stopped.
-          if (property === 'getSnapshot' && (redacting || isRoot)) {
-            return () => redactSnapshot(isRoot ? unstopped(target.getSnapshot()) : target.getSnapshot(), isRoot);
-          }
-          const value = Reflect.get(target, property, target);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      });
-      refs.set(ref, wrapped);
+    if (ref === this.rootActor) return this.rootView;
+    if (ref.sessionId === this.root) {
+      this.rootActor = ref;
+      this.rootView = new Proxy(ref, new ActorView(this, true));
+      return this.rootView;
     }
-    return wrapped;
-  };
-  return (event) => {
-    root = event.rootId;
+    this.views ??= new Map();
+    let view = this.views.get(ref);
+    if (!view) {
+      view = new Proxy(ref, new ActorView(this, false));
+      this.views.set(ref, view);
+    }
+    return view;
+  }
+
+  next(event: InspectionEvent): void {
     const actorRef = event.actorRef as AnyActorRef;
-    const isRootActor = actorRef.sessionId === root;
+    if (this.rootActor === undefined) this.root = event.rootId;
+    const isRootActor = actorRef === this.rootActor || actorRef.sessionId === this.root;
     // A round ends by stopping its actor; the flow itself goes on (it waits for answers, or is
     // done): the stop is not reported, so the inspector shows the state the round ended in.
     if (
-      event.type === '@xstate.snapshot' &&
       isRootActor &&
+      event.type === '@xstate.snapshot' &&
       (event.snapshot as { status?: string }).status === 'stopped'
     ) {
       return;
     }
-
-    // XState makes a fresh event object per observer call, and a round's actor has this observer
-    // only: rewritten in place (a copy per event was most of an inspector's cost).
     const rewritten = event as { rootId: string; actorRef: AnyActorRef } & InspectionEvent;
-    rewritten.rootId = session;
-    rewritten.actorRef = wrap(actorRef)!;
-    if ('sourceRef' in event) {
-      (rewritten as { sourceRef?: AnyActorRef }).sourceRef = wrap(event.sourceRef as AnyActorRef | undefined);
+    rewritten.rootId = this.session;
+    rewritten.actorRef = this.view(actorRef)!;
+    if (event.type === '@xstate.event' && event.sourceRef) {
+      (rewritten as { sourceRef?: AnyActorRef }).sourceRef = this.view(event.sourceRef as AnyActorRef);
     }
-    if (redacting) {
+    if (this.redaction) {
       const r = rewritten as { event?: unknown; snapshot?: unknown; action?: { params?: unknown } };
-      if ('event' in event && event.event) r.event = redactEvent(event.event as Record<string, unknown>, isRootActor);
-      if (event.type === '@xstate.snapshot') r.snapshot = redactSnapshot(event.snapshot, isRootActor);
+      if (event.type !== '@xstate.actor' && event.type !== '@xstate.action' && event.event) {
+        r.event = this.redactEvent(event.event as Record<string, unknown>, isRootActor, this.redaction);
+      }
+      if (event.type === '@xstate.snapshot') r.snapshot = this.redactSnapshot(event.snapshot, isRootActor);
       if (event.type === '@xstate.action' && r.action) r.action = { ...r.action, params: REDACTED };
     }
-    forward(rewritten);
-  };
+    this.forward(rewritten);
+  }
+
+  /** A snapshot as the inspector may see it: sensitive context paths and what quotes them redacted. */
+  redactSnapshot(snapshot: unknown, root: boolean): unknown {
+    const redaction = this.redaction;
+    if (!redaction || !snapshot || typeof snapshot !== 'object') return snapshot;
+    const s = snapshot as { context?: unknown; output?: unknown };
+    const copy = Object.assign(Object.create(Object.getPrototypeOf(snapshot)), snapshot) as typeof s;
+    if (root) {
+      if (redaction.context.length > 0) copy.context = redactPaths(s.context, redaction.context, this.secrets);
+      copy.context = scrub(copy.context, this.secrets);
+      copy.output = scrub(s.output, this.secrets);
+    } else if (redaction.context.length > 0 && s.output !== undefined) {
+      // An invoked actor's output is how values enter the context: never shown.
+      collect(s.output, this.secrets);
+      copy.output = REDACTED;
+    }
+    return copy;
+  }
+
+  private redactEvent(event: Record<string, unknown>, toRoot: boolean, redaction: Redaction): Record<string, unknown> {
+    const type = String(event.type);
+    if (redaction.events.has(type)) return redactPayload(event, this.secrets);
+    // What invoked actors receive and report (a promise's result) is how values enter the context.
+    // The machine's input (the tool's arguments) may carry one too, before the context holds it.
+    if (redaction.context.length > 0 && (!toRoot || type === 'xstate.init' || type.startsWith('xstate.done.actor.'))) {
+      return redactPayload(event, this.secrets);
+    }
+    return scrub(event, this.secrets) as Record<string, unknown>;
+  }
+}
+
+/**
+ * The observer of one round's inspection (XState's `inspect` option): every event forwarded under
+ * the flow instance's stable identity, redacting what `redaction` marks sensitive. Create one per
+ * round (the secrets it sees are remembered for the round); resolve `forward` once per runner
+ * ({@link inspectionForward}).
+ */
+export function stableInspector(fid: string, forward: InspectionForward, redaction?: Redaction): RoundObserver {
+  return new RoundInspection(fid, forward, activeRedaction(redaction));
+}
+
+/** One round's inspection: an observer, which may also take its actor's events directly. */
+export interface RoundObserver {
+  next(event: InspectionEvent): void;
+  /** Take the actor's events from its system: see {@link inspectDirectly}. */
+  attach(actor: AnyActorRef, constructed: boolean): void;
+}
+
+/**
+ * Hand an actor system's inspection events to `observer` directly, rather than through XState's
+ * dispatch, which copies every event for every observer (`{ ...event, rootId }`, a copy V8 makes
+ * slowly): with a no-op observer, that dispatch and an `inspect` option given to `createActor`
+ * cost a round more than all the rest of its inspection. The events are XState's own, fresh for
+ * each call, given their `rootId` in place; `observer` must be the system's only one.
+ *
+ * `constructed`: the actor was created without an `inspect` option from a restored snapshot, so
+ * the events of its construction (an `@xstate.actor` for it and for each child restored with it,
+ * in that order: nothing else happens while a snapshot is restored) are reported here, as XState
+ * would have. An actor created from input (whose construction runs the initial microsteps) must
+ * be created with `observer` as its `inspect` option instead, and `constructed` be false.
+ *
+ * When the system lacks the (internal) dispatch hook, as a later XState may, the events go
+ * through XState's dispatch (`system.inspect`, public), only slower.
+ */
+export function inspectDirectly(actor: AnyActorRef, observer: InspectionObserver, constructed: boolean): void {
+  const rootId = actor.sessionId;
+  const deliver =
+    typeof observer === 'function'
+      ? (event: InspectionEvent) => {
+          event.rootId = rootId;
+          observer(event);
+        }
+      : (event: InspectionEvent) => {
+          event.rootId = rootId;
+          observer.next?.(event);
+        };
+  takeDispatch(actor, deliver, observer, constructed);
+}
+
+/** Replace the system's dispatch by `deliver` (or, without the hook, observe it) and report the construction. */
+function takeDispatch(
+  actor: AnyActorRef,
+  deliver: (event: InspectionEvent) => void,
+  observer: InspectionObserver,
+  constructed: boolean,
+): void {
+  const system = actor.system as { _sendInspectionEvent?: unknown; inspect(observer: InspectionObserver): unknown };
+  if (typeof system._sendInspectionEvent === 'function') system._sendInspectionEvent = deliver;
+  else if (constructed) system.inspect(observer);
+  if (constructed) announce(actor, deliver);
+}
+
+/** Report an actor and, depth first, the children restored with it (`@xstate.actor` each). */
+function announce(actorRef: AnyActorRef, deliver: (event: InspectionEvent) => void): void {
+  deliver({ type: '@xstate.actor', actorRef, rootId: '' });
+  const children = (actorRef.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> }).children;
+  if (children) for (const child of Object.values(children)) if (child) announce(child, deliver);
 }
 
 /**

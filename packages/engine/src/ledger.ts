@@ -12,7 +12,7 @@
 
 /** What the engine asks a ledger to redeem at the start of a round. */
 export interface RedeemRequest {
-  /** The envelope's random 96-bit id (base64url, 16 characters). */
+  /** The envelope's random 128-bit id (base64url, 22 characters; 96-bit, 16, for format-version-2 states). */
   readonly jti: string;
   /** A digest (base64url) of this round's `inputResponses`, canonicalised. */
   readonly responsesDigest: string;
@@ -257,7 +257,9 @@ export type RecordStepResult =
  *
  * Implementations must make {@link Ledger.redeem} and {@link Ledger.redeemToken}
  * atomic across processes: of any number of concurrent calls with one jti or
- * code, exactly one wins.
+ * code, exactly one wins. A call that fails because the ledger's database cannot be
+ * reached (restarting, refusing connections) should reject with `LedgerUnavailableError`,
+ * which clients see as a retryable error rather than an internal one.
  */
 export interface Ledger {
   /** Redeem an envelope's jti before any side effect of the round. */

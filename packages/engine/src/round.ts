@@ -219,7 +219,11 @@ export class Round {
       const snapshot = actor.getSnapshot() as AnyMachineSnapshot;
       if (snapshot.status !== 'active' || already.has(key)) continue;
       if (!awaitedDecisions(flow, snapshot).includes(key)) continue;
-      received.push({ key, action: 'accept', decider: decided.auditDecider });
+      // With `auditValues` the decision's answer is recorded too (never a sensitive one's).
+      const shown = flow.auditValues
+        ? { value: flow.inputs[key]?.sensitive ? REDACTED : { action: 'accept', content: decided.content } }
+        : {};
+      received.push({ key, action: 'accept', decider: decided.auditDecider, ...shown });
       actor.send({ type: `input.${key}`, action: 'accept', content: decided.content, decider: decided.decider });
       this.#delivered.push(key);
       if (!(await settle(actor, budgetMs))) return false;
@@ -263,6 +267,13 @@ export class Round {
       received.push({ key, action, ...(flow.auditValues ? { value } : {}) });
     }
     if (asked.length === 0 || Object.keys(held).length < asked.length) return { complete: false, held, notes };
+    // Answers held from an earlier round are used in this one: the audit trail says so here.
+    for (const key of asked) {
+      if (pending.includes(key) && answers[key] !== undefined) continue;
+      const answer = held[key] as { action: string };
+      const value = flow.inputs[key]!.sensitive ? REDACTED : answer;
+      received.push({ key, action: String(answer.action), held: true, ...(flow.auditValues ? { value } : {}) });
+    }
     for (const key of asked) {
       // A previous answer may have moved the machine on; later answers go only where still asked.
       if (key !== asked[0] && !askedKeys(actor.getSnapshot()).includes(key)) continue;
@@ -385,7 +396,7 @@ export class Round {
       } catch (error) {
         return this.#unsaved(error);
       }
-      return { type: 'input_required', ...this.#base, inputRequests, requestState };
+      return expiring({ type: 'input_required', ...this.#base, inputRequests, requestState }, this.#minted);
     };
     return { ...this.#facts, type: 'ask', body, asked: pending, mint };
   }
@@ -397,10 +408,19 @@ export class Round {
     return requests;
   }
 
+  /** When the state sealed last expires (ms), for the audit trail. */
+  #minted = 0;
+
   #seal(body: RoundBody, live: readonly Deadline[]): string {
     const { flow, binding, fid, round } = this.#input;
     const { codec } = this.#settings;
-    return codec.mint(binding, { fid, hash: flow.hash, round, body }, { ttlSeconds: this.#ttlFor(live) }).token;
+    const { token, claims } = codec.mint(
+      binding,
+      { fid, hash: flow.hash, round, body },
+      { ttlSeconds: this.#ttlFor(live) },
+    );
+    this.#minted = claims.exp;
+    return token;
   }
 
   /**
@@ -428,12 +448,8 @@ export class Round {
       const previous = restored.body;
       const inputRequests = this.#requests(restored.pending, previous.s[1], () => reason);
       try {
-        return {
-          type: 'input_required',
-          ...this.#base,
-          inputRequests,
-          requestState: this.#seal(previous, previous.t ?? []),
-        };
+        const requestState = this.#seal(previous, previous.t ?? []);
+        return expiring({ type: 'input_required', ...this.#base, inputRequests, requestState }, this.#minted);
       } catch (again) {
         log({ type: 'flow_error', flow: flow.name, fid, error: again });
       }
@@ -503,4 +519,17 @@ export class Round {
       error instanceof FlowError ? error.message : `The flow "${flow.name}" failed. The server log has details.`;
     return this.#done({ type: 'error', ...this.#base, message }, true);
   }
+}
+
+/** When each minted outcome's requestState expires: read by the audit trail, never sent (not a field). */
+const expiries = new WeakMap<InputRequiredOutcome, number>();
+
+function expiring(outcome: InputRequiredOutcome, expiresAt: number): InputRequiredOutcome {
+  expiries.set(outcome, expiresAt);
+  return outcome;
+}
+
+/** When the requestState of an `input_required` outcome minted by a round expires (ms); `undefined` if unknown. */
+export function mintedExpiry(outcome: InputRequiredOutcome): number | undefined {
+  return expiries.get(outcome);
 }

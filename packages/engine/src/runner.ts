@@ -35,7 +35,19 @@ import { inertClock } from './durableTimers.js';
 import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
 import { type Flow, needsLedgerOnlyForSteps } from './flow.js';
 import type { InputKind } from './inputs.js';
-import { defersEvents, flushInspector, type Inspector, type Redaction, stableInspector } from './inspection.js';
+import {
+  activeRedaction,
+  defersEvents,
+  flushInspector,
+  type InspectionForward,
+  type InspectionObserver,
+  type Inspector,
+  inspectDirectly,
+  inspectionForward,
+  type Redaction,
+  redactArgs,
+  stableInspector,
+} from './inspection.js';
 import { requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { Ledger, ParkedRequest } from './ledger.js';
@@ -46,7 +58,7 @@ import {
   type LifetimeSettings,
 } from './lifetimes.js';
 import type { RoundOutcome } from './outcome.js';
-import { oversizedAnswer, Round, type RoundEnd, type RoundSettings } from './round.js';
+import { mintedExpiry, oversizedAnswer, Round, type RoundEnd, type RoundSettings } from './round.js';
 import { callerKeys, readAnswers, readBody } from './roundBody.js';
 import { createFlowServices } from './services.js';
 
@@ -219,27 +231,42 @@ function createRoundActor(
   machine: AnyStateMachine,
   from: { snapshot: Snapshot<unknown> } | { input: unknown },
   observe:
-    | { fid: string; path: StateValue[]; inspect: Inspector | undefined; audit: boolean; redaction: Redaction }
+    | {
+        fid: string;
+        path: StateValue[];
+        forward: InspectionForward | undefined;
+        audit: boolean;
+        redaction: Redaction | undefined;
+      }
     | undefined,
 ): AnyActorRef {
   if (!observe) return createActor(machine, { ...from, clock: inertClock });
   const { fid, path } = observe;
-  const forward = observe.inspect ? stableInspector(fid, observe.inspect, observe.redaction) : undefined;
+  const forward = observe.forward ? stableInspector(fid, observe.forward, observe.redaction) : undefined;
+  // A restored actor is created without `inspect` (XState's dispatch is the costly part) and
+  // reports its construction after; a fresh one runs its initial microsteps while constructed.
+  const restored = 'snapshot' in from;
   // Without the audit trail nothing records the path: the inspector gets the events as they come.
-  if (!observe.audit)
-    return createActor(machine, { ...from, clock: inertClock, ...(forward ? { inspect: forward } : {}) });
-  const inspect =
-    forward || observe.audit
-      ? (event: InspectionEvent) => {
-          if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
-            const value = (event.snapshot as { value?: StateValue }).value;
-            const last = path[path.length - 1];
-            if (value !== undefined && JSON.stringify(value) !== JSON.stringify(last)) path.push(value);
-          }
-          forward?.(event);
-        }
-      : undefined;
-  return createActor(machine, { ...from, clock: inertClock, ...(inspect ? { inspect } : {}) });
+  if (!observe.audit && forward) {
+    const options = restored ? { ...from, clock: inertClock } : { ...from, clock: inertClock, inspect: forward };
+    const actor = createActor(machine, options);
+    forward.attach(actor, restored);
+    return actor;
+  }
+  const inspect: InspectionObserver = (event: InspectionEvent) => {
+    if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
+      const value = (event.snapshot as { value?: StateValue }).value;
+      const last = path[path.length - 1];
+      if (value !== undefined && JSON.stringify(value) !== JSON.stringify(last)) path.push(value);
+    }
+    forward?.next(event);
+  };
+  const actor = createActor(
+    machine,
+    restored ? { ...from, clock: inertClock } : { ...from, clock: inertClock, inspect },
+  );
+  inspectDirectly(actor, inspect, restored);
+  return actor;
 }
 
 /**
@@ -298,17 +325,18 @@ export function createRunner(options: RunnerOptions): Runner {
   };
   const machines = new Map([...flows.values()].map((flow) => [flow.name, flow.machineWith(services)]));
   const deferring = options.inspect !== undefined && defersEvents(options.inspect);
-  const redactions = new Map<string, Redaction>(
+  const forward = options.inspect !== undefined ? inspectionForward(options.inspect) : undefined;
+  const redactions = new Map<string, Redaction | undefined>(
     [...flows.values()].map((flow) => [
       flow.name,
-      {
+      activeRedaction({
         events: new Set(
           Object.entries(flow.inputs)
             .filter(([, spec]) => (spec as { sensitive?: boolean }).sensitive)
             .map(([key]) => `input.${key}`),
         ),
         context: (flow.sensitive ?? []).map((path) => path.split('.')),
-      },
+      }),
     ]),
   );
   const positive = (name: string, value: number) => {
@@ -349,9 +377,9 @@ export function createRunner(options: RunnerOptions): Runner {
           ? {
               fid,
               path,
-              inspect: options.inspect,
+              forward,
               audit: options.audit !== undefined,
-              redaction: redactions.get(flow.name)!,
+              redaction: redactions.get(flow.name),
             }
           : undefined;
       const restored = 'body' in input.from ? input.from : undefined;
@@ -403,6 +431,11 @@ export function createRunner(options: RunnerOptions): Runner {
           received: round.received,
           outcome: round.outcome,
           ...(round.message !== undefined ? { message: round.message } : {}),
+          ...(round.args !== undefined && round.flow.auditValues
+            ? { args: redactArgs(round.args, redactions.get(round.flow.name)!.context) }
+            : {}),
+          ...(options.storeRequesterNames ? { principalName: round.principal } : {}),
+          ...(round.expiresAt !== undefined ? { expiresAt: round.expiresAt } : {}),
         })
         .catch((error: unknown) => log({ type: 'flow_error', flow: round.flow.name, fid: round.fid, error }));
     },
@@ -617,6 +650,8 @@ export function createRunner(options: RunnerOptions): Runner {
         received,
         outcome: outcome.type,
         ...(outcome.type === 'error' ? { message: outcome.message } : {}),
+        ...(parsedArgs?.success ? { args: parsedArgs.data } : {}),
+        ...(outcome.type === 'input_required' ? { expiresAt: mintedExpiry(outcome) } : {}),
       });
     }
     return outcome;

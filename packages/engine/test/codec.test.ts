@@ -17,14 +17,17 @@ import {
 
 const MODES = ['sealed', 'signed'] as const;
 const decoded = (token: string) => Buffer.from(token, 'base64url');
+/** The header flags of a version-3 token (the high nibble of its second byte). */
+const flagsOf = (token: string) => decoded(token)[1]! >> 4;
 
 describe.each(MODES)('requestState codec, %s mode', (mode) => {
   it('round-trips: every claim comes back intact', () => {
     const { codec } = makeCodec({ mode });
     const { token, claims } = codec.mint(BINDING, CLAIMS);
     expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(claims).toEqual({ ...CLAIMS, v: 2, kid: codec.currentKeyId, iat: T0, exp: T0 + 1_800_000, jti: claims.jti });
-    expect(claims.jti).toMatch(/^[A-Za-z0-9_-]{16}$/);
+    expect(claims).toEqual({ ...CLAIMS, v: 3, kid: codec.currentKeyId, iat: T0, exp: T0 + 1_800_000, jti: claims.jti });
+    // 128 random bits.
+    expect(claims.jti).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(codec.open(token, BINDING)).toEqual(claims);
     expect(codec.mode).toBe(mode);
   });
@@ -157,7 +160,7 @@ describe.each(MODES)('requestState codec, %s mode', (mode) => {
       const { codec: maker } = makeCodec(wide);
       const { token } = maker.mint(BINDING, { ...CLAIMS, body: 'a'.repeat(8 << 20) });
       expect(token.length).toBeLessThan(40_000);
-      expect(decoded(token)[2]).toBe(1); // the compressed flag
+      expect(flagsOf(token)).toBe(1); // the compressed flag
       const { codec } = makeCodec({ mode, maxTokenBytes: 1 << 20 }); // same key, default 256 KiB cap
       const started = performance.now();
       expect(rejection(() => codec.open(token, BINDING))).toBe('payload_too_large');
@@ -183,8 +186,8 @@ describe.each(MODES)('requestState codec, %s mode', (mode) => {
       const small = codec.mint(BINDING, { ...CLAIMS, body: { x: 1 } }).token;
       const repetitive = codec.mint(BINDING, { ...CLAIMS, body: 'abc'.repeat(500) }).token;
       const random = codec.mint(BINDING, { ...CLAIMS, body: [...Array(300)].map(() => Math.random()) }).token;
-      expect(decoded(small)[2]).toBe(0);
-      expect(decoded(repetitive)[2]).toBe(1);
+      expect(flagsOf(small)).toBe(0);
+      expect(flagsOf(repetitive)).toBe(1);
       expect(repetitive.length).toBeLessThan(600);
       expect(codec.open(repetitive, BINDING).body).toBe('abc'.repeat(500));
       expect(codec.open(random, BINDING).body).toHaveLength(300);
@@ -192,13 +195,13 @@ describe.each(MODES)('requestState codec, %s mode', (mode) => {
 
     it('by default deflates signed states only (a client controls part of a sealed body)', () => {
       const { codec } = makeCodec({ mode });
-      const flag = decoded(codec.mint(BINDING, { ...CLAIMS, body: 'abc'.repeat(500) }).token)[2];
+      const flag = flagsOf(codec.mint(BINDING, { ...CLAIMS, body: 'abc'.repeat(500) }).token);
       expect(flag).toBe(mode === 'signed' ? 1 : 0);
     });
 
     it('never deflates with compressThresholdBytes: Infinity', () => {
       const { codec } = makeCodec({ mode, compressThresholdBytes: Number.POSITIVE_INFINITY });
-      expect(decoded(codec.mint(BINDING, { ...CLAIMS, body: 'abc'.repeat(500) }).token)[2]).toBe(0);
+      expect(flagsOf(codec.mint(BINDING, { ...CLAIMS, body: 'abc'.repeat(500) }).token)).toBe(0);
     });
   });
 
@@ -213,7 +216,7 @@ describe.each(MODES)('requestState codec, %s mode', (mode) => {
     const { codec } = makeCodec({ mode });
     const { codec: foreign } = makeCodec({ mode, keys: [KEY_B] });
     const bytes = decoded(foreign.mint(BINDING, CLAIMS).token);
-    decoded(codec.mint(BINDING, CLAIMS).token).copy(bytes, 3, 3, 11);
+    decoded(codec.mint(BINDING, CLAIMS).token).copy(bytes, 2, 2, 6);
     expect(rejection(() => codec.open(bytes.toString('base64url'), BINDING))).toBe('bad_integrity');
   });
 });
@@ -330,6 +333,14 @@ describe('wire format stability', () => {
     signed:
       'AgIBAoWICY9RVYQkkHXDGdax_Ji7Vrg9kD1KBEEQhVcTr9G8uFdm9k9tDPxbxUhwUUQRaWZq3cbZ7t3uGn8YJzPxBBsJ5kaeQLyGGIk3EHOZUUyKoqjHe9-bm7F4b8zNeHWw1mg05p-eP9_S7ss2fd_eh7vxl7QfC49H_ZWd47Oj7PnhtcClznKCgr7Sho09H5BmSCTOMl0zVIGhd2MobG7tQIIdFAbbe5BINVfCVtTqNaN2M-5AYqg9QcWtdmexK5Hk3pNNbqDQP9iHxDR3TLspFKZny0k8bNGKRimRjEyWerJQRSnBZkw-QJ0UMNXvyGVp_3piPAVIaIaKl7pRFEW9akTlqYS24arWFFXyofHjatUJG2cruCShyT-WrbHcBRT7nMqylBiZwM7fHP6WUYWwrqarvEUgzUHEnXWhbSrizobILZtM8IjERIdA9py8-DMO9bkuovwBjvpjR8F_S0JGPFLoGicfBQ',
   };
+  // Minted once (version 3, the current format) with GOLDEN_KEY at T0 from BINDING and CLAIMS. They guard
+  // the whole format, its static dictionary included: if they stop opening, bump the version instead.
+  const GOLDEN_V3 = {
+    sealed:
+      'AwEChYgJEblepXP_thnnAAS_AkbqGVHjGDnGKyqIaBmpR8XXoVUVQyFqQT8FAbs6ZHVjHg2_6U8mrSbosqVZ9HNC6hyknKzPh0DTw1QOQdK0_bVxMv9tf-tbZpCQpi8EfiriMKSXMWQ42a4zSjKY27D0P-1Fq3C6SqqGXSQ6cUkrtH1jHKmd11MMvPtORa1dN_U9x5PiZcpBdybp7tG04K5BeAO7eEp29Zmp8xo9osGYA1VfG9_pK6yAxZhRrX54wwAxF95qaAjEtDyONDO-6PAuOMXqJ5OQH_Lj7Vx67gC4XhAPtjNgVfdR5G0PM5tDk3k7FIrJC5yjJjFeOxqVm-_wUl3E6gl3BZ0AG4K9FaKGZZr4MlHkQfvQ8i6qnCqNuAfDT09Y-Ne6HkZ5LvOVHuaGZp_ePdhW',
+    signed:
+      'AxIChYgJIKWkZb5h_RE752mwh_PLkGOcXqJwh2GCDNPqjU9upZjud0v9WtNZ3JL7WSfvEfuCCFdL96j4iJyNcw8-by1LzClN7UksT8wsycxLD05NLGlPzs8rSa0oeWZu0VSSb2Nq1pKWWJTK7DDZiwEEOpJLi4pS85Irm11Dg9oLS_NLUj1TugrjLZIN04xSLRM7kjMyc1KKUvMetJVk5qYWFR981JSZ0p2Rn5PiWlGQWZRa3JRYwnKgfcXC70btiXnF5alFxQ9BdqZlFuU-UlBUediUn83Uk5FZXJJfVBkGct6Dlrz8ktQ9ICMUilMTS4oVDE0cFRLzUhQMTZwUSvNKMnMUSjJSFQoSi4tT89JTixSgxhWDhUHOBwBoG2HA60Bf8OwrT7TCPOl1',
+  };
   // Version 1 (stored principal and binding digests) was never released; it is refused as such.
   const VERSION_1 = {
     sealed:
@@ -346,6 +357,19 @@ describe('wire format stability', () => {
     const { codec } = makeCodec({ mode, keys: legacyRing(GOLDEN_KEY) });
     expect(codec.open(GOLDEN[mode], BINDING)).toMatchObject({ ...CLAIMS, v: 2, kid: 'AoWICY9RVYQ', iat: T0 });
     expect(rejection(() => codec.open(GOLDEN[mode], { ...BINDING, target: 'other' }))).toBe('bad_integrity');
+  });
+
+  it.each(MODES)('opens a golden %s token minted by format version 3', (mode) => {
+    const { codec } = makeCodec({ mode, keys: legacyRing(GOLDEN_KEY) });
+    const opened = codec.open(GOLDEN_V3[mode], BINDING);
+    expect(opened).toEqual({ ...CLAIMS, v: 3, kid: 'AoWICY9RVYQ', iat: T0, exp: T0 + 1_800_000, jti: opened.jti });
+    expect(opened.jti).toHaveLength(22);
+    expect(rejection(() => codec.open(GOLDEN_V3[mode], { ...BINDING, target: 'other' }))).toBe('bad_integrity');
+  });
+
+  it.each(MODES)('mints version 3 smaller than version 2 for the same claims', (mode) => {
+    const { codec } = makeCodec({ mode, keys: legacyRing(GOLDEN_KEY) });
+    expect(codec.mint(BINDING, CLAIMS).token.length).toBeLessThan(GOLDEN[mode].length);
   });
 
   it.each(MODES)('refuses a %s token of format version 1 as unsupported_version', (mode) => {

@@ -629,8 +629,14 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       await decideAll(runner, bob, first.fid, { approve: true });
       const rounds = await audit.rounds(first.fid);
       const delivered = rounds.flatMap((r) => r.received).filter((a) => a.key === 'manager_approval');
+      // expense_approval records values (auditValues): the decision's content is recorded too.
       expect(delivered).toEqual([
-        { key: 'manager_approval', action: 'accept', decider: codec.digest('bob', 'audit-principal') },
+        {
+          key: 'manager_approval',
+          action: 'accept',
+          decider: codec.digest('bob', 'audit-principal'),
+          value: { action: 'accept', content: { approve: true } },
+        },
       ]);
       expect(rounds.at(-1)).toMatchObject({ outcome: 'complete', principal: codec.digest('bob', 'audit-principal') });
     });

@@ -2,9 +2,9 @@
  * Refused answers are asked again with a hint that says, in words, what was
  * wrong (never the value given): for every kind of form field problem (type,
  * enum, bounds, missing, format) in the re-asked form's message, for a URL
- * elicitation's message, and in the problem a sampling or roots answer is
- * refused with (their requests show the user no text, so they are asked
- * again as they were). Real rounds through the test kit.
+ * elicitation's message, and for sampling and roots (whose requests show the
+ * user no text) in the re-asked request's `_meta` (`baton/refused`), for the
+ * client. Real rounds through the test kit.
  */
 
 import { describe, expect, it } from 'vitest';
@@ -115,8 +115,35 @@ describe('a refused answer is asked again with a hint', () => {
     });
     expect(inputs.workspace.parse({})).toEqual({ ok: false, problem: 'roots: required' });
     const run = await createFlowTester(flow).start({});
+    expect(run.request('workspace')).toEqual({ method: 'roots/list' });
+    expect(run.request('summary')).not.toHaveProperty('params._meta');
     await run.answerRaw({ summary: { role: 'bot' }, workspace: { roots: 'all' } });
     expect(run.asked).toEqual(['details', 'login', 'summary', 'workspace']);
-    expect(run.request('workspace')).toEqual({ method: 'roots/list' });
+    // Their requests show the user no text: the hint is in `_meta`, for the client.
+    expect(run.request('workspace')).toEqual({
+      method: 'roots/list',
+      params: {
+        _meta: {
+          'baton/refused': 'Your previous answer was not accepted (roots: must be a list). Please answer again.',
+        },
+      },
+    });
+    expect(run.request('summary')).toEqual({
+      method: 'sampling/createMessage',
+      params: {
+        messages: [{ role: 'user', content: { type: 'text', text: 'Sum up' } }],
+        maxTokens: 9,
+        _meta: {
+          'baton/refused':
+            'Your previous answer was not accepted (role: must be one of "user", "assistant"; content: required; model: required). Please answer again.',
+        },
+      },
+    });
+    // Answered correctly, they are asked no more.
+    await run.answerRaw({
+      summary: { role: 'assistant', content: { type: 'text', text: 'ok' }, model: 'm' },
+      workspace: { roots: [] },
+    });
+    expect(run.asked).toEqual(['details', 'login']);
   });
 });

@@ -5,10 +5,12 @@
  * raw answers a flow refuses.
  */
 
+import { createMemoryLedger } from '@baton/store';
 import { describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import { z } from 'zod';
-import { ask, defineFlow, defineInputs, form, type InputEvents } from '../src/index.js';
+import { expenseApproval } from '../../../examples/approvals/expenseApproval.js';
+import { ask, defineFlow, defineInputs, form, type InputEvents, type RoundOutcome } from '../src/index.js';
 import { accept, allStates, createFlowTester, decline, flowPaths, unvisitedStates } from '../src/testing/index.js';
 import { deployFlow } from './fixtures/deployFlow.js';
 
@@ -111,5 +113,57 @@ describe('the flow test kit', () => {
     await run.answerRaw({ size: { action: 'accept', content: { count: 'seven' } } });
     expect(run.asked).toEqual(['size']);
     expect(run.request('size')).toMatchObject({ params: { message: expect.stringContaining('count: ') } });
+  });
+
+  describe('decisions', () => {
+    const start = (tester: ReturnType<typeof expenseTester>, amount = 250) =>
+      tester.start({ amount, purpose: 'books' });
+    const expenseTester = () =>
+      createFlowTester(expenseApproval, { ledger: createMemoryLedger(), principal: 'alice', roles: ['manager'] });
+    const text = (o: RoundOutcome) =>
+      o.type === 'error' ? o.message : o.type === 'complete' ? String(o.result.content[0]?.text) : '';
+
+    it('decides as someone else with the role; the requester sees it on its next round', async () => {
+      const tester = expenseTester();
+      const run = await start(tester, 2000);
+      expect(run.status).toBe('input_required');
+      expect(run.asked).toEqual([]); // retry later: nothing for the caller to answer
+      const recorded = await run.decide('manager_approval', { approve: true }, { principal: 'bob' });
+      expect(text(recorded)).toMatch(/^Recorded manager_approval/);
+      // Finance next: a manager may not make it, finance may.
+      const wrongRole = await run.decide(
+        'finance_approval',
+        { approve: true },
+        { principal: 'bob', roles: ['manager'] },
+      );
+      expect(text(wrongRole)).toMatch(/needs the role "finance"/);
+      expect(text(await run.decide('finance_approval', { approve: true }, { principal: 'carol' }))).toMatch(
+        /^Recorded/,
+      );
+      await run.answer({});
+      expect(run.text).toBe('Expense of 2000 approved.');
+      expect(tester.visited).toContainEqual('finance');
+    });
+
+    it('honours four eyes: the requester never decides, whatever its roles', async () => {
+      const run = await start(expenseTester());
+      const own = await run.decide('manager_approval', { approve: true }, { principal: 'alice', roles: ['manager'] });
+      expect(own.type).toBe('error');
+      expect(text(own)).toMatch(/four eyes/);
+    });
+
+    it('re-asks a refused decision saying why (decideRaw), and resumes a run that waits', async () => {
+      const tester = expenseTester();
+      const run = await start(tester);
+      const again = await run.decideRaw('manager_approval', { approve: 'yes' });
+      expect(again.type).toBe('input_required');
+      expect(JSON.stringify(again)).toMatch(/not accepted \(approve: /);
+      // Three "retry later" rounds, then the complete "waiting" result.
+      for (let i = 0; i < 3 && run.status === 'input_required'; i++) await run.answer({});
+      expect(run.text).toMatch(/^Waiting for a decision/);
+      await run.decide('manager_approval', { approve: false });
+      await run.resume();
+      expect(run.text).toBe('Expense of 250 rejected by manager.');
+    });
   });
 });

@@ -2,16 +2,25 @@
  * Type tests of the flow test kit, checked by `pnpm typecheck` (and run by
  * vitest): `start()` takes the args schema's input, `answer()` each input's
  * wire answer (a form's content by its zod schema, so an impossible enum
- * value does not compile), step stubs their step's input and output, and
- * unknown keys are refused. Each `@ts-expect-error` line fails the typecheck
+ * value does not compile), `decide()` each decision's content by its schema,
+ * step stubs their step's input and output, and unknown keys are refused. Each `@ts-expect-error` line fails the typecheck
  * if the kit stops refusing it.
  */
 
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { setup } from 'xstate';
 import { z } from 'zod';
+import { expenseApproval } from '../../../examples/approvals/expenseApproval.js';
 import { ask, defineFlow, defineInputs, form, type InputEvents, roots, sampling, step, url } from '../src/index.js';
-import { accept, cancel, createFlowTester, decline, type WireAnswerOf } from '../src/testing/index.js';
+import {
+  accept,
+  cancel,
+  createFlowTester,
+  type DecisionContentOf,
+  type DecisionKeys,
+  decline,
+  type WireAnswerOf,
+} from '../src/testing/index.js';
 import { deployFlow, type deployInputs } from './fixtures/deployFlow.js';
 
 const inputs = defineInputs({
@@ -99,5 +108,42 @@ describe('the typed test kit', () => {
     createFlowTester(typedFlow, { steps: { issue: async () => 42 } });
     // @ts-expect-error an unknown step id (refused at run time too)
     expect(() => createFlowTester(typedFlow, { steps: { isue: async () => 'RF' } })).toThrow('has no step "isue"');
+  });
+
+  it('types decide() by each decision, and keeps decisions out of answer()', () => {
+    const tester = createFlowTester(expenseApproval);
+    type Run = Awaited<ReturnType<typeof tester.start>>;
+    type Inputs = typeof expenseApproval.inputs;
+    expectTypeOf<DecisionKeys<Inputs>>().toEqualTypeOf<'manager_approval' | 'finance_approval'>();
+    expectTypeOf<DecisionContentOf<Inputs['manager_approval']>>().toEqualTypeOf<{
+      approve: boolean;
+      comment?: string | undefined;
+    }>();
+    const decisions = (run: Run) => [
+      run.decide('manager_approval', { approve: true }),
+      run.decide(
+        'finance_approval',
+        { approve: false, comment: 'over budget' },
+        { principal: 'carol', roles: ['finance'] },
+      ),
+      // @ts-expect-error an impossible value: approve is a boolean
+      run.decide('manager_approval', { approve: 'yes' }),
+      // @ts-expect-error a missing field
+      run.decide('manager_approval', { comment: 'fine' }),
+      // @ts-expect-error an unknown decision key
+      run.decide('ceo_approval', { approve: true }),
+      // @ts-expect-error a decider's principal is a string
+      run.decide('manager_approval', { approve: true }, { principal: 7 }),
+      // @ts-expect-error the caller never answers a decision
+      run.answer({ manager_approval: accept({ approve: true }) }),
+      run.decideRaw('manager_approval', { approve: 'yes' }),
+      run.answer({}),
+      run.resume(),
+    ];
+    expectTypeOf(decisions).toBeFunction();
+    // A flow without decisions has no decision keys.
+    const typed = createFlowTester(typedFlow);
+    // @ts-expect-error typed_flow has no decisions
+    void (() => typed.start({ amount: 1 }).then((run) => run.decide('level', { level: 'low' })));
   });
 });

@@ -106,6 +106,17 @@ function auditContract(name: string, open: (options: AuditLogOptions) => Promise
         message: 'The hotel service is unavailable.',
       };
       await log.append(full);
+      // Schema 5: arguments, the readable principal and the state's expiry round-trip too.
+      const details: AuditEntry = {
+        ...full,
+        fid: newFid(),
+        args: { city: 'Zürich', nights: 3, tags: ['a', null] },
+        principalName: 'alice@example.com',
+        expiresAt: T0 + 900_000,
+        received: [{ key: 'dates', action: 'accept', held: true }],
+      };
+      await log.append(details);
+      expect(await log.rounds(details.fid)).toEqual([details]);
       const [back] = await log.rounds(fid);
       expect(back).toEqual(full);
       expect(JSON.stringify(back)).toBe(JSON.stringify(full));
@@ -359,9 +370,11 @@ describePg('postgres audit log', (serverUrl) => {
     );
     expect(before.columns.filter((c: any) => c.table_name === 'baton_audit').map((c: any) => c.column_name)).toEqual([
       'after',
+      'args',
       'asked',
       'at',
       'before',
+      'expires_at',
       'fid',
       'flow',
       'hash',
@@ -370,6 +383,7 @@ describePg('postgres audit log', (serverUrl) => {
       'outcome',
       'path',
       'principal',
+      'principal_name',
       'received',
       'round',
     ]);

@@ -177,7 +177,12 @@ describe('SQLite migrations', () => {
       expect(after.migrations).toHaveLength(journal('sqlite').entries.length);
       expect(after.migrations.slice(0, VERSION_2_MIGRATIONS)).toEqual(before.migrations);
       expect(after.redemptions).toEqual(before.redemptions);
-      expect({ tokens: dump('baton_tokens'), audit: dump('baton_audit') }).toEqual(old);
+      // Old rows are kept; schema 5's new audit columns are empty on them.
+      const added = { args: null, principal_name: null, expires_at: null };
+      expect({ tokens: dump('baton_tokens'), audit: dump('baton_audit') }).toEqual({
+        ...old,
+        audit: old.audit.map((row) => ({ ...(row as object), ...added })),
+      });
       expect(await ledger.redeem({ jti: 'kept-jti', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 })).toEqual({
         status: 'retry',
         outcome: 'sealed',
@@ -360,7 +365,13 @@ describePg('PostgreSQL migrations', (serverUrl) => {
         expect(await query('select value from baton_meta', fresh.url)).toEqual([{ value: String(SCHEMA_VERSION) }]);
         expect(after.migrations).toHaveLength(journal('pg').entries.length);
         expect(after.migrations.slice(0, VERSION_2_MIGRATIONS)).toEqual(before.migrations);
-        expect({ ...after, migrations: [] }).toEqual({ ...before, migrations: [] });
+        // Old rows are kept; schema 5's new audit columns are empty on them.
+        const added = { args: null, principal_name: null, expires_at: null };
+        expect({ ...after, migrations: [] }).toEqual({
+          ...before,
+          audit: before.audit.map((row) => ({ ...(row as object), ...added })),
+          migrations: [],
+        });
         expect(await ledger.redeem({ jti: 'kept-jti', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 })).toEqual({
           status: 'retry',
           outcome: 'sealed',

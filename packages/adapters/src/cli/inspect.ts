@@ -3,9 +3,10 @@
  * local page on loopback showing the module's flows as state graphs (nested
  * and parallel states as containers, the states that ask for input marked)
  * and, with `--audit`, the recorded instances: the path each took round by
- * round, highlighted on the graph, with a timeline, and what each waits for
+ * round, highlighted on the graph, with a timeline, what each waits for
  * and from whom (read from the requests parked in the ledger, which shares
- * the audit log's database). Works offline: the page
+ * the audit log's database), who started it, its arguments, times and
+ * decisions; the page updates live. Works offline: the page
  * loads nothing but this server. Non-loopback hosts are refused. The URL is
  * printed on stderr once ready; SIGINT and SIGTERM stop it.
  */
@@ -22,7 +23,8 @@ const USAGE = 'baton inspect <flows-module> [--audit sqlite:PATH|postgres://...|
 const HELP = `usage: ${USAGE}
 
 Serve a local page showing the flows of a module as state graphs and, with --audit, the
-recorded flow instances (the path each took round by round, with a timeline).
+recorded flow instances: where each stands, who started it, its arguments (flows with
+auditValues), times and decisions, and the path it took round by round. Updates live.
 
   --audit URL        the audit log to read: sqlite:PATH, postgres://... or memory:
   --http HOST:PORT   loopback address to serve on (default 127.0.0.1:0, a free port)

@@ -4,7 +4,7 @@
  * ones as containers, with what each state asks) and every transition between
  * states as one edge per target, labelled with its event (`always`, deadlines,
  * done and error included); root-level transitions, which leave from any
- * state, are not drawn. Also maps a recorded state value to the state ids it
+ * state, start from the pseudo-state `anyState` (the machine's id). Also maps a recorded state value to the state ids it
  * names. Pure: reads the machine definition, runs nothing.
  */
 import { type Flow, machineGraph, statesOfValue } from '@baton/engine';
@@ -40,6 +40,8 @@ export interface GraphEdge {
   readonly label: string;
   /** The raw event type (`''` for an `always` transition). */
   readonly event: string;
+  /** `event`, `always`, `after`, `done`, `error`, or `root-on` (from {@link FlowGraph.anyState}). */
+  readonly kind: 'event' | 'always' | 'after' | 'done' | 'error' | 'root-on';
 }
 
 /** A flow's state graph. */
@@ -49,6 +51,11 @@ export interface FlowGraph {
   readonly description: string;
   readonly hash: string;
   readonly rootType: 'compound' | 'parallel';
+  /**
+   * The source of root-level transitions (declared on the machine, taken from any state): the
+   * machine's id, drawn as an "any state" marker; `null` when the machine declares none.
+   */
+  readonly anyState: string | null;
   readonly nodes: readonly GraphNode[];
   readonly edges: readonly GraphEdge[];
 }
@@ -76,11 +83,19 @@ export function flowGraph(flow: Flow<any, any>): FlowGraph {
     asks: node.asks.map(({ key, kind }) => ({ key, kind })),
   }));
   const edges: GraphEdge[] = [];
+  let anyState: string | null = null;
   for (const edge of graph.edges) {
-    // The page draws edges between states; a root-level transition (from any state) has no source box.
-    if (edge.source === graph.id) continue;
+    // A root-level transition (from any state) leaves from the machine's id: the page's "any state".
+    if (edge.source === graph.id && edge.targets.length > 0) anyState = graph.id;
     for (const target of edge.targets) {
-      edges.push({ id: `e${edges.length}`, source: edge.source, target, label: edge.label, event: edge.event });
+      edges.push({
+        id: `e${edges.length}`,
+        source: edge.source,
+        target,
+        label: edge.label,
+        event: edge.event,
+        kind: edge.kind,
+      });
     }
   }
   return {
@@ -89,6 +104,7 @@ export function flowGraph(flow: Flow<any, any>): FlowGraph {
     description: flow.description,
     hash: flow.hash,
     rootType: flow.machine.root.type === 'parallel' ? 'parallel' : 'compound',
+    anyState,
     nodes,
     edges,
   };

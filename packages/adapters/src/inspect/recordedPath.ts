@@ -3,15 +3,36 @@
  * round, the states it passed through and the transitions it most likely
  * took (an edge whose source was active and whose target was entered between
  * two consecutive recorded state values, preferring the events of the
- * answers the round received), and what the instance waits for and from
- * whom when its last round left it awaiting decisions by someone else. Pure.
+ * answers the round received), each answer as `key:action` with the
+ * transition it caused (an answer held from an earlier round shows in the
+ * round that used it), and what the instance waits for and from whom when
+ * its last round left it awaiting decisions by someone else. Pure.
  */
 import type { AuditEntry, Flow, RequestStatus } from '@baton/engine';
 import type { StateValue } from 'xstate';
 import { type FlowGraph, statesOf } from './flowGraph.js';
 
+/** One answer of a round as the page shows it. */
+export interface RecordedAnswer {
+  readonly key: string;
+  /** The action the protocol carried: `accept`, `decline`, `cancel`, `unsupported`, or `invalid`. */
+  readonly action: string;
+  /** `key:action`, e.g. `manager_approval:accept` (a rejection is an accepted form saying no). */
+  readonly text: string;
+  /** The answer's value, only when the flow records values (`auditValues`); sensitive ones are `'[redacted]'`. */
+  readonly value?: unknown;
+  /** Received in an earlier round and used in this one. */
+  readonly held?: true;
+  /** A decision's decider (keyed hash). */
+  readonly decider?: string;
+  /** Ids of the graph edges this answer's event took in the round. */
+  readonly transitions: readonly string[];
+}
+
 /** One round as the page shows it. */
 export interface RecordedRound extends AuditEntry {
+  /** Its answers, with the transitions they caused. */
+  readonly answers: readonly RecordedAnswer[];
   /** State ids active before and after the round. */
   readonly beforeStates: readonly string[];
   readonly afterStates: readonly string[];
@@ -135,8 +156,22 @@ export function recordedInstance(
     }
     for (const id of visited) allVisited.add(id);
     for (const id of edges) allEdges.add(id);
+    const byId = new Map(graph.edges.map((edge) => [edge.id, edge]));
+    const answers = entry.received.map(
+      (answer): RecordedAnswer => ({
+        key: answer.key,
+        action: answer.action,
+        text: `${answer.key}:${answer.action}`,
+        ...('value' in answer ? { value: answer.value } : {}),
+        ...(answer.held ? { held: true as const } : {}),
+        ...(answer.decider !== undefined ? { decider: answer.decider } : {}),
+        // An answer refused, or held for a later round, moved nothing here: no edge of its event was taken.
+        transitions: [...new Set(edges)].filter((id) => byId.get(id)?.event === `input.${answer.key}`),
+      }),
+    );
     return {
       ...entry,
+      answers,
       beforeStates: statesOf(flow, entry.before),
       afterStates: statesOf(flow, entry.after),
       visited: [...visited],

@@ -6,21 +6,28 @@
  *
  * - `/` the page, `/inspect.js` and `/inspect.css` its script and styles;
  * - `/api/flows` the flows (name, title, description, states, asks) and whether an audit log is attached;
- * - `/api/flows/:name/graph` a flow's {@link FlowGraph};
+ * - `/api/flows/:name/graph` a flow's {@link FlowGraph}, with its ELK `layout` ({@link GraphLayout});
  * - `/api/instances?flow=NAME&limit=N` recorded instances, newest first;
  * - `/api/instances/:fid` one instance's rounds mapped onto its graph ({@link RecordedInstance}),
  *   with what it waits for and from whom (from the ledger's parked request when a ledger is
- *   given, else from its last recorded round).
+ *   given, else from its last recorded round) and its `details` ({@link InstanceDetails}: who
+ *   started it, its arguments when the flow records values, its status, times and decisions);
+ * - `/api/events` Server-Sent Events: `change` (data `{"instances":[fid,...]}`) whenever a round
+ *   is recorded, read by polling the audit log's newest instances while someone listens; `bye`
+ *   when the server closes.
  *
  * `serveInspect` mounts it on `node:http` and refuses non-loopback binds.
  */
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AuditEntry, AuditLog, Flow, Ledger } from '@baton/engine';
+import type { AuditEntry, AuditLog, DecisionRecord, Flow, Ledger, ParkedRequest } from '@baton/engine';
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
 import { isLoopbackHost, loopbackHostnames } from '../http.js';
 import { toFetchRequest } from '../nodeRequest.js';
 import { type FlowGraph, flowGraph } from './flowGraph.js';
+import { describeInstance } from './instanceView.js';
+import { type GraphLayout, layoutGraph } from './layout.js';
+import { liveEvents } from './liveEvents.js';
 import { loadPageAssets, type PageAssets } from './page.js';
 import {
   type InstanceWaiting,
@@ -41,11 +48,17 @@ export interface InspectHandlerOptions {
   readonly allowedHostnames?: readonly string[];
   /** Failures of the audit log (reporting only; the request answers 500). */
   readonly onError?: (error: Error) => void;
+  /** How often `/api/events` reads the audit log for new rounds while someone listens, ms (default 1000). */
+  readonly pollMs?: number;
+  /** The clock (ms since epoch) that decides whether a state or deadline has passed. Default `Date.now`. */
+  readonly now?: () => number;
 }
 
 /** The web-standard face. */
 export interface InspectHandler {
   fetch(request: Request): Promise<Response>;
+  /** End every `/api/events` stream (each gets a `bye` event) and stop polling. */
+  close(): void;
 }
 
 const SECURITY_HEADERS = {
@@ -80,6 +93,22 @@ export function createInspectHandler(options: InspectHandlerOptions): InspectHan
   const allowed = [...(options.allowedHostnames ?? loopbackHostnames('127.0.0.1'))];
   const byName = new Map(options.flows.map((flow) => [flow.name, flow]));
   const graphs = new Map<string, FlowGraph>();
+  const layouts = new Map<string, Promise<GraphLayout>>();
+  const layoutOf = (flow: Flow) => {
+    let layout = layouts.get(flow.name);
+    if (!layout) {
+      layout = layoutGraph(graphOf(flow));
+      layouts.set(flow.name, layout);
+    }
+    return layout;
+  };
+  const now = options.now ?? Date.now;
+  const events = liveEvents({
+    audit: options.audit,
+    headers: SECURITY_HEADERS,
+    ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
   const graphOf = (flow: Flow) => {
     let graph = graphs.get(flow.name);
     if (!graph) {
@@ -119,7 +148,8 @@ export function createInspectHandler(options: InspectHandlerOptions): InspectHan
     const graphMatch = /^\/api\/flows\/([^/]+)\/graph$/.exec(path);
     if (graphMatch) {
       const flow = byName.get(decodeURIComponent(graphMatch[1]!));
-      return flow ? json(200, graphOf(flow)) : failure(404, `no flow "${decodeURIComponent(graphMatch[1]!)}"`);
+      if (!flow) return failure(404, `no flow "${decodeURIComponent(graphMatch[1]!)}"`);
+      return json(200, { ...graphOf(flow), layout: await layoutOf(flow) });
     }
     if (path === '/api/instances') {
       if (!audit) return json(200, { audit: false, instances: [] });
@@ -137,17 +167,28 @@ export function createInspectHandler(options: InspectHandlerOptions): InspectHan
       const rounds = await audit.rounds(fid);
       if (rounds.length === 0) return failure(404, `no recorded rounds for instance "${fid}"`);
       const mapped = mapInstance(rounds);
-      const parked = await waitingFromLedger(fid);
-      return json(200, parked ? { ...mapped, waiting: parked } : mapped);
+      const request = await options.requests?.getRequest(fid);
+      const decisions = request ? await options.requests!.listDecisions({ id: fid }) : [];
+      const parked = request ? waitingFromLedger(request, decisions) : undefined;
+      const details = describeInstance({
+        flow: byName.get(rounds[0]!.flow),
+        rounds,
+        ...(request ? { request } : {}),
+        decisions,
+        now: now(),
+      });
+      return json(200, { ...(parked ? { ...mapped, waiting: parked } : mapped), details });
+    }
+    if (path === '/api/events') {
+      if (!audit) return failure(404, 'no audit log attached (start with --audit URL)');
+      return events.open();
     }
     return failure(404, 'not found');
   }
 
-  /** What the ledger's parked request says the instance waits for; `undefined` when none is parked. */
-  async function waitingFromLedger(fid: string): Promise<InstanceWaiting | undefined> {
-    const row = await options.requests?.getRequest(fid);
-    if (!row) return undefined;
-    const pending = row.status === 'waiting' ? await options.requests!.listDecisions({ id: fid }) : [];
+  /** What the ledger's parked request says the instance waits for. */
+  function waitingFromLedger(row: ParkedRequest, records: readonly DecisionRecord[]): InstanceWaiting {
+    const pending = row.status === 'waiting' ? records : [];
     const decisions = row.waitingFor.map((wait): WaitingDecision => {
       const record = pending.find((d) => d.key === wait.key && d.status === 'pending');
       return {
@@ -167,7 +208,7 @@ export function createInspectHandler(options: InspectHandlerOptions): InspectHan
         fid: rounds[0]!.fid,
         flow: rounds[0]!.flow,
         currentDefinition: false,
-        rounds: rounds.map((entry) => ({ ...entry, ...empty })),
+        rounds: rounds.map((entry) => ({ ...entry, ...empty, answers: [] })),
         visited: [],
         edges: [],
         known: false,
@@ -177,6 +218,7 @@ export function createInspectHandler(options: InspectHandlerOptions): InspectHan
   }
 
   return {
+    close: () => events.close(),
     async fetch(request) {
       const rejected = hostHeaderValidationResponse(request, allowed) ?? originValidationResponse(request, allowed);
       if (rejected) return failure(403, 'forbidden: this page answers on loopback names only');
@@ -225,6 +267,31 @@ export async function serveInspect(options: ServeInspectOptions): Promise<Inspec
   const server = createServer(async (req, res) => {
     try {
       const response = await handler.fetch(toFetchRequest(req, `${origin}:${port()}`));
+      const streaming = response.headers.get('content-type')?.startsWith('text/event-stream') && response.body;
+      if (streaming && req.method === 'HEAD') {
+        await response.body!.cancel();
+        res.writeHead(response.status, Object.fromEntries(response.headers));
+        res.end();
+        return;
+      }
+      if (streaming) {
+        // A live stream: written as it comes, ended when either side closes.
+        res.writeHead(response.status, Object.fromEntries(response.headers));
+        res.flushHeaders();
+        const reader = response.body!.getReader();
+        streams.add(res);
+        res.once('close', () => {
+          streams.delete(res);
+          void reader.cancel().catch(() => {});
+        });
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          res.write(value);
+        }
+        res.end();
+        return;
+      }
       const body = req.method === 'HEAD' ? undefined : Buffer.from(await response.arrayBuffer());
       res.writeHead(response.status, Object.fromEntries(response.headers));
       res.end(body);
@@ -235,6 +302,7 @@ export async function serveInspect(options: ServeInspectOptions): Promise<Inspec
     }
   });
   const port = () => (server.address() as AddressInfo).port;
+  const streams = new Set<ServerResponse>();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, bare, () => {
@@ -244,10 +312,22 @@ export async function serveInspect(options: ServeInspectOptions): Promise<Inspec
   });
   return {
     url: new URL(`${origin}:${port()}/`),
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      // Live streams say `bye` first (so pages stop instead of retrying): wait, bounded, until written.
+      handler.close();
+      const ended = [...streams].map((res) => new Promise<void>((done) => res.once('close', () => done())));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(ended),
+        new Promise<void>((done) => {
+          timer = setTimeout(done, 1000);
+        }),
+      ]);
+      clearTimeout(timer);
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }

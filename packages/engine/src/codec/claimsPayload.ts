@@ -1,11 +1,16 @@
 /**
- * The payload of a version-2 requestState: the claims a codec seals, laid out
- * as a fixed 48-byte binary prefix followed by the body as JSON. Fixed fields
- * cost fixed bytes and no parsing: `iat` and `exp` (ms since epoch, 48-bit),
- * `round` (32-bit), and the 128-bit `fid` and definition `hash` (base64url on
- * the API side, raw bytes here). Decoding runs only on authenticated bytes;
- * its checks catch a codec bug, not an attacker.
+ * The payload of a requestState: the claims a codec seals. Format version 3
+ * (written): `iat` (ms since epoch, 48-bit), the lifetime `exp - iat` (a
+ * varint: whole seconds times 2, or ms times 2 plus 1), `round` (varint), the
+ * 128-bit `fid` and definition `hash` (raw bytes here, base64url on the API
+ * side), then the body in the compact binary encoding of `compactValue.ts`
+ * (absent when the body is `undefined`). Version 2 (still read during the
+ * transition): a fixed 48-byte prefix (`iat`, `exp` 48-bit each, `round`
+ * 32-bit, `fid`, `hash`) and the body as JSON. Decoding runs only on
+ * authenticated bytes; its checks catch a codec bug, not an attacker, and
+ * still refuse anything malformed with InvalidRequestStateError.
  */
+import { type Dictionary, decodeValue, encodeValue } from './compactValue.js';
 import { fail } from './envelope.js';
 
 /** Bytes of the fixed prefix. */
@@ -28,11 +33,12 @@ export interface PayloadClaims {
 }
 
 /**
- * Encode claims.
+ * Encode claims in format version 2 (kept for the tests of the transition: states minted before
+ * an upgrade).
  * @throws TypeError for ids that are not 16 bytes of canonical base64url, a round that is not a
  *   32-bit unsigned integer, times out of range, or a body JSON cannot carry (non-finite numbers).
  */
-export function encodePayload(claims: PayloadClaims): Buffer {
+export function encodePayloadV2(claims: PayloadClaims): Buffer {
   const { iat, exp, round } = claims;
   if (!Number.isInteger(round) || round < 0 || round > MAX_UINT32) {
     throw new TypeError('requestState: round must be an integer from 0 to 2^32 - 1');
@@ -49,8 +55,8 @@ export function encodePayload(claims: PayloadClaims): Buffer {
   return out;
 }
 
-/** Decode authenticated payload bytes. */
-export function decodePayload(bytes: Buffer): PayloadClaims {
+/** Decode authenticated version-2 payload bytes. */
+export function decodePayloadV2(bytes: Buffer): PayloadClaims {
   if (bytes.length < FIXED_BYTES) fail('malformed');
   let body: unknown;
   if (bytes.length > FIXED_BYTES) {
@@ -68,6 +74,78 @@ export function decodePayload(bytes: Buffer): PayloadClaims {
     hash: bytes.toString('base64url', 32, 48),
     body,
   };
+}
+
+/**
+ * Encode claims in format version 3; strings of the body equal to one of `dictionary` travel as
+ * references to it.
+ * @throws TypeError for ids that are not 16 bytes of canonical base64url, a round that is not a
+ *   32-bit unsigned integer, times out of range or `exp` before `iat`, or a body JSON cannot
+ *   carry (non-finite numbers, bigints, cycles, nesting past 512 levels).
+ */
+export function encodePayload(claims: PayloadClaims, dictionary: Dictionary): Buffer {
+  const { iat, exp, round } = claims;
+  if (!Number.isInteger(round) || round < 0 || round > MAX_UINT32) {
+    throw new TypeError('requestState: round must be an integer from 0 to 2^32 - 1');
+  }
+  if (!isTime(iat) || !isTime(exp) || exp < iat) {
+    throw new TypeError('requestState: iat and exp must be ms since epoch, exp not before iat');
+  }
+  const lifetime = exp - iat;
+  const head = Buffer.allocUnsafe(6 + 8 + 5 + 2 * ID_BYTES);
+  head.writeUIntBE(iat, 0, 6);
+  let at = writeVarint(head, 6, lifetime % 1000 === 0 ? (lifetime / 1000) * 2 : lifetime * 2 + 1);
+  at = writeVarint(head, at, round);
+  writeId(head, at, claims.fid, 'fid');
+  writeId(head, at + ID_BYTES, claims.hash, 'hash');
+  const fixed = head.subarray(0, at + 2 * ID_BYTES);
+  return claims.body === undefined ? fixed : encodeValue(claims.body, dictionary, fixed);
+}
+
+/** Decode authenticated version-3 payload bytes, with the dictionary of the state's binding. */
+export function decodePayload(bytes: Buffer, dictionary: Dictionary): PayloadClaims {
+  if (bytes.length < 6) fail('malformed');
+  const iat = bytes.readUIntBE(0, 6);
+  const [lifetime, afterLifetime] = readVarint(bytes, 6);
+  const [round, afterRound] = readVarint(bytes, afterLifetime);
+  const idsEnd = afterRound + 2 * ID_BYTES;
+  if (bytes.length < idsEnd || round > MAX_UINT32) fail('malformed');
+  const exp = iat + (lifetime % 2 === 0 ? (lifetime / 2) * 1000 : (lifetime - 1) / 2);
+  return {
+    iat,
+    exp,
+    round,
+    fid: bytes.toString('base64url', afterRound, afterRound + ID_BYTES),
+    hash: bytes.toString('base64url', afterRound + ID_BYTES, idsEnd),
+    body: bytes.length > idsEnd ? decodeValue(bytes.subarray(idsEnd), dictionary) : undefined,
+  };
+}
+
+/** Write an unsigned LEB128 varint of a safe integer; returns the offset after it. */
+function writeVarint(out: Buffer, offset: number, value: number): number {
+  let at = offset;
+  while (value >= 0x80) {
+    out[at++] = (value % 0x80) | 0x80;
+    value = Math.floor(value / 0x80);
+  }
+  out[at++] = value;
+  return at;
+}
+
+/** Read an unsigned LEB128 varint (at most 8 bytes, canonical); returns it and the offset after it. */
+function readVarint(bytes: Buffer, offset: number): [number, number] {
+  let value = 0;
+  let scale = 1;
+  for (let at = offset; at < offset + 8 && at < bytes.length; at++) {
+    const b = bytes[at]!;
+    value += (b & 0x7f) * scale;
+    if (b < 0x80) {
+      if ((b === 0 && at > offset) || value > Number.MAX_SAFE_INTEGER) break;
+      return [value, at + 1];
+    }
+    scale *= 0x80;
+  }
+  return fail('malformed');
 }
 
 function isTime(value: number): boolean {

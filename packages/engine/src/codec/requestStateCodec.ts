@@ -5,18 +5,25 @@
  * checked before anything decoded is parsed, and every failure is one opaque
  * `InvalidRequestStateError` whose `reason` is for the server log only.
  *
- * Wire format, version 2: `base64url(envelope)`, canonical, unpadded (see `envelope.ts`).
+ * Wire format, version 3: `base64url(envelope)`, canonical, unpadded (see `envelope.ts`).
  * - header flags: bit 0 = payload deflate-raw'd; other bits must be 0. Modes: 0x01 sealed
  *   (AES-256-GCM, the default), 0x02 signed (HMAC-SHA256/128, payload readable), 0x03 blob.
  * - the binding, `canonicalJson([principal, flow, method, target, args])`, is authenticated as
  *   associated data and never stored: a state presented by another principal, or for another
- *   flow, tool or arguments, fails integrity like a forged one (reason `bad_integrity`).
- * - the payload is `claimsPayload.ts`'s: 48 fixed bytes (iat, exp, round, fid, hash) + body JSON.
- * - the jti is the envelope's authenticated random 12 bytes (the GCM IV, or the signed nonce).
- * - blobs (mode 0x03, for ledger outcomes) are sealed under a per-purpose subkey, with optional
- *   associated data (the runner's: `canonicalJson([jti, flow, fid])`) authenticated, not stored.
- * Version 1 (JSON claims with stored principal and binding digests) is refused as
- * `unsupported_version`: no release ever minted it.
+ *   flow, tool or arguments, fails integrity like a forged one (reason `bad_integrity`). This
+ *   is how the design's "request digest" and "keyed hash of the principal" claims are carried:
+ *   exactly, in zero bytes, and without even a hash of the principal in the state.
+ * - the payload is `claimsPayload.ts`'s: iat, lifetime, round, fid, definition hash, then the
+ *   body in the compact binary encoding of `compactValue.ts`, whose dictionary (the flow name
+ *   and the arguments' strings) comes from the binding.
+ * - the jti is the envelope's authenticated random 16 bytes (128 bits; the GCM IV is its first
+ *   12, or the signed nonce).
+ * - blobs (mode 0x03, for ledger outcomes stored for days) keep the version-2 layout.
+ * Version 2 (11-byte header, 12-byte nonce and jti, 48 fixed bytes of claims, body as JSON) is
+ * still opened, so states in flight across an upgrade finish; drop it one maximum state
+ * lifetime (`--max-ttl`) after every server mints version 3. Version 1 (JSON claims with
+ * stored principal and binding digests) is refused as `unsupported_version`: no release
+ * ever minted it.
  *
  * Limits and caveats: GCM IVs are random, so mint well under 2^32 states per key (rotate keys).
  * Compression before encryption lets whoever sees token sizes learn something about how a body
@@ -28,8 +35,23 @@ import { createHmac } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { InvalidRequestStateError, StateTooLargeError } from '../errors.js';
 import { canonicalJson } from './canonicalJson.js';
-import { decodePayload, encodePayload } from './claimsPayload.js';
-import { decodeWire, fail, nonceOf, readHeader, seal, sign, unseal, verify, writeHeader } from './envelope.js';
+import { decodePayload, decodePayloadV2, encodePayload } from './claimsPayload.js';
+import { type Dictionary, dictionaryOf } from './compactValue.js';
+import {
+  decodeWire,
+  fail,
+  keyLookup,
+  LAYOUT_V2,
+  LAYOUT_V3,
+  nonceOf,
+  readHeader,
+  seal,
+  sign,
+  unseal,
+  verify,
+  versionOf,
+  writeHeader,
+} from './envelope.js';
 import { createKeyRing, type KeyRing } from './keyRing.js';
 import type {
   CodecMode,
@@ -60,8 +82,8 @@ export interface RequestStateCodecOptions {
   readonly now?: () => number;
 }
 
-/** Envelope format version written (and the only one read) by this codec. */
-export const REQUEST_STATE_VERSION = 2;
+/** Envelope format version written by this codec (it also opens version 2, the previous one). */
+export const REQUEST_STATE_VERSION = 3;
 
 const MODE_BYTE = { sealed: 0x01, signed: 0x02 } as const;
 const BLOB_MODE_BYTE = 0x03;
@@ -88,6 +110,8 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
     true,
   );
   const now = options.now ?? Date.now;
+  const keyOfV3 = keyLookup(ring, LAYOUT_V3.kidBytes);
+  const keyOfV2 = keyLookup(ring, LAYOUT_V2.kidBytes);
   // A runner opens and mints with the same binding object in one round: encode it once.
   const contexts = new WeakMap<StateBinding, Buffer>();
   const contextOf = (binding: StateBinding): Buffer => {
@@ -98,6 +122,15 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
     }
     return context;
   };
+  const dictionaries = new WeakMap<StateBinding, Dictionary>();
+  const dictionaryFor = (binding: StateBinding): Dictionary => {
+    let dictionary = dictionaries.get(binding);
+    if (dictionary === undefined) {
+      dictionary = dictionaryOf(binding.flow, binding.args);
+      dictionaries.set(binding, dictionary);
+    }
+    return dictionary;
+  };
 
   return {
     mode,
@@ -107,14 +140,11 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
       const key = ring.current;
       const iat = Math.floor(now());
       const exp = iat + Math.round(positive('ttlSeconds', mintOptions?.ttlSeconds ?? ttlSeconds) * 1000);
-      let payload = encodePayload({
-        iat,
-        exp,
-        round: claims.round,
-        fid: claims.fid,
-        hash: claims.hash,
-        body: claims.body,
-      });
+      const context = contextOf(binding);
+      let payload = encodePayload(
+        { iat, exp, round: claims.round, fid: claims.fid, hash: claims.hash, body: claims.body },
+        dictionaryFor(binding),
+      );
       if (payload.length > maxPayloadBytes) {
         throw new StateTooLargeError('payload', payload.length, maxPayloadBytes);
       }
@@ -126,12 +156,11 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
           flags |= FLAG_DEFLATE;
         }
       }
-      const header = writeHeader(REQUEST_STATE_VERSION, modeByte, flags, key);
-      const context = contextOf(binding);
+      const header = writeHeader(LAYOUT_V3, modeByte, flags, key);
       const envelope =
         mode === 'sealed'
-          ? seal(key.keyObject('seal'), header, payload, context)
-          : sign(key.subkey('sign'), header, payload, context);
+          ? seal(LAYOUT_V3, key.keyObject('seal'), header, payload, context)
+          : sign(LAYOUT_V3, key.subkey('sign'), header, payload, context);
       const token = envelope.toString('base64url');
       if (token.length > maxTokenBytes) {
         throw new StateTooLargeError('token', token.length, maxTokenBytes);
@@ -141,7 +170,7 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
         kid: key.kid,
         iat,
         exp,
-        jti: nonceOf(envelope).toString('base64url'),
+        jti: nonceOf(LAYOUT_V3, envelope).toString('base64url'),
         fid: claims.fid,
         hash: claims.hash,
         round: claims.round,
@@ -154,23 +183,32 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
       if (typeof token !== 'string') fail('malformed');
       if (token.length > maxTokenBytes) fail('too_large');
       const envelope = decodeWire(token);
-      const { key, flags } = readHeader(envelope, REQUEST_STATE_VERSION, modeByte, FLAG_DEFLATE, ring);
+      const layout = versionOf(envelope) === LAYOUT_V2.version ? LAYOUT_V2 : LAYOUT_V3;
+      const { key, flags } = readHeader(
+        envelope,
+        layout,
+        modeByte,
+        FLAG_DEFLATE,
+        layout === LAYOUT_V2 ? keyOfV2 : keyOfV3,
+      );
       // A binding that cannot be encoded (a NaN or a bigint in the arguments) matches no state.
       const context = attempt(() => contextOf(binding));
       const sealedBytes =
         mode === 'sealed'
-          ? unseal(key.keyObject('seal'), envelope, context)
-          : verify(key.subkey('sign'), envelope, context);
-      const c = decodePayload(inflate(sealedBytes, flags, maxPayloadBytes));
+          ? unseal(layout, key.keyObject('seal'), envelope, context)
+          : verify(layout, key.subkey('sign'), envelope, context);
+      const payload = inflate(sealedBytes, flags, maxPayloadBytes);
+      // The binding verified with the state, so its dictionary is the one the state was minted with.
+      const c = layout === LAYOUT_V2 ? decodePayloadV2(payload) : decodePayload(payload, dictionaryFor(binding));
       const t = now();
       if (t > c.exp) fail('expired');
       if (c.iat > t + skewMs) fail('not_yet_valid');
       return {
-        v: REQUEST_STATE_VERSION,
+        v: layout.version,
         kid: key.kid,
         iat: c.iat,
         exp: c.exp,
-        jti: nonceOf(envelope).toString('base64url'),
+        jti: nonceOf(layout, envelope).toString('base64url'),
         fid: c.fid,
         hash: c.hash,
         round: c.round,
@@ -180,19 +218,25 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
 
     sealBlob(plaintext: string, purpose: string, associatedData?: string): string {
       const key = ring.current;
-      const header = writeHeader(REQUEST_STATE_VERSION, BLOB_MODE_BYTE, 0, key);
+      const header = writeHeader(LAYOUT_V2, BLOB_MODE_BYTE, 0, key);
       const context = blobContext(associatedData);
-      return seal(key.keyObject(`blob:${purpose}`), header, Buffer.from(plaintext, 'utf8'), context).toString(
-        'base64url',
-      );
+      return seal(
+        LAYOUT_V2,
+        key.keyObject(`blob:${purpose}`),
+        header,
+        Buffer.from(plaintext, 'utf8'),
+        context,
+      ).toString('base64url');
     },
 
     openBlob(sealed: string, purpose: string, associatedData?: string): string {
       try {
         if (typeof sealed !== 'string') fail('malformed');
         const envelope = decodeWire(sealed);
-        const { key } = readHeader(envelope, REQUEST_STATE_VERSION, BLOB_MODE_BYTE, 0, ring);
-        return unseal(key.keyObject(`blob:${purpose}`), envelope, blobContext(associatedData)).toString('utf8');
+        const { key } = readHeader(envelope, LAYOUT_V2, BLOB_MODE_BYTE, 0, keyOfV2);
+        return unseal(LAYOUT_V2, key.keyObject(`blob:${purpose}`), envelope, blobContext(associatedData)).toString(
+          'utf8',
+        );
       } catch {
         throw new InvalidRequestStateError('bad_integrity');
       }

@@ -48,7 +48,7 @@ export interface RequestStateClaims<TBody = unknown> extends MintClaims<TBody> {
   readonly iat: number;
   /** Expires at, ms since epoch. */
   readonly exp: number;
-  /** Random 96-bit id of this state (base64url, 16 characters): what a ledger redeems. */
+  /** Random 128-bit id of this state (base64url, 22 characters; 96-bit, 16, in format version 2): what a ledger redeems. */
   readonly jti: string;
 }
 

@@ -11,7 +11,10 @@
  * Everything is typed by the flow: `start()` takes the args schema's input,
  * `answer()` each input's wire answer (a form's content by its zod schema),
  * step stubs their step's input and output; `answerRaw()` sends anything, to
- * test what a flow does with an answer it refuses.
+ * test what a flow does with an answer it refuses. Decisions are made by
+ * someone else through the runner's decision tools: `decide()` takes the
+ * decision's content typed by its schema and the decider (principal, roles),
+ * and four eyes hold (the tester's principal is the requester).
  */
 import type { AnyStateMachine, StateMachine, StateValue } from 'xstate';
 import { generateKey } from '../codec/keyRing.js';
@@ -29,6 +32,7 @@ import type {
   UrlAnswer,
   WireInputRequest,
 } from '../inputs.js';
+import { isDecision } from '../inputs.js';
 import type { Ledger } from '../ledger.js';
 import type { RoundOutcome } from '../outcome.js';
 import { type CallContext, type ClientInputCapabilities, createRunner, type FlowMethod } from '../runner.js';
@@ -62,8 +66,34 @@ export type CallerKeys<TInputs extends InputCatalog> = {
   [K in keyof TInputs & string]: TInputs[K] extends DecisionSpec<any, any> ? never : K;
 }[keyof TInputs & string];
 
+/** The keys of a catalog's decisions (made by someone else, through the decision tools). */
+export type DecisionKeys<TInputs extends InputCatalog> = {
+  [K in keyof TInputs & string]: TInputs[K] extends DecisionSpec<any, any> ? K : never;
+}[keyof TInputs & string];
+
+/** What a decider answers for a decision: its form's content, typed by the decision's schema. */
+export type DecisionContentOf<S> = 0 extends 1 & S
+  ? unknown
+  : S extends DecisionSpec<infer C, any>
+    ? 0 extends 1 & C
+      ? unknown
+      : C
+    : never;
+
+/**
+ * Who decides, in {@link FlowRun.decide}: a principal (default `"test-decider"`) and its roles
+ * (default: the decision's role, when it names one). The requester (the tester's `principal`)
+ * is refused, whatever its roles: four eyes.
+ */
+export interface Decider {
+  readonly principal?: string;
+  readonly roles?: readonly string[];
+}
+
 /** What {@link FlowRun.answer} takes: any of the caller's keys, each with its typed wire answer. */
-export type TestAnswers<TInputs extends InputCatalog> = { [K in CallerKeys<TInputs>]?: WireAnswerOf<TInputs[K]> };
+export type TestAnswers<TInputs extends InputCatalog> = [CallerKeys<TInputs>] extends [never]
+  ? Readonly<Record<string, never>> // nothing to answer (only decisions): `{}`, to retry
+  : { [K in CallerKeys<TInputs>]?: WireAnswerOf<TInputs[K]> };
 
 /** The actors a machine's `setup({ actors })` provides. */
 type ProvidedActors<TMachine> =
@@ -85,8 +115,10 @@ export type StepStubs<TMachine extends AnyStateMachine> = [ProvidedActors<TMachi
 
 /** Options of {@link createFlowTester}. */
 export interface FlowTesterOptions<TMachine extends AnyStateMachine = AnyStateMachine> {
-  /** Principal bound into states (default `"test-user"`). */
+  /** Principal bound into states (default `"test-user"`): the requester. */
   principal?: string;
+  /** The requester's roles (a requester never decides its own request, whatever they are). */
+  roles?: readonly string[];
   /** Method (default `tools/call`). */
   method?: FlowMethod;
   /** Input kinds the pretend client declares (default: all). */
@@ -140,6 +172,28 @@ export interface FlowRun<TInputs extends InputCatalog = InputCatalog> {
   answer(responses: TestAnswers<TInputs>): Promise<RoundOutcome>;
   /** Answer the latest round with anything (to test refused answers); like {@link answer} otherwise. */
   answerRaw(responses: Record<string, unknown>): Promise<RoundOutcome>;
+  /**
+   * Make the decision `key` as someone else, through the runner's decision tools (what
+   * `baton_decide` does: ask for the form, then answer it with `content`). Returns the decider's
+   * outcome: `complete` ("Recorded …"), `input_required` (the content was refused: asked again
+   * saying why), or `error` (not allowed: the requester itself, the wrong role; decided, expired).
+   * The run's own outcome does not change: the requester sees the decision on its next round
+   * ({@link answer} with `{}` while it is asked to retry, or {@link resume}). Needs a ledger.
+   *
+   * @example `await run.decide('manager_approval', { approve: true }, { principal: 'bob', roles: ['manager'] })`
+   */
+  decide<K extends DecisionKeys<TInputs>>(
+    key: K,
+    content: DecisionContentOf<TInputs[K]>,
+    as?: Decider,
+  ): Promise<RoundOutcome>;
+  /** {@link decide} with any content and any key (to test refused decisions). */
+  decideRaw(key: string, content: unknown, as?: Decider): Promise<RoundOutcome>;
+  /**
+   * The requester continues its parked run (the runner's `resume`, what `baton_resume` does): for
+   * a run whose latest outcome is the complete "waiting for a decision" result. Returns the new outcome.
+   */
+  resume(): Promise<RoundOutcome>;
 }
 
 /** A flow test harness. */
@@ -242,6 +296,9 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     ...(options.ttlSeconds !== undefined ? { ttlSeconds: options.ttlSeconds } : {}),
     ...(options.maxTtlSeconds !== undefined ? { maxTtlSeconds: options.maxTtlSeconds } : {}),
     ...(options.ledger ? { ledger: options.ledger } : {}),
+    // A round awaiting decisions answers "retry later" at once (no real-time hold in a test).
+    holdMs: 0,
+    pollMs: 1,
     inspect: (event) => {
       // Every state of the root actor: each microstep's (so a transient `always` state counts)
       // and each snapshot's (the initial state, which no microstep reports).
@@ -258,6 +315,7 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     method: options.method ?? 'tools/call',
     target: flow.name,
     ...(options.capabilities ? { capabilities: options.capabilities } : {}),
+    ...(options.roles ? { roles: options.roles } : {}),
   };
 
   async function start(args: unknown): Promise<FlowRun<TInputs>> {
@@ -286,7 +344,31 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
       },
       answer: (responses) => answer(responses as Record<string, unknown>),
       answerRaw: (responses) => answer(responses),
+      decide: (key, content, as) => decide(key, content, as),
+      decideRaw: decide,
+      async resume() {
+        const next = await runner.resume({ id: outcomes[0]!.fid, context });
+        outcomes.push(next);
+        return next;
+      },
     };
+    async function decide(key: string, content: unknown, as: Decider = {}): Promise<RoundOutcome> {
+      const spec = flow.inputs[key];
+      const decider = {
+        principal: as.principal ?? 'test-decider',
+        roles: as.roles ?? (isDecision(spec) && spec.role !== undefined ? [spec.role] : []),
+      };
+      const id = outcomes[0]!.fid;
+      const asked = await runner.decide({ id, key, context: decider });
+      if (asked.type !== 'input_required') return asked;
+      return runner.decide({
+        id,
+        key,
+        context: decider,
+        requestState: asked.requestState,
+        inputResponses: { decision: { action: 'accept', content } },
+      });
+    }
     async function answer(responses: Record<string, unknown>): Promise<RoundOutcome> {
       const o = latest();
       if (o.type !== 'input_required') throw new Error(`the run is ${o.type}; nothing to answer`);

@@ -61,6 +61,9 @@ export type AuditRow = {
   received: string;
   outcome: string;
   message: string | null;
+  args: string | null;
+  principalName: string | null;
+  expiresAt: number | null;
 };
 
 /** Named placeholders for every `AuditRow` column: the prepared insert of each driver binds a row to them. */
@@ -79,6 +82,9 @@ export const AUDIT_ROW_PLACEHOLDERS = {
   received: sql.placeholder('received'),
   outcome: sql.placeholder('outcome'),
   message: sql.placeholder('message'),
+  args: sql.placeholder('args'),
+  principalName: sql.placeholder('principalName'),
+  expiresAt: sql.placeholder('expiresAt'),
 } satisfies Record<keyof AuditRow, unknown>;
 
 /** An instance summary as a driver reads it (aggregates may come back as strings or bigints). */
@@ -128,6 +134,12 @@ export function toAuditRow(entry: AuditEntry): AuditRow {
   if (entry.message !== undefined && typeof entry.message !== 'string') {
     throw new AuditEntryError('audit entry field "message" must be a string when present');
   }
+  if (entry.principalName !== undefined && typeof entry.principalName !== 'string') {
+    throw new AuditEntryError('audit entry field "principalName" must be a string when present');
+  }
+  if (entry.expiresAt !== undefined && (typeof entry.expiresAt !== 'number' || !Number.isFinite(entry.expiresAt))) {
+    throw new AuditEntryError('audit entry field "expiresAt" must be a finite number when present');
+  }
   return {
     fid: text('fid', false),
     flow: text('flow'),
@@ -143,6 +155,9 @@ export function toAuditRow(entry: AuditEntry): AuditRow {
     received: list('received'),
     outcome: entry.outcome,
     message: entry.message ?? null,
+    args: entry.args === undefined ? null : json(entry.args, 'args'),
+    principalName: entry.principalName ?? null,
+    expiresAt: entry.expiresAt === undefined ? null : Math.round(entry.expiresAt),
   };
 }
 
@@ -163,6 +178,9 @@ export function fromAuditRow(row: AuditRow): AuditEntry {
     received: JSON.parse(row.received),
     outcome: row.outcome as AuditOutcome,
     ...(row.message === null ? {} : { message: row.message }),
+    ...(row.args === null || row.args === undefined ? {} : { args: JSON.parse(row.args) }),
+    ...(row.principalName === null || row.principalName === undefined ? {} : { principalName: row.principalName }),
+    ...(row.expiresAt === null || row.expiresAt === undefined ? {} : { expiresAt: Number(row.expiresAt) }),
   };
 }
 

@@ -11,6 +11,11 @@
  * exactly one concurrent writer match. Opening connects and migrates at
  * once, so an unreachable or misconfigured database fails at start-up with a
  * clear error rather than on the first request. Statements are prepared (named) through drizzle.
+ * Redemptions and their outcomes are batched by default (`redemptions.ts`): concurrent
+ * ones share one statement and one commit. A connection failure during any call (the
+ * server restarting, say) rejects with the engine's retryable `LedgerUnavailableError`
+ * (`unavailable.ts`); the pool reconnects by itself on the next call. Recording an
+ * outcome is retried through such failures for up to 15 s: its round has already run.
  */
 import type {
   ClaimStep,
@@ -53,14 +58,24 @@ import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 import { decisions, redemptions, requests, steps, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
+import { createRedemptionBatches, DEFAULT_REDEMPTION_BATCHING, type RedemptionBatching } from './redemptions.js';
+import { OUTCOME_RETRY_BUDGET_MS, retryWhileUnavailable, toUnavailable } from './unavailable.js';
 
 export { createPostgresAuditLog, type PostgresAuditLogOptions } from './audit.js';
+export type { RedemptionBatching } from './redemptions.js';
 
 /**
  * Options for the ledger: give `connectionString` or `pool`, not both
  * (a pool created from the URL has 10 connections unless `maxConnections` says otherwise).
  */
-export interface PostgresLedgerOptions extends PruningOptions, PostgresConnectionOptions {}
+export interface PostgresLedgerOptions extends PruningOptions, PostgresConnectionOptions {
+  /**
+   * How concurrent redemptions and outcomes are batched into one statement each; `false`
+   * sends one statement per call (the way before batching, kept for comparison).
+   * Default `{ maxBatch: 500, maxInFlight: 2 }`.
+   */
+  readonly batching?: RedemptionBatching | false;
+}
 
 /** Rows deleted per statement by `prune`. */
 const PRUNE_BATCH = 5000;
@@ -310,10 +325,16 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     .where(and(eq(steps.id, sql.placeholder('id')), eq(steps.key, sql.placeholder('key'))))
     .prepare('baton_step_select');
 
+  const batches =
+    options.batching === false
+      ? undefined
+      : createRedemptionBatches(pool, options.batching ?? DEFAULT_REDEMPTION_BATCHING);
+
   const ledger: Ledger = {
     async redeem(request: RedeemRequest): Promise<RedeemResult> {
       assertOpen();
       if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
+      if (batches) return batches.redeem(request);
       const won = await insertRedemption.execute({
         jti: request.jti,
         digest: request.responsesDigest,
@@ -327,7 +348,15 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
 
     async recordOutcome(jti: string, sealedOutcome: string): Promise<void> {
       assertOpen();
-      await updateOutcome.execute({ jti, outcome: sealedOutcome });
+      // The round's effects have happened: a database restarting must not lose its outcome.
+      await retryWhileUnavailable(
+        async () => {
+          if (batches) await batches.recordOutcome(jti, sealedOutcome);
+          else await updateOutcome.execute({ jti, outcome: sealedOutcome });
+        },
+        OUTCOME_RETRY_BUDGET_MS,
+        () => connection.closed,
+      );
     },
 
     async mintToken(request: MintTokenRequest): Promise<string> {
@@ -525,16 +554,35 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     async close(): Promise<void> {
       if (connection.closed) return;
       await schedule.stop();
+      closing = true;
+      await batches?.drain();
       await connection.close();
     },
   };
 
-  const schedule = startPruning((now) => ledger.prune(now), options);
-  return ledger;
+  let closing = false;
+  const guarded = guardConnectionFailures(ledger, where);
+  const schedule = startPruning((now) => guarded.prune(now), options);
+  return guarded;
 
   function assertOpen(): void {
-    if (connection.closed) throw new LedgerError(`The PostgreSQL ledger ${where} is closed`);
+    if (connection.closed || closing) throw new LedgerError(`The PostgreSQL ledger ${where} is closed`);
   }
+}
+
+/** `ledger` with every call's connection failures turned into `LedgerUnavailableError`. */
+function guardConnectionFailures(ledger: Ledger, where: string): Ledger {
+  const guarded: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(ledger) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    guarded[name] =
+      name === 'close'
+        ? method
+        : (...args: unknown[]) =>
+            method.apply(ledger, args).catch((error: unknown) => {
+              throw toUnavailable(error, where);
+            });
+  }
+  return guarded as unknown as Ledger;
 }
 
 /** A new decision as a `baton_decisions` row: pending, nobody has decided. */

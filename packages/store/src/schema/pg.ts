@@ -91,6 +91,12 @@ export const audit = pgTable(
     outcome: text('outcome').notNull(),
     /** The error message of an `error` outcome. */
     message: text('message'),
+    /** The run's arguments (JSON), first round only, only for flows with `auditValues` (schema 5). */
+    args: text('args'),
+    /** The caller's readable principal id, only when the runner stores requester names (schema 5). */
+    principalName: text('principal_name'),
+    /** When the requestState handed out by an `input_required` round expires (ms; schema 5). */
+    expiresAt: bigint('expires_at', { mode: 'number' }),
   },
   (table) => [
     primaryKey({ name: 'baton_audit_pk', columns: [table.fid, table.round] }),

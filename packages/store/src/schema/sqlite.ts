@@ -95,6 +95,12 @@ export const audit = sqliteTable(
     outcome: text('outcome').notNull(),
     /** The error message of an `error` outcome. */
     message: text('message'),
+    /** The run's arguments (JSON), first round only, only for flows with `auditValues` (schema 5). */
+    args: text('args'),
+    /** The caller's readable principal id, only when the runner stores requester names (schema 5). */
+    principalName: text('principal_name'),
+    /** When the requestState handed out by an `input_required` round expires (ms; schema 5). */
+    expiresAt: integer('expires_at'),
   },
   (table) => [
     primaryKey({ name: 'baton_audit_pk', columns: [table.fid, table.round] }),

@@ -1,0 +1,238 @@
+/**
+ * What the inspect page says about one flow instance, from its audited rounds
+ * and (when given) its parked request and decisions in the ledger: who
+ * started it (readable id when the server stored one, else the principal's
+ * keyed hash), its arguments (only when the flow records values:
+ * `auditValues`; sensitive paths arrive redacted), where it stands (waiting on
+ * what and on whom, finished in which final state, failed, expired, withdrawn,
+ * or abandoned once its requestState's lifetime passed without an answer), its
+ * times, and each decision: who decided, when, and what. Pure: no I/O, the
+ * current time is a parameter.
+ */
+import type { AuditEntry, DecisionRecord, Flow, ParkedRequest } from '@baton/engine';
+import type { StateValue } from 'xstate';
+import { waitingFromAudit, waitingText } from './recordedPath.js';
+
+/** Who started the instance: the readable id when the server stored it, and the keyed hash. */
+export interface StartedBy {
+  /** Keyed hash of the principal (base64url). */
+  readonly hash: string;
+  /** The readable principal id (`storeRequesterNames`), else `null`. */
+  readonly name: string | null;
+}
+
+/** The run's arguments, or why they are not shown. */
+export type ArgsView =
+  | { readonly shown: true; readonly value: unknown }
+  | { readonly shown: false; readonly reason: string };
+
+/** Where an instance stands. */
+export type InstanceState = 'waiting' | 'finished' | 'failed' | 'expired' | 'withdrawn' | 'abandoned';
+
+/** Its status, for people: `{ state: 'finished', finalState: 'deployed', text: 'finished in deployed' }`. */
+export interface StatusView {
+  readonly state: InstanceState;
+  /** The final state(s) it ended in (`finished`, `withdrawn`, `expired` by a deadline state). */
+  readonly finalState?: string;
+  readonly text: string;
+}
+
+/** Its times (ms since epoch). */
+export interface TimesView {
+  readonly started: number;
+  readonly lastRound: number;
+  /** When what it waits for lapses: its requestState, or the earliest pending decision's deadline. */
+  readonly expires: number | null;
+}
+
+/** One decision of the instance: who decided, when, and what. */
+export interface DecisionView {
+  readonly key: string;
+  readonly role: string | null;
+  /** `pending`, `decided`, or `closed` (the request ended first). */
+  readonly status: 'pending' | 'decided' | 'closed';
+  /** The decider's readable id (from the ledger), else `null`. */
+  readonly decider: string | null;
+  /** The decider's keyed hash (from the audit trail), else `null`. */
+  readonly deciderHash: string | null;
+  readonly decidedAt: number | null;
+  readonly deadline: number | null;
+  /** `key:action` as the protocol carried it, e.g. `manager_approval:accept`. */
+  readonly answer: string | null;
+  /** The decision's content, only when the flow records values. */
+  readonly value?: unknown;
+  /** The round that delivered it to the flow. */
+  readonly round: number | null;
+}
+
+/** Everything the page shows about an instance besides its rounds. */
+export interface InstanceDetails {
+  readonly startedBy: StartedBy;
+  readonly args: ArgsView;
+  readonly status: StatusView;
+  readonly times: TimesView;
+  readonly decisions: readonly DecisionView[];
+}
+
+/** What {@link describeInstance} reads. */
+export interface DescribeInput {
+  readonly flow: Flow<any, any> | undefined;
+  /** The instance's audited rounds, in order (at least one). */
+  readonly rounds: readonly AuditEntry[];
+  /** Its parked request, when the ledger has one. */
+  readonly request?: ParkedRequest;
+  /** Its decisions in the ledger. */
+  readonly decisions?: readonly DecisionRecord[];
+  /** The current time (ms). */
+  readonly now: number;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The leaf state names of a state value: `deployed`, `gather.left.named, gather.right.picked`. */
+export function leafText(value: StateValue | null): string {
+  if (value === null || value === undefined) return '∅';
+  if (typeof value === 'string') return value;
+  const leaves: string[] = [];
+  const walk = (prefix: string, v: StateValue) => {
+    if (typeof v === 'string') leaves.push(`${prefix}${v}`);
+    else for (const [key, sub] of Object.entries(v)) walk(`${prefix}${key}.`, sub as StateValue);
+  };
+  walk('', value);
+  return leaves.join(', ');
+}
+
+/**
+ * Describe an instance.
+ *
+ * @example
+ * ```ts
+ * import { describeInstance } from '@baton/adapters';
+ * import { openAuditLog } from '@baton/store';
+ * import { deployProduction } from './flows.js';
+ *
+ * const audit = await openAuditLog('sqlite:baton.db');
+ * const rounds = await audit.rounds('MC_kfretbaW51VFJ_jXHBQ');
+ * const details = describeInstance({ flow: deployProduction, rounds, now: Date.now() });
+ * details.status.text; // 'waiting for cHJpbmNpcGFs to answer confirm_deploy, change_ticket (until 2026-11-30T12:15:00.000Z)'
+ * ```
+ */
+export function describeInstance(input: DescribeInput): InstanceDetails {
+  const { flow, rounds, request, now } = input;
+  const first = rounds[0]!;
+  const last = rounds[rounds.length - 1]!;
+  const startedBy: StartedBy = {
+    hash: first.principal,
+    name: first.principalName ?? (request && request.requesterName !== null ? request.requesterName : null),
+  };
+  const who = startedBy.name ?? `principal ${startedBy.hash}`;
+  const args: ArgsView =
+    first.args !== undefined
+      ? { shown: true, value: first.args }
+      : {
+          shown: false,
+          reason: flow?.auditValues
+            ? 'not recorded (the run started before its arguments were recorded)'
+            : 'hidden: the flow does not record values (auditValues)',
+        };
+  const decisions = decisionViews(input);
+  const pendingDeadlines = decisions
+    .filter((d) => d.status === 'pending' && d.deadline !== null)
+    .map((d) => d.deadline as number);
+  let expires: number | null = null;
+  let status: StatusView;
+
+  if (last.outcome === 'error') {
+    status = { state: 'failed', text: `failed in round ${last.round}: ${last.message ?? 'error'}` };
+  } else if (last.outcome === 'complete') {
+    const finalState = leafText(last.after);
+    status =
+      request?.status === 'withdrawn'
+        ? { state: 'withdrawn', finalState, text: `withdrawn by its requester (ended in ${finalState})` }
+        : { state: 'finished', finalState, text: `finished in ${finalState}` };
+  } else if (request?.status === 'expired') {
+    status = { state: 'expired', text: 'expired: nobody decided before the deadline' };
+  } else if (request?.status === 'withdrawn') {
+    status = { state: 'withdrawn', text: 'withdrawn by its requester' };
+  } else if (request?.status === 'waiting' && request.waitingFor.length > 0) {
+    expires = pendingDeadlines.length > 0 ? Math.min(...pendingDeadlines) : null;
+    const waiting = request.waitingFor.map((w) => {
+      const d = decisions.find((x) => x.key === w.key);
+      return { key: w.key, role: w.role ?? null, ...(d?.deadline != null ? { deadline: d.deadline } : {}) };
+    });
+    status =
+      expires !== null && pendingDeadlines.every((deadline) => deadline <= now)
+        ? { state: 'expired', text: `expired: the decision deadline passed at ${iso(expires)}` }
+        : { state: 'waiting', text: waitingText('waiting', waiting) };
+  } else {
+    const onDecisions = flow ? waitingFromAudit(flow, last) : undefined;
+    if (onDecisions) {
+      status = { state: 'waiting', text: onDecisions.text };
+    } else {
+      expires = last.expiresAt ?? null;
+      const asked = last.asked.length > 0 ? `answer ${last.asked.join(', ')}` : 'come back';
+      if (expires !== null && expires <= now) {
+        status = {
+          state: 'abandoned',
+          text: `abandoned: ${who} did not ${asked} before its state expired at ${iso(expires)}`,
+        };
+      } else {
+        const until = expires !== null ? ` (until ${iso(expires)})` : '';
+        status = { state: 'waiting', text: `waiting for ${who} to ${asked}${until}` };
+      }
+    }
+  }
+  return {
+    startedBy,
+    args,
+    status,
+    times: { started: first.at, lastRound: last.at, expires },
+    decisions,
+  };
+}
+
+/** The decisions: the ledger's records, joined with the audited answers that delivered them. */
+function decisionViews(input: DescribeInput): DecisionView[] {
+  const delivered = new Map<string, { round: number; answer: AuditEntry['received'][number] }>();
+  for (const round of input.rounds) {
+    for (const answer of round.received) {
+      if (answer.decider !== undefined) delivered.set(answer.key, { round: round.round, answer });
+    }
+  }
+  const views: DecisionView[] = [];
+  const seen = new Set<string>();
+  for (const record of input.decisions ?? []) {
+    seen.add(record.key);
+    const audited = delivered.get(record.key);
+    views.push({
+      key: record.key,
+      role: record.role,
+      status: record.status,
+      decider: record.decider,
+      deciderHash: audited?.answer.decider ?? null,
+      decidedAt: record.decidedAt,
+      deadline: record.deadline,
+      answer: audited ? `${record.key}:${audited.answer.action}` : record.status === 'decided' ? `${record.key}` : null,
+      ...(audited && 'value' in audited.answer ? { value: audited.answer.value } : {}),
+      round: audited?.round ?? null,
+    });
+  }
+  // Without a ledger (or once pruned from it): what the audit trail says.
+  for (const [key, { round, answer }] of delivered) {
+    if (seen.has(key)) continue;
+    const role = (input.flow?.inputs as Record<string, { role?: string }> | undefined)?.[key]?.role ?? null;
+    views.push({
+      key,
+      role,
+      status: 'decided',
+      decider: null,
+      deciderHash: answer.decider ?? null,
+      decidedAt: input.rounds.find((r) => r.round === round)?.at ?? null,
+      deadline: null,
+      answer: `${key}:${answer.action}`,
+      ...('value' in answer ? { value: answer.value } : {}),
+      round,
+    });
+  }
+  return views;
+}

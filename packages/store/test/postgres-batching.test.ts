@@ -1,0 +1,137 @@
+/**
+ * What is specific to the batched PostgreSQL ledger, on a real server: a jti
+ * asked for twice in one batch is redeemed once, a batch that fails fails
+ * every redemption in it with nothing committed, and a database that goes
+ * away (a loopback proxy in front of the server, closed and reopened)
+ * rejects calls with the engine's retryable `LedgerUnavailableError` and
+ * serves again, on the same ledger, once it is back. The shared contract runs
+ * against the unbatched variant (`batching: false`) too.
+ */
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { type Ledger, LedgerUnavailableError } from '@baton/engine';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createPostgresLedger } from '../src/node-postgres/index.js';
+import { isConnectionFailure } from '../src/node-postgres/unavailable.js';
+import { ledgerContract, newJti, T0 } from './helpers/contract.js';
+import { createTestDatabase, describePg } from './helpers/postgres.js';
+
+const DIGEST = 'd'.repeat(43);
+const redeem = (ledger: Ledger, jti: string) =>
+  ledger.redeem({ jti, responsesDigest: DIGEST, expiresAt: T0 + 600_000, now: T0 });
+
+/** A TCP proxy to `target` that can refuse connections (and drop the open ones) and accept again. */
+async function proxy(target: URL): Promise<{ port: number; down: () => Promise<void>; up: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+  const up = () =>
+    new Promise<void>((resolve) => {
+      server = createServer((client) => {
+        const upstream = createConnection(Number(target.port), target.hostname);
+        for (const s of [client, upstream]) {
+          sockets.add(s);
+          s.on('close', () => sockets.delete(s));
+          s.on('error', () => {});
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.listen(port, '127.0.0.1', () => {
+        port = (server!.address() as { port: number }).port;
+        resolve();
+      });
+    });
+  const down = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server!.close(() => resolve());
+    });
+  await up();
+  return { port, down, up };
+}
+
+describePg('postgres ledger: batching and an unavailable database', (serverUrl) => {
+  let url = '';
+  let drop: () => Promise<void> = async () => {};
+  beforeAll(async () => {
+    ({ url, drop } = await createTestDatabase(serverUrl));
+  });
+  afterAll(async () => drop());
+
+  ledgerContract('postgres unbatched', async () =>
+    createPostgresLedger({ connectionString: url, pruneIntervalMs: 0, batching: false }),
+  );
+
+  it('redeems a jti asked for twice in one batch once; the other ask is a replay', async () => {
+    const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
+    try {
+      const jti = newJti();
+      const others = Array.from({ length: 10 }, () => newJti());
+      const results = await Promise.all([
+        redeem(ledger, jti),
+        ...others.map((j) => redeem(ledger, j)),
+        redeem(ledger, jti),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['redeemed', ...others.map(() => 'redeemed'), 'replayed']);
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('fails every redemption of a failed batch with its error, and commits none of them', async () => {
+    const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
+    try {
+      const good = Array.from({ length: 5 }, () => newJti());
+      // PostgreSQL text cannot hold NUL: the one statement of this batch fails.
+      const settled = await Promise.allSettled([...good.map((j) => redeem(ledger, j)), redeem(ledger, 'bad\u0000jti')]);
+      const reasons = settled.map((s) => (s.status === 'rejected' ? s.reason : undefined));
+      expect(reasons.every((r) => r instanceof Error)).toBe(true);
+      expect(new Set(reasons).size).toBe(1);
+      // Nothing was committed: each good jti is still redeemable.
+      for (const jti of good) expect(await redeem(ledger, jti)).toEqual({ status: 'redeemed' });
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('rejects with LedgerUnavailableError while the database is unreachable and serves again after', async () => {
+    const target = new URL(url);
+    const gate = await proxy(target);
+    const viaProxy = new URL(url);
+    viaProxy.port = String(gate.port);
+    viaProxy.hostname = '127.0.0.1';
+    for (const batching of [undefined, false] as const) {
+      const ledger = await createPostgresLedger({
+        connectionString: viaProxy.toString(),
+        pruneIntervalMs: 0,
+        ...(batching === false ? { batching } : {}),
+      });
+      try {
+        expect(await redeem(ledger, newJti())).toEqual({ status: 'redeemed' });
+        await gate.down();
+        const refused = await redeem(ledger, newJti()).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(LedgerUnavailableError);
+        expect((refused as Error).message).toMatch(/PostgreSQL ledger at .* is unavailable/);
+        await expect(ledger.getRequest('nope')).rejects.toBeInstanceOf(LedgerUnavailableError);
+        await gate.up();
+        const jti = newJti();
+        expect(await redeem(ledger, jti)).toEqual({ status: 'redeemed' });
+        expect(await redeem(ledger, jti)).toEqual({ status: 'replayed' });
+      } finally {
+        await ledger.close();
+      }
+    }
+    await gate.down();
+  });
+
+  it('tells connection failures from other errors', () => {
+    const withCode = (code: string) => Object.assign(new Error('x'), { code });
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P03', '08006', '08001', '53300']) {
+      expect(isConnectionFailure(withCode(code))).toBe(true);
+    }
+    expect(isConnectionFailure(new Error('timeout exceeded when trying to connect'))).toBe(true);
+    expect(isConnectionFailure(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isConnectionFailure(new Error('wrapped', { cause: withCode('57P01') }))).toBe(true);
+    for (const code of ['23505', '22021', '42P01', '40P01']) expect(isConnectionFailure(withCode(code))).toBe(false);
+    expect(isConnectionFailure(new Error('syntax error'))).toBe(false);
+  });
+});
