@@ -125,6 +125,6 @@ describe("Stately's inspector", () => {
     });
     const ms = performance.now() - started;
     expect(ms).toBeGreaterThanOrEqual(95);
-    expect(ms).toBeLessThan(1000);
+    expect(ms).toBeLessThan(10_000); // a flush that never settles is cut at the bound, not awaited forever
   });
 });

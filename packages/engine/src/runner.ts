@@ -432,7 +432,7 @@ export function createRunner(options: RunnerOptions): Runner {
           outcome: round.outcome,
           ...(round.message !== undefined ? { message: round.message } : {}),
           ...(round.args !== undefined && round.flow.auditValues
-            ? { args: redactArgs(round.args, redactions.get(round.flow.name)!.context) }
+            ? { args: redactArgs(round.args, redactions.get(round.flow.name)?.context ?? []) }
             : {}),
           ...(options.storeRequesterNames ? { principalName: round.principal } : {}),
           ...(round.expiresAt !== undefined ? { expiresAt: round.expiresAt } : {}),

@@ -206,7 +206,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
 
     it('holds the round open and continues at once when a decider moves the flow meanwhile', async () => {
       const runner = makeRunner();
-      const holding = makeRunner({ holdMs: 5000, pollMs: 5 }); // another instance, on the same ledger
+      const holding = makeRunner({ holdMs: 30_000, pollMs: 5 }); // another instance, on the same ledger
       const first = await request(runner);
       const asked = expectInput(await runner.decide({ id: first.fid, context: bob }));
       const held = retry(holding, first);
@@ -219,7 +219,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
         inputResponses: { decision: accept({ approve: true }) },
       });
       expect(text(await held)).toBe('Expense of 250 approved.');
-      expect(performance.now() - started).toBeLessThan(1000);
+      expect(performance.now() - started).toBeLessThan(15_000); // well before the 30 s hold ends
     });
 
     it('parks no readable principal unless asked to', async () => {
