@@ -38,6 +38,7 @@ import type {
 import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
+import { withStats } from '../core/stats.js';
 import { encodeWaitingFor, toDecisionRecord, toParkedRequest } from '../core/requests.js';
 import {
   conflictResult,
@@ -537,7 +538,14 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
   };
 
   const schedule = startPruning((now) => ledger.prune(now), options);
-  return ledger;
+  const ping = client.prepare('select 1');
+  return withStats(ledger, {
+    driver: 'sqlite',
+    ping: async () => {
+      assertOpen();
+      ping.get();
+    },
+  });
 
   function assertOpen(): void {
     if (closed) throw new LedgerError(`The SQLite ledger ${where} is closed`);

@@ -27,6 +27,7 @@ import type {
 } from '@baton/engine';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
+import { withStats } from '../core/stats.js';
 import { normalizeWaitingFor } from '../core/requests.js';
 import {
   conflictResult,
@@ -283,7 +284,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   };
 
   const schedule = startPruning((now) => ledger.prune(now), options);
-  return ledger;
+  return withStats(ledger, { driver: 'memory', ping: async () => assertOpen() });
 
   function assertOpen(): void {
     if (closed) throw new LedgerError('The memory ledger is closed');

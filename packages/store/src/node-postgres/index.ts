@@ -42,6 +42,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
+import { BatchCounter, withStats } from '../core/stats.js';
 import { encodeWaitingFor, toDecisionRecord, toParkedRequest } from '../core/requests.js';
 import {
   conflictResult,
@@ -325,10 +326,14 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     .where(and(eq(steps.id, sql.placeholder('id')), eq(steps.key, sql.placeholder('key'))))
     .prepare('baton_step_select');
 
+  const batchCounts = { redeem: new BatchCounter(), outcome: new BatchCounter() };
   const batches =
     options.batching === false
       ? undefined
-      : createRedemptionBatches(pool, options.batching ?? DEFAULT_REDEMPTION_BATCHING);
+      : createRedemptionBatches(pool, options.batching ?? DEFAULT_REDEMPTION_BATCHING, {
+          redeem: batchCounts.redeem.record,
+          outcome: batchCounts.outcome.record,
+        });
 
   const ledger: Ledger = {
     async redeem(request: RedeemRequest): Promise<RedeemResult> {
@@ -563,7 +568,19 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
   let closing = false;
   const guarded = guardConnectionFailures(ledger, where);
   const schedule = startPruning((now) => guarded.prune(now), options);
-  return guarded;
+  return withStats(guarded, {
+    driver: 'postgres',
+    ping: async () => {
+      assertOpen();
+      await pool.query('select 1').catch((error: unknown) => {
+        throw toUnavailable(error, where);
+      });
+    },
+    extra: () => ({
+      ...(batches ? { batches: { redeem: batchCounts.redeem.snapshot(), outcome: batchCounts.outcome.snapshot() } } : {}),
+      pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
+    }),
+  });
 
   function assertOpen(): void {
     if (connection.closed || closing) throw new LedgerError(`The PostgreSQL ledger ${where} is closed`);
