@@ -30,6 +30,7 @@ import {
 import { declaredCapabilities, defaultPrincipal, defaultRoles, toInputCapabilities } from './callContext.js';
 import { registerDecisionTools } from './decisionTools.js';
 import { argumentsProblem, argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
+import type { ServingMetrics } from './metrics.js';
 import { readableParamsErrors } from './paramsErrors.js';
 import { playRound } from './playRound.js';
 import { toPromptResult, toResourceResult, toToolResult } from './results.js';
@@ -79,6 +80,8 @@ export interface RegisterFlowsOptions {
   readonly roles?: (ctx: ServerContext) => readonly string[];
   /** Errors that never reach the client (for example an unreachable ledger); default: ignored. */
   readonly onError?: (error: unknown) => void;
+  /** Where rounds are counted by how they ended (`GET /metrics`); default: not counted. */
+  readonly metrics?: ServingMetrics;
   /**
    * Register the decision tools (`baton_inbox`, `baton_decide`, `baton_requests`,
    * `baton_resume`, `baton_withdraw`) when a flow awaits decisions or has durable steps and the
@@ -154,25 +157,31 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
     args: unknown,
     ctx: ServerContext,
   ): Promise<RoundOutcome> {
-    return playRound(server, ctx, onError, async (requestState) => {
-      if (requestState === undefined && method !== 'tools/call') {
-        const problem = argumentsProblem(flow, args);
-        if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
-      }
-      return runner.run({
-        flow: flow.name,
-        args,
-        context: {
-          principal: principalOf(ctx),
-          roles: rolesOf(ctx),
-          method,
-          target,
-          capabilities: toInputCapabilities(declaredCapabilities(server, ctx)),
-        },
-        ...(requestState !== undefined ? { requestState } : {}),
-        ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
-      });
-    });
+    return playRound(
+      server,
+      ctx,
+      onError,
+      async (requestState) => {
+        if (requestState === undefined && method !== 'tools/call') {
+          const problem = argumentsProblem(flow, args);
+          if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
+        }
+        return runner.run({
+          flow: flow.name,
+          args,
+          context: {
+            principal: principalOf(ctx),
+            roles: rolesOf(ctx),
+            method,
+            target,
+            capabilities: toInputCapabilities(declaredCapabilities(server, ctx)),
+          },
+          ...(requestState !== undefined ? { requestState } : {}),
+          ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
+        });
+      },
+      options.metrics,
+    );
   }
 
   for (const flow of runner.flows.values()) {
@@ -242,6 +251,7 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
       principal: principalOf,
       roles: rolesOf,
       onError,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     })) {
       tools.set(name, tool);
     }

@@ -9,7 +9,7 @@
  * Drivers report what only they know (batches sent, the pool) through
  * `BatchCounter` and the `extra` callback.
  */
-import { type BatchStats, type Ledger, LedgerUnavailableError, type LedgerStats } from '@baton/engine';
+import { type BatchStats, type Ledger, type LedgerStats, LedgerUnavailableError } from '@baton/engine';
 
 /** How many of the most recent redemption times the percentiles are computed over. */
 export const LATENCY_WINDOW = 1024;

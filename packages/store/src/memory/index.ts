@@ -27,7 +27,6 @@ import type {
 } from '@baton/engine';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
-import { withStats } from '../core/stats.js';
 import { normalizeWaitingFor } from '../core/requests.js';
 import {
   conflictResult,
@@ -42,6 +41,7 @@ import {
   tokenFailure,
   tokenRedeemed,
 } from '../core/results.js';
+import { withStats } from '../core/stats.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 
 export { createMemoryAuditLog, type MemoryAuditLogOptions } from './audit.js';

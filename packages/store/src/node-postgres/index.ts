@@ -42,7 +42,6 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
-import { BatchCounter, withStats } from '../core/stats.js';
 import { encodeWaitingFor, toDecisionRecord, toParkedRequest } from '../core/requests.js';
 import {
   conflictResult,
@@ -55,6 +54,7 @@ import {
   tokenFailure,
   tokenRedeemed,
 } from '../core/results.js';
+import { BatchCounter, withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 import { decisions, redemptions, requests, steps, tokens } from '../schema/pg.js';
@@ -577,7 +577,9 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       });
     },
     extra: () => ({
-      ...(batches ? { batches: { redeem: batchCounts.redeem.snapshot(), outcome: batchCounts.outcome.snapshot() } } : {}),
+      ...(batches
+        ? { batches: { redeem: batchCounts.redeem.snapshot(), outcome: batchCounts.outcome.snapshot() } }
+        : {}),
       pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
     }),
   });
