@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../packages/store/test/helpers/postgres.js';
+import { tcpProxy } from '../packages/store/test/helpers/tcpProxy.js';
 import {
   connectHttp,
   expectInputRequired,
@@ -25,7 +26,6 @@ import {
   textOf,
   toolRound,
 } from './helpers/mcpClients.js';
-import { tcpProxy } from './helpers/tcpProxy.js';
 
 const TOKEN = `tok-${randomBytes(16).toString('hex')}`;
 const PRINCIPAL = 'alice-observability';
@@ -39,7 +39,8 @@ async function getJson(base: URL, path: string): Promise<{ status: number; body:
 }
 
 /** One Prometheus text sample or comment line, as the 0.0.4 format allows it. */
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*\})? (-?[0-9.eE+-]+|NaN|\+Inf|-Inf)$/;
+const SAMPLE =
+  /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*\})? (-?[0-9.eE+-]+|NaN|\+Inf|-Inf)$/;
 const HELP = /^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) .*$/;
 const TYPE = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|summary|histogram|untyped)$/;
 
@@ -126,7 +127,11 @@ describe('baton serve --http: /healthz and /metrics with a SQLite ledger', () =>
       serving: { rounds: { complete: 0, input_required: 0, error: 0 } },
     });
     expect(health.body.uptimeSeconds).toBeGreaterThanOrEqual(0);
-    const mcp = await fetch(server.url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const mcp = await fetch(server.url, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(mcp.status).toBe(401);
   });
 
@@ -138,7 +143,12 @@ describe('baton serve --http: /healthz and /metrics with a SQLite ledger', () =>
       change_ticket: { action: 'accept', content: { ticket: 'CHG-42' } },
     };
     const first = expectInputRequired(await toolRound(client, { name: 'deploy_production', arguments: args }));
-    const final = { name: 'deploy_production', arguments: args, requestState: first.requestState, inputResponses: answers };
+    const final = {
+      name: 'deploy_production',
+      arguments: args,
+      requestState: first.requestState,
+      inputResponses: answers,
+    };
     expect(textOf((await toolRound(client, final)) as { content?: unknown })).toContain('Deployed 4.2.0');
 
     let health = (await getJson(server.url, '/healthz')).body;
