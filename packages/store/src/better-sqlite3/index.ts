@@ -537,15 +537,16 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     },
   };
 
-  const schedule = startPruning((now) => ledger.prune(now), options);
   const ping = client.prepare('select 1');
-  return withStats(ledger, {
+  const counted = withStats(ledger, {
     driver: 'sqlite',
     ping: async () => {
       assertOpen();
       ping.get();
     },
   });
+  const schedule = startPruning((now) => counted.prune(now), options);
+  return counted;
 
   function assertOpen(): void {
     if (closed) throw new LedgerError(`The SQLite ledger ${where} is closed`);

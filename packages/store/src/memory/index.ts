@@ -283,8 +283,9 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
     },
   };
 
-  const schedule = startPruning((now) => ledger.prune(now), options);
-  return withStats(ledger, { driver: 'memory', ping: async () => assertOpen() });
+  const counted = withStats(ledger, { driver: 'memory', ping: async () => assertOpen() });
+  const schedule = startPruning((now) => counted.prune(now), options);
+  return counted;
 
   function assertOpen(): void {
     if (closed) throw new LedgerError('The memory ledger is closed');

@@ -567,8 +567,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
 
   let closing = false;
   const guarded = guardConnectionFailures(ledger, where);
-  const schedule = startPruning((now) => guarded.prune(now), options);
-  return withStats(guarded, {
+  const counted = withStats(guarded, {
     driver: 'postgres',
     ping: async () => {
       assertOpen();
@@ -583,6 +582,8 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
     }),
   });
+  const schedule = startPruning((now) => counted.prune(now), options);
+  return counted;
 
   function assertOpen(): void {
     if (connection.closed || closing) throw new LedgerError(`The PostgreSQL ledger ${where} is closed`);
