@@ -15,7 +15,6 @@
  * or BENCH_HTTP_ITERATIONS / BENCH_HTTP_WARMUP). `BENCH_HTTP_CPU_PROF=<dir>` makes every
  * server write a V8 CPU profile into `<dir>` when it stops.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,89 +22,32 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateKey } from '@baton/engine';
-import { Client, type ElicitResult, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import {
-  acceptedContent,
   createMcpHandler,
-  createRequestStateCodec,
   hostHeaderValidationResponse,
-  inputRequired,
   localhostAllowedHostnames,
-  McpServer,
   originValidationResponse,
 } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import {
+  baselineFactory,
+  type Child,
+  CLI,
+  connect,
+  deployOnce,
+  quantile,
+  ROOT,
+  round2,
+  spawnServer,
+  stop,
+} from './lib/benchServers.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
-const CLI = join(ROOT, 'packages/adapters/src/cli/main.ts');
 const BASELINE_FLAG = '--serve-baseline';
 
 // ---------------------------------------------------------------------------
-// The hand-written baseline server (runs in a child process).
+// The hand-written baseline server (runs in a child process; the flow is in lib/benchServers.ts).
 // ---------------------------------------------------------------------------
-
-interface DeployState {
-  version: string;
-  plan: string;
-}
-
-const confirmSchema = z.object({ confirm: z.boolean().describe('Deploy now?') });
-const ticketSchema = z.object({ ticket: z.string().min(1).describe('Change ticket, e.g. CHG-1234') });
-
-/** A fresh McpServer per request with the hand-written two-leg `deploy_production`. */
-function baselineFactory(key: string) {
-  const codec = createRequestStateCodec<DeployState>({
-    key: Buffer.from(key, 'base64url'),
-    ttlSeconds: 1800,
-    bind: (ctx) => `${ctx.mcpReq.method}\0deploy_production\0${ctx.http?.authInfo?.clientId ?? 'anonymous'}`,
-  });
-  return () => {
-    const server = new McpServer(
-      { name: 'baseline', version: '1.0.0' },
-      { requestState: { verify: (state, ctx) => codec.verify(state, ctx) } },
-    );
-    server.registerTool(
-      'deploy_production',
-      {
-        title: 'Deploy to production',
-        description: 'Deploy a version to production after a confirmation and a change ticket.',
-        inputSchema: z.object({ version: z.string().min(1).describe('The version to deploy') }),
-        annotations: { destructiveHint: true, openWorldHint: true },
-      },
-      async ({ version }, ctx) => {
-        const state = ctx.mcpReq.requestState<DeployState>();
-        if (state && typeof state === 'object' && state.version === version) {
-          const responses = ctx.mcpReq.inputResponses;
-          const confirmed = acceptedContent(responses, 'confirm_deploy', confirmSchema);
-          const ticket = acceptedContent(responses, 'change_ticket', ticketSchema);
-          if (confirmed?.confirm === true && ticket) {
-            return {
-              content: [{ type: 'text', text: `Deployed ${version} to production (change ticket ${ticket.ticket}).` }],
-            };
-          }
-          return { content: [{ type: 'text', text: `Deployment of ${version} cancelled.` }] };
-        }
-        // Leg 1: compute the plan, then ask for both answers in one round.
-        const plan = await Promise.resolve(`rolling update of 3 instances to ${version}`);
-        return inputRequired({
-          inputRequests: {
-            confirm_deploy: inputRequired.elicit({
-              message: `Deploy ${version} to production? Plan: ${plan}.`,
-              requestedSchema: confirmSchema,
-            }),
-            change_ticket: inputRequired.elicit({
-              message: 'Which change ticket covers this deployment?',
-              requestedSchema: ticketSchema,
-            }),
-          },
-          requestState: await codec.mint({ version, plan }, ctx),
-        });
-      },
-    );
-    return server;
-  };
-}
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -165,71 +107,6 @@ async function serveBaseline(key: string): Promise<void> {
 // The driver.
 // ---------------------------------------------------------------------------
 
-interface Child {
-  url: URL;
-  child: ChildProcess;
-}
-
-/** Spawn a server and wait (bounded) for its URL on stderr; later stderr is drained. */
-async function spawnServer(args: string[], env: Record<string, string>): Promise<Child> {
-  // BENCH_HTTP_CPU_PROF=dir: each server writes a V8 CPU profile there when it stops.
-  const profile = process.env.BENCH_HTTP_CPU_PROF
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_HTTP_CPU_PROF}`]
-    : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  const url = await new Promise<URL>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start within 30 s:\n${stderr}`)), 30_000);
-    const onData = (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /serving .* at (http:\/\/\S+)/.exec(stderr);
-      if (match) {
-        clearTimeout(timer);
-        child.stderr!.off('data', onData);
-        child.stderr!.resume();
-        resolve(new URL(match[1]!));
-      }
-    };
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${stderr}`));
-    });
-  });
-  return { url, child };
-}
-
-async function stop(server: Child): Promise<void> {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.kill('SIGTERM');
-  const killer = setTimeout(() => server.child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(killer);
-}
-
-/** An SDK client with auto-driving elicitation: confirm, and a change ticket. */
-async function connect(url: URL): Promise<Client> {
-  const client = new Client(
-    { name: 'bench-http', version: '1.0.0' },
-    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } },
-  );
-  client.setRequestHandler('elicitation/create', async (request): Promise<ElicitResult> => {
-    const properties = Object.keys(
-      (request.params as { requestedSchema?: { properties?: object } }).requestedSchema?.properties ?? {},
-    );
-    return properties.includes('ticket')
-      ? { action: 'accept', content: { ticket: 'CHG-1234' } }
-      : { action: 'accept', content: { confirm: true } };
-  });
-  await client.connect(new StreamableHTTPClientTransport(url));
-  return client;
-}
-
 interface Target {
   name: string;
   client: Client;
@@ -240,23 +117,10 @@ let flowCounter = 0;
 async function runFlow(target: Target, record: boolean): Promise<void> {
   const version = `1.${flowCounter++}.0`;
   const start = performance.now();
-  const result = await target.client.callTool({ name: 'deploy_production', arguments: { version } });
+  await deployOnce(target.client, version, target.name);
   const ms = performance.now() - start;
-  const text = ((result.content ?? []) as { type: string; text?: string }[]).map((b) => b.text ?? '').join('');
-  if (text !== `Deployed ${version} to production (change ticket CHG-1234).`) {
-    throw new Error(`${target.name}: unexpected result ${JSON.stringify(result)}`);
-  }
   if (record) target.samples.push(ms);
 }
-
-const quantile = (values: number[], q: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
-};
-const round2 = (n: number) => Math.round(n * 100) / 100;
 
 async function main() {
   const iterations = Number(process.argv[2] ?? process.env.BENCH_HTTP_ITERATIONS ?? 500);

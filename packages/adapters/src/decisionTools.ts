@@ -28,6 +28,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { withCachedJsonSchema } from './cachedJsonSchema.js';
 import { declaredCapabilities, isStatelessLegacyHttp, toInputCapabilities } from './callContext.js';
 import type { ServingMetrics } from './metrics.js';
 import { playRound, toProtocolError } from './playRound.js';
@@ -60,6 +61,21 @@ const id = z
   .describe(
     'The request id: shown in the waiting result of the flow, in baton_inbox and in baton_requests (e.g. "R7x…", 22 characters).',
   );
+
+// The tools' input schemas, built once (not per server) with their JSON Schema remembered.
+const noArguments = withCachedJsonSchema(z.object({}));
+const decideArguments = withCachedJsonSchema(
+  z.object({
+    id,
+    key: z
+      .string()
+      .optional()
+      .describe(
+        'Which decision (e.g. "manager_approval"): needed only when you may make more than one pending decision on the request.',
+      ),
+  }),
+);
+const idArgument = withCachedJsonSchema(z.object({ id }));
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -153,7 +169,7 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
         title: 'Decisions waiting for you',
         description:
           'List the pending decisions you may make on requests by other people: your role matches, the request is not your own, not expired and not yet decided. Returns { decisions: [{ id, key, flow, message, requestedAt, deadline? }] } (ISO times). Make one with baton_decide.',
-        inputSchema: z.object({}),
+        inputSchema: noArguments,
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
       handler(async (_args: unknown, ctx: ServerContext) => {
@@ -175,15 +191,7 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
         title: 'Make a decision',
         description:
           'Make a decision on a request by someone else (see baton_inbox). You are asked one form (under the key "decision") with the decision\'s question; your answer is recorded once and the request moves on at once. The result starts with "Recorded". Refused, as a tool error saying why, when you may not decide it (your own request, or not your role), the id is unknown, or it was already decided, expired or withdrawn.',
-        inputSchema: z.object({
-          id,
-          key: z
-            .string()
-            .optional()
-            .describe(
-              'Which decision (e.g. "manager_approval"): needed only when you may make more than one pending decision on the request.',
-            ),
-        }),
+        inputSchema: decideArguments,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
       handler(async (args: { id: string; key?: string }, ctx: ServerContext) => {
@@ -211,7 +219,7 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
         title: 'Your requests',
         description:
           'List your own requests from the last 30 days, newest first: { requests: [{ id, flow, status, waitingFor? }] }, where status is waiting, completed, expired or withdrawn, and waitingFor names the decisions (and roles) a waiting request needs. Continue one with baton_resume.',
-        inputSchema: z.object({}),
+        inputSchema: noArguments,
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
       handler(async (_args: unknown, ctx: ServerContext) => {
@@ -239,7 +247,7 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
         title: 'Continue your request',
         description:
           "Continue one of your requests that waits (see baton_requests, or the id in the flow's waiting result). It answers exactly as the flow's own tool would: it may ask you for input, wait for a decision a while, say it is still waiting, or give the flow's final result. Only the requester may resume a request.",
-        inputSchema: z.object({ id }),
+        inputSchema: idArgument,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       handler(async (args: { id: string }, ctx: ServerContext) =>
@@ -256,7 +264,7 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
         title: 'Withdraw your request',
         description:
           'Withdraw one of your requests that still waits for decisions: the flow takes its withdrawal path, pending decisions are closed, and the result says "Withdrawn". Only the requester may withdraw; a request that has ended cannot be withdrawn.',
-        inputSchema: z.object({ id }),
+        inputSchema: idArgument,
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       },
       handler(async (args: { id: string }, ctx: ServerContext) =>

@@ -11,16 +11,22 @@
 import type { Flow } from '@baton/engine';
 import type { StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { withCachedJsonSchema } from './cachedJsonSchema.js';
 
-/** The flow's argument schema for listing only: validation passes every value through unchanged. */
+const listedByFlow = new WeakMap<Flow, StandardSchemaWithJSON>();
+
+/**
+ * The flow's argument schema for listing only: validation passes every value through unchanged.
+ * One object per flow, its JSON Schema computed once (`cachedJsonSchema.ts`).
+ */
 export function listedArguments(flow: Flow): StandardSchemaWithJSON {
-  const standard = flow.args['~standard'];
-  return {
-    '~standard': {
-      ...standard,
-      validate: (value: unknown) => ({ value: value ?? {} }),
-    },
-  } as StandardSchemaWithJSON;
+  const known = listedByFlow.get(flow);
+  if (known) return known;
+  const listed = withCachedJsonSchema(flow.args as StandardSchemaWithJSON, (value: unknown) => ({
+    value: value ?? {},
+  }));
+  listedByFlow.set(flow, listed);
+  return listed;
 }
 
 const typesByFlow = new WeakMap<Flow, ReadonlyMap<string, string | undefined>>();

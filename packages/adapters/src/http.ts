@@ -287,10 +287,19 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | typeof 
       req.off('data', onData);
       resolve(TOO_LARGE);
     };
+    let ended = false;
+    // 'close' follows every request, also after its 'end': only an early one means the client
+    // went away (and only then is an error worth building).
+    const gone = () => {
+      if (!ended) reject(new ClientGone());
+    };
     req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', () => reject(new ClientGone()));
-    req.once('close', () => reject(new ClientGone()));
+    req.once('end', () => {
+      ended = true;
+      resolve(Buffer.concat(chunks));
+    });
+    req.once('error', gone);
+    req.once('close', gone);
   });
 }
 
@@ -349,6 +358,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const origin = `http://${options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host}`;
   let gate: Gate | undefined;
+  /** `origin:port`, known once listening (not asked of the socket per request: a syscall). */
+  let base = '';
 
   /** An answer given before the body was read to its end: lingering close (see above). */
   const answerEarly = (req: IncomingMessage, res: ServerResponse, response: Response) => {
@@ -362,7 +373,6 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
       if (!res.writableFinished) aborted.abort();
     });
     try {
-      const base = `${origin}:${port()}`;
       // The headers first: nobody gets a body read (up to maxBodyBytes) before they are admitted.
       const head = toFetchRequest(req, base, { signal: aborted.signal });
       const admitted = await gate!.admit(head);
@@ -390,7 +400,6 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
     }
   });
 
-  const port = () => (server.address() as AddressInfo).port;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host.replace(/^\[|\]$/g, ''), () => {
@@ -398,6 +407,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
       resolve();
     });
   });
+
+  const port = (server.address() as AddressInfo).port;
+  base = `${origin}:${port}`;
 
   // "Loopback" is a property of the address bound, not of how it was spelled (`127.1`, `2130706433`).
   const bound = (server.address() as AddressInfo).address;
@@ -408,7 +420,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
   gate = createGate({ ...options, maxBodyBytes, allowedHostnames });
 
   return {
-    url: new URL(`${origin}:${port()}${options.path ?? '/mcp'}`),
+    url: new URL(`${base}${options.path ?? '/mcp'}`),
     loopback,
     checks: { hostAndOrigin: allowedHostnames !== undefined, bearer: options.verifier !== undefined },
     async close() {

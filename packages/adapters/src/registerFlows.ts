@@ -24,6 +24,7 @@ import {
   type RegisteredTool,
   ResourceTemplate,
   type ServerContext,
+  type StandardSchemaWithJSON,
   UriTemplate,
   type Variables,
 } from '@modelcontextprotocol/server';
@@ -142,10 +143,105 @@ class FlowUriTemplate extends UriTemplate {
  * ```
  */
 export function registerFlows(server: McpServer, options: RegisterFlowsOptions): RegisteredFlows {
+  return registerPreparedFlows(server, prepareFlows(options));
+}
+
+/** A flow's registrations, computed once: configs, schemas, argument types, resource template. */
+interface PreparedFlow {
+  readonly flow: Flow;
+  readonly tool?: {
+    readonly title?: string;
+    readonly description: string;
+    readonly inputSchema: StandardSchemaWithJSON;
+    readonly annotations?: Flow['annotations'];
+  };
+  readonly prompt?: {
+    readonly config: {
+      readonly title?: string;
+      readonly description: string;
+      readonly argsSchema: StandardSchemaWithJSON;
+    };
+    readonly types: ReadonlyMap<string, string | undefined>;
+  };
+  readonly resource?: {
+    readonly base: string;
+    readonly metadata: { readonly title?: string; readonly description: string; readonly mimeType: string };
+    readonly types: ReadonlyMap<string, string | undefined>;
+    /** The template, for a flow that takes arguments; a static resource otherwise. */
+    readonly template?: ResourceTemplate;
+  };
+}
+
+/** What {@link registerPreparedFlows} needs: everything about the flows that is the same for every server. */
+export interface PreparedFlows {
+  readonly runner: Runner;
+  readonly principalOf: (ctx: ServerContext) => string;
+  readonly rolesOf: (ctx: ServerContext) => readonly string[];
+  readonly onError: (error: unknown) => void;
+  readonly flows: readonly PreparedFlow[];
+  readonly decisionTools: boolean;
+}
+
+/**
+ * Everything {@link registerFlows} derives from the runner's flows and the options, computed once,
+ * so that a server per request (stateless HTTP) only registers: exposures, tool, prompt and
+ * resource configs, listed schemas (with their JSON Schema remembered), argument types and
+ * resource templates.
+ */
+export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
   const { runner } = options;
-  const principalOf = options.principal ?? defaultPrincipal;
-  const onError = options.onError ?? (() => {});
-  const rolesOf = options.roles ?? ((ctx: ServerContext) => defaultRoles(ctx));
+  const flows: PreparedFlow[] = [];
+  for (const flow of runner.flows.values()) {
+    const exposure = typeof options.expose === 'function' ? options.expose(flow) : (options.expose ?? {});
+    const title = flow.title ?? flow.annotations?.title;
+    const titled = title ? { title } : {};
+    const types = exposure.prompt || exposure.resource ? argumentTypes(flow) : new Map<string, string | undefined>();
+    const base = `${FLOW_RESOURCE_PREFIX}${flow.name}`;
+    flows.push({
+      flow,
+      ...((exposure.tool ?? true)
+        ? {
+            tool: {
+              ...titled,
+              description: flow.description,
+              inputSchema: listedArguments(flow),
+              ...(flow.annotations ? { annotations: flow.annotations } : {}),
+            },
+          }
+        : {}),
+      ...(exposure.prompt
+        ? { prompt: { config: { ...titled, description: flow.description, argsSchema: listedArguments(flow) }, types } }
+        : {}),
+      ...(exposure.resource
+        ? {
+            resource: {
+              base,
+              metadata: { ...titled, description: flow.description, mimeType: 'text/plain' },
+              types,
+              ...(types.size > 0
+                ? { template: new ResourceTemplate(new FlowUriTemplate(base, [...types.keys()]), { list: undefined }) }
+                : {}),
+            },
+          }
+        : {}),
+    });
+  }
+  return {
+    runner,
+    principalOf: options.principal ?? defaultPrincipal,
+    rolesOf: options.roles ?? ((ctx: ServerContext) => defaultRoles(ctx)),
+    onError: options.onError ?? (() => {}),
+    flows,
+    // A flow with durable steps needs baton_resume too: a call whose steps outlive its wait
+    // completes with a "working" result that continues there.
+    decisionTools:
+      (runner.awaitsDecisions || runner.hasDurableSteps) && runner.hasLedger && (options.decisionTools ?? true),
+  };
+}
+
+/** Register prepared flows (see {@link prepareFlows}) on a server: what {@link registerFlows} does. */
+export function registerPreparedFlows(server: McpServer, prepared: PreparedFlows): RegisteredFlows {
+  const { runner, principalOf, rolesOf, onError } = prepared;
   const tools = new Map<string, RegisteredTool>();
   const prompts = new Map<string, RegisteredPrompt>();
   const resources = new Map<string, RegisteredResource | RegisteredResourceTemplate>();
@@ -184,37 +280,25 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
     );
   }
 
-  for (const flow of runner.flows.values()) {
-    const exposure = typeof options.expose === 'function' ? options.expose(flow) : (options.expose ?? {});
-    const title = flow.title ?? flow.annotations?.title;
-
-    if (exposure.tool ?? true) {
-      const tool = server.registerTool(
-        flow.name,
-        {
-          ...(title ? { title } : {}),
-          description: flow.description,
-          inputSchema: listedArguments(flow),
-          ...(flow.annotations ? { annotations: flow.annotations } : {}),
-        },
-        async (args: unknown, ctx: ServerContext) => {
-          try {
-            return toToolResult(await round(flow, 'tools/call', flow.name, args, ctx));
-          } catch (error) {
-            if (error instanceof ProtocolError) escapeToolError(server, ctx, error);
-            throw error;
-          }
-        },
-      );
+  for (const { flow, tool: toolConfig, prompt: promptConfig, resource } of prepared.flows) {
+    if (toolConfig) {
+      const tool = server.registerTool(flow.name, toolConfig, async (args: unknown, ctx: ServerContext) => {
+        try {
+          return toToolResult(await round(flow, 'tools/call', flow.name, args, ctx));
+        } catch (error) {
+          if (error instanceof ProtocolError) escapeToolError(server, ctx, error);
+          throw error;
+        }
+      });
       enableToolErrorEscape(server);
       tools.set(flow.name, tool);
     }
 
-    if (exposure.prompt) {
-      const types = argumentTypes(flow);
+    if (promptConfig) {
+      const { types } = promptConfig;
       const prompt = server.registerPrompt(
         flow.name,
-        { ...(title ? { title } : {}), description: flow.description, argsSchema: listedArguments(flow) },
+        promptConfig.config,
         async (args: unknown, ctx: ServerContext) => {
           const coerced = coerceStringArguments(types, (args ?? {}) as Record<string, unknown>);
           return toPromptResult(await round(flow, 'prompts/get', flow.name, coerced, ctx), flow.description);
@@ -223,29 +307,19 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
       prompts.set(flow.name, prompt);
     }
 
-    if (exposure.resource) {
-      const types = argumentTypes(flow);
-      const base = `${FLOW_RESOURCE_PREFIX}${flow.name}`;
-      const metadata = { ...(title ? { title } : {}), description: flow.description, mimeType: 'text/plain' };
+    if (resource) {
+      const { types, base, metadata, template } = resource;
       const read = async (uri: URL, variables: Variables, ctx: ServerContext) => {
         const args = coerceStringArguments(types, variables);
         return toResourceResult(await round(flow, 'resources/read', uri.href, args, ctx), uri.href);
       };
-      const registered =
-        types.size === 0
-          ? server.registerResource(flow.name, base, metadata, (uri, ctx) => read(uri, {}, ctx))
-          : server.registerResource(
-              flow.name,
-              new ResourceTemplate(new FlowUriTemplate(base, [...types.keys()]), { list: undefined }),
-              metadata,
-              read,
-            );
+      const registered = template
+        ? server.registerResource(flow.name, template, metadata, read)
+        : server.registerResource(flow.name, base, metadata, (uri, ctx) => read(uri, {}, ctx));
       resources.set(flow.name, registered);
     }
   }
-  // A flow with durable steps needs baton_resume too: a call whose steps outlive its wait
-  // completes with a "working" result that continues there.
-  if ((runner.awaitsDecisions || runner.hasDurableSteps) && runner.hasLedger && (options.decisionTools ?? true)) {
+  if (prepared.decisionTools) {
     for (const [name, tool] of registerDecisionTools(server, {
       runner,
       principal: principalOf,

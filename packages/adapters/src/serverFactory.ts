@@ -3,11 +3,12 @@
  * `createMcpHandler` calls it once per HTTP request (stateless: any instance
  * can serve any round) and `serveStdio` once per connection, for 2026-07-28
  * and 2025-era clients alike. This factory builds a fresh server with the
- * runner's flows registered; the runner itself, its codec and its ledger are
- * shared, and hold nothing between rounds.
+ * runner's flows registered from a registry prepared once (`prepareFlows`);
+ * the runner itself, its codec and its ledger are shared, and hold nothing
+ * between rounds.
  */
 import { McpServer, type McpServerFactory } from '@modelcontextprotocol/server';
-import { type RegisterFlowsOptions, registerFlows } from './registerFlows.js';
+import { prepareFlows, type RegisterFlowsOptions, registerPreparedFlows } from './registerFlows.js';
 
 /** Options of {@link createFlowServerFactory}. */
 export interface FlowServerOptions extends RegisterFlowsOptions {
@@ -32,9 +33,13 @@ export interface FlowServerOptions extends RegisterFlowsOptions {
  */
 export function createFlowServerFactory(options: FlowServerOptions): McpServerFactory {
   const info = { name: options.name ?? 'baton', version: options.version ?? '0.1.0' };
+  const serverOptions = options.instructions ? { instructions: options.instructions } : undefined;
+  // What the flows' registrations derive from the runner is computed here once; each server
+  // (one per HTTP request) only registers them.
+  const prepared = prepareFlows(options);
   return () => {
-    const server = new McpServer(info, options.instructions ? { instructions: options.instructions } : undefined);
-    registerFlows(server, options);
+    const server = new McpServer(info, serverOptions);
+    registerPreparedFlows(server, prepared);
     return server;
   };
 }

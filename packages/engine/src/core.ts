@@ -6,7 +6,7 @@
  * parked while they await others) and the decision tools (`decisions.ts`,
  * `decide.ts`, `requestTools.ts`, `requestAccess.ts`, `advanceParked.ts`) use it. Internal: nothing here is exported from the package.
  */
-import type { EventObject, StateValue } from 'xstate';
+import type { AnyActorRef, EventObject, StateValue } from 'xstate';
 import type { AuditAnswer, AuditOutcome } from './audit.js';
 import { canonicalJson } from './codec/canonicalJson.js';
 import type { RequestStateCodec } from './codec/types.js';
@@ -43,6 +43,12 @@ export interface PlayInput
   readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
   /** State values passed through (for the audit trail; filled only when observed). */
   readonly path: StateValue[];
+  /**
+   * An actor already restored (created, not started) on exactly `from.body`, without
+   * observers: played instead of restoring the same snapshot a second time. Ignored when the
+   * round is observed (inspector or audit trail), whose actor needs its observers from creation.
+   */
+  readonly restoredActor?: AnyActorRef;
 }
 
 /** One round as the audit trail records it. */

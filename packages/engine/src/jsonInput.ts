@@ -45,7 +45,7 @@ export function checkRoundInput(args: unknown, inputResponses: unknown): void {
  * @throws InvalidParamsError naming the path of the first problem found.
  */
 export function checkJsonValue(value: unknown, name: string, maxDepth: number = MAX_INPUT_DEPTH): void {
-  checkScalar(value, () => name);
+  checkScalar(value, name, undefined, '');
   if (value === null || typeof value !== 'object') return;
   const stack: Frame[] = [{ value, depth: 1, parent: undefined, key: '' }];
   for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
@@ -55,8 +55,7 @@ export function checkJsonValue(value: unknown, name: string, maxDepth: number = 
       : Object.keys(container);
     for (const key of keys) {
       const child = (container as Record<string | number, unknown>)[key];
-      const where = () => pathOf(name, frame, key);
-      checkScalar(child, where);
+      checkScalar(child, name, frame, key);
       if (child === null || typeof child !== 'object') continue;
       if (frame.depth >= maxDepth) {
         // Name the top-level member it is under: the full path would be as long as the nesting.
@@ -69,18 +68,28 @@ export function checkJsonValue(value: unknown, name: string, maxDepth: number = 
   }
 }
 
-function checkScalar(value: unknown, where: () => string): void {
+/**
+ * Refuse a scalar JSON cannot carry. Where it is (`name`, or member `key` of `frame`) is only
+ * spelled out on failure: this runs for every member of every argument and answer.
+ */
+function checkScalar(value: unknown, name: string, frame: Frame | undefined, key: string | number): void {
   switch (typeof value) {
     case 'number':
-      if (!Number.isFinite(value)) throw new InvalidParamsError(`${where()} holds a number that is not finite`);
+      if (!Number.isFinite(value)) {
+        throw new InvalidParamsError(`${whereOf(name, frame, key)} holds a number that is not finite`);
+      }
       return;
     case 'bigint':
     case 'function':
     case 'symbol':
-      throw new InvalidParamsError(`${where()} holds a ${typeof value}, which JSON cannot carry`);
+      throw new InvalidParamsError(`${whereOf(name, frame, key)} holds a ${typeof value}, which JSON cannot carry`);
     default:
       return;
   }
+}
+
+function whereOf(name: string, frame: Frame | undefined, key: string | number): string {
+  return frame === undefined ? name : pathOf(name, frame, key);
 }
 
 /** The key of the top-level member that member `key` of `frame` is under. */

@@ -383,13 +383,16 @@ export function createRunner(options: RunnerOptions): Runner {
             }
           : undefined;
       const restored = 'body' in input.from ? input.from : undefined;
-      const actor = createRoundActor(
-        machine,
-        restored
-          ? { snapshot: withRunningSteps(expandSnapshot(restored.body.s), restored.body.r) }
-          : { input: (input.from as { input: unknown }).input },
-        observe,
-      );
+      const actor =
+        input.restoredActor && restored && !observe
+          ? input.restoredActor
+          : createRoundActor(
+              machine,
+              restored
+                ? { snapshot: withRunningSteps(expandSnapshot(restored.body.s), restored.body.r) }
+                : { input: (input.from as { input: unknown }).input },
+              observe,
+            );
       const ended = new Round(settings, {
         flow,
         binding: input.binding,
@@ -536,20 +539,24 @@ export function createRunner(options: RunnerOptions): Runner {
     const received: AuditAnswer[] = [];
 
     // Restore the machine to check the snapshot and find the keys the state awaits (nothing runs
-    // before start()); the round itself restores again on a fresh actor after redeeming.
+    // before start()). A round that plays this very body unobserved plays this actor after
+    // redeeming (still unstarted: nothing ran); any other restores afresh.
     let pending: string[] = [];
+    let restoredActor: AnyActorRef | undefined;
     if (opened) {
-      const restored = createRoundActor(
+      restoredActor = createRoundActor(
         machines.get(flow.name)!,
         { snapshot: expandSnapshot(opened.body.s) },
         undefined,
       );
-      const snapshot = restored.getSnapshot() as AnyMachineSnapshot;
+      const snapshot = restoredActor.getSnapshot() as AnyMachineSnapshot;
       if (snapshot.status === 'error') {
         reject(flow.name, 'bad_snapshot', 'the state value names states the machine does not have');
       }
       const held = opened.body.h ?? {};
       pending = callerKeys(flow, snapshot).filter((key) => !Object.hasOwn(held, key));
+      // Running durable steps are restored into the snapshot's children: that needs its own actor.
+      if (opened.body.r !== undefined) restoredActor = undefined;
     }
 
     // The answers this round may deliver (own properties only: see readAnswers): on a resumed
@@ -608,6 +615,7 @@ export function createRunner(options: RunnerOptions): Runner {
         from: opened ? { body: opened.body, pending } : { input: parsedArgs?.data },
         received,
         path,
+        ...(restoredActor ? { restoredActor } : {}),
       });
       outcome =
         end.type === 'done'
@@ -628,21 +636,24 @@ export function createRunner(options: RunnerOptions): Runner {
         .catch((error: unknown) => log({ type: 'flow_error', flow: flow.name, fid, error }));
     }
     log({ type: 'round', flow: flow.name, fid, round: outcome.round, outcome: outcome.type, ms: now() - started });
-    await core.audit({
-      flow,
-      fid,
-      round: outcome.round,
-      started,
-      principal: context.principal,
-      before: opened ? opened.body.s[0] : null,
-      path,
-      asked: outcome.type === 'input_required' ? Object.keys(outcome.inputRequests) : [],
-      received,
-      outcome: outcome.type,
-      ...(outcome.type === 'error' ? { message: outcome.message } : {}),
-      ...(parsedArgs?.success ? { args: parsedArgs.data } : {}),
-      ...(outcome.type === 'input_required' ? { expiresAt: mintedExpiry(outcome) } : {}),
-    });
+    // Without an audit log there is nothing to assemble (nor an await to pay for).
+    if (options.audit) {
+      await core.audit({
+        flow,
+        fid,
+        round: outcome.round,
+        started,
+        principal: context.principal,
+        before: opened ? opened.body.s[0] : null,
+        path,
+        asked: outcome.type === 'input_required' ? Object.keys(outcome.inputRequests) : [],
+        received,
+        outcome: outcome.type,
+        ...(outcome.type === 'error' ? { message: outcome.message } : {}),
+        ...(parsedArgs?.success ? { args: parsedArgs.data } : {}),
+        ...(outcome.type === 'input_required' ? { expiresAt: mintedExpiry(outcome) } : {}),
+      });
+    }
     return outcome;
   }
 

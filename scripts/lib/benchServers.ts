@@ -1,0 +1,185 @@
+/**
+ * Shared pieces of the HTTP benchmarks (`bench-http`, `bench-concurrency`):
+ * the hand-written `deploy_production` on the bare SDK (the baseline Baton is
+ * compared with), spawning a server child process and waiting for its URL,
+ * stopping it, reading a child's CPU time from /proc, and connecting the
+ * official SDK client with auto-driving elicitation handlers.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, type ElicitResult, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { acceptedContent, createRequestStateCodec, inputRequired, McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const CLI = join(ROOT, 'packages/adapters/src/cli/main.ts');
+
+interface DeployState {
+  version: string;
+  plan: string;
+}
+
+const confirmSchema = z.object({ confirm: z.boolean().describe('Deploy now?') });
+const ticketSchema = z.object({ ticket: z.string().min(1).describe('Change ticket, e.g. CHG-1234') });
+
+/**
+ * A factory of fresh McpServers (one per request) with the hand-written two-leg
+ * `deploy_production`: leg 1 computes a plan and asks for a confirmation and a change ticket in
+ * one round, carrying `{ version, plan }` in the SDK's own signed `requestState` (bound to the
+ * method, tool and principal); leg 2 verifies it and deploys.
+ */
+export function baselineFactory(key: string) {
+  const codec = createRequestStateCodec<DeployState>({
+    key: Buffer.from(key, 'base64url'),
+    ttlSeconds: 1800,
+    bind: (ctx) => `${ctx.mcpReq.method}\0deploy_production\0${ctx.http?.authInfo?.clientId ?? 'anonymous'}`,
+  });
+  return () => {
+    const server = new McpServer(
+      { name: 'baseline', version: '1.0.0' },
+      { requestState: { verify: (state, ctx) => codec.verify(state, ctx) } },
+    );
+    server.registerTool(
+      'deploy_production',
+      {
+        title: 'Deploy to production',
+        description: 'Deploy a version to production after a confirmation and a change ticket.',
+        inputSchema: z.object({ version: z.string().min(1).describe('The version to deploy') }),
+        annotations: { destructiveHint: true, openWorldHint: true },
+      },
+      async ({ version }, ctx) => {
+        const state = ctx.mcpReq.requestState<DeployState>();
+        if (state && typeof state === 'object' && state.version === version) {
+          const responses = ctx.mcpReq.inputResponses;
+          const confirmed = acceptedContent(responses, 'confirm_deploy', confirmSchema);
+          const ticket = acceptedContent(responses, 'change_ticket', ticketSchema);
+          if (confirmed?.confirm === true && ticket) {
+            return {
+              content: [{ type: 'text', text: `Deployed ${version} to production (change ticket ${ticket.ticket}).` }],
+            };
+          }
+          return { content: [{ type: 'text', text: `Deployment of ${version} cancelled.` }] };
+        }
+        // Leg 1: compute the plan, then ask for both answers in one round.
+        const plan = await Promise.resolve(`rolling update of 3 instances to ${version}`);
+        return inputRequired({
+          inputRequests: {
+            confirm_deploy: inputRequired.elicit({
+              message: `Deploy ${version} to production? Plan: ${plan}.`,
+              requestedSchema: confirmSchema,
+            }),
+            change_ticket: inputRequired.elicit({
+              message: 'Which change ticket covers this deployment?',
+              requestedSchema: ticketSchema,
+            }),
+          },
+          requestState: await codec.mint({ version, plan }, ctx),
+        });
+      },
+    );
+    return server;
+  };
+}
+
+/** A server child process and the endpoint it printed. */
+export interface Child {
+  readonly url: URL;
+  readonly child: ChildProcess;
+}
+
+/**
+ * Spawn a server (`node --import tsx ...args`) and wait (bounded) for "serving ... at URL" on its
+ * stderr; later stderr is drained. `BENCH_HTTP_CPU_PROF=dir` makes it write a V8 CPU profile there
+ * when it stops.
+ */
+export async function spawnServer(args: string[], env: Record<string, string>): Promise<Child> {
+  const profile = process.env.BENCH_HTTP_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_HTTP_CPU_PROF}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  const url = await new Promise<URL>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start within 30 s:\n${stderr}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /serving .* at (http:\/\/\S+)/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        child.stderr!.off('data', onData);
+        child.stderr!.resume();
+        resolve(new URL(match[1]!));
+      }
+    };
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${stderr}`));
+    });
+  });
+  return { url, child };
+}
+
+/** SIGTERM a server and wait for it to exit (SIGKILL after 5 s). */
+export async function stop(server: Child): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  const killer = setTimeout(() => server.child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(killer);
+}
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** CPU time a process has used so far, in milliseconds, from /proc/PID/stat: user and system. */
+export function cpuTimes(pid: number): { user: number; system: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return {
+    user: (Number(fields[11]) * 1000) / TICKS_PER_SECOND,
+    system: (Number(fields[12]) * 1000) / TICKS_PER_SECOND,
+  };
+}
+
+/** An SDK client with auto-driving elicitation: confirm, and a change ticket. */
+export async function connect(url: URL, name = 'bench-http'): Promise<Client> {
+  const client = new Client(
+    { name, version: '1.0.0' },
+    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } },
+  );
+  client.setRequestHandler('elicitation/create', async (request): Promise<ElicitResult> => {
+    const properties = Object.keys(
+      (request.params as { requestedSchema?: { properties?: object } }).requestedSchema?.properties ?? {},
+    );
+    return properties.includes('ticket')
+      ? { action: 'accept', content: { ticket: 'CHG-1234' } }
+      : { action: 'accept', content: { confirm: true } };
+  });
+  await client.connect(new StreamableHTTPClientTransport(url));
+  return client;
+}
+
+/** Call `deploy_production` once (both legs) and check the final text. */
+export async function deployOnce(client: Client, version: string, label: string): Promise<void> {
+  const result = await client.callTool({ name: 'deploy_production', arguments: { version } });
+  const text = ((result.content ?? []) as { type: string; text?: string }[]).map((b) => b.text ?? '').join('');
+  if (text !== `Deployed ${version} to production (change ticket CHG-1234).`) {
+    throw new Error(`${label}: unexpected result ${JSON.stringify(result)}`);
+  }
+}
+
+export const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+};
+export const round2 = (n: number) => Math.round(n * 100) / 100;
