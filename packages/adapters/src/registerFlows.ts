@@ -180,6 +180,8 @@ export interface PreparedFlows {
   readonly onError: (error: unknown) => void;
   readonly flows: readonly PreparedFlow[];
   readonly decisionTools: boolean;
+  /** Where rounds are counted (see `metrics.ts`), when anywhere. */
+  readonly metrics?: ServingMetrics;
 }
 
 /**
@@ -232,6 +234,7 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
     rolesOf: options.roles ?? ((ctx: ServerContext) => defaultRoles(ctx)),
     onError: options.onError ?? (() => {}),
     flows,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     // A flow with durable steps needs baton_resume too: a call whose steps outlive its wait
     // completes with a "working" result that continues there.
     decisionTools:
@@ -241,7 +244,7 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
 
 /** Register prepared flows (see {@link prepareFlows}) on a server: what {@link registerFlows} does. */
 export function registerPreparedFlows(server: McpServer, prepared: PreparedFlows): RegisteredFlows {
-  const { runner, principalOf, rolesOf, onError } = prepared;
+  const { runner, principalOf, rolesOf, onError, metrics } = prepared;
   const tools = new Map<string, RegisteredTool>();
   const prompts = new Map<string, RegisteredPrompt>();
   const resources = new Map<string, RegisteredResource | RegisteredResourceTemplate>();
@@ -276,7 +279,7 @@ export function registerPreparedFlows(server: McpServer, prepared: PreparedFlows
           ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
         });
       },
-      options.metrics,
+      metrics,
     );
   }
 
@@ -325,7 +328,7 @@ export function registerPreparedFlows(server: McpServer, prepared: PreparedFlows
       principal: principalOf,
       roles: rolesOf,
       onError,
-      ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(metrics ? { metrics } : {}),
     })) {
       tools.set(name, tool);
     }
