@@ -30,6 +30,7 @@ import {
 import { z } from 'zod';
 import { withCachedJsonSchema } from './cachedJsonSchema.js';
 import { declaredCapabilities, isStatelessLegacyHttp, toInputCapabilities } from './callContext.js';
+import type { ServingMetrics } from './metrics.js';
 import { playRound, toProtocolError } from './playRound.js';
 import { LEGACY_HTTP_MESSAGE, toToolResult } from './results.js';
 import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
@@ -51,6 +52,8 @@ export interface DecisionToolsOptions {
   readonly roles: (ctx: ServerContext) => readonly string[];
   /** Errors that never reach the client. */
   readonly onError: (error: unknown) => void;
+  /** Where rounds are counted (see `metrics.ts`). */
+  readonly metrics?: ServingMetrics;
 }
 
 const id = z
@@ -146,11 +149,16 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
       inputResponses?: Readonly<Record<string, unknown>>;
     }) => Promise<RoundOutcome>,
   ) =>
-    playRound(server, ctx, onError, (requestState) =>
-      play({
-        ...(requestState !== undefined ? { requestState } : {}),
-        ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
-      }),
+    playRound(
+      server,
+      ctx,
+      onError,
+      (requestState) =>
+        play({
+          ...(requestState !== undefined ? { requestState } : {}),
+          ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
+        }),
+      options.metrics,
     ).then(toToolResult);
 
   tools.set(

@@ -49,6 +49,11 @@ export interface FlowHttpHandlerOptions {
   readonly allowedHostnames?: readonly string[];
   /** Out-of-band errors (reporting only). */
   readonly onError?: (error: Error) => void;
+  /**
+   * Other paths answered by the server itself (e.g. `/healthz`, `/metrics`: see
+   * `createObservabilityRoutes`): after the Host/Origin check, without bearer authentication.
+   */
+  readonly routes?: ReadonlyMap<string, (request: Request) => Promise<Response>>;
 }
 
 /** The web-standard face: `fetch(request)` and `close()`. */
@@ -89,11 +94,14 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
 
   const gate: Gate = {
     async admit(request) {
-      if (new URL(request.url).pathname !== path) return jsonError(404, 'Not found');
+      const pathname = new URL(request.url).pathname;
+      const route = pathname === path ? undefined : options.routes?.get(pathname);
+      if (pathname !== path && !route) return jsonError(404, 'Not found');
       if (allowed) {
         const rejected = hostHeaderValidationResponse(request, allowed) ?? originValidationResponse(request, allowed);
         if (rejected) return rejected;
       }
+      if (route) return route(request);
       let authInfo: AuthInfo | undefined;
       if (bearer) {
         const verified = await bearer(request);

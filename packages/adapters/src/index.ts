@@ -52,6 +52,15 @@ export {
   type ServeInspectOptions,
   serveInspect,
 } from './inspect/server.js';
+export { type RoundFailure, ServingMetrics, type ServingMetricsSnapshot } from './metrics.js';
+export {
+  createObservabilityRoutes,
+  DEFAULT_PING_CACHE_MS,
+  DEFAULT_PING_TIMEOUT_MS,
+  type LedgerSource,
+  type ObservabilityOptions,
+  type Route,
+} from './observability.js';
 export {
   FLOW_RESOURCE_PREFIX,
   type FlowExposure,

@@ -10,6 +10,7 @@
 import { InvalidParamsError, InvalidRequestStateError, LedgerUnavailableError, type RoundOutcome } from '@baton/engine';
 import { type McpServer, ProtocolError, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
 import { isStatelessLegacyHttp } from './callContext.js';
+import type { ServingMetrics } from './metrics.js';
 import { forStatelessLegacyHttp, invalidRequestState, ledgerUnavailable } from './results.js';
 
 /**
@@ -17,25 +18,42 @@ import { forStatelessLegacyHttp, invalidRequestState, ledgerUnavailable } from '
  * -32602 at once), maps a rejected state and unreadable params to -32602, anything else to a
  * logged -32603 "Internal error", and tells a 2025-era client on stateless HTTP what it needs
  * instead of asking it for input it cannot give. Shared by the flows and the decision tools.
+ * With `metrics`, each round is counted there by how it ended.
  */
 export async function playRound(
   server: McpServer,
   ctx: ServerContext,
   onError: (error: unknown) => void,
   play: (requestState: string | undefined) => Promise<RoundOutcome>,
+  metrics?: ServingMetrics,
 ): Promise<RoundOutcome> {
   const requestState = ctx.mcpReq.requestState<unknown>();
   if (requestState !== undefined && typeof requestState !== 'string') {
+    metrics?.invalidState('malformed');
     throw invalidRequestState({ reason: 'malformed' });
   }
   try {
     const outcome = await play(requestState);
+    metrics?.outcome(outcome.type);
     // A 2025-era client on stateless HTTP declared its capabilities to another instance and
     // cannot answer input requests here: tell it what it needs instead of "not declared".
     return isStatelessLegacyHttp(server, ctx) ? forStatelessLegacyHttp(outcome) : outcome;
   } catch (error) {
+    if (metrics) count(metrics, error);
     throw toProtocolError(error, onError);
   }
+}
+
+/** Count a round's error in `metrics` the way {@link toProtocolError} answers it. */
+function count(metrics: ServingMetrics, error: unknown): void {
+  if (error instanceof InvalidRequestStateError) metrics.invalidState(error.reason);
+  else if (error instanceof LedgerUnavailableError) metrics.failure('ledger_unavailable');
+  else if (
+    error instanceof InvalidParamsError ||
+    (error instanceof ProtocolError && error.code === ProtocolErrorCode.InvalidParams)
+  ) {
+    metrics.failure('invalid_params');
+  } else metrics.failure('internal_error');
 }
 
 /** An error of a round as the JSON-RPC error the client gets (only bad states and params say why). */

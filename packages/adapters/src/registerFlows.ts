@@ -31,6 +31,7 @@ import {
 import { declaredCapabilities, defaultPrincipal, defaultRoles, toInputCapabilities } from './callContext.js';
 import { registerDecisionTools } from './decisionTools.js';
 import { argumentsProblem, argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
+import type { ServingMetrics } from './metrics.js';
 import { readableParamsErrors } from './paramsErrors.js';
 import { playRound } from './playRound.js';
 import { toPromptResult, toResourceResult, toToolResult } from './results.js';
@@ -80,6 +81,8 @@ export interface RegisterFlowsOptions {
   readonly roles?: (ctx: ServerContext) => readonly string[];
   /** Errors that never reach the client (for example an unreachable ledger); default: ignored. */
   readonly onError?: (error: unknown) => void;
+  /** Where rounds are counted by how they ended (`GET /metrics`); default: not counted. */
+  readonly metrics?: ServingMetrics;
   /**
    * Register the decision tools (`baton_inbox`, `baton_decide`, `baton_requests`,
    * `baton_resume`, `baton_withdraw`) when a flow awaits decisions or has durable steps and the
@@ -177,6 +180,8 @@ export interface PreparedFlows {
   readonly onError: (error: unknown) => void;
   readonly flows: readonly PreparedFlow[];
   readonly decisionTools: boolean;
+  /** Where rounds are counted (see `metrics.ts`), when anywhere. */
+  readonly metrics?: ServingMetrics;
 }
 
 /**
@@ -229,6 +234,7 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
     rolesOf: options.roles ?? ((ctx: ServerContext) => defaultRoles(ctx)),
     onError: options.onError ?? (() => {}),
     flows,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     // A flow with durable steps needs baton_resume too: a call whose steps outlive its wait
     // completes with a "working" result that continues there.
     decisionTools:
@@ -238,7 +244,7 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
 
 /** Register prepared flows (see {@link prepareFlows}) on a server: what {@link registerFlows} does. */
 export function registerPreparedFlows(server: McpServer, prepared: PreparedFlows): RegisteredFlows {
-  const { runner, principalOf, rolesOf, onError } = prepared;
+  const { runner, principalOf, rolesOf, onError, metrics } = prepared;
   const tools = new Map<string, RegisteredTool>();
   const prompts = new Map<string, RegisteredPrompt>();
   const resources = new Map<string, RegisteredResource | RegisteredResourceTemplate>();
@@ -250,25 +256,31 @@ export function registerPreparedFlows(server: McpServer, prepared: PreparedFlows
     args: unknown,
     ctx: ServerContext,
   ): Promise<RoundOutcome> {
-    return playRound(server, ctx, onError, async (requestState) => {
-      if (requestState === undefined && method !== 'tools/call') {
-        const problem = argumentsProblem(flow, args);
-        if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
-      }
-      return runner.run({
-        flow: flow.name,
-        args,
-        context: {
-          principal: principalOf(ctx),
-          roles: rolesOf(ctx),
-          method,
-          target,
-          capabilities: toInputCapabilities(declaredCapabilities(server, ctx)),
-        },
-        ...(requestState !== undefined ? { requestState } : {}),
-        ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
-      });
-    });
+    return playRound(
+      server,
+      ctx,
+      onError,
+      async (requestState) => {
+        if (requestState === undefined && method !== 'tools/call') {
+          const problem = argumentsProblem(flow, args);
+          if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
+        }
+        return runner.run({
+          flow: flow.name,
+          args,
+          context: {
+            principal: principalOf(ctx),
+            roles: rolesOf(ctx),
+            method,
+            target,
+            capabilities: toInputCapabilities(declaredCapabilities(server, ctx)),
+          },
+          ...(requestState !== undefined ? { requestState } : {}),
+          ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
+        });
+      },
+      metrics,
+    );
   }
 
   for (const { flow, tool: toolConfig, prompt: promptConfig, resource } of prepared.flows) {
@@ -316,6 +328,7 @@ export function registerPreparedFlows(server: McpServer, prepared: PreparedFlows
       principal: principalOf,
       roles: rolesOf,
       onError,
+      ...(metrics ? { metrics } : {}),
     })) {
       tools.set(name, tool);
     }

@@ -114,12 +114,15 @@ export {
 } from './inputs.js';
 export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection.js';
 export type {
+  BatchStats,
   ClaimStep,
   ClaimStepResult,
   DecisionFilter,
   DecisionRecord,
   DecisionStatus,
+  LatencySummary,
   Ledger,
+  LedgerStats,
   MintTokenRequest,
   NewDecision,
   ParkedRequest,

@@ -252,6 +252,55 @@ export type RecordStepResult =
   | { readonly status: 'already_recorded'; readonly record: StepRecord }
   | { readonly status: 'unknown' };
 
+/** Redemption latency over a bounded window of the most recent redemptions, in ms. */
+export interface LatencySummary {
+  /** Redemptions timed since the ledger opened (cumulative). */
+  readonly count: number;
+  /** Their total time, in ms (cumulative). */
+  readonly sumMs: number;
+  /** Percentiles and maximum over the most recent redemptions (at most a fixed window); 0 when none. */
+  readonly p50Ms: number;
+  readonly p90Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+}
+
+/** Writes a ledger sent together in one statement (PostgreSQL), cumulative. */
+export interface BatchStats {
+  /** Statements sent. */
+  readonly sent: number;
+  /** Writes they carried (`items / sent` is the mean batch size). */
+  readonly items: number;
+  /** The largest batch so far. */
+  readonly largest: number;
+}
+
+/**
+ * What a ledger has done since it was opened, for monitoring (`GET /healthz`, `GET /metrics`).
+ * Counters are cumulative; nothing in it names a principal, a key or a connection string.
+ *
+ * @example `{ driver: 'sqlite', redemptions: { redeemed: 12, retried: 1, replayed: 2 }, outcomesRecorded: 12, unavailableErrors: 0, errors: 0, lastErrorAt: null, redeemLatency: { count: 15, sumMs: 4.2, p50Ms: 0.2, p90Ms: 0.5, p99Ms: 0.9, maxMs: 0.9 } }`
+ */
+export interface LedgerStats {
+  /** Which driver: `memory`, `sqlite` or `postgres`. */
+  readonly driver: string;
+  /** Redemptions by result: first uses, retries answered from a recorded outcome, refusals. */
+  readonly redemptions: { readonly redeemed: number; readonly retried: number; readonly replayed: number };
+  /** Outcomes recorded. */
+  readonly outcomesRecorded: number;
+  /** Calls that failed with `LedgerUnavailableError` (the database could not be reached). */
+  readonly unavailableErrors: number;
+  /** Calls that failed for any reason (unavailable included). */
+  readonly errors: number;
+  /** When a call last failed (ms since epoch), or `null`. */
+  readonly lastErrorAt: number | null;
+  readonly redeemLatency: LatencySummary;
+  /** PostgreSQL: batches of redemptions and of outcomes. */
+  readonly batches?: { readonly redeem: BatchStats; readonly outcome: BatchStats };
+  /** PostgreSQL: the connection pool now (`total` open, `idle`, callers `waiting` for one). */
+  readonly pool?: { readonly total: number; readonly idle: number; readonly waiting: number };
+}
+
 /**
  * At-most-once memory shared by every server instance.
  *
@@ -311,4 +360,11 @@ export interface Ledger {
   prune(now: number): Promise<number>;
   /** Release connections and timers. */
   close(): Promise<void>;
+  /** Cumulative counters for monitoring (optional; `@baton/store`'s ledgers have it). Cheap: no I/O. */
+  stats?(): LedgerStats;
+  /**
+   * Check that the database answers (one trivial round trip); rejects (with
+   * `LedgerUnavailableError` when it cannot be reached) otherwise. Optional, like {@link stats}.
+   */
+  ping?(): Promise<void>;
 }

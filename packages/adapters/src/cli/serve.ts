@@ -13,7 +13,8 @@
  * stdio it is the local user, with the roles of `--roles`. With a ledger and
  * flows that await decisions, the decision tools are served too; a round waits
  * for decisions up to `--wait-in-call` seconds per call, and
- * `--notify-webhook` POSTs each decision requested or made.
+ * `--notify-webhook` POSTs each decision requested or made. Over HTTP,
+ * `GET /healthz` and `GET /metrics` answer too (`observability.ts`).
  *
  * Start-up checks everything it can before opening anything, binds the port
  * before it opens the ledger (a taken port leaves no database behind), and on
@@ -50,6 +51,8 @@ import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { defaultRoles } from '../callContext.js';
 import { loadFlowsModule } from '../flowsModule.js';
 import { serveHttp, servingWarning } from '../http.js';
+import { ServingMetrics } from '../metrics.js';
+import { createObservabilityRoutes, type LedgerSource } from '../observability.js';
 import { createFlowServerFactory } from '../serverFactory.js';
 import { createWebhookNotifier } from '../webhook.js';
 import { CliError, oneLine, usageError } from './cliError.js';
@@ -62,7 +65,9 @@ const HELP = `usage: ${USAGE}
 
 Serve the flows a module exports as MCP tools (and prompts or resources, per its "expose" export).
 
-  --http HOST:PORT     stateless Streamable HTTP at http://HOST:PORT/mcp (port 0 picks a free one)
+  --http HOST:PORT     stateless Streamable HTTP at http://HOST:PORT/mcp (port 0 picks a free one);
+                       GET /healthz (200, or 503 when the ledger does not answer) and GET /metrics
+                       (Prometheus text) answer there too, without a bearer token
   --stdio              stdio (2026-07-28 and 2025-era clients)
   --ledger URL         sqlite:PATH, postgres://... or memory: (every flow becomes one-time); without
                        one, flows that need a ledger are left out with a warning; with one, flows
@@ -374,11 +379,14 @@ export async function run(argv: string[]): Promise<number> {
     whenReady.catch(() => {});
     let url: URL | undefined;
     let unchecked: string | undefined;
+    const metrics = new ServingMetrics();
+    let ledgerSource: LedgerSource = { ready: false };
     if (options.http) {
       const serving = await serveHttp({
         factory: async (ctx) => (await whenReady)(ctx),
         host: options.http.host,
         port: options.http.port,
+        routes: createObservabilityRoutes({ metrics, ledger: () => ledgerSource }),
         ...(verifier ? { verifier } : {}),
         onError: (error) => process.stderr.write(`baton: http: ${oneLine(error)}\n`),
       }).catch((error) =>
@@ -440,10 +448,12 @@ export async function run(argv: string[]): Promise<number> {
     const factory = createFlowServerFactory({
       runner,
       roles: (ctx) => defaultRoles(ctx, stdioRoles),
+      metrics,
       ...(loaded.expose ? { expose: loaded.expose } : {}),
       onError: (error) => process.stderr.write(`baton: internal error: ${oneLine(error)}\n`),
     });
     resolveReady(factory);
+    ledgerSource = ledger ? { ready: true, ledger } : { ready: true };
     const count = `${flows.length} flow${flows.length === 1 ? '' : 's'}`;
 
     let stopped: Promise<unknown>;

@@ -50,6 +50,7 @@ import {
   tokenFailure,
   tokenRedeemed,
 } from '../core/results.js';
+import { withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 import { decisions, redemptions, requests, steps, tokens } from '../schema/sqlite.js';
@@ -551,8 +552,16 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     },
   };
 
-  const schedule = startPruning((now) => ledger.prune(now), options);
-  return ledger;
+  const ping = client.prepare('select 1');
+  const counted = withStats(ledger, {
+    driver: 'sqlite',
+    ping: async () => {
+      assertOpen();
+      ping.get();
+    },
+  });
+  const schedule = startPruning((now) => counted.prune(now), options);
+  return counted;
 
   function assertOpen(): void {
     if (closed) throw new LedgerError(`The SQLite ledger ${where} is closed`);

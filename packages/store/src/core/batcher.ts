@@ -25,6 +25,8 @@ export interface BatcherOptions<I, O> {
   readonly maxBatch: number;
   /** Most batches running at once (each holds one connection). */
   readonly maxInFlight: number;
+  /** Told the size of each batch as it is sent (for metrics). */
+  readonly onBatch?: (size: number) => void;
 }
 
 interface Waiter<I, O> {
@@ -79,6 +81,7 @@ export class Batcher<I, O> {
   private send(): void {
     const batch = this.queue.splice(0, this.options.maxBatch);
     this.inFlight++;
+    this.options.onBatch?.(batch.length);
     let results: Promise<readonly O[]>;
     try {
       results = this.options.run(batch.map((waiter) => waiter.item));

@@ -41,6 +41,7 @@ import {
   tokenFailure,
   tokenRedeemed,
 } from '../core/results.js';
+import { withStats } from '../core/stats.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 
 export { createMemoryAuditLog, type MemoryAuditLogOptions } from './audit.js';
@@ -289,8 +290,9 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
     },
   };
 
-  const schedule = startPruning((now) => ledger.prune(now), options);
-  return ledger;
+  const counted = withStats(ledger, { driver: 'memory', ping: async () => assertOpen() });
+  const schedule = startPruning((now) => counted.prune(now), options);
+  return counted;
 
   function assertOpen(): void {
     if (closed) throw new LedgerError('The memory ledger is closed');

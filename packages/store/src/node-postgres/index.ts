@@ -54,6 +54,7 @@ import {
   tokenFailure,
   tokenRedeemed,
 } from '../core/results.js';
+import { BatchCounter, withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 import { decisions, redemptions, requests, steps, tokens } from '../schema/pg.js';
@@ -336,10 +337,14 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     .where(and(eq(steps.id, sql.placeholder('id')), eq(steps.key, sql.placeholder('key'))))
     .prepare('baton_step_select');
 
+  const batchCounts = { redeem: new BatchCounter(), outcome: new BatchCounter() };
   const batches =
     options.batching === false
       ? undefined
-      : createRedemptionBatches(pool, options.batching ?? DEFAULT_REDEMPTION_BATCHING);
+      : createRedemptionBatches(pool, options.batching ?? DEFAULT_REDEMPTION_BATCHING, {
+          redeem: batchCounts.redeem.record,
+          outcome: batchCounts.outcome.record,
+        });
 
   const ledger: Ledger = {
     async redeem(request: RedeemRequest): Promise<RedeemResult> {
@@ -584,8 +589,23 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
 
   let closing = false;
   const guarded = guardConnectionFailures(ledger, where);
-  const schedule = startPruning((now) => guarded.prune(now), options);
-  return guarded;
+  const counted = withStats(guarded, {
+    driver: 'postgres',
+    ping: async () => {
+      assertOpen();
+      await pool.query('select 1').catch((error: unknown) => {
+        throw toUnavailable(error, where);
+      });
+    },
+    extra: () => ({
+      ...(batches
+        ? { batches: { redeem: batchCounts.redeem.snapshot(), outcome: batchCounts.outcome.snapshot() } }
+        : {}),
+      pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
+    }),
+  });
+  const schedule = startPruning((now) => counted.prune(now), options);
+  return counted;
 
   function assertOpen(): void {
     if (connection.closed || closing) throw new LedgerError(`The PostgreSQL ledger ${where} is closed`);

@@ -65,6 +65,7 @@ interface Outcome {
 export function createRedemptionBatches(
   pool: pg.Pool,
   batching: RedemptionBatching,
+  onBatch?: { readonly redeem: (size: number) => void; readonly outcome: (size: number) => void },
 ): {
   redeem: (request: RedeemRequest) => Promise<RedeemResult>;
   recordOutcome: (jti: string, sealedOutcome: string) => Promise<void>;
@@ -73,8 +74,13 @@ export function createRedemptionBatches(
   const redemptions = new Batcher<RedeemRequest, RedeemResult>({
     ...batching,
     run: (batch) => redeemBatch(pool, batch),
+    ...(onBatch ? { onBatch: onBatch.redeem } : {}),
   });
-  const outcomes = new Batcher<Outcome, undefined>({ ...batching, run: (batch) => recordBatch(pool, batch) });
+  const outcomes = new Batcher<Outcome, undefined>({
+    ...batching,
+    run: (batch) => recordBatch(pool, batch),
+    ...(onBatch ? { onBatch: onBatch.outcome } : {}),
+  });
   return {
     redeem: (request) => redemptions.submit(request),
     recordOutcome: (jti, outcome) => outcomes.submit({ jti, outcome }),

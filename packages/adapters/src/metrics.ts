@@ -1,0 +1,58 @@
+/**
+ * Serving counters, collected in one place: every round the flow tools,
+ * prompts, resources and decision tools play (`playRound.ts`) is counted here
+ * by how it ended: its outcome (`complete`, `input_required`, `error`), a
+ * rejected requestState by its -32602 reason (`bad_integrity`, `expired`,
+ * `replayed`, ...), other -32602 params errors, `ledger_unavailable`, and
+ * internal errors. Counting is plain integer increments, nothing allocated
+ * per round; `GET /healthz` and `GET /metrics` (`observability.ts`) read a
+ * snapshot. Nothing here names a principal, a flow instance or a state.
+ */
+import type { InvalidStateReason, RoundOutcome } from '@baton/engine';
+
+/** How a round that did not produce an outcome ended. */
+export type RoundFailure = 'invalid_params' | 'ledger_unavailable' | 'internal_error';
+
+/** A copy of the counters at one moment. */
+export interface ServingMetricsSnapshot {
+  /** When counting started (ms since epoch). */
+  readonly startedAt: number;
+  /** Rounds that produced an outcome, by its type. */
+  readonly rounds: Readonly<Record<RoundOutcome['type'], number>>;
+  /** Rounds refused for their requestState (JSON-RPC -32602), by reason. Only reasons seen appear. */
+  readonly invalidState: Readonly<Partial<Record<InvalidStateReason, number>>>;
+  /** Rounds that ended in a JSON-RPC error other than a rejected state. */
+  readonly failures: Readonly<Record<RoundFailure, number>>;
+}
+
+/** Counters of one serving process; see the module comment. */
+export class ServingMetrics {
+  readonly startedAt = Date.now();
+  private readonly rounds = { complete: 0, input_required: 0, error: 0 };
+  private readonly invalidStates = new Map<InvalidStateReason, number>();
+  private readonly failures = { invalid_params: 0, ledger_unavailable: 0, internal_error: 0 };
+
+  /** A round produced an outcome. */
+  outcome(type: RoundOutcome['type']): void {
+    this.rounds[type]++;
+  }
+
+  /** A round was refused for its requestState (`reason` is the -32602 `data.reason`). */
+  invalidState(reason: InvalidStateReason): void {
+    this.invalidStates.set(reason, (this.invalidStates.get(reason) ?? 0) + 1);
+  }
+
+  /** A round ended in another JSON-RPC error. */
+  failure(kind: RoundFailure): void {
+    this.failures[kind]++;
+  }
+
+  snapshot(): ServingMetricsSnapshot {
+    return {
+      startedAt: this.startedAt,
+      rounds: { ...this.rounds },
+      invalidState: Object.fromEntries(this.invalidStates),
+      failures: { ...this.failures },
+    };
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * `GET /healthz` and `GET /metrics` for `baton serve --http`: what an
+ * operator monitors. Both answer without a bearer token (probes and scrapers
+ * run inside the operator's network; put them behind the reverse proxy's
+ * rules when the port is exposed) but keep the Host/Origin check of the
+ * server (DNS rebinding). Neither says anything about principals, states,
+ * keys or connection strings: counters, gauges and the ledger's driver name.
+ *
+ * `/healthz` pings the ledger (one trivial round trip, bounded by
+ * `pingTimeoutMs`; concurrent probes share one ping and its answer is reused
+ * for `pingCacheMs`, so probes cannot flood the database): 200 with counters
+ * when it answers, 503 `ledger_unavailable` when not. `/metrics` is the same
+ * figures in the Prometheus text format, plus `baton_ledger_up`.
+ */
+import type { Ledger, LedgerStats } from '@baton/engine';
+import type { ServingMetrics, ServingMetricsSnapshot } from './metrics.js';
+import { type Family, PROMETHEUS_CONTENT_TYPE, renderPrometheus, type Sample } from './prometheus.js';
+
+/** How long `/healthz` waits for the ledger's ping by default, in ms. */
+export const DEFAULT_PING_TIMEOUT_MS = 2000;
+/** How long a ping's answer is reused by default, in ms. */
+export const DEFAULT_PING_CACHE_MS = 1000;
+
+/** Where the ledger stands: not opened yet (start-up), or ready (none configured: `ledger` absent). */
+export type LedgerSource = { readonly ready: false } | { readonly ready: true; readonly ledger?: Ledger };
+
+/** Options of {@link createObservabilityRoutes}. */
+export interface ObservabilityOptions {
+  readonly metrics: ServingMetrics;
+  /** The ledger, read at each request (it opens after the port is bound). */
+  readonly ledger: () => LedgerSource;
+  readonly pingTimeoutMs?: number;
+  readonly pingCacheMs?: number;
+}
+
+/** A route: answers one path. */
+export type Route = (request: Request) => Promise<Response>;
+
+type Health = { readonly ok: true } | { readonly ok: false; readonly reason: 'ledger_unavailable' | 'starting' };
+
+/**
+ * The two routes, by path, for `serveHttp`'s `routes`.
+ *
+ * Wire: `GET /healthz` -> 200 `{"status":"ok","uptimeSeconds":12,"ledger":{"driver":"sqlite",...},"rounds":{...}}`
+ * or 503 `{"status":"unavailable","reason":"ledger_unavailable"}`; `GET /metrics` -> 200 Prometheus text.
+ * Other methods: 405.
+ */
+export function createObservabilityRoutes(options: ObservabilityOptions): ReadonlyMap<string, Route> {
+  const timeoutMs = options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
+  const cacheMs = options.pingCacheMs ?? DEFAULT_PING_CACHE_MS;
+  let inflight: Promise<Health> | undefined;
+  let cached: { readonly health: Health; readonly at: number } | undefined;
+
+  const pingOnce = async (ledger: Ledger): Promise<Health> => {
+    if (!ledger.ping) return { ok: true };
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('ping timed out')), timeoutMs);
+    });
+    try {
+      await Promise.race([ledger.ping(), timeout]);
+      return { ok: true };
+    } catch {
+      return { ok: false, reason: 'ledger_unavailable' };
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  const health = async (): Promise<Health> => {
+    const source = options.ledger();
+    if (!source.ready) return { ok: false, reason: 'starting' };
+    if (!source.ledger) return { ok: true };
+    if (cached && Date.now() - cached.at < cacheMs) return cached.health;
+    inflight ??= pingOnce(source.ledger).then((result) => {
+      cached = { health: result, at: Date.now() };
+      inflight = undefined;
+      return result;
+    });
+    return inflight;
+  };
+
+  const stats = (): LedgerStats | null => {
+    const source = options.ledger();
+    return source.ready && source.ledger?.stats ? source.ledger.stats() : null;
+  };
+
+  const healthz: Route = async () => {
+    const result = await health();
+    if (!result.ok) return json(503, { status: 'unavailable', reason: result.reason });
+    const serving = options.metrics.snapshot();
+    return json(200, {
+      status: 'ok',
+      uptimeSeconds: Math.floor((Date.now() - serving.startedAt) / 1000),
+      ledger: stats(),
+      serving: { rounds: serving.rounds, invalidState: serving.invalidState, failures: serving.failures },
+    });
+  };
+
+  const metrics: Route = async () => {
+    const up = (await health()).ok;
+    const body = renderPrometheus(families(options.metrics.snapshot(), stats(), up));
+    return new Response(body, { status: 200, headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, ...NO_STORE } });
+  };
+
+  return new Map([
+    ['/healthz', onlyGet(healthz)],
+    ['/metrics', onlyGet(metrics)],
+  ]);
+}
+
+const NO_STORE = { 'cache-control': 'no-store' };
+
+function json(status: number, body: unknown): Response {
+  return Response.json(body, { status, headers: NO_STORE });
+}
+
+function onlyGet(route: Route): Route {
+  return async (request) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return new Response(null, { status: 405, headers: { allow: 'GET, HEAD' } });
+    }
+    const response = await route(request);
+    return request.method === 'HEAD'
+      ? new Response(null, { status: response.status, headers: response.headers })
+      : response;
+  };
+}
+
+const counter = (name: string, help: string, samples: Sample[]): Family => ({ name, type: 'counter', help, samples });
+const gauge = (name: string, help: string, samples: Sample[]): Family => ({ name, type: 'gauge', help, samples });
+
+/** The metric families of `/metrics`. */
+function families(serving: ServingMetricsSnapshot, ledger: LedgerStats | null, up: boolean): Family[] {
+  const out: Family[] = [
+    gauge('baton_uptime_seconds', 'Seconds since the server started.', [
+      { value: Math.floor((Date.now() - serving.startedAt) / 1000) },
+    ]),
+    counter(
+      'baton_rounds_total',
+      'Rounds that produced an outcome, by outcome.',
+      Object.entries(serving.rounds).map(([outcome, value]) => ({ labels: { outcome }, value })),
+    ),
+    counter(
+      'baton_invalid_state_total',
+      'Rounds refused for their requestState (JSON-RPC -32602), by reason.',
+      Object.entries(serving.invalidState).map(([reason, value]) => ({ labels: { reason }, value: value ?? 0 })),
+    ),
+    counter(
+      'baton_round_errors_total',
+      'Rounds that ended in another JSON-RPC error, by kind.',
+      Object.entries(serving.failures).map(([kind, value]) => ({ labels: { kind }, value })),
+    ),
+    gauge('baton_ledger_up', 'Whether the ledger answered its last ping (1) or not (0); 1 without a ledger.', [
+      { value: up ? 1 : 0 },
+    ]),
+  ];
+  if (!ledger) return out;
+  const { redemptions, redeemLatency: latency } = ledger;
+  out.push(
+    counter('baton_ledger_redemptions_total', 'Redemptions by result.', [
+      { labels: { result: 'redeemed' }, value: redemptions.redeemed },
+      { labels: { result: 'retried' }, value: redemptions.retried },
+      { labels: { result: 'replayed' }, value: redemptions.replayed },
+    ]),
+    counter('baton_ledger_outcomes_recorded_total', 'Round outcomes recorded.', [{ value: ledger.outcomesRecorded }]),
+    counter('baton_ledger_errors_total', 'Ledger calls that failed, by kind.', [
+      { labels: { kind: 'unavailable' }, value: ledger.unavailableErrors },
+      { labels: { kind: 'other' }, value: ledger.errors - ledger.unavailableErrors },
+    ]),
+    gauge('baton_ledger_last_error_timestamp_seconds', 'When a ledger call last failed (0: never).', [
+      { value: ledger.lastErrorAt === null ? 0 : ledger.lastErrorAt / 1000 },
+    ]),
+    {
+      name: 'baton_ledger_redeem_duration_seconds',
+      type: 'summary',
+      help: 'Redemption time; quantiles over the most recent redemptions.',
+      samples: [
+        { labels: { quantile: '0.5' }, value: latency.p50Ms / 1000 },
+        { labels: { quantile: '0.9' }, value: latency.p90Ms / 1000 },
+        { labels: { quantile: '0.99' }, value: latency.p99Ms / 1000 },
+        { suffix: '_sum', value: latency.sumMs / 1000 },
+        { suffix: '_count', value: latency.count },
+      ],
+    },
+  );
+  if (ledger.batches) {
+    const kinds = Object.entries(ledger.batches);
+    out.push(
+      counter(
+        'baton_ledger_batches_total',
+        'Batched statements sent, by kind.',
+        kinds.map(([kind, b]) => ({ labels: { kind }, value: b.sent })),
+      ),
+      counter(
+        'baton_ledger_batch_items_total',
+        'Writes carried by batched statements, by kind (divide by baton_ledger_batches_total for the mean size).',
+        kinds.map(([kind, b]) => ({ labels: { kind }, value: b.items })),
+      ),
+      gauge(
+        'baton_ledger_batch_largest',
+        'The largest batch so far, by kind.',
+        kinds.map(([kind, b]) => ({ labels: { kind }, value: b.largest })),
+      ),
+    );
+  }
+  if (ledger.pool) {
+    out.push(
+      gauge('baton_ledger_pool_connections', 'Connections of the ledger pool, by state.', [
+        { labels: { state: 'total' }, value: ledger.pool.total },
+        { labels: { state: 'idle' }, value: ledger.pool.idle },
+      ]),
+      gauge('baton_ledger_pool_waiting', 'Callers waiting for a pool connection.', [{ value: ledger.pool.waiting }]),
+    );
+  }
+  return out;
+}
