@@ -7,47 +7,17 @@
  * serves again, on the same ledger, once it is back. The shared contract runs
  * against the unbatched variant (`batching: false`) too.
  */
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { type Ledger, LedgerUnavailableError } from '@baton/engine';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
 import { isConnectionFailure } from '../src/node-postgres/unavailable.js';
 import { ledgerContract, newJti, T0 } from './helpers/contract.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
+import { tcpProxy } from './helpers/tcpProxy.js';
 
 const DIGEST = 'd'.repeat(43);
 const redeem = (ledger: Ledger, jti: string) =>
   ledger.redeem({ jti, responsesDigest: DIGEST, expiresAt: T0 + 600_000, now: T0 });
-
-/** A TCP proxy to `target` that can refuse connections (and drop the open ones) and accept again. */
-async function proxy(target: URL): Promise<{ port: number; down: () => Promise<void>; up: () => Promise<void> }> {
-  const sockets = new Set<Socket>();
-  let server: Server | undefined;
-  let port = 0;
-  const up = () =>
-    new Promise<void>((resolve) => {
-      server = createServer((client) => {
-        const upstream = createConnection(Number(target.port), target.hostname);
-        for (const s of [client, upstream]) {
-          sockets.add(s);
-          s.on('close', () => sockets.delete(s));
-          s.on('error', () => {});
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      server.listen(port, '127.0.0.1', () => {
-        port = (server!.address() as { port: number }).port;
-        resolve();
-      });
-    });
-  const down = () =>
-    new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server!.close(() => resolve());
-    });
-  await up();
-  return { port, down, up };
-}
 
 describePg('postgres ledger: batching and an unavailable database', (serverUrl) => {
   let url = '';
@@ -95,7 +65,7 @@ describePg('postgres ledger: batching and an unavailable database', (serverUrl) 
 
   it('rejects with LedgerUnavailableError while the database is unreachable and serves again after', async () => {
     const target = new URL(url);
-    const gate = await proxy(target);
+    const gate = await tcpProxy(target);
     const viaProxy = new URL(url);
     viaProxy.port = String(gate.port);
     viaProxy.hostname = '127.0.0.1';
