@@ -40,6 +40,9 @@ export function trackDeadlines(actor: AnyActorRef, now: () => number): () => Dea
   // Only the root's timers to itself are kept, so their ids alone key them (a cancel from any
   // other actor never names one of them).
   const live = new Map<string, Deadline>();
+  // On the inert clock nothing XState schedules ever fires: the root's own timers then live only
+  // here (they fire when a later round restores them), and XState's scheduler is spared them.
+  const inert = (actor as { clock?: unknown }).clock === inertClock;
   const { schedule, cancel } = scheduler;
   scheduler.schedule = (source, target, event, delay, id) => {
     const scheduledId = id ?? `baton.${live.size}.${delay}`;
@@ -47,6 +50,7 @@ export function trackDeadlines(actor: AnyActorRef, now: () => number): () => Dea
       const dueAt = now() + delay;
       const plain = event.type === scheduledId && Object.keys(event).length === 1;
       live.set(scheduledId, plain ? [scheduledId, dueAt] : [scheduledId, dueAt, event]);
+      if (inert) return;
     }
     schedule.call(scheduler, source, target, event, delay, scheduledId);
   };
