@@ -171,7 +171,7 @@ export class Round {
     // Observe timers and errors (the snapshot keeps the error) before start, then fire due deadlines.
     this.#deadlines = trackDeadlines(actor, now);
     actor.subscribe(IGNORE_ERRORS);
-    setStepExecutor(actor.system, this.#input.steps.execute);
+    setStepExecutor(actor.system, this.#input.steps);
     try {
       actor.start();
       if (restored?.body.t) this.#fired = restoreDeadlines(actor, restored.body.t, now());

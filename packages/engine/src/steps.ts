@@ -91,9 +91,14 @@ export type StepExecutor = (
  */
 const STEP_EXECUTOR = Symbol('baton.stepExecutor');
 
-/** Give the round actor system `system` its step executor. */
-export function setStepExecutor(system: object, execute: StepExecutor): void {
-  (system as { [STEP_EXECUTOR]?: StepExecutor })[STEP_EXECUTOR] = execute;
+/** What runs a round's steps (`RoundSteps`), called as a method. */
+export interface StepRunner {
+  execute: StepExecutor;
+}
+
+/** Give the round actor system `system` its step runner. */
+export function setStepExecutor(system: object, runner: StepRunner): void {
+  (system as { [STEP_EXECUTOR]?: StepRunner })[STEP_EXECUTOR] = runner;
 }
 
 /** Outside a runner (graph utilities, a plain `createActor`): the function runs as a plain promise. */
@@ -171,8 +176,8 @@ export function step<TOutput, TInput = unknown, const TId extends string = strin
   }
   const declaration: StepDeclaration = { id, run: run as StepFunction<unknown, unknown>, options };
   const logic = fromPromise<TOutput, TInput>(async ({ input, system, signal, self }) => {
-    const execute = (system as { [STEP_EXECUTOR]?: StepExecutor })[STEP_EXECUTOR];
-    if (execute) return (await execute(declaration, { input, signal, childId: self.id })) as TOutput;
+    const runner = (system as { [STEP_EXECUTOR]?: StepRunner })[STEP_EXECUTOR];
+    if (runner) return (await runner.execute(declaration, { input, signal, childId: self.id })) as TOutput;
     plainServices ??= {
       now: Date.now,
       tokens: {
