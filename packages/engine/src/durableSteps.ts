@@ -114,7 +114,11 @@ export class RoundSteps {
     return [...this.#running.values()];
   }
 
-  readonly execute: StepExecutor = async (declaration, { input, signal, childId }) => {
+  /** Run (or read back) one invocation of a step; a method, not a closure per round (`StepRunner`). */
+  async execute(
+    declaration: StepDeclaration,
+    { input, signal, childId }: Parameters<StepExecutor>[1],
+  ): Promise<unknown> {
     const { id } = declaration;
     // The round is being abandoned: start nothing more (its retry runs it).
     if (this.#unavailable) throw this.#unavailable;
@@ -136,7 +140,7 @@ export class RoundSteps {
       this.#inFlight.set(id, (this.#inFlight.get(id) ?? 1) - 1);
       this.#running.delete(childId);
     }
-  };
+  }
 
   /** Claim (or, as its owner, renew the lease on) the invocation `key` for `leaseMs` from now. */
   #claim(key: string, leaseMs: number) {

@@ -37,20 +37,25 @@ export const inertClock = {
  */
 export function trackDeadlines(actor: AnyActorRef, now: () => number): () => Deadline[] {
   const scheduler = actor.system.scheduler;
+  // Only the root's timers to itself are kept, so their ids alone key them (a cancel from any
+  // other actor never names one of them).
   const live = new Map<string, Deadline>();
-  const key = (source: AnyActorRef, id: string) => `${source.sessionId}\u0000${id}`;
+  // On the inert clock nothing XState schedules ever fires: the root's own timers then live only
+  // here (they fire when a later round restores them), and XState's scheduler is spared them.
+  const inert = (actor as { clock?: unknown }).clock === inertClock;
   const { schedule, cancel } = scheduler;
   scheduler.schedule = (source, target, event, delay, id) => {
     const scheduledId = id ?? `baton.${live.size}.${delay}`;
     if (source === actor && target === actor) {
       const dueAt = now() + delay;
       const plain = event.type === scheduledId && Object.keys(event).length === 1;
-      live.set(key(source, scheduledId), plain ? [scheduledId, dueAt] : [scheduledId, dueAt, event]);
+      live.set(scheduledId, plain ? [scheduledId, dueAt] : [scheduledId, dueAt, event]);
+      if (inert) return;
     }
     schedule.call(scheduler, source, target, event, delay, scheduledId);
   };
   scheduler.cancel = (source, id) => {
-    live.delete(key(source, id));
+    if (source === actor) live.delete(id);
     cancel.call(scheduler, source, id);
   };
   return () => [...live.values()];

@@ -23,10 +23,10 @@ import { REDACTED } from './inspection.js';
 import { isLedgerUnavailable } from './ledgerOutage.js';
 import { deadlineBeyondCap, stateLifetime } from './lifetimes.js';
 import type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome } from './outcome.js';
-import { type Answers, askedKeys, awaitedDecisions, callerKeys, machineOutput, type RoundBody } from './roundBody.js';
+import { type Answers, awaitedDecisions, callerKeys, machineOutput, type RoundBody } from './roundBody.js';
 import type { ClientInputCapabilities, RunnerLogEvent } from './runner.js';
-import { settle } from './settle.js';
-import { stepExecutors } from './steps.js';
+import { isSettled, settle } from './settle.js';
+import { setStepExecutor } from './steps.js';
 
 /** What every round of one runner shares. */
 export interface RoundSettings {
@@ -39,6 +39,8 @@ export interface RoundSettings {
   /** No state lives longer, seconds; a deadline it cannot cover fails the round. */
   readonly maxTtlSeconds: number;
   readonly log: (event: RunnerLogEvent) => void;
+  /** Whether minted outcomes record when their state expires (`mintedExpiry`: the audit trail reads it). */
+  readonly recordExpiry?: boolean;
 }
 
 /** What one round is about. */
@@ -169,12 +171,13 @@ export class Round {
     // Observe timers and errors (the snapshot keeps the error) before start, then fire due deadlines.
     this.#deadlines = trackDeadlines(actor, now);
     actor.subscribe(IGNORE_ERRORS);
-    stepExecutors.set(actor.system, this.#input.steps.execute);
+    setStepExecutor(actor.system, this.#input.steps);
     try {
       actor.start();
       if (restored?.body.t) this.#fired = restoreDeadlines(actor, restored.body.t, now());
-      if (!(await settle(actor, budgetMs))) return this.#overBudget(actor);
-      if (!(await this.#deliverInjected(actor))) return this.#overBudget(actor);
+      // Awaited only when there is something to wait for (each await is a turn of the microtask queue).
+      if (!this.#settledNow(actor) && !(await settle(actor, budgetMs))) return this.#overBudget(actor);
+      if (this.#input.inject && !(await this.#deliverInjected(actor))) return this.#overBudget(actor);
 
       let held: Record<string, unknown> = {};
       let notes = new Map<string, string>();
@@ -187,7 +190,7 @@ export class Round {
           : callerKeys(flow, actor.getSnapshot()).filter((key) => !flow.inputs[key]!.onlyWhenAsked);
         const delivered = this.#deliverAnswers(actor, pending, restored?.body.h ?? {});
         if (delivered.complete) {
-          if (!(await settle(actor, budgetMs))) return this.#overBudget(actor);
+          if (!this.#settledNow(actor) && !(await settle(actor, budgetMs))) return this.#overBudget(actor);
         } else {
           held = delivered.held;
           notes = delivered.notes;
@@ -199,21 +202,32 @@ export class Round {
     }
   }
 
+  #settledNow(actor: AnyActorRef): boolean {
+    return isSettled(actor.getSnapshot() as AnyMachineSnapshot);
+  }
+
   #fired = 0;
   readonly #delivered: string[] = [];
   #eventSent = false;
 
-  get #facts(): RoundFacts {
-    return { fired: this.#fired, delivered: this.#delivered, eventSent: this.#eventSent };
-  }
+  // The round's facts are written out field by field in every RoundEnd (no spread of a getter's
+  // object: this runs every round, and the spread showed in profiles).
 
   #done(outcome: CompleteOutcome | ErrorOutcome, terminal: boolean): RoundEnd {
-    return { ...this.#facts, type: 'done', outcome, terminal };
+    return {
+      fired: this.#fired,
+      delivered: this.#delivered,
+      eventSent: this.#eventSent,
+      type: 'done',
+      outcome,
+      terminal,
+    };
   }
 
   /** Deliver recorded decisions the machine awaits (each once), then the injected event; `false`: over budget. */
   async #deliverInjected(actor: AnyActorRef): Promise<boolean> {
     const { flow, inject, restored, received } = this.#input;
+    if (inject === undefined) return true;
     const { budgetMs } = this.#settings;
     const already = new Set(restored?.body.d ?? []);
     for (const [key, decided] of inject?.decisions ?? []) {
@@ -277,7 +291,7 @@ export class Round {
     }
     for (const key of asked) {
       // A previous answer may have moved the machine on; later answers go only where still asked.
-      if (key !== asked[0] && !askedKeys(actor.getSnapshot()).includes(key)) continue;
+      if (key !== asked[0] && !callerKeys(flow, actor.getSnapshot()).includes(key)) continue;
       actor.send({ type: `input.${key}`, ...(held[key] as object) });
     }
     return { complete: true, held: {}, notes };
@@ -297,7 +311,10 @@ export class Round {
         return this.#done({ type: 'complete', ...this.#base, result }, true);
       }
       const asked = callerKeys(flow, snap);
-      const unsupported = asked.filter((key) => !this.#capable(flow.inputs[key]!.kind as InputKind));
+      const unsupported =
+        this.#input.capabilities === undefined
+          ? []
+          : asked.filter((key) => !this.#capable(flow.inputs[key]!.kind as InputKind));
       if (unsupported.length > 0) {
         const noFallback = unsupported.find((key) => !flow.inputs[key]!.fallback);
         if (noFallback) {
@@ -369,7 +386,16 @@ export class Round {
     } catch (error) {
       return this.#failed(error);
     }
-    return { ...this.#facts, type: 'decisions', body: this.#body(snap, live, {}), decisions, live };
+    const body = this.#body(snap, live, {});
+    return {
+      fired: this.#fired,
+      delivered: this.#delivered,
+      eventSent: this.#eventSent,
+      type: 'decisions',
+      body,
+      decisions,
+      live,
+    };
   }
 
   #capable(kind: InputKind): boolean {
@@ -379,12 +405,12 @@ export class Round {
 
   #ask(
     snap: AnyMachineSnapshot,
-    asked: string[],
+    asked: readonly string[],
     held: Record<string, unknown>,
     live: Deadline[],
     notes: ReadonlyMap<string, string>,
   ): RoundEnd {
-    const pending = asked.filter((key) => !Object.hasOwn(held, key));
+    const pending = Object.keys(held).length > 0 ? asked.filter((key) => !Object.hasOwn(held, key)) : asked;
     const body = this.#body(snap, live, held);
     const inputRequests = this.#requests(pending, snap.context, (key) => {
       const problem = notes.get(key);
@@ -397,9 +423,17 @@ export class Round {
       } catch (error) {
         return this.#unsaved(error);
       }
-      return expiring({ type: 'input_required', ...this.#base, inputRequests, requestState }, this.#minted);
+      return this.#expiring({ type: 'input_required', ...this.#base, inputRequests, requestState });
     };
-    return { ...this.#facts, type: 'ask', body, asked: pending, mint };
+    return {
+      fired: this.#fired,
+      delivered: this.#delivered,
+      eventSent: this.#eventSent,
+      type: 'ask',
+      body,
+      asked: pending,
+      mint,
+    };
   }
 
   #requests(keys: readonly string[], context: unknown, note: (key: string) => string | undefined) {
@@ -411,6 +445,12 @@ export class Round {
 
   /** When the state sealed last expires (ms), for the audit trail. */
   #minted = 0;
+
+  /** `outcome`, its expiry recorded for `mintedExpiry` when the runner keeps an audit trail. */
+  #expiring(outcome: InputRequiredOutcome): InputRequiredOutcome {
+    if (this.#settings.recordExpiry) expiries.set(outcome, this.#minted);
+    return outcome;
+  }
 
   #seal(body: RoundBody, live: readonly Deadline[]): string {
     const { flow, binding, fid, round } = this.#input;
@@ -450,7 +490,7 @@ export class Round {
       const inputRequests = this.#requests(restored.pending, previous.s[1], () => reason);
       try {
         const requestState = this.#seal(previous, previous.t ?? []);
-        return expiring({ type: 'input_required', ...this.#base, inputRequests, requestState }, this.#minted);
+        return this.#expiring({ type: 'input_required', ...this.#base, inputRequests, requestState });
       } catch (again) {
         log({ type: 'flow_error', flow: flow.name, fid, error: again });
       }
@@ -504,7 +544,14 @@ export class Round {
         const keys = steps.runningKeys();
         const body = { ...this.#body(snap, this.#deadlines?.() ?? [], {}), r: running };
         actor.stop();
-        return { ...this.#facts, type: 'working', body, steps: keys };
+        return {
+          fired: this.#fired,
+          delivered: this.#delivered,
+          eventSent: this.#eventSent,
+          type: 'working',
+          body,
+          steps: keys,
+        };
       }
     }
     log({ type: 'flow_error', flow: flow.name, fid, error: new Error(`round exceeded ${budgetMs} ms`) });
@@ -527,12 +574,10 @@ export class Round {
 /** When each minted outcome's requestState expires: read by the audit trail, never sent (not a field). */
 const expiries = new WeakMap<InputRequiredOutcome, number>();
 
-function expiring(outcome: InputRequiredOutcome, expiresAt: number): InputRequiredOutcome {
-  expiries.set(outcome, expiresAt);
-  return outcome;
-}
-
-/** When the requestState of an `input_required` outcome minted by a round expires (ms); `undefined` if unknown. */
+/**
+ * When the requestState of an `input_required` outcome minted by a round expires (ms); `undefined`
+ * if unknown (always, unless the round's settings set `recordExpiry`).
+ */
 export function mintedExpiry(outcome: InputRequiredOutcome): number | undefined {
   return expiries.get(outcome);
 }

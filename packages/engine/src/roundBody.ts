@@ -100,7 +100,7 @@ export function readAnswers(responses: unknown, keys?: readonly string[]): Answe
 }
 
 /** Keys asked by the active states (`meta.ask`), in document order, without duplicates. */
-export function askedKeys(snapshot: AnyMachineSnapshot): string[] {
+function askedKeysOf(snapshot: AnyMachineSnapshot): string[] {
   const keys = new Set<string>();
   for (const meta of Object.values(snapshot.getMeta() as Record<string, { ask?: string[] } | undefined>)) {
     for (const key of meta?.ask ?? []) keys.add(key);
@@ -108,14 +108,60 @@ export function askedKeys(snapshot: AnyMachineSnapshot): string[] {
   return [...keys];
 }
 
-/** The asked keys the caller answers (every asked key but the flow's decisions). */
-export function callerKeys(flow: Flow, snapshot: AnyMachineSnapshot): string[] {
-  return askedKeys(snapshot).filter((key) => !isDecision(flow.inputs[key]));
+/** What a state value asks, split: every asked key, the caller's, and the decisions by others. */
+interface AskedSplit {
+  readonly asked: readonly string[];
+  readonly caller: readonly string[];
+  readonly decisions: readonly string[];
 }
 
-/** The asked keys that are decisions someone else makes. */
-export function awaitedDecisions(flow: Flow, snapshot: AnyMachineSnapshot): string[] {
-  return askedKeys(snapshot).filter((key) => isDecision(flow.inputs[key]));
+/**
+ * The asked keys by state value, per flow: a round asks this several times of the same few
+ * states, and the answer depends only on the active state nodes, which a string state value
+ * (an atomic state under the root) names exactly. Object values (parallel or nested states)
+ * are computed afresh. Each map holds at most one entry per state of the machine. (A flow's
+ * machine with services provided, `machineWith`, has the same states and meta.)
+ */
+const splitsByFlow = new WeakMap<Flow, Map<string, AskedSplit>>();
+
+function splitOf(flow: Flow, snapshot: AnyMachineSnapshot): AskedSplit {
+  const value = snapshot.value;
+  const cacheable = typeof value === 'string' && snapshot.status === 'active';
+  let cache: Map<string, AskedSplit> | undefined;
+  if (cacheable) {
+    cache = splitsByFlow.get(flow);
+    const found = cache?.get(value);
+    if (found) return found;
+  }
+  const asked = askedKeysOf(snapshot);
+  const split: AskedSplit = Object.freeze({
+    asked: Object.freeze(asked),
+    caller: Object.freeze(asked.filter((key) => !isDecision(flow.inputs[key]))),
+    decisions: Object.freeze(asked.filter((key) => isDecision(flow.inputs[key]))),
+  });
+  if (cacheable) {
+    if (!cache) {
+      cache = new Map();
+      splitsByFlow.set(flow, cache);
+    }
+    cache.set(value, split);
+  }
+  return split;
+}
+
+/** Keys asked by the active states (`meta.ask`), in document order, without duplicates. */
+export function askedKeys(snapshot: AnyMachineSnapshot): readonly string[] {
+  return askedKeysOf(snapshot);
+}
+
+/** The asked keys the caller answers (every asked key but the flow's decisions); do not mutate. */
+export function callerKeys(flow: Flow, snapshot: AnyMachineSnapshot): readonly string[] {
+  return splitOf(flow, snapshot).caller;
+}
+
+/** The asked keys that are decisions someone else makes; do not mutate. */
+export function awaitedDecisions(flow: Flow, snapshot: AnyMachineSnapshot): readonly string[] {
+  return splitOf(flow, snapshot).decisions;
 }
 
 /**

@@ -241,7 +241,13 @@ function createRoundActor(
       }
     | undefined,
 ): AnyActorRef {
-  if (!observe) return createActor(machine, { ...from, clock: inertClock });
+  // Options written out rather than spread from `from`: this runs every round.
+  if (!observe) {
+    return createActor(
+      machine,
+      'snapshot' in from ? { snapshot: from.snapshot, clock: inertClock } : { input: from.input, clock: inertClock },
+    );
+  }
   const { fid, path } = observe;
   const forward = observe.forward ? stableInspector(fid, observe.forward, observe.redaction) : undefined;
   // A restored actor is created without `inspect` (XState's dispatch is the costly part) and
@@ -311,6 +317,7 @@ export function createRunner(options: RunnerOptions): Runner {
     ttlSeconds,
     maxTtlSeconds,
     log,
+    recordExpiry: options.audit !== undefined,
   };
   const services = createFlowServices(ledger, now);
   const pollMs = Math.max(1, options.pollMs ?? 300);
@@ -550,7 +557,7 @@ export function createRunner(options: RunnerOptions): Runner {
     // Restore the machine to check the snapshot and find the keys the state awaits (nothing runs
     // before start()). A round that plays this very body unobserved plays this actor after
     // redeeming (still unstarted: nothing ran); any other restores afresh.
-    let pending: string[] = [];
+    let pending: readonly string[] = [];
     let restoredActor: AnyActorRef | undefined;
     if (opened) {
       restoredActor = createRoundActor(
@@ -563,7 +570,8 @@ export function createRunner(options: RunnerOptions): Runner {
         reject(flow.name, 'bad_snapshot', 'the state value names states the machine does not have');
       }
       const held = opened.body.h ?? {};
-      pending = callerKeys(flow, snapshot).filter((key) => !Object.hasOwn(held, key));
+      const awaited = callerKeys(flow, snapshot);
+      pending = opened.body.h ? awaited.filter((key) => !Object.hasOwn(held, key)) : awaited;
       // Running durable steps are restored into the snapshot's children: that needs its own actor.
       if (opened.body.r !== undefined) restoredActor = undefined;
     }

@@ -84,8 +84,22 @@ export type StepExecutor = (
   invocation: { readonly input: unknown; readonly signal: AbortSignal; readonly childId: string },
 ) => Promise<unknown>;
 
-/** Round actor systems to their step executor (set by the runner for the length of a round). */
-export const stepExecutors = new WeakMap<object, StepExecutor>();
+/**
+ * Where a round actor's system holds its step executor (set by the runner for the length of a
+ * round). A symbol-keyed property of the system rather than a WeakMap entry: one is set every
+ * round, and WeakMap entries (ephemerons) cost the garbage collector more than a property.
+ */
+const STEP_EXECUTOR = Symbol('baton.stepExecutor');
+
+/** What runs a round's steps (`RoundSteps`), called as a method. */
+export interface StepRunner {
+  execute: StepExecutor;
+}
+
+/** Give the round actor system `system` its step runner. */
+export function setStepExecutor(system: object, runner: StepRunner): void {
+  (system as { [STEP_EXECUTOR]?: StepRunner })[STEP_EXECUTOR] = runner;
+}
 
 /** Outside a runner (graph utilities, a plain `createActor`): the function runs as a plain promise. */
 let plainServices: FlowServices | undefined;
@@ -162,8 +176,8 @@ export function step<TOutput, TInput = unknown, const TId extends string = strin
   }
   const declaration: StepDeclaration = { id, run: run as StepFunction<unknown, unknown>, options };
   const logic = fromPromise<TOutput, TInput>(async ({ input, system, signal, self }) => {
-    const execute = stepExecutors.get(system);
-    if (execute) return (await execute(declaration, { input, signal, childId: self.id })) as TOutput;
+    const runner = (system as { [STEP_EXECUTOR]?: StepRunner })[STEP_EXECUTOR];
+    if (runner) return (await runner.execute(declaration, { input, signal, childId: self.id })) as TOutput;
     plainServices ??= {
       now: Date.now,
       tokens: {

@@ -107,42 +107,53 @@ const STATIC_MAX_LENGTH = Math.max(...STATIC_STRINGS.map((s) => s.length));
 
 /** The dictionary of a binding's flow name and arguments (at most 256 strings of 3+ characters). */
 export function dictionaryOf(flow: string, args: unknown): Dictionary {
-  // Only the strings of this binding: the static ones are shared (indexes 0 to 19).
-  const strings: string[] = [];
-  const index = new Map<string, number>();
-  const add = (value: string) => {
-    if (
-      value.length >= MIN_DICTIONARY_LENGTH &&
-      strings.length < MAX_DICTIONARY &&
-      !index.has(value) &&
-      !STATIC_INDEX.has(value)
-    ) {
-      index.set(value, STATIC_STRINGS.length + strings.length);
-      strings.push(value);
-    }
-  };
-  add(flow);
-  // Arguments nest only as deep as the runner's input checks allow; stop early all the same.
-  // It visits what canonical JSON of the arguments holds (the binding authenticates exactly that):
-  // `toJSON` results, and no member whose value JSON drops.
-  const walk = (input: unknown, depth: number) => {
-    if (strings.length >= MAX_DICTIONARY || depth > 32) return;
-    const value = resolveJson(input);
-    if (typeof value === 'string') add(value);
-    else if (Array.isArray(value)) for (const item of value) walk(item, depth + 1);
-    else if (typeof value === 'object' && value !== null) {
-      for (const key of Object.keys(value).sort()) {
-        const member = resolveJson((value as Record<string, unknown>)[key]);
-        if (!isCarried(member)) continue;
-        add(key);
-        walk(member, depth + 1);
-      }
-    }
-  };
-  walk(args, 0);
+  // Only the strings of this binding: the static ones are shared (indexes 0 to 19). Module-level
+  // helpers rather than closures: this runs every round.
+  const found: DictionaryStrings = { strings: [], index: new Map<string, number>() };
+  addDictionaryString(found, flow);
+  walkDictionaryStrings(found, args, 0);
   let maxLength = 0;
-  for (const s of strings) if (s.length > maxLength) maxLength = s.length;
-  return { flow, strings, index, maxLength };
+  for (const s of found.strings) if (s.length > maxLength) maxLength = s.length;
+  return { flow, strings: found.strings, index: found.index, maxLength };
+}
+
+/** The strings a dictionary is being built from. */
+interface DictionaryStrings {
+  readonly strings: string[];
+  readonly index: Map<string, number>;
+}
+
+function addDictionaryString(found: DictionaryStrings, value: string): void {
+  const { strings, index } = found;
+  if (
+    value.length >= MIN_DICTIONARY_LENGTH &&
+    strings.length < MAX_DICTIONARY &&
+    !index.has(value) &&
+    !STATIC_INDEX.has(value)
+  ) {
+    index.set(value, STATIC_STRINGS.length + strings.length);
+    strings.push(value);
+  }
+}
+
+/**
+ * Arguments nest only as deep as the runner's input checks allow; stop early all the same. It
+ * visits what canonical JSON of the arguments holds (the binding authenticates exactly that):
+ * `toJSON` results, and no member whose value JSON drops.
+ */
+function walkDictionaryStrings(found: DictionaryStrings, input: unknown, depth: number): void {
+  if (found.strings.length >= MAX_DICTIONARY || depth > 32) return;
+  const value = resolveJson(input);
+  if (typeof value === 'string') addDictionaryString(found, value);
+  else if (Array.isArray(value)) for (const item of value) walkDictionaryStrings(found, item, depth + 1);
+  else if (typeof value === 'object' && value !== null) {
+    for (const key of Object.keys(value).sort()) {
+      const member = resolveJson((value as Record<string, unknown>)[key]);
+      if (!isCarried(member)) continue;
+      addDictionaryString(found, key);
+      walkDictionaryStrings(found, member, depth + 1);
+    }
+  }
 }
 
 /** A growable output buffer. */

@@ -112,24 +112,26 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
   const now = options.now ?? Date.now;
   const keyOfV3 = keyLookup(ring, LAYOUT_V3.kidBytes);
   const keyOfV2 = keyLookup(ring, LAYOUT_V2.kidBytes);
-  // A runner opens and mints with the same binding object in one round: encode it once.
-  const contexts = new WeakMap<StateBinding, Buffer>();
-  const contextOf = (binding: StateBinding): Buffer => {
-    let context = contexts.get(binding);
-    if (context === undefined) {
-      context = bindingBytes(binding);
-      contexts.set(binding, context);
+  // A runner opens and mints with the same binding object in one round: encode it once. One
+  // WeakMap entry per binding holds both (an entry per round is what this costs).
+  const encoded = new WeakMap<StateBinding, { context?: Buffer; dictionary?: Dictionary }>();
+  const encodingOf = (binding: StateBinding) => {
+    let entry = encoded.get(binding);
+    if (entry === undefined) {
+      entry = {};
+      encoded.set(binding, entry);
     }
-    return context;
+    return entry;
   };
-  const dictionaries = new WeakMap<StateBinding, Dictionary>();
+  const contextOf = (binding: StateBinding): Buffer => {
+    const entry = encodingOf(binding);
+    entry.context ??= bindingBytes(binding);
+    return entry.context;
+  };
   const dictionaryFor = (binding: StateBinding): Dictionary => {
-    let dictionary = dictionaries.get(binding);
-    if (dictionary === undefined) {
-      dictionary = dictionaryOf(binding.flow, binding.args);
-      dictionaries.set(binding, dictionary);
-    }
-    return dictionary;
+    const entry = encodingOf(binding);
+    entry.dictionary ??= dictionaryOf(binding.flow, binding.args);
+    return entry.dictionary;
   };
 
   return {
