@@ -42,6 +42,14 @@ export const REQUESTS_TOOL = 'baton_requests';
 /** The withdraw tool's name: the requester withdraws a waiting request. */
 export const WITHDRAW_TOOL = 'baton_withdraw';
 export { DECIDE_TOOL, RESUME_TOOL };
+/** The names {@link registerDecisionTools} registers. */
+export const DECISION_TOOLS: ReadonlySet<string> = new Set([
+  INBOX_TOOL,
+  DECIDE_TOOL,
+  REQUESTS_TOOL,
+  RESUME_TOOL,
+  WITHDRAW_TOOL,
+]);
 
 /** Options of {@link registerDecisionTools}. */
 export interface DecisionToolsOptions {

@@ -27,6 +27,7 @@ import {
   requireBearerAuth,
 } from '@modelcontextprotocol/server';
 import { ANONYMOUS_PRINCIPAL } from './callContext.js';
+import { noteCalledTool } from './calledTool.js';
 import { toFetchRequest } from './nodeRequest.js';
 
 /** Default request body limit: 1 MiB (a requestState is capped at 16 KiB by default). */
@@ -114,6 +115,7 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
     },
     serve(request, admitted, parsed) {
       const body = parsed && 'parsedBody' in parsed ? { parsedBody: parsed.parsedBody } : {};
+      if ('parsedBody' in body) noteCalledTool(request, body.parsedBody);
       return mcp.fetch(request, { ...body, ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}) });
     },
     async fetch(request, parsed) {

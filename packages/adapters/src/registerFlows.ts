@@ -29,7 +29,7 @@ import {
   type Variables,
 } from '@modelcontextprotocol/server';
 import { declaredCapabilities, defaultPrincipal, defaultRoles, toInputCapabilities } from './callContext.js';
-import { registerDecisionTools } from './decisionTools.js';
+import { DECISION_TOOLS, registerDecisionTools } from './decisionTools.js';
 import { argumentsProblem, argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
 import type { ServingMetrics } from './metrics.js';
 import { readableParamsErrors } from './paramsErrors.js';
@@ -242,9 +242,20 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
   };
 }
 
-/** Register prepared flows (see {@link prepareFlows}) on a server: what {@link registerFlows} does. */
-export function registerPreparedFlows(server: McpServer, prepared: PreparedFlows): RegisteredFlows {
+/**
+ * Register prepared flows (see {@link prepareFlows}) on a server: what {@link registerFlows} does.
+ * With `calledTool` (a server built for one `tools/call` of that tool, see `calledTool.ts`) only
+ * that tool is registered, when it is one of them; otherwise everything is.
+ */
+export function registerPreparedFlows(
+  server: McpServer,
+  prepared: PreparedFlows,
+  calledTool?: string,
+): RegisteredFlows {
   const { runner, principalOf, rolesOf, onError, metrics } = prepared;
+  const decisionCall = prepared.decisionTools && calledTool !== undefined && DECISION_TOOLS.has(calledTool);
+  const flowCall = !decisionCall && prepared.flows.some(({ flow, tool }) => tool && flow.name === calledTool);
+  const narrowed = decisionCall || flowCall;
   const tools = new Map<string, RegisteredTool>();
   const prompts = new Map<string, RegisteredPrompt>();
   const resources = new Map<string, RegisteredResource | RegisteredResourceTemplate>();
@@ -284,6 +295,7 @@ export function registerPreparedFlows(server: McpServer, prepared: PreparedFlows
   }
 
   for (const { flow, tool: toolConfig, prompt: promptConfig, resource } of prepared.flows) {
+    if (narrowed && !(flowCall && flow.name === calledTool)) continue;
     if (toolConfig) {
       const tool = server.registerTool(flow.name, toolConfig, async (args: unknown, ctx: ServerContext) => {
         try {
@@ -297,7 +309,7 @@ export function registerPreparedFlows(server: McpServer, prepared: PreparedFlows
       tools.set(flow.name, tool);
     }
 
-    if (promptConfig) {
+    if (promptConfig && !narrowed) {
       const { types } = promptConfig;
       const prompt = server.registerPrompt(
         flow.name,
@@ -310,7 +322,7 @@ export function registerPreparedFlows(server: McpServer, prepared: PreparedFlows
       prompts.set(flow.name, prompt);
     }
 
-    if (resource) {
+    if (resource && !narrowed) {
       const { types, base, metadata, template } = resource;
       const read = async (uri: URL, variables: Variables, ctx: ServerContext) => {
         const args = coerceStringArguments(types, variables);
@@ -322,7 +334,7 @@ export function registerPreparedFlows(server: McpServer, prepared: PreparedFlows
       resources.set(flow.name, registered);
     }
   }
-  if (prepared.decisionTools) {
+  if (prepared.decisionTools && (decisionCall || !narrowed)) {
     for (const [name, tool] of registerDecisionTools(server, {
       runner,
       principal: principalOf,

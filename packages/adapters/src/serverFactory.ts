@@ -5,9 +5,11 @@
  * and 2025-era clients alike. This factory builds a fresh server with the
  * runner's flows registered from a registry prepared once (`prepareFlows`);
  * the runner itself, its codec and its ledger are shared, and hold nothing
- * between rounds.
+ * between rounds. A server for a `tools/call` that the HTTP handler noted
+ * (`calledTool.ts`) registers that tool alone.
  */
 import { McpServer, type McpServerFactory } from '@modelcontextprotocol/server';
+import { calledTool } from './calledTool.js';
 import { prepareFlows, type RegisterFlowsOptions, registerPreparedFlows } from './registerFlows.js';
 
 /** Options of {@link createFlowServerFactory}. */
@@ -37,9 +39,9 @@ export function createFlowServerFactory(options: FlowServerOptions): McpServerFa
   // What the flows' registrations derive from the runner is computed here once; each server
   // (one per HTTP request) only registers them.
   const prepared = prepareFlows(options);
-  return () => {
+  return (ctx) => {
     const server = new McpServer(info, serverOptions);
-    registerPreparedFlows(server, prepared);
+    registerPreparedFlows(server, prepared, calledTool(ctx?.requestInfo));
     return server;
   };
 }
