@@ -22,13 +22,13 @@
  *
  * Options: --clients N (32), --instances N (1), --ledger none|postgres|sqlite|memory (none; memory:
  * one ledger per instance, no database: Baton's own cost of having a ledger),
- * --seconds S per slice (1.5), --rounds N (10), --warmup N flows per side first (600), --baseline / --no-baseline (default: with the
+ * --seconds S per slice (1.5), --rounds N (10), --warmup N flows per side first (1000 per instance), --baseline / --no-baseline (default: with the
  * baseline when there is no ledger). PostgreSQL comes from BATON_TEST_PG_URL or a throwaway
  * server of scripts/pg.sh (default durability), stopped at the end.
  * `BENCH_HTTP_CPU_PROF=<dir>`: every server writes a V8 CPU profile there when it stops.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -46,11 +46,13 @@ import {
   connect,
   cpuTimes,
   deployOnce,
+  procStat,
   quantile,
   ROOT,
   round2,
   spawnServer,
   stop,
+  ticksToMs,
 } from './lib/benchServers.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -87,6 +89,29 @@ interface Side {
   systemMs: number;
   /** CPU time of this (driving) process during the side's slices: the clients' share. */
   driverMs: number;
+  /** CPU time of the PostgreSQL server's processes during the side's slices (0 without one). */
+  databaseMs: number;
+}
+
+/** The PostgreSQL postmaster's pid, when the bench started the server itself. */
+let postmaster: number | undefined;
+
+/**
+ * CPU time (ms) of a PostgreSQL server: its postmaster, its live children (backends, WAL
+ * writer, checkpointer...) and the children it has reaped.
+ */
+function databaseCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  let ticks = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = procStat(entry);
+    const self = Number(entry) === pid;
+    if (!fields || (!self && Number(fields[1]) !== pid)) continue;
+    // utime and stime, and for the postmaster also cutime and cstime (its reaped children).
+    ticks += Number(fields[11]) + Number(fields[12]) + (self ? Number(fields[13]) + Number(fields[14]) : 0);
+  }
+  return ticksToMs(ticks);
 }
 
 let flowCounter = 0;
@@ -106,6 +131,7 @@ async function slice(side: Side, ms: number): Promise<void> {
   const pids = side.servers.map((s) => s.child.pid!);
   const before = pids.map(cpuTimes);
   const driver = process.cpuUsage();
+  const database = databaseCpuMs(postmaster);
   const start = performance.now();
   const end = start + ms;
   let flows = 0;
@@ -122,6 +148,7 @@ async function slice(side: Side, ms: number): Promise<void> {
   const elapsed = performance.now() - start;
   const driven = process.cpuUsage(driver);
   side.driverMs += (driven.user + driven.system) / 1000;
+  side.databaseMs += databaseCpuMs(postmaster) - database;
   pids.map(cpuTimes).forEach((after, i) => {
     side.userMs += after.user - before[i]!.user;
     side.systemMs += after.system - before[i]!.system;
@@ -139,6 +166,8 @@ function postgres(): { url: string; stop: () => void; version: string } {
   const stopPg = () => execFileSync('bash', [join(ROOT, 'scripts/pg.sh'), 'stop', state], { stdio: 'ignore' });
   try {
     const out = execFileSync('bash', [join(ROOT, 'scripts/pg.sh'), 'start', state], { encoding: 'utf8' }).trim();
+    const datadir = readFileSync(join(state, 'datadir'), 'utf8').trim();
+    postmaster = Number(readFileSync(join(datadir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
     const version = `Debian PostgreSQL ${readdirSync('/usr/lib/postgresql').sort().at(-1)} (scripts/pg.sh)`;
     return { url: out.split('\n').at(-1)!, stop: stopPg, version };
   } catch (error) {
@@ -155,7 +184,7 @@ async function main() {
       ledger: { type: 'string', default: 'none' },
       seconds: { type: 'string', default: '1.5' },
       rounds: { type: 'string', default: '10' },
-      warmup: { type: 'string', default: '600' },
+      warmup: { type: 'string' },
       baseline: { type: 'boolean' },
       'no-baseline': { type: 'boolean' },
     },
@@ -164,7 +193,9 @@ async function main() {
   const instances = Number(values.instances);
   const sliceMs = Number(values.seconds) * 1000;
   const rounds = Number(values.rounds);
-  const warmup = Number(values.warmup);
+  // Every instance warms (JIT, pools) on 1000 flows unless told otherwise: with fewer, 3 instances
+  // were still speeding up during the first measured slices.
+  const warmup = values.warmup !== undefined ? Number(values.warmup) : 1000 * instances;
   const ledgerKind = values.ledger!;
   if (!['none', 'postgres', 'sqlite', 'memory'].includes(ledgerKind))
     throw new Error('--ledger none|postgres|sqlite|memory');
@@ -205,6 +236,7 @@ async function main() {
         userMs: 0,
         systemMs: 0,
         driverMs: 0,
+        databaseMs: 0,
       };
       sides.push(side);
       for (let i = 0; i < clients; i++)
@@ -232,6 +264,7 @@ async function main() {
         userMsPerFlow: round2(side.userMs / side.flows),
         systemMsPerFlow: round2(side.systemMs / side.flows),
         driverCpuMsPerFlow: round2(side.driverMs / side.flows),
+        ...(postmaster !== undefined ? { databaseCpuMsPerFlow: round2(side.databaseMs / side.flows) } : {}),
         p50Ms: round2(quantile(side.latencies, 0.5)),
         p99Ms: round2(quantile(side.latencies, 0.99)),
         rateVsFirst: round2(rate / refRate),
@@ -255,7 +288,7 @@ async function main() {
           postgres: pg?.version,
           sliceSeconds: sliceMs / 1000,
           rounds,
-          note: 'flowsPerSecond = median over slices; cpuMsPerFlow = server processes user+system CPU (/proc) over all slices / flows; driverCpuMsPerFlow = the driving process (all clients) likewise; ratios vs the first row',
+          note: 'flowsPerSecond = median over slices; cpuMsPerFlow = server processes user+system CPU (/proc) over all slices / flows; driverCpuMsPerFlow = the driving process (all clients) likewise; databaseCpuMsPerFlow = the PostgreSQL server processes likewise (when the bench started it); ratios vs the first row',
           results,
         },
         null,

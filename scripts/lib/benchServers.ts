@@ -137,15 +137,25 @@ export async function stop(server: Child): Promise<void> {
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
+/** The fields of /proc/PID/stat after the command name (which may hold spaces); undefined once it has exited. */
+export function procStat(pid: number | string): string[] | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** Clock ticks (from /proc) in milliseconds. */
+export const ticksToMs = (ticks: number) => (ticks * 1000) / TICKS_PER_SECOND;
+
 /** CPU time a process has used so far, in milliseconds, from /proc/PID/stat: user and system. */
 export function cpuTimes(pid: number): { user: number; system: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces) start after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return {
-    user: (Number(fields[11]) * 1000) / TICKS_PER_SECOND,
-    system: (Number(fields[12]) * 1000) / TICKS_PER_SECOND,
-  };
+  const fields = procStat(pid);
+  if (!fields) throw new Error(`process ${pid} has exited`);
+  return { user: ticksToMs(Number(fields[11])), system: ticksToMs(Number(fields[12])) };
 }
 
 /** An SDK client with auto-driving elicitation: confirm, and a change ticket. */

@@ -4,10 +4,12 @@
  * every redemption in it with nothing committed, and a database that goes
  * away (a loopback proxy in front of the server, closed and reopened)
  * rejects calls with the engine's retryable `LedgerUnavailableError` and
- * serves again, on the same ledger, once it is back. The shared contract runs
+ * serves again, on the same ledger, once it is back. Outcomes are recorded
+ * through the primary key, never by scanning the table. The shared contract runs
  * against the unbatched variant (`batching: false`) too.
  */
 import { type Ledger, LedgerUnavailableError } from '@baton/engine';
+import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
 import { isConnectionFailure } from '../src/node-postgres/unavailable.js';
@@ -60,6 +62,41 @@ describePg('postgres ledger: batching and an unavailable database', (serverUrl) 
       for (const jti of good) expect(await redeem(ledger, jti)).toEqual({ status: 'redeemed' });
     } finally {
       await ledger.close();
+    }
+  });
+
+  it('records outcomes through the primary key after the table has grown', async () => {
+    // One connection, the test's too: its statistics can be flushed and read between the calls.
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    const ledger = await createPostgresLedger({ pool, pruneIntervalMs: 0 });
+    const seqScans = async () => {
+      await pool.query('select pg_stat_force_next_flush()');
+      const { rows } = await pool.query<{ seq_scan: string }>(
+        "select seq_scan from pg_stat_user_tables where relname = 'baton_redemptions'",
+      );
+      return Number(rows[0]!.seq_scan);
+    };
+    const outcomes = async (jtis: string[]) => {
+      // One at a time: one statement each, more than the 5 runs after which PostgreSQL keeps a
+      // named statement's generic plan for the connection.
+      for (const jti of jtis) await ledger.recordOutcome(jti, `outcome of ${jti}`);
+    };
+    try {
+      // A small table (a fresh deployment), analyzed, and outcomes recorded on this connection.
+      const early = Array.from({ length: 200 }, () => newJti());
+      await Promise.all(early.map((jti) => redeem(ledger, jti)));
+      await pool.query('analyze baton_redemptions');
+      await outcomes(early.slice(0, 12));
+      // The table grows (before autovacuum analyzes it again); outcomes keep coming.
+      const later = Array.from({ length: 5000 }, () => newJti());
+      await Promise.all(later.map((jti) => redeem(ledger, jti)));
+      const before = await seqScans();
+      await outcomes(later.slice(0, 12));
+      expect((await seqScans()) - before).toBe(0);
+      expect(await redeem(ledger, later[11]!)).toEqual({ status: 'retry', outcome: `outcome of ${later[11]}` });
+    } finally {
+      await ledger.close();
+      await pool.end();
     }
   });
 

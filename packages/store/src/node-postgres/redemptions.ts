@@ -44,13 +44,16 @@ const INSERT = {
     returning jti`,
 };
 
+// The two statements below join the table with the batch's jtis. They are planned at each run
+// (unnamed): a named statement's plan is made once per connection and kept, and the plan made
+// while the table was small (a fresh deployment) scans the whole table, which it then kept
+// doing as the table grew (measured: 15.7 million rows read for 10,800 outcomes in a
+// 1-minute bench). Planned with the batch in hand, they look each jti up in the primary key.
 const SELECT = {
-  name: 'baton_redeem_select_batch',
   text: `select jti, responses_digest, outcome, expires_at from baton_redemptions where jti = any($1::text[])`,
 };
 
 const RECORD = {
-  name: 'baton_record_outcome_batch',
   text: `update baton_redemptions as r set outcome = o.outcome
     from unnest($1::text[], $2::text[]) as o(jti, outcome)
     where r.jti = o.jti and r.outcome is null`,
