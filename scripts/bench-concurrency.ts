@@ -30,7 +30,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +45,7 @@ import {
   connect,
   cpuTimes,
   deployOnce,
+  listenBaseline,
   procStat,
   quantile,
   ROOT,
@@ -68,14 +68,7 @@ async function serveBaseline(key: string): Promise<void> {
     if (!validateHost(req, res) || !validateOrigin(req, res)) return;
     void handle(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  process.stderr.write(`baseline: serving deploy_production at http://127.0.0.1:${port}/mcp\n`);
-  process.once('SIGTERM', () => {
-    server.close();
-    server.closeAllConnections();
-    void handler.close().finally(() => process.exit(0));
-  });
+  await listenBaseline(server, () => handler.close());
 }
 
 interface Side {

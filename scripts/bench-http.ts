@@ -17,7 +17,6 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +34,7 @@ import {
   CLI,
   connect,
   deployOnce,
+  listenBaseline,
   quantile,
   ROOT,
   round2,
@@ -75,6 +75,7 @@ async function writeResponse(res: ServerResponse, response: Response): Promise<v
 async function serveBaseline(key: string): Promise<void> {
   const mcp = createMcpHandler(baselineFactory(key), { maxRequestBodySize: 1024 * 1024 });
   const allowed = localhostAllowedHostnames();
+  let port = 0; // known once listening, before any request
   const server = createServer(async (req, res) => {
     try {
       const body = req.method !== 'GET' && req.method !== 'HEAD' ? await readBody(req) : undefined;
@@ -93,14 +94,7 @@ async function serveBaseline(key: string): Promise<void> {
       res.destroy();
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  process.stderr.write(`baseline: serving deploy_production at http://127.0.0.1:${port}/mcp\n`);
-  process.once('SIGTERM', () => {
-    server.close();
-    server.closeAllConnections();
-    void mcp.close().finally(() => process.exit(0));
-  });
+  port = await listenBaseline(server, () => mcp.close());
 }
 
 // ---------------------------------------------------------------------------

@@ -7,6 +7,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, type ElicitResult, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -87,6 +89,23 @@ export function baselineFactory(key: string) {
 export interface Child {
   readonly url: URL;
   readonly child: ChildProcess;
+}
+
+/**
+ * Run a baseline server child: listen on 127.0.0.1 (a free port), announce the URL on stderr the
+ * way `spawnServer` waits for it, and on SIGTERM end the connections, `close()` the handler and exit.
+ * Resolves with the port.
+ */
+export async function listenBaseline(server: Server, close: () => Promise<void>): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  process.stderr.write(`baseline: serving deploy_production at http://127.0.0.1:${port}/mcp\n`);
+  process.once('SIGTERM', () => {
+    server.close();
+    server.closeAllConnections();
+    void close().finally(() => process.exit(0));
+  });
+  return port;
 }
 
 /**
