@@ -34,7 +34,8 @@ import { CliError, EXIT_FAILURE, oneLine, usageError } from './cliError.js';
 import { askForm, CANCEL, DECLINE, type PromptIO, type RequestedSchema } from './formPrompt.js';
 import { parseFlags } from './parseFlags.js';
 
-const USAGE = 'baton call <tool> [--args JSON] (--http URL [--token TOKEN] | --stdio "COMMAND")';
+/** The command's synopsis, as `--help`, usage errors and the README show it. */
+export const USAGE = 'baton call <tool> [--args JSON] (--http URL [--token TOKEN] | --stdio "COMMAND")';
 
 const HELP = `usage: ${USAGE}
 
@@ -106,7 +107,8 @@ export function splitCommand(line: string): string[] {
   return words;
 }
 
-const OPTIONS = {
+/** The flags the command parses (node:util `parseArgs` options); the README documents each. */
+export const OPTIONS = {
   args: { type: 'string' },
   http: { type: 'string' },
   token: { type: 'string' },

@@ -8,11 +8,15 @@ import { loadFlowsModule } from '../flowsModule.js';
 import { CliError, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
 
-const USAGE = 'baton diagram <flows-module> <flow>';
+/** The command's synopsis, as `--help`, usage errors and the README show it. */
+export const USAGE = 'baton diagram <flows-module> <flow>';
+
+/** The flags the command parses (node:util `parseArgs` options); the README documents each. */
+export const OPTIONS = { help: { type: 'boolean', short: 'h' } } as const;
 
 /** Run the command; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseFlags(argv, { help: { type: 'boolean', short: 'h' } }, USAGE);
+  const parsed = parseFlags(argv, OPTIONS, USAGE);
   if (parsed.values.help) {
     process.stdout.write(`usage: ${USAGE}\n\nPrint a flow as a Mermaid stateDiagram-v2.\n`);
     return 0;

@@ -14,7 +14,8 @@ import { basename, join, normalize, resolve } from 'node:path';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
 
-const USAGE = 'baton init [dir] [--force]';
+/** The command's synopsis, as `--help`, usage errors and the README show it. */
+export const USAGE = 'baton init [dir] [--force]';
 
 const HELP = `usage: ${USAGE}
 
@@ -28,7 +29,8 @@ tsconfig.json, README.md and .gitignore. Then:
   --force    overwrite files that already exist (without it, nothing is written)
 `;
 
-const OPTIONS = {
+/** The flags the command parses (node:util `parseArgs` options); the README documents each. */
+export const OPTIONS = {
   force: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;

@@ -18,7 +18,9 @@ import { serveInspect } from '../inspect/server.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
 
-const USAGE = 'baton inspect <flows-module> [--audit sqlite:PATH|postgres://...|memory:] [--http 127.0.0.1:PORT]';
+/** The command's synopsis, as `--help`, usage errors and the README show it. */
+export const USAGE =
+  'baton inspect <flows-module> [--audit sqlite:PATH|postgres://...|memory:] [--http 127.0.0.1:PORT]';
 
 const HELP = `usage: ${USAGE}
 
@@ -29,6 +31,13 @@ auditValues), times and decisions, and the path it took round by round. Updates 
   --audit URL        the audit log to read: sqlite:PATH, postgres://... or memory:
   --http HOST:PORT   loopback address to serve on (default 127.0.0.1:0, a free port)
 `;
+
+/** The flags the command parses (node:util `parseArgs` options); the README documents each. */
+export const OPTIONS = {
+  audit: { type: 'string' },
+  http: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 type StoreAuditLog = Awaited<ReturnType<typeof openAuditLog>>;
 
@@ -53,11 +62,7 @@ async function openAudit(url: string): Promise<StoreAuditLog> {
 
 /** Run `baton inspect`; resolves with the exit code once stopped. */
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(
-    argv,
-    { audit: { type: 'string' }, http: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    USAGE,
-  );
+  const { values, positionals } = parseFlags(argv, OPTIONS, USAGE);
   if (values.help) {
     process.stderr.write(HELP);
     return 0;

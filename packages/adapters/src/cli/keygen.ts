@@ -8,7 +8,8 @@ import { generateKey } from '@baton/engine';
 import { usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
 
-const USAGE = 'baton keygen';
+/** The command's synopsis, as `--help`, usage errors and the README show it. */
+export const USAGE = 'baton keygen';
 
 const HELP = `usage: ${USAGE}
 
@@ -18,7 +19,8 @@ Print one fresh master key for BATON_KEYS on stdout: 32 random bytes, base64url.
   export BATON_KEYS=$(baton keygen),$BATON_KEYS     rotate: the new key mints, the old ones still verify
 `;
 
-const OPTIONS = { help: { type: 'boolean', short: 'h' } } as const;
+/** The flags the command parses (node:util `parseArgs` options); the README documents each. */
+export const OPTIONS = { help: { type: 'boolean', short: 'h' } } as const;
 
 /** Run `baton keygen`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {

@@ -2,7 +2,8 @@
  * `baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger URL]
  * [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles a,b]
  * [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals
- * hash|id] [--audit] [--inspect MODULE]`: the DESIGN.md section 5 contract.
+ * hash|id] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget
+ * MS]`: the DESIGN.md section 5 contract.
  * Keys come from `BATON_KEYS` (comma-separated base64url secrets of at least
  * 32 random bytes; the first mints, all verify; `baton keygen` prints one),
  * or a random per-process key with a warning. With `--ledger` every flow is
@@ -12,7 +13,8 @@
  * missing token: 401), with the roles the file gives it, or `anonymous`; over
  * stdio it is the local user, with the roles of `--roles`. With a ledger and
  * flows that await decisions, the decision tools are served too; a round waits
- * for decisions up to `--wait-in-call` seconds per call, and
+ * for decisions (and for durable steps that outlive `--round-budget`) up to
+ * `--wait-in-call` seconds per call, and
  * `--notify-webhook` POSTs each decision requested or made. Over HTTP,
  * `GET /healthz` and `GET /metrics` answer too (`observability.ts`).
  *
@@ -58,7 +60,8 @@ import { createWebhookNotifier } from '../webhook.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
 
-const USAGE =
+/** The command's synopsis, as `--help`, usage errors and the README show it. */
+export const USAGE =
   'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles ROLE,...] [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
 const HELP = `usage: ${USAGE}
@@ -82,8 +85,9 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        16 characters
   --roles ROLE,...     the local user's roles over --stdio (who may make which decisions)
   --wait-in-call SECONDS
-                       how long one call waits for someone else's decision before it completes
-                       with a "waiting" result and the request id (default 20, at most 600)
+                       how long one call waits for someone else's decision, or for durable steps
+                       still running after the round budget, before it completes with a "waiting"
+                       (or "working") result and the request id (default 20, at most 600)
   --notify-webhook URL POST JSON to URL for each decision requested and each decision made
                        (retried with backoff; never delays a round)
   --notify-principals hash|id
@@ -150,7 +154,8 @@ function seconds(flag: string, value: string): number {
   return parsed;
 }
 
-const OPTIONS = {
+/** The flags the command parses (node:util `parseArgs` options); the README documents each. */
+export const OPTIONS = {
   http: { type: 'string' },
   stdio: { type: 'boolean' },
   ledger: { type: 'string' },

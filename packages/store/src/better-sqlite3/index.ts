@@ -35,10 +35,12 @@ import type {
   RedeemTokenResult,
   StepRecord,
 } from '@baton/engine';
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { decisionFilterWhere } from '../core/decisionFilter.js';
 import { LedgerError } from '../core/errors.js';
+import { claimParams, mintTokenParams, newDecisionRow, parkParams } from '../core/params.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
-import { encodeWaitingFor, toDecisionRecord, toParkedRequest } from '../core/requests.js';
+import { toDecisionRecord, toParkedRequest } from '../core/requests.js';
 import {
   conflictResult,
   DECISION_RECORDED,
@@ -376,13 +378,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     async mintToken(request: MintTokenRequest): Promise<string> {
       assertOpen();
       const code = generateTokenCode();
-      const params = {
-        hash: hashTokenCode(code),
-        purpose: request.purpose,
-        data: request.data ?? null,
-        expiresAt: request.expiresAt,
-        now: request.now,
-      };
+      const params = mintTokenParams(code, request);
       await writes.submit(() => insertToken.run(params));
       return code;
     },
@@ -400,17 +396,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
 
     async parkRequest(request: ParkRequest, expectedVersion: number | null): Promise<ParkResult> {
       assertOpen();
-      const params = {
-        id: request.id,
-        flow: request.flow,
-        requester: request.requester,
-        requesterName: request.requesterName,
-        status: request.status,
-        waitingFor: encodeWaitingFor(request.waitingFor),
-        state: request.state,
-        now: request.now,
-        expiresAt: request.expiresAt,
-      };
+      const params = parkParams(request);
       const written = await writes.submit(() =>
         expectedVersion === null
           ? insertRequest.get(params)
@@ -438,23 +424,10 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
 
     async listDecisions(filter: DecisionFilter): Promise<DecisionRecord[]> {
       assertOpen();
-      const conditions: SQL[] = [];
-      if (filter.id !== undefined) conditions.push(eq(decisions.id, filter.id));
-      const pendingFor = filter.pendingFor;
-      if (pendingFor !== undefined) {
-        conditions.push(
-          eq(decisions.status, 'pending'),
-          or(isNull(decisions.deadline), gt(decisions.deadline, pendingFor.now))!,
-          pendingFor.roles.length === 0
-            ? isNull(decisions.role)
-            : or(isNull(decisions.role), inArray(decisions.role, [...pendingFor.roles]))!,
-          ne(decisions.requester, pendingFor.excludeRequester),
-        );
-      }
       return db
         .select()
         .from(decisions)
-        .where(and(...conditions))
+        .where(decisionFilterWhere(decisions, filter))
         .orderBy(asc(decisions.requestedAt), asc(decisions.key))
         .all()
         .map(toDecisionRecord);
@@ -489,14 +462,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
 
     async claimStep(claim: ClaimStep): Promise<ClaimStepResult> {
       assertOpen();
-      const params = {
-        id: claim.id,
-        key: claim.key,
-        owner: claim.owner,
-        leaseUntil: claim.leaseUntil,
-        now: claim.now,
-        expiresAt: claim.expiresAt,
-      };
+      const params = claimParams(claim);
       return writes.submit((): ClaimStepResult => {
         const inserted = insertStep.get(params);
         if (inserted !== undefined) return { status: 'claimed', claims: inserted.claims };
@@ -566,23 +532,4 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
   function assertOpen(): void {
     if (closed) throw new LedgerError(`The SQLite ledger ${where} is closed`);
   }
-}
-
-/** A new decision as a `baton_decisions` row: pending, nobody has decided. */
-function newDecisionRow(decision: NewDecision): typeof decisions.$inferInsert {
-  return {
-    id: decision.id,
-    key: decision.key,
-    flow: decision.flow,
-    role: decision.role,
-    message: decision.message,
-    schema: decision.schema,
-    requester: decision.requester,
-    requestedAt: decision.requestedAt,
-    deadline: decision.deadline,
-    status: 'pending',
-    decider: null,
-    content: null,
-    decidedAt: null,
-  };
 }

@@ -37,12 +37,14 @@ import type {
   RedeemTokenResult,
   StepRecord,
 } from '@baton/engine';
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import { decisionFilterWhere } from '../core/decisionFilter.js';
 import { LedgerError } from '../core/errors.js';
+import { claimParams, mintTokenParams, newDecisionRow, parkParams } from '../core/params.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
-import { encodeWaitingFor, toDecisionRecord, toParkedRequest } from '../core/requests.js';
+import { toDecisionRecord, toParkedRequest } from '../core/requests.js';
 import {
   conflictResult,
   DECISION_RECORDED,
@@ -389,13 +391,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     async mintToken(request: MintTokenRequest): Promise<string> {
       assertOpen();
       const code = generateTokenCode();
-      await insertToken.execute({
-        hash: hashTokenCode(code),
-        purpose: request.purpose,
-        data: request.data ?? null,
-        expiresAt: request.expiresAt,
-        now: request.now,
-      });
+      await insertToken.execute(mintTokenParams(code, request));
       return code;
     },
 
@@ -411,17 +407,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
 
     async parkRequest(request: ParkRequest, expectedVersion: number | null): Promise<ParkResult> {
       assertOpen();
-      const params = {
-        id: request.id,
-        flow: request.flow,
-        requester: request.requester,
-        requesterName: request.requesterName,
-        status: request.status,
-        waitingFor: encodeWaitingFor(request.waitingFor),
-        state: request.state,
-        now: request.now,
-        expiresAt: request.expiresAt,
-      };
+      const params = parkParams(request);
       const [written] =
         expectedVersion === null
           ? await insertRequest.execute(params)
@@ -458,23 +444,10 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
 
     async listDecisions(filter: DecisionFilter): Promise<DecisionRecord[]> {
       assertOpen();
-      const conditions: SQL[] = [];
-      if (filter.id !== undefined) conditions.push(eq(decisions.id, filter.id));
-      const pendingFor = filter.pendingFor;
-      if (pendingFor !== undefined) {
-        conditions.push(
-          eq(decisions.status, 'pending'),
-          or(isNull(decisions.deadline), gt(decisions.deadline, pendingFor.now))!,
-          pendingFor.roles.length === 0
-            ? isNull(decisions.role)
-            : or(isNull(decisions.role), inArray(decisions.role, [...pendingFor.roles]))!,
-          ne(decisions.requester, pendingFor.excludeRequester),
-        );
-      }
       const rows = await db
         .select()
         .from(decisions)
-        .where(and(...conditions))
+        .where(decisionFilterWhere(decisions, filter))
         .orderBy(asc(decisions.requestedAt), asc(byCodePoint(decisions.key)));
       return rows.map(toDecisionRecord);
     },
@@ -504,14 +477,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
 
     async claimStep(claim: ClaimStep): Promise<ClaimStepResult> {
       assertOpen();
-      const params = {
-        id: claim.id,
-        key: claim.key,
-        owner: claim.owner,
-        leaseUntil: claim.leaseUntil,
-        now: claim.now,
-        expiresAt: claim.expiresAt,
-      };
+      const params = claimParams(claim);
       const [inserted] = await insertStep.execute(params);
       if (inserted !== undefined) return { status: 'claimed', claims: inserted.claims };
       const [taken] = await takeStep.execute(params);
@@ -625,25 +591,6 @@ function guardConnectionFailures(ledger: Ledger, where: string): Ledger {
             });
   }
   return guarded as unknown as Ledger;
-}
-
-/** A new decision as a `baton_decisions` row: pending, nobody has decided. */
-function newDecisionRow(decision: NewDecision): typeof decisions.$inferInsert {
-  return {
-    id: decision.id,
-    key: decision.key,
-    flow: decision.flow,
-    role: decision.role,
-    message: decision.message,
-    schema: decision.schema,
-    requester: decision.requester,
-    requestedAt: decision.requestedAt,
-    deadline: decision.deadline,
-    status: 'pending',
-    decider: null,
-    content: null,
-    decidedAt: null,
-  };
 }
 
 /** A printable description of a caller's pool (no password). */
