@@ -256,6 +256,11 @@ async function record(
     };
   }
   if (row.status !== 'waiting') return { type: 'error', ...base, message: notRecorded(row.id, key, row.status) };
+  if (records.some((r) => r.key === key && r.status === 'closed')) {
+    // Its request ended since it was read (withdrawn, say): say what ended it.
+    const ended = await ledger.getRequest(row.id);
+    return { type: 'error', ...base, message: notRecorded(row.id, key, ended?.status) };
+  }
   const chosen = choose(core, row, flow, blob, records, key, context);
   if ('refusal' in chosen) return { ...chosen.refusal, round };
   const spec = flow.inputs[key] as DecisionSpec;
