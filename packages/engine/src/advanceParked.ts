@@ -11,6 +11,7 @@ import type { EventObject } from 'xstate';
 import type { AuditAnswer } from './audit.js';
 import type { RunnerCore } from './core.js';
 import type { Flow, FlowResult } from './flow.js';
+import type { DecisionRecord, ParkedRequest } from './ledger.js';
 import { currentBody, recordedDecisions, type Step, step } from './instance.js';
 import type { RoundOutcome } from './outcome.js';
 import { openParked, type ParkedBlob, requesterBinding } from './parked.js';
@@ -34,7 +35,10 @@ export function resultText(result: FlowResult | undefined): string {
 
 /**
  * Advance a parked flow from its latest state: deliver the recorded decisions it awaits (and
- * `event`), run it to its next wait or end, write it back; replayed on a conflict.
+ * `event`), run it to its next wait or end, write it back; replayed on a conflict. `undefined`
+ * when the request is not waiting (or does not open). `proceed`, when given, is asked on every
+ * read of the request, with its decisions, before anything runs: `false` stops there, nothing
+ * written, with `{ type: 'conflict' }` (someone wrote what the caller does not go on from).
  */
 export async function advance(
   core: RunnerCore,
@@ -42,6 +46,7 @@ export async function advance(
   id: string,
   caller: string,
   event?: EventObject,
+  proceed?: (decisions: readonly DecisionRecord[]) => boolean,
 ): Promise<Step | undefined> {
   const { codec, log } = core;
   const ledger = core.ledger!;
@@ -56,8 +61,10 @@ export async function advance(
     const received: AuditAnswer[] = [];
     const path: import('xstate').StateValue[] = [];
     const requester = requesterBinding(flow.name, blob);
+    const decisions = await ledger.listDecisions({ id });
+    if (proceed && !proceed(decisions)) return { type: 'conflict' };
     const inject = {
-      decisions: recordedDecisions(core, await ledger.listDecisions({ id }), body),
+      decisions: recordedDecisions(core, decisions, body),
       ...(event ? { event } : {}),
     };
     const result = await step(core, {
@@ -97,6 +104,13 @@ export async function advance(
     error: new Error('the request kept changing while advancing it'),
   });
   return undefined;
+}
+
+/** What an ended request's final outcome says ('' when it says nothing, or does not open). */
+export function finalText(core: RunnerCore, row: ParkedRequest): string {
+  const final = openParked(core.codec, row)?.o;
+  if (!final) return '';
+  return final.type === 'complete' ? resultText(final.result) : final.message;
 }
 
 /** What became of the flow after a decision or a withdrawal, in a sentence. */

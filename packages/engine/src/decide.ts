@@ -11,7 +11,7 @@
  * outcome is sealed in the ledger so a retry of the same state answers alike.
  */
 
-import { advance, aftermath } from './advanceParked.js';
+import { advance, aftermath, finalText } from './advanceParked.js';
 import type { RequestStateClaims, StateBinding } from './codec/types.js';
 import { callHook, outcomeBinding, type RunnerCore } from './core.js';
 import type { DecideRequest, DecisionCaller } from './decisions.js';
@@ -19,7 +19,7 @@ import { InvalidRequestStateError } from './errors.js';
 import type { Flow } from './flow.js';
 import { type DecisionSpec, isDecision, type WireInputRequest } from './inputs.js';
 import { checkRoundInput } from './jsonInput.js';
-import type { DecisionRecord, ParkedRequest, RequestStatus } from './ledger.js';
+import type { DecisionRecord, ParkedRequest, RecordDecisionResult, RequestStatus } from './ledger.js';
 import { isLedgerUnavailable, releaseAfterOutage } from './ledgerOutage.js';
 import type { ErrorOutcome, RoundOutcome } from './outcome.js';
 import { isRequester, type ParkedBlob, principalHash, sealDecision } from './parked.js';
@@ -36,6 +36,20 @@ const ENDED: Record<Exclude<RequestStatus, 'waiting'>, (id: string) => string> =
   expired: (id) => `Request ${id} expired: its decisions can no longer be made.`,
   withdrawn: (id) => `Request ${id} was withdrawn by its requester: there is nothing left to decide.`,
 };
+
+/** How many times a decision is checked and recorded again while its request keeps changing. */
+const MAX_RECORD_ATTEMPTS = 8;
+
+/** The refusal of a submitted decision whose request ended first (withdrawn, expired, completed). */
+function notRecorded(id: string, key: string, status: RequestStatus | undefined): string {
+  const what =
+    status === 'withdrawn'
+      ? 'was withdrawn first, by its requester'
+      : status === 'expired'
+        ? 'expired first'
+        : 'ended first';
+  return `Not recorded: request ${id} ${what}. Your decision "${key}" was not recorded.`;
+}
 
 /** The decision the caller makes on this request, or a refusal saying why not. */
 function choose(
@@ -241,6 +255,12 @@ async function record(
       message: `The decision "${key}" on request ${row.id} was made by someone else first; yours was not recorded.`,
     };
   }
+  if (row.status !== 'waiting') return { type: 'error', ...base, message: notRecorded(row.id, key, row.status) };
+  if (records.some((r) => r.key === key && r.status === 'closed')) {
+    // Its request ended since it was read (withdrawn, say): say what ended it.
+    const ended = await ledger.getRequest(row.id);
+    return { type: 'error', ...base, message: notRecorded(row.id, key, ended?.status) };
+  }
   const chosen = choose(core, row, flow, blob, records, key, context);
   if ('refusal' in chosen) return { ...chosen.refusal, round };
   const spec = flow.inputs[key] as DecisionSpec;
@@ -274,20 +294,49 @@ async function record(
     };
   }
   const decidedAt = core.now();
-  const recorded = await ledger.recordDecision({
-    id: row.id,
-    key,
-    decider: context.principal,
-    content: sealDecision(codec, row.id, key, context.principal, parsed.answer.content),
-    now: decidedAt,
-  });
-  if (recorded.status !== 'recorded') {
+  const content = sealDecision(codec, row.id, key, context.principal, parsed.answer.content);
+  // One compare-and-set on the request's version, with the decision: a withdrawal, a timer or
+  // another decision that wrote the request since it was read makes this one read it again.
+  let current = row;
+  let recorded: RecordDecisionResult | undefined;
+  for (let attempt = 0; attempt < MAX_RECORD_ATTEMPTS; attempt++) {
+    recorded = await ledger.recordDecision({
+      id: row.id,
+      key,
+      decider: context.principal,
+      content,
+      now: decidedAt,
+      expectedVersion: current.version,
+    });
+    if (recorded.status !== 'conflict') break;
+    const again = await load(core, DECIDE_TOOL, row.id);
+    if ('refusal' in again) return { ...again.refusal!, round };
+    if (again.row.status !== 'waiting') break;
+    const rechecked = choose(
+      core,
+      again.row,
+      flow,
+      again.blob,
+      await ledger.listDecisions({ id: row.id }),
+      key,
+      context,
+    );
+    if ('refusal' in rechecked) return { ...rechecked.refusal, round };
+    current = again.row;
+  }
+  if (recorded?.status !== 'recorded') {
+    const ended =
+      recorded?.status === 'closed' || recorded?.status === 'conflict' ? await ledger.getRequest(row.id) : undefined;
     const why = {
       already_decided: `The decision "${key}" on request ${row.id} was made by someone else first; yours was not recorded.`,
-      closed: `The decision "${key}" on request ${row.id} is closed: the request ended first. Yours was not recorded.`,
+      closed: notRecorded(row.id, key, ended?.status),
+      conflict:
+        ended && ended.status !== 'waiting'
+          ? notRecorded(row.id, key, ended.status)
+          : `Not recorded: request ${row.id} kept changing while your decision "${key}" was recorded. Decide again in a moment.`,
       expired: `The decision "${key}" on request ${row.id} expired before your answer arrived; it was not recorded.`,
       unknown: `Request ${row.id} has no decision "${key}".`,
-    }[recorded.status];
+    }[recorded?.status ?? 'conflict'];
     return { type: 'error', ...base, message: why };
   }
   const decider = core.decisions.hookPrincipals === 'id' ? context.principal : principalHash(codec, context.principal);
@@ -302,13 +351,20 @@ async function record(
     core.log({ type: 'flow_error', flow: flow.name, fid: row.id, error });
     result = undefined;
   }
+  let next = aftermath(row.id, result);
+  if (!result) {
+    // Someone else's round delivered it (the requester's, a withdrawal's): say how the flow ended.
+    const after = await ledger.getRequest(row.id).catch(() => undefined);
+    if (after && after.status !== 'waiting') {
+      const said = finalText(core, after);
+      next = `The flow has ended${said ? `: ${said}` : ` (${after.status}).`}`;
+    }
+  }
   return {
     type: 'complete',
     ...base,
     result: {
-      content: [
-        { type: 'text', text: `Recorded ${key} on request ${row.id} (${flow.name}). ${aftermath(row.id, result)}` },
-      ],
+      content: [{ type: 'text', text: `Recorded ${key} on request ${row.id} (${flow.name}). ${next}` }],
       structuredContent: { status: 'recorded', id: row.id, key },
     },
   };

@@ -83,7 +83,10 @@ export interface ParkedRequest {
   readonly waitingFor: readonly WaitingFor[];
   /** The flow's latest state, sealed by the engine (opaque to the ledger). */
   readonly state: string;
-  /** 1 when created, +1 on every write: the compare-and-set token of {@link Ledger.parkRequest}. */
+  /**
+   * 1 when created, +1 on every write: the compare-and-set token of {@link Ledger.parkRequest}
+   * and {@link Ledger.recordDecision} (a recorded decision is a write of its request).
+   */
   readonly version: number;
   /** When it was first parked (ms). */
   readonly createdAt: number;
@@ -165,16 +168,36 @@ export interface RecordDecision {
   readonly content: string;
   /** The current time (ms): a decision past its deadline is refused. */
   readonly now: number;
+  /**
+   * The version of the parked request (`ParkedRequest.version`) the decider's checks read.
+   * The decision is recorded only while the request is still `waiting` at exactly this
+   * version, and recording it bumps the version (and `updatedAt` to `now`), in one transaction: the same
+   * compare-and-set as {@link Ledger.parkRequest}, so of a decision and any other write to
+   * the request (a withdrawal, a timer, another decision) that raced from one version,
+   * exactly one succeeds.
+   */
+  readonly expectedVersion: number;
 }
 
 /**
  * The answer to {@link Ledger.recordDecision}: `recorded` for exactly one of any number of
- * concurrent calls for one (id, key); the others learn why not.
+ * concurrent calls for one (id, key), and for at most one of any concurrent writes of its
+ * request from one version; the others learn why not. Checked in this order:
+ * - `unknown`: no such (id, key), or its request is gone (pruned).
+ * - `already_decided`: someone recorded it first (also after its deadline: it was in time).
+ * - `closed`: the decision was closed, or its request is no longer `waiting` (withdrawn,
+ *   expired, completed), even before its pending decisions were closed.
+ * - `expired`: its deadline passed.
+ * - `conflict`: the request is still waiting but was written since `expectedVersion`
+ *   (another decision, a delivered answer, a fired timer): nothing was recorded; read the
+ *   request again, check again and retry with its version.
+ * - `recorded`: recorded; `version` is the request's new version.
  */
 export type RecordDecisionResult =
-  | { readonly status: 'recorded' }
+  | { readonly status: 'recorded'; readonly version: number }
   | { readonly status: 'already_decided' }
   | { readonly status: 'closed' }
+  | { readonly status: 'conflict' }
   | { readonly status: 'expired' }
   | { readonly status: 'unknown' };
 
@@ -343,7 +366,11 @@ export interface Ledger {
   requestDecisions(decisions: readonly NewDecision[]): Promise<void>;
   /** Decisions by request id, or the pending ones a caller may make (see {@link DecisionFilter}). */
   listDecisions(filter: DecisionFilter): Promise<DecisionRecord[]>;
-  /** Record a pending decision at most once (see {@link RecordDecisionResult}). */
+  /**
+   * Record a pending decision at most once, by compare-and-set on its request's version (see
+   * {@link RecordDecision.expectedVersion} and {@link RecordDecisionResult}). Atomic across
+   * processes, in one transaction with the version bump.
+   */
   recordDecision(decision: RecordDecision): Promise<RecordDecisionResult>;
   /** Close a request's pending decisions (it was withdrawn, expired or completed); returns how many. */
   closeDecisions(id: string, now: number): Promise<number>;

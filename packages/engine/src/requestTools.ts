@@ -8,7 +8,7 @@
  * anyone but the requester is refused `resume` and `withdraw`.
  */
 
-import { advance, aftermath, resultText } from './advanceParked.js';
+import { advance, aftermath, finalText, resultText } from './advanceParked.js';
 import type { StateBinding } from './codec/types.js';
 import type { RunnerCore } from './core.js';
 import type {
@@ -21,6 +21,8 @@ import type {
 } from './decisions.js';
 import { isDecision, WITHDRAW_EVENT } from './inputs.js';
 import { checkRoundInput } from './jsonInput.js';
+import type { Step } from './instance.js';
+import type { DecisionRecord, ParkedRequest } from './ledger.js';
 import type { RoundOutcome } from './outcome.js';
 import { isRequester, PARKED_RETENTION_MS, principalHash } from './parked.js';
 import { allowed, load, refuse } from './requestAccess.js';
@@ -102,34 +104,73 @@ export async function resume(core: RunnerCore, server: ResumeServer, request: Re
   );
 }
 
-/** The `withdraw` tool: the requester's flow receives the withdrawal event and is advanced. */
+/** The withdraw tool's name (its refusals name it). */
+const WITHDRAW_TOOL = 'baton_withdraw';
+
+/**
+ * The `withdraw` tool: the requester's flow receives the withdrawal event and is advanced,
+ * unless a decision was recorded first. A withdrawal is delivered only to a state that has
+ * taken every decision recorded before it, and its write is the request's compare-and-set:
+ * a decision recorded meanwhile (its own compare-and-set on the version) wins, is delivered,
+ * and the withdrawal is refused saying so. Only a delivered withdrawal is acknowledged.
+ */
 export async function withdraw(core: RunnerCore, request: WithdrawRequest): Promise<RoundOutcome> {
   const { codec } = core;
   const { id, context } = request;
-  const loaded = await load(core, 'baton_withdraw', id);
+  const loaded = await load(core, WITHDRAW_TOOL, id);
   if ('refusal' in loaded) return loaded.refusal!;
-  const { row, flow, blob } = loaded;
-  const no = (message: string) => refuse('baton_withdraw', message, row);
+  const { ledger, row, flow, blob } = loaded;
+  const no = (message: string) => refuse(WITHDRAW_TOOL, message, row);
   if (!isRequester(codec, blob, context.principal)) return no(`Only the requester may withdraw request ${row.id}.`);
-  if (row.status !== 'waiting') {
-    return no(
-      row.status === 'withdrawn'
-        ? `Request ${row.id} was already withdrawn.`
-        : `Request ${row.id} has ended (${row.status}): it can no longer be withdrawn.`,
-    );
-  }
+  if (row.status !== 'waiting') return no(endedFirst(core, row, false));
   const event = { type: WITHDRAW_EVENT };
   if (!core.accepts(flow, blob.s, event)) {
     return no(
       `Request ${row.id} cannot be withdrawn now: "${flow.name}" has no withdrawal path (${WITHDRAW_EVENT}) where it stands. Nothing changed.`,
     );
   }
-  const result = await advance(core, flow, row.id, context.principal, event);
+  // Decisions recorded but not yet delivered when the request was read came first.
+  const decided = (records: readonly DecisionRecord[]) =>
+    records.filter((r) => r.status === 'decided').map((r) => r.key);
+  const delivered = new Set(blob.s.d ?? []);
+  const before = decided(await ledger.listDecisions({ id: row.id }));
+  const undelivered = before.filter((key) => !delivered.has(key));
+  if (undelivered.length > 0) {
+    const settled = await advance(core, flow, row.id, context.principal);
+    const after = await load(core, WITHDRAW_TOOL, row.id);
+    if ('refusal' in after) return after.refusal!;
+    const took = after.row.status !== 'waiting' || undelivered.some((key) => (after.blob.s.d ?? []).includes(key));
+    if (took) return no(decidedFirst(core, after.row, settled));
+    // The rest are decisions the flow no longer awaits: they do not stop a withdrawal.
+  }
+  // Any decision recorded from here on wins the race: the withdrawal stops before it writes.
+  const known = new Set(before);
+  const result = await advance(core, flow, row.id, context.principal, event, (records) =>
+    decided(records).every((key) => known.has(key)),
+  );
+  if (result?.type === 'conflict') {
+    const settled = await advance(core, flow, row.id, context.principal);
+    const now = await ledger.getRequest(row.id);
+    return no(now ? decidedFirst(core, now, settled) : `There is no request ${row.id}.`);
+  }
   if (!result) {
-    const now = await core.ledger!.getRequest(row.id);
-    return no(`Request ${row.id} has ended (${now?.status ?? 'gone'}) meanwhile: it was not withdrawn.`);
+    const now = await ledger.getRequest(row.id);
+    return no(now ? endedFirst(core, now, true) : `There is no request ${row.id}.`);
   }
   const base = { flow: flow.name, fid: row.id, round: 1 };
+  if (result.type === 'done' && !result.end.terminal) {
+    return no(`Not withdrawn: request ${row.id} could not take the withdrawal: ${aftermath(row.id, result)}`);
+  }
+  if (!result.end.eventSent) {
+    // A decision recorded before (or a deadline) moved the flow first, where it takes no withdrawal.
+    const first = result.end.fired > 0 && result.end.delivered.length === 0 ? 'expired first' : 'was decided first';
+    const said = aftermath(row.id, result);
+    return no(
+      result.type === 'done'
+        ? `Not withdrawn: request ${row.id} ${first} and ${said.replace(/^The flow has ended/, 'has ended')}`
+        : `Not withdrawn: request ${row.id} ${first} and continues where it cannot be withdrawn. ${said}`,
+    );
+  }
   const said =
     result.type === 'done'
       ? resultText(result.end.outcome.type === 'complete' ? result.end.outcome.result : undefined)
@@ -147,4 +188,21 @@ export async function withdraw(core: RunnerCore, request: WithdrawRequest): Prom
       structuredContent: { status: status ?? 'waiting', id: row.id },
     },
   };
+}
+
+/** Why a request that is no longer waiting was not withdrawn: what ended it (`meanwhile`: since it was read). */
+function endedFirst(core: RunnerCore, row: ParkedRequest, meanwhile: boolean): string {
+  const said = finalText(core, row);
+  const end = said ? `: ${said}` : '.';
+  if (row.status === 'withdrawn') return `Request ${row.id} was already withdrawn.`;
+  if (row.status === 'expired') return `Not withdrawn: request ${row.id} expired${meanwhile ? ' first' : ''}${end}`;
+  return meanwhile
+    ? `Not withdrawn: request ${row.id} was decided first and has ended${end}`
+    : `Not withdrawn: request ${row.id} has ended${end} It can no longer be withdrawn.`;
+}
+
+/** Why the withdrawal lost to a decision recorded first: what became of the request. */
+function decidedFirst(core: RunnerCore, row: ParkedRequest, settled: Step | undefined): string {
+  if (row.status !== 'waiting') return endedFirst(core, row, true);
+  return `Not withdrawn: request ${row.id} was decided first and continues. ${aftermath(row.id, settled)}`;
 }

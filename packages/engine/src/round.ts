@@ -95,7 +95,7 @@ export interface RoundFacts {
   readonly fired: number;
   /** Decision keys delivered this round. */
   readonly delivered: readonly string[];
-  /** Whether `inject.event` was sent. */
+  /** Whether `inject.event` was delivered: sent to a running machine that had a transition for it. */
   readonly eventSent: boolean;
 }
 
@@ -243,7 +243,9 @@ export class Round {
       this.#delivered.push(key);
       if (!(await settle(actor, budgetMs))) return false;
     }
-    if (inject?.event && (actor.getSnapshot() as AnyMachineSnapshot).status === 'active') {
+    const now = actor.getSnapshot() as AnyMachineSnapshot;
+    // Not sent where the machine cannot take it (a decision delivered above moved it on, say).
+    if (inject?.event && now.status === 'active' && now.can(inject.event)) {
       actor.send(inject.event);
       this.#eventSent = true;
       if (!(await settle(actor, budgetMs))) return false;

@@ -190,8 +190,15 @@ describe('SQLite migrations', () => {
       expect(await ledger.parkRequest(parked('R-1'), null)).toEqual({ status: 'parked', version: 1 });
       await ledger.requestDecisions([decisionRequest('R-1', 'manager_approval')]);
       expect(
-        await ledger.recordDecision({ id: 'R-1', key: 'manager_approval', decider: 'bob', content: 'c', now: T0 }),
-      ).toEqual({ status: 'recorded' });
+        await ledger.recordDecision({
+          id: 'R-1',
+          key: 'manager_approval',
+          decider: 'bob',
+          content: 'c',
+          now: T0,
+          expectedVersion: 1,
+        }),
+      ).toEqual({ status: 'recorded', version: 2 });
     } finally {
       await ledger.close();
     }
@@ -379,8 +386,15 @@ describePg('PostgreSQL migrations', (serverUrl) => {
         expect(await ledger.parkRequest(parked('R-1'), null)).toEqual({ status: 'parked', version: 1 });
         await ledger.requestDecisions([decisionRequest('R-1', 'manager_approval')]);
         expect(
-          await ledger.recordDecision({ id: 'R-1', key: 'manager_approval', decider: 'bob', content: 'c', now: T0 }),
-        ).toEqual({ status: 'recorded' });
+          await ledger.recordDecision({
+            id: 'R-1',
+            key: 'manager_approval',
+            decider: 'bob',
+            content: 'c',
+            now: T0,
+            expectedVersion: 1,
+          }),
+        ).toEqual({ status: 'recorded', version: 2 });
       } finally {
         await ledger.close();
       }

@@ -5,8 +5,9 @@
  * once, by one process, and lost by all the others. The jti race on SQLite
  * starts from a file that does not exist yet, so the workers also race to
  * create and migrate it. Then the approvals: the four record the same 200
- * decisions (each recorded once, by the worker that was told so, with its
- * answer), and move the same 100 parked requests on by compare-and-set from
+ * decisions of 100 parked requests (each recorded once, by the worker that
+ * was told so, with its answer, each a compare-and-set on its request's
+ * version), and move the same 100 parked requests on by compare-and-set from
  * version 1 to 5 (each version written exactly once, the last writer's state
  * kept). Then the durable steps: the four claim the same 200 steps (half never
  * claimed, half held by a dead owner whose lease ended) and record the outcome
@@ -79,9 +80,10 @@ const DECISION_REQUESTS = 100;
 const PARKED = 100;
 const TARGET_VERSION = 5;
 
-/** 100 request ids with two decisions each: 200 `id/key` pairs, requested in `ledger`. */
+/** 100 requests parked with two decisions each: 200 `id/key` pairs, requested in `ledger`. */
 async function requestRaceDecisions(ledger: Ledger): Promise<string[]> {
   const ids = Array.from({ length: DECISION_REQUESTS }, () => `R-${randomBytes(9).toString('base64url')}`);
+  for (const id of ids) await ledger.parkRequest(parked(id, { now: NOW, expiresAt: NOW + 3_600_000 }), null);
   await ledger.requestDecisions(
     ids.flatMap((id) => [
       decisionRequest(id, 'manager_approval', { requestedAt: NOW, deadline: NOW + 3_600_000 }),
@@ -101,6 +103,8 @@ async function expectEachDecidedOnce(done: Done[], pairs: string[], ledger: Ledg
   const winner = new Map(done.flatMap((d, i) => d.won.map((pair) => [pair, `worker-${i}`] as const)));
   const ids = [...new Set(pairs.map((pair) => pair.split('/')[0]!))];
   for (const id of ids) {
+    // Each recorded decision was one compare-and-set on its request: two of them, two versions on.
+    expect((await ledger.getRequest(id))?.version).toBe(3);
     for (const row of await ledger.listDecisions({ id })) {
       const pair = `${row.id}/${row.key}`;
       expect({ pair, status: row.status, decider: row.decider, content: row.content, at: row.decidedAt }).toEqual({
@@ -112,9 +116,12 @@ async function expectEachDecidedOnce(done: Done[], pairs: string[], ledger: Ledg
       });
     }
   }
+  for (const d of done) {
+    expect(Object.keys(d.counts).every((k) => ['recorded', 'already_decided', 'conflict'].includes(k))).toBe(true);
+  }
   console.info(
     `[race] ${WORKERS} processes, ${pairs.length} decisions: ${pairs.length} recorded, ` +
-      `${pairs.length * (WORKERS - 1)} already_decided; per worker ${done.map((d) => `${d.won.length} won in ${Math.round(d.ms)} ms`).join(', ')}`,
+      `${pairs.length * (WORKERS - 1)} already_decided, ${done.reduce((sum, d) => sum + (d.counts.conflict ?? 0), 0)} conflicts; per worker ${done.map((d) => `${d.won.length} won in ${Math.round(d.ms)} ms`).join(', ')}`,
   );
 }
 

@@ -8,8 +8,9 @@
  * `UPDATE ... WHERE used_at IS NULL ... RETURNING` for tokens), which SQLite
  * serialises across processes: exactly one caller wins. Parked requests
  * and decisions work the same way: a compare-and-set `UPDATE ... WHERE
- * version = expected`, and `UPDATE ... WHERE status = 'pending'` before the
- * deadline, so a decision is recorded once. Statements are
+ * version = expected`, and a decision is recorded in one immediate transaction
+ * that checks it is pending and in time and that its request still waits at
+ * the version the decider read, then records it and bumps that version. Statements are
  * prepared once through drizzle, and writes issued in the same event-loop
  * turn share one commit (`writeBatcher.ts`). WAL needs shared memory, so
  * never put the file on a network filesystem.
@@ -43,10 +44,9 @@ import { type PruningOptions, startPruning } from '../core/pruning.js';
 import { toDecisionRecord, toParkedRequest } from '../core/requests.js';
 import {
   conflictResult,
-  DECISION_RECORDED,
   decisionFailure,
+  decisionRecorded,
   isEnvelopeExpired,
-  RECORD_DECISION_ATTEMPTS,
   REDEEMED,
   REPLAYED,
   tokenFailure,
@@ -232,7 +232,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     .where(and(eq(requests.requester, sql.placeholder('requester')), gte(requests.updatedAt, sql.placeholder('since'))))
     .orderBy(desc(requests.updatedAt), asc(requests.id))
     .prepare();
-  // Recorded only while pending and before its deadline: of concurrent deciders, exactly one matches.
+  // Recorded inside `recordDecisionTx`, after its checks, under the write lock.
   const decide = db
     .update(decisions)
     .set({
@@ -261,6 +261,40 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     .set({ status: 'closed' })
     .where(and(eq(decisions.id, sql.placeholder('id')), eq(decisions.status, 'pending')))
     .prepare();
+  const selectRequestVersion = db
+    .select({ status: requests.status, version: requests.version })
+    .from(requests)
+    .where(eq(requests.id, sql.placeholder('id')))
+    .prepare();
+  const bumpRequest = db
+    .update(requests)
+    .set({ version: sql`${requests.version} + 1`, updatedAt: sql`${sql.placeholder('now')}` })
+    .where(and(eq(requests.id, sql.placeholder('id')), eq(requests.version, sql.placeholder('expected'))))
+    .returning({ version: requests.version })
+    .prepare();
+  /**
+   * A decision and its request's version, together or not at all: both rows are read and
+   * written under the write lock (`BEGIN IMMEDIATE`, or a savepoint inside a batch), so a
+   * withdrawal, a timer or another decider that wrote the request first makes this one fail
+   * with what won, and one that comes later finds the version moved.
+   */
+  const recordDecisionTx = client.transaction((decision: RecordDecision): RecordDecisionResult => {
+    const { id, key, now, expectedVersion: expected } = decision;
+    const failure = decisionFailure(
+      selectDecisionState.get({ id, key }),
+      selectRequestVersion.get({ id }),
+      expected,
+      now,
+    );
+    if (failure) return failure;
+    const bumped = bumpRequest.get({ id, expected, now });
+    const recorded = decide.get({ id, key, decider: decision.decider, content: decision.content, now });
+    // Checked above under the same lock: a miss here is a broken database, and rolls both back.
+    if (bumped === undefined || recorded === undefined) {
+      throw new LedgerError(`Recording decision "${key}" of request "${id}" found its rows changed under the lock`);
+    }
+    return decisionRecorded(bumped.version);
+  });
   const selectExpiredRequests = db
     .select({ id: requests.id })
     .from(requests)
@@ -435,24 +469,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
 
     async recordDecision(decision: RecordDecision): Promise<RecordDecisionResult> {
       assertOpen();
-      const params = {
-        id: decision.id,
-        key: decision.key,
-        decider: decision.decider,
-        content: decision.content,
-        now: decision.now,
-      };
-      return writes.submit(() => {
-        for (let attempt = 1; attempt <= RECORD_DECISION_ATTEMPTS; attempt++) {
-          if (decide.get(params) !== undefined) return DECISION_RECORDED;
-          const failure = decisionFailure(
-            selectDecisionState.get({ id: decision.id, key: decision.key }),
-            decision.now,
-          );
-          if (failure) return failure;
-        }
-        throw new LedgerError(`Recording decision "${decision.key}" of request "${decision.id}" did not settle`);
-      });
+      return writes.submit(() => recordDecisionTx.immediate(decision));
     },
 
     async closeDecisions(id: string, _now: number): Promise<number> {

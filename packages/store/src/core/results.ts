@@ -3,9 +3,9 @@
  * read back. A driver first tries the atomic write (insert-if-absent for a
  * jti, update-if-unused for a token); only when that write did not win does it
  * read the row and ask these functions why, so the rules for `retry`,
- * `replayed`, `expired` and friends live in one place. The same goes for a
- * decision: the conditional update (pending and not past its deadline) either
- * records it, or {@link decisionFailure} says why not.
+ * `replayed`, `expired` and friends live in one place. A decision is recorded
+ * inside a transaction that reads its row and its request's row first:
+ * {@link decisionFailure} says whether it may be recorded, and why not.
  */
 import type {
   DecisionStatus,
@@ -82,15 +82,24 @@ export function tokenFailure(row: TokenRow | undefined, purpose: string, now: nu
   return { status: 'already_used' };
 }
 
-/** What a driver reads back about a decision that its conditional update did not record. */
+/** What a driver reads back about a decision before recording it. */
 export interface DecisionRow {
   /** A {@link DecisionStatus}; anything else is a row this code cannot read. */
   readonly status: DecisionStatus | (string & {});
   readonly deadline: number | null;
 }
 
-/** The answer for a decision that was just recorded. */
-export const DECISION_RECORDED: RecordDecisionResult = Object.freeze({ status: 'recorded' });
+/** What a driver reads back about the parked request a decision belongs to. */
+export interface DecisionRequestRow {
+  /** A `RequestStatus`; only `waiting` takes decisions. */
+  readonly status: string;
+  readonly version: number;
+}
+
+/** The answer for a decision just recorded, its request now at `version`. */
+export function decisionRecorded(version: number): RecordDecisionResult {
+  return { status: 'recorded', version };
+}
 
 /**
  * Whether a decision can no longer be made at `now`: it stops at its deadline (a decision
@@ -101,21 +110,26 @@ export function isDecisionExpired(deadline: number | null, now: number): boolean
 }
 
 /**
- * Why a decision cannot be recorded: no such (id, key) (never requested, or pruned with its
- * request), already decided (by whoever won), closed with its request, or past its deadline.
- * Status wins over the deadline: a decision that was decided in time stays `already_decided`.
- * `undefined` when the row is pending and in time, so it can be recorded: the memory ledger
- * records it; a driver whose conditional update missed it (the row was inserted after the
- * update looked) tries the update again.
+ * Why a decision cannot be recorded, from its row and its request's row as read inside the
+ * recording transaction (in the order `RecordDecisionResult` documents): no such (id, key)
+ * or no request (never requested, or pruned), already decided (by whoever won), closed (the
+ * decision, or its request ended: not `waiting`), past its deadline, or the request written
+ * since `expectedVersion` (`conflict`). Status wins over the deadline: a decision that was
+ * decided in time stays `already_decided`. `undefined` when the decision may be recorded
+ * now: pending, in time, its request waiting at `expectedVersion`.
  */
-export function decisionFailure(row: DecisionRow | undefined, now: number): RecordDecisionResult | undefined {
-  if (row === undefined) return { status: 'unknown' };
+export function decisionFailure(
+  row: DecisionRow | undefined,
+  request: DecisionRequestRow | undefined,
+  expectedVersion: number,
+  now: number,
+): Exclude<RecordDecisionResult, { status: 'recorded' }> | undefined {
+  if (row === undefined || request === undefined) return { status: 'unknown' };
   if (row.status === 'decided') return { status: 'already_decided' };
   if (row.status === 'closed') return { status: 'closed' };
   if (row.status !== 'pending') throw new LedgerError(`A decision has an unknown status "${row.status}"`);
+  if (request.status !== 'waiting') return { status: 'closed' };
   if (isDecisionExpired(row.deadline, now)) return { status: 'expired' };
+  if (Number(request.version) !== expectedVersion) return { status: 'conflict' };
   return undefined;
 }
-
-/** How many times a driver tries its conditional update before giving up with an error. */
-export const RECORD_DECISION_ATTEMPTS = 3;

@@ -30,8 +30,8 @@ import { type PruningOptions, startPruning } from '../core/pruning.js';
 import { normalizeWaitingFor } from '../core/requests.js';
 import {
   conflictResult,
-  DECISION_RECORDED,
   decisionFailure,
+  decisionRecorded,
   isDecisionExpired,
   isEnvelopeExpired,
   REDEEMED,
@@ -189,8 +189,12 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
     async recordDecision(decision: RecordDecision): Promise<RecordDecisionResult> {
       assertOpen();
       const row = decisions.get(decisionKey(decision.id, decision.key));
-      const failure = decisionFailure(row, decision.now);
+      const request = requests.get(decision.id);
+      const failure = decisionFailure(row, request, decision.expectedVersion, decision.now);
       if (failure) return failure;
+      // One synchronous step: the decision and its request's version move together.
+      const version = request!.version + 1;
+      requests.set(decision.id, { ...request!, version, updatedAt: decision.now });
       decisions.set(decisionKey(decision.id, decision.key), {
         ...row!,
         status: 'decided',
@@ -198,7 +202,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
         content: decision.content,
         decidedAt: decision.now,
       });
-      return DECISION_RECORDED;
+      return decisionRecorded(version);
     },
 
     async closeDecisions(id: string, _now: number): Promise<number> {

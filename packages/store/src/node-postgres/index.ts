@@ -6,11 +6,13 @@
  * makes exactly one concurrent inserter win, on any instance), a token is
  * used by one `UPDATE ... WHERE used_at IS NULL AND expires_at > now
  * RETURNING`. A parked request is rewritten by a compare-and-set `UPDATE ...
- * WHERE version = expected`, and a decision recorded by one `UPDATE ... WHERE
- * status = 'pending' AND deadline not passed RETURNING`: row locks make
- * exactly one concurrent writer match. Opening connects and migrates at
+ * WHERE version = expected`, and a decision recorded in one transaction that
+ * locks its request's row, checks the decision is pending and in time and the
+ * request still waits at the version the decider read, then records it and
+ * bumps that version: row locks make exactly one concurrent writer win. Opening connects and migrates at
  * once, so an unreachable or misconfigured database fails at start-up with a
- * clear error rather than on the first request. Statements are prepared (named) through drizzle.
+ * clear error rather than on the first request. Statements are prepared (named) through drizzle
+ * (the decision's transaction excepted).
  * Redemptions and their outcomes are batched by default (`redemptions.ts`): concurrent
  * ones share one statement and one commit. A connection failure during any call (the
  * server restarting, say) rejects with the engine's retryable `LedgerUnavailableError`
@@ -47,10 +49,9 @@ import { type PruningOptions, startPruning } from '../core/pruning.js';
 import { toDecisionRecord, toParkedRequest } from '../core/requests.js';
 import {
   conflictResult,
-  DECISION_RECORDED,
   decisionFailure,
+  decisionRecorded,
   isEnvelopeExpired,
-  RECORD_DECISION_ATTEMPTS,
   REDEEMED,
   REPLAYED,
   tokenFailure,
@@ -259,30 +260,6 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     .where(and(eq(requests.requester, sql.placeholder('requester')), gte(requests.updatedAt, sql.placeholder('since'))))
     .orderBy(desc(requests.updatedAt), asc(byCodePoint(requests.id)))
     .prepare('baton_requests_of');
-  // Recorded only while pending and before its deadline: of concurrent deciders, exactly one matches.
-  const decide = db
-    .update(decisions)
-    .set({
-      status: 'decided',
-      decider: sql`${sql.placeholder('decider')}`,
-      content: sql`${sql.placeholder('content')}`,
-      decidedAt: sql`${sql.placeholder('now')}`,
-    })
-    .where(
-      and(
-        eq(decisions.id, sql.placeholder('id')),
-        eq(decisions.key, sql.placeholder('key')),
-        eq(decisions.status, 'pending'),
-        or(isNull(decisions.deadline), gt(decisions.deadline, sql.placeholder('now'))),
-      ),
-    )
-    .returning({ key: decisions.key })
-    .prepare('baton_decide');
-  const selectDecisionState = db
-    .select({ status: decisions.status, deadline: decisions.deadline })
-    .from(decisions)
-    .where(and(eq(decisions.id, sql.placeholder('id')), eq(decisions.key, sql.placeholder('key'))))
-    .prepare('baton_decision_state');
   const closePending = db
     .update(decisions)
     .set({ status: 'closed' })
@@ -454,20 +431,35 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
 
     async recordDecision(decision: RecordDecision): Promise<RecordDecisionResult> {
       assertOpen();
-      const params = {
-        id: decision.id,
-        key: decision.key,
-        decider: decision.decider,
-        content: decision.content,
-        now: decision.now,
-      };
-      for (let attempt = 1; attempt <= RECORD_DECISION_ATTEMPTS; attempt++) {
-        if ((await decide.execute(params)).length > 0) return DECISION_RECORDED;
-        const [row] = await selectDecisionState.execute({ id: decision.id, key: decision.key });
-        const failure = decisionFailure(row, decision.now);
+      const { id, key, now, expectedVersion } = decision;
+      // One transaction: the request's row lock first, so every writer of the request (parkRequest's
+      // compare-and-set, other deciders) queues behind it; then each read sees what they committed.
+      return db.transaction(async (tx): Promise<RecordDecisionResult> => {
+        const [request] = await tx
+          .select({ status: requests.status, version: requests.version })
+          .from(requests)
+          .where(eq(requests.id, id))
+          .for('update');
+        const [row] = await tx
+          .select({ status: decisions.status, deadline: decisions.deadline })
+          .from(decisions)
+          .where(and(eq(decisions.id, id), eq(decisions.key, key)));
+        const failure = decisionFailure(row, request, expectedVersion, now);
         if (failure) return failure;
-      }
-      throw new LedgerError(`Recording decision "${decision.key}" of request "${decision.id}" did not settle`);
+        const recorded = await tx
+          .update(decisions)
+          .set({ status: 'decided', decider: decision.decider, content: decision.content, decidedAt: now })
+          .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
+          .returning({ key: decisions.key });
+        // Closed meanwhile by a writer that takes no request lock (`closeDecisions`): nothing written.
+        if (recorded.length === 0) return { status: 'closed' };
+        const [bumped] = await tx
+          .update(requests)
+          .set({ version: sql`${requests.version} + 1`, updatedAt: now })
+          .where(eq(requests.id, id))
+          .returning({ version: requests.version });
+        return decisionRecorded(bumped!.version);
+      });
     },
 
     async closeDecisions(id: string, _now: number): Promise<number> {

@@ -9,7 +9,7 @@
  * suite, so every test uses fresh random ids and requesters.
  */
 import { randomBytes } from 'node:crypto';
-import type { Ledger, NewDecision, ParkRequest } from '@baton/engine';
+import type { Ledger, NewDecision, ParkRequest, RecordDecision } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** A fixed "now" for the suite (ms). */
@@ -71,6 +71,17 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
       await ledger?.close();
       await dispose?.();
     });
+
+    /** As the engine does: park each request (waiting, version 1) unless parked, then request its decisions. */
+    const requestDecisions = async (list: readonly NewDecision[]) => {
+      for (const id of new Set(list.map((d) => d.id))) {
+        if (!(await ledger.getRequest(id))) await ledger.parkRequest(parked(id, { requester: 'hash-deciding' }), null);
+      }
+      await ledger.requestDecisions(list);
+    };
+    /** As the engine does: record at the version of the request just read. */
+    const recordDecision = async (decision: Omit<RecordDecision, 'expectedVersion'>) =>
+      ledger.recordDecision({ ...decision, expectedVersion: (await ledger.getRequest(decision.id))?.version ?? 1 });
 
     const request = (jti: string, digest = 'digest-a', expiresAt = T0 + 60_000, now = T0) => ({
       jti,
@@ -377,7 +388,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
       it('stores requested decisions as pending, every field intact', async () => {
         const id = newId();
-        await ledger.requestDecisions([
+        await requestDecisions([
           decisionRequest(id, 'manager_approval'),
           decisionRequest(id, 'legal', { role: null, deadline: null, message: 'Legal? ✓', requestedAt: T0 + 1 }),
         ]);
@@ -401,11 +412,11 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
       it('leaves a decision that exists as it is when requested again, and inserts the new ones', async () => {
         const id = newId();
-        await ledger.requestDecisions([decisionRequest(id, 'manager_approval')]);
+        await requestDecisions([decisionRequest(id, 'manager_approval')]);
         expect(
-          await ledger.recordDecision({ id, key: 'manager_approval', decider: 'bob', content: '{}', now: T0 + 1 }),
-        ).toEqual({ status: 'recorded' });
-        await ledger.requestDecisions([
+          await recordDecision({ id, key: 'manager_approval', decider: 'bob', content: '{}', now: T0 + 1 }),
+        ).toEqual({ status: 'recorded', version: 2 });
+        await requestDecisions([
           decisionRequest(id, 'manager_approval', { message: 'changed', requestedAt: T0 + 5 }),
           decisionRequest(id, 'finance_approval', { role: 'finance', requestedAt: T0 + 5 }),
         ]);
@@ -420,21 +431,21 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
       it('inserts many decisions in one call', async () => {
         const id = newId();
         const keys = Array.from({ length: 450 }, (_, i) => `k${String(i).padStart(3, '0')}`);
-        await ledger.requestDecisions(keys.map((key) => decisionRequest(id, key)));
-        await ledger.requestDecisions(keys.map((key) => decisionRequest(id, key)));
+        await requestDecisions(keys.map((key) => decisionRequest(id, key)));
+        await requestDecisions(keys.map((key) => decisionRequest(id, key)));
         expect((await ledger.listDecisions({ id })).map((d) => d.key)).toEqual(keys);
       });
 
       it('lists a request’s decisions in any status, by request time then key in code-point order', async () => {
         const id = newId();
-        await ledger.requestDecisions([
+        await requestDecisions([
           decisionRequest(id, 'late', { requestedAt: T0 + 10 }),
           decisionRequest(id, 'alpha'),
           decisionRequest(id, 'Zeta'),
           decisionRequest(id, 'beta'),
         ]);
-        await ledger.recordDecision({ id, key: 'beta', decider: 'bob', content: 'yes', now: T0 + 1 });
-        await ledger.requestDecisions([decisionRequest(newId(), 'alpha')]);
+        await recordDecision({ id, key: 'beta', decider: 'bob', content: 'yes', now: T0 + 1 });
+        await requestDecisions([decisionRequest(newId(), 'alpha')]);
         expect((await ledger.listDecisions({ id })).map((d) => [d.key, d.status])).toEqual([
           ['Zeta', 'pending'],
           ['alpha', 'pending'],
@@ -456,7 +467,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         const finance = newId('role');
         const [a, b, c, d, e, f] = Array.from({ length: 6 }, () => newId());
         const ids = [a!, b!, c!, d!, e!, f!];
-        await ledger.requestDecisions([
+        await requestDecisions([
           decisionRequest(a!, 'manager_approval', { role: manager, requestedAt: T0 + 1 }),
           decisionRequest(b!, 'finance_approval', { role: finance, requestedAt: T0 + 2 }),
           decisionRequest(c!, 'anyone', { role: null, requestedAt: T0 + 3 }),
@@ -497,7 +508,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         ]);
 
         // Decided and closed decisions are no longer pending for anyone.
-        await ledger.recordDecision({ id: a!, key: 'manager_approval', decider: 'carol', content: 'ok', now: T0 + 7 });
+        await recordDecision({ id: a!, key: 'manager_approval', decider: 'carol', content: 'ok', now: T0 + 7 });
         await ledger.closeDecisions(c!, T0 + 7);
         expect(await list([manager])).toEqual([`${e}/manager_approval`, `${f}/manager_approval`]);
         // Both filters at once.
@@ -509,17 +520,18 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
       it('records a decision once: the decider, the content and the time; then already_decided', async () => {
         const id = newId();
-        await ledger.requestDecisions([decisionRequest(id, 'manager_approval')]);
+        await requestDecisions([decisionRequest(id, 'manager_approval')]);
         const content = '{"approve":true,"comment":"ok ✓"}';
+        expect(await recordDecision({ id, key: 'manager_approval', decider: 'bob', content, now: T0 + 7 })).toEqual({
+          status: 'recorded',
+          version: 2,
+        });
         expect(
-          await ledger.recordDecision({ id, key: 'manager_approval', decider: 'bob', content, now: T0 + 7 }),
-        ).toEqual({ status: 'recorded' });
-        expect(
-          await ledger.recordDecision({ id, key: 'manager_approval', decider: 'carol', content: 'no', now: T0 + 8 }),
+          await recordDecision({ id, key: 'manager_approval', decider: 'carol', content: 'no', now: T0 + 8 }),
         ).toEqual({ status: 'already_decided' });
         // Still already_decided after its deadline: it was decided in time.
         expect(
-          await ledger.recordDecision({ id, key: 'manager_approval', decider: 'carol', content: 'no', now: T0 + DAY }),
+          await recordDecision({ id, key: 'manager_approval', decider: 'carol', content: 'no', now: T0 + DAY }),
         ).toEqual({ status: 'already_decided' });
         expect(await ledger.listDecisions({ id })).toEqual([
           { ...decisionRequest(id, 'manager_approval'), status: 'decided', decider: 'bob', content, decidedAt: T0 + 7 },
@@ -529,12 +541,11 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
       it('refuses a decision at and after its deadline, and records one the millisecond before', async () => {
         const late = newId();
         const inTime = newId();
-        await ledger.requestDecisions([decisionRequest(late, 'm'), decisionRequest(inTime, 'm')]);
-        const record = (id: string, now: number) =>
-          ledger.recordDecision({ id, key: 'm', decider: 'bob', content: 'c', now });
+        await requestDecisions([decisionRequest(late, 'm'), decisionRequest(inTime, 'm')]);
+        const record = (id: string, now: number) => recordDecision({ id, key: 'm', decider: 'bob', content: 'c', now });
         expect(await record(late, T0 + HOUR)).toEqual({ status: 'expired' });
         expect(await record(late, T0 + 2 * HOUR)).toEqual({ status: 'expired' });
-        expect(await record(inTime, T0 + HOUR - 1)).toEqual({ status: 'recorded' });
+        expect(await record(inTime, T0 + HOUR - 1)).toEqual({ status: 'recorded', version: 2 });
         expect((await ledger.listDecisions({ id: late }))[0]).toMatchObject({ status: 'pending', decider: null });
         // Closing wins over expiry: the request ended.
         await ledger.closeDecisions(late, T0 + 2 * HOUR);
@@ -543,9 +554,9 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
       it('reports unknown decisions and closed ones', async () => {
         const id = newId();
-        await ledger.requestDecisions([decisionRequest(id, 'manager_approval', { deadline: null })]);
+        await requestDecisions([decisionRequest(id, 'manager_approval', { deadline: null })]);
         const record = (rid: string, key: string) =>
-          ledger.recordDecision({ id: rid, key, decider: 'bob', content: 'c', now: T0 + 10 * 365 * DAY });
+          recordDecision({ id: rid, key, decider: 'bob', content: 'c', now: T0 + 10 * 365 * DAY });
         expect(await record(newId(), 'manager_approval')).toEqual({ status: 'unknown' });
         expect(await record(id, 'finance_approval')).toEqual({ status: 'unknown' });
         expect(await record(id, 'MANAGER_APPROVAL')).toEqual({ status: 'unknown' });
@@ -560,10 +571,10 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
       it('records exactly one of many concurrent decisions, and keeps the winner’s answer', async () => {
         const id = newId();
-        await ledger.requestDecisions([decisionRequest(id, 'manager_approval')]);
+        await requestDecisions([decisionRequest(id, 'manager_approval')]);
         const results = await Promise.all(
           Array.from({ length: 30 }, (_, i) =>
-            ledger.recordDecision({ id, key: 'manager_approval', decider: `d${i}`, content: `c${i}`, now: T0 + i }),
+            recordDecision({ id, key: 'manager_approval', decider: `d${i}`, content: `c${i}`, now: T0 + i }),
           ),
         );
         expect(results.filter((r) => r.status === 'recorded')).toHaveLength(1);
@@ -576,16 +587,135 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         });
       });
 
+      it('records a decision only at its request’s version, bumps that version, and so fails a stale writer', async () => {
+        const id = newId();
+        await requestDecisions([decisionRequest(id, 'manager_approval'), decisionRequest(id, 'legal')]);
+        const decide = (key: string, expectedVersion: number, now = T0 + 5) =>
+          ledger.recordDecision({ id, key, decider: 'bob', content: 'c', now, expectedVersion });
+        expect(await decide('manager_approval', 2)).toEqual({ status: 'conflict' });
+        expect(await decide('manager_approval', 0)).toEqual({ status: 'conflict' });
+        expect((await ledger.listDecisions({ id }))[0]).toMatchObject({ status: 'pending', decider: null });
+        expect(await decide('manager_approval', 1)).toEqual({ status: 'recorded', version: 2 });
+        expect(await ledger.getRequest(id)).toMatchObject({
+          version: 2,
+          updatedAt: T0 + 5,
+          status: 'waiting',
+          state: 'sealed-state-1',
+        });
+        // A writer that read version 1 (a withdrawal, say) lost: its compare-and-set fails.
+        expect(await ledger.parkRequest(parked(id, { status: 'withdrawn', now: T0 + 6 }), 1)).toEqual({
+          status: 'conflict',
+        });
+        // Another key from the old version conflicts; from the new one it is recorded.
+        expect(await decide('legal', 1)).toEqual({ status: 'conflict' });
+        expect(await decide('legal', 2, T0 + 7)).toEqual({ status: 'recorded', version: 3 });
+        // Decided (even when asked from a stale version) wins over a conflict.
+        expect(await decide('manager_approval', 1)).toEqual({ status: 'already_decided' });
+        expect(await decide('manager_approval', 3)).toEqual({ status: 'already_decided' });
+      });
+
+      it('refuses a decision once its request ended, before its decisions are closed, and past its deadline', async () => {
+        const id = newId();
+        await requestDecisions([decisionRequest(id, 'manager_approval')]);
+        expect(await ledger.parkRequest(parked(id, { status: 'withdrawn', waitingFor: [], now: T0 + 1 }), 1)).toEqual({
+          status: 'parked',
+          version: 2,
+        });
+        for (const expectedVersion of [1, 2, 3]) {
+          expect(
+            await ledger.recordDecision({
+              id,
+              key: 'manager_approval',
+              decider: 'bob',
+              content: 'c',
+              now: T0 + 2,
+              expectedVersion,
+            }),
+          ).toEqual({ status: 'closed' });
+        }
+        expect((await ledger.listDecisions({ id }))[0]).toMatchObject({ status: 'pending', decider: null });
+        expect((await ledger.getRequest(id))?.version).toBe(2);
+        // Past its deadline, from a stale version: expired (no retry would help).
+        const late = newId();
+        await requestDecisions([decisionRequest(late, 'manager_approval')]);
+        await ledger.parkRequest(parked(late, { now: T0 + 1 }), 1);
+        expect(
+          await ledger.recordDecision({
+            id: late,
+            key: 'manager_approval',
+            decider: 'bob',
+            content: 'c',
+            now: T0 + HOUR,
+            expectedVersion: 1,
+          }),
+        ).toEqual({ status: 'expired' });
+        // A decision whose request is gone (pruned) or was never parked is unknown.
+        const orphan = newId();
+        await ledger.requestDecisions([decisionRequest(orphan, 'manager_approval')]);
+        expect(
+          await ledger.recordDecision({
+            id: orphan,
+            key: 'manager_approval',
+            decider: 'bob',
+            content: 'c',
+            now: T0 + 1,
+            expectedVersion: 1,
+          }),
+        ).toEqual({ status: 'unknown' });
+      });
+
+      it('of a withdrawal and a decision racing from one version, exactly one wins, every time', async () => {
+        const wins = { decision: 0, withdrawal: 0 };
+        for (let i = 0; i < 24; i++) {
+          const id = newId();
+          await requestDecisions([decisionRequest(id, 'manager_approval')]);
+          const withdrawal = () =>
+            ledger.parkRequest(parked(id, { status: 'withdrawn', waitingFor: [], state: 'withdrawn', now: T0 + 1 }), 1);
+          const decision = () =>
+            ledger.recordDecision({
+              id,
+              key: 'manager_approval',
+              decider: 'bob',
+              content: 'c',
+              now: T0 + 1,
+              expectedVersion: 1,
+            });
+          const [parkedResult, decided] =
+            i % 2 === 0
+              ? await Promise.all([withdrawal(), decision()])
+              : await Promise.all([decision(), withdrawal()]).then(([d, w]) => [w, d] as const);
+          const row = await ledger.getRequest(id);
+          const [record] = await ledger.listDecisions({ id });
+          expect(row?.version).toBe(2);
+          if (parkedResult.status === 'parked') {
+            wins.withdrawal++;
+            expect(decided).toEqual({ status: 'closed' });
+            expect({ status: row?.status, decision: record?.status }).toEqual({
+              status: 'withdrawn',
+              decision: 'pending',
+            });
+          } else {
+            wins.decision++;
+            expect(decided).toEqual({ status: 'recorded', version: 2 });
+            expect({ status: row?.status, decision: record?.status }).toEqual({
+              status: 'waiting',
+              decision: 'decided',
+            });
+          }
+        }
+        expect(wins.decision + wins.withdrawal).toBe(24);
+      });
+
       it('closes only the pending decisions of one request, and says how many', async () => {
         const id = newId();
         const other = newId();
-        await ledger.requestDecisions([
+        await requestDecisions([
           decisionRequest(id, 'a'),
           decisionRequest(id, 'b'),
           decisionRequest(id, 'c'),
           decisionRequest(other, 'a'),
         ]);
-        await ledger.recordDecision({ id, key: 'b', decider: 'bob', content: 'yes', now: T0 + 1 });
+        await recordDecision({ id, key: 'b', decider: 'bob', content: 'yes', now: T0 + 1 });
         expect(await ledger.closeDecisions(id, T0 + 2)).toBe(2);
         expect(await ledger.closeDecisions(id, T0 + 3)).toBe(0);
         expect(await ledger.closeDecisions(newId(), T0 + 3)).toBe(0);
@@ -730,20 +860,20 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         await ledger.parkRequest(parked(old, { now: base, expiresAt: base + 100 }), null);
         await ledger.parkRequest(parked(edge, { now: base, expiresAt: base + 200 }), null);
         await ledger.parkRequest(parked(live, { now: base, expiresAt: base + 10_000 }), null);
-        await ledger.requestDecisions([
+        await requestDecisions([
           decisionRequest(old, 'manager_approval', { requestedAt: base, deadline: null }),
           decisionRequest(old, 'finance_approval', { requestedAt: base, deadline: null }),
           decisionRequest(edge, 'manager_approval', { requestedAt: base, deadline: null }),
           decisionRequest(live, 'manager_approval', { requestedAt: base, deadline: null }),
         ]);
-        await ledger.recordDecision({ id: old, key: 'finance_approval', decider: 'bob', content: 'c', now: base });
+        await recordDecision({ id: old, key: 'finance_approval', decider: 'bob', content: 'c', now: base });
 
         expect(await ledger.prune(base + 200)).toBe(3); // `old` and its two decisions; `edge` expires at now, kept
         expect(await ledger.prune(base + 200)).toBe(0);
         expect(await ledger.getRequest(old)).toBeUndefined();
         expect(await ledger.listDecisions({ id: old })).toEqual([]);
         expect(
-          await ledger.recordDecision({ id: old, key: 'manager_approval', decider: 'bob', content: 'c', now: base }),
+          await recordDecision({ id: old, key: 'manager_approval', decider: 'bob', content: 'c', now: base }),
         ).toEqual({ status: 'unknown' });
         // A pruned id can be parked afresh (the engine never reuses one; the ledger does not remember it).
         expect((await ledger.getRequest(edge))?.version).toBe(1);
@@ -784,7 +914,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         await expect(other.getRequest('x')).rejects.toThrow(/closed/);
         await expect(other.listDecisions({ id: 'x' })).rejects.toThrow(/closed/);
         await expect(
-          other.recordDecision({ id: 'x', key: 'k', decider: 'bob', content: 'c', now: T0 }),
+          other.recordDecision({ id: 'x', key: 'k', decider: 'bob', content: 'c', now: T0, expectedVersion: 1 }),
         ).rejects.toThrow(/closed/);
       });
     });

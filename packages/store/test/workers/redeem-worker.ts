@@ -2,7 +2,8 @@
  * Child process for the race tests and the benchmark. Opens a ledger
  * (`sqlite <path>` or `postgres <url>`), says `ready`, and on `go` works
  * through the given items (a few in flight at once): redeems jtis or token
- * codes, records decisions (`id/key` pairs), or moves parked requests on by
+ * codes, records decisions (`id/key` pairs, by compare-and-set on their
+ * request's version, read again on a conflict), or moves parked requests on by
  * compare-and-set (read the version, write the next one, until `targetVersion`),
  * or claims durable steps (`id/key` pairs) and records the outcome of each it won,
  * then reports what it won and exits. Driven over the fork IPC channel.
@@ -78,9 +79,22 @@ async function main(): Promise<void> {
             }
           } else if (command.mode === 'decision') {
             const [id, key] = item.split('/') as [string, string];
-            const result = await ledger.recordDecision({ id, key, decider: me, content: item, now: command.now });
-            count(result.status);
-            if (result.status === 'recorded') won.push(item);
+            // As the engine does: record at the version just read; on a conflict read it again.
+            for (;;) {
+              const expectedVersion = (await ledger.getRequest(id))?.version ?? 0;
+              const result = await ledger.recordDecision({
+                id,
+                key,
+                decider: me,
+                content: item,
+                now: command.now,
+                expectedVersion,
+              });
+              count(result.status);
+              if (result.status === 'conflict') continue;
+              if (result.status === 'recorded') won.push(item);
+              break;
+            }
           } else if (command.mode === 'park') {
             // Move the request on until it reaches the target version, losing to others on the way.
             for (;;) {
