@@ -51,6 +51,9 @@ export const MAX_DUPLICATE_HOLD_MS = 7000;
 /** What a client refused with `in_progress` is told to wait before retrying, ms. */
 export const IN_PROGRESS_RETRY_AFTER_MS = 1000;
 
+/** What a redemption must outlive beyond the longest round to count as abandoned: clock skew between instances, ms. */
+const ABANDON_MARGIN_MS = 5000;
+
 /** First and longest pause between two polls of a held duplicate, ms (doubling in between). */
 const FIRST_POLL_MS = 20;
 const LONGEST_POLL_MS = 250;
@@ -59,8 +62,8 @@ const LONGEST_POLL_MS = 250;
  * The protocol's bounds for a runner whose rounds play for at most `budgetMs` each, at most
  * `playsPerRound` times in one round (a requester's round replays after conflicts) and hold for
  * decisions at most `decisionHoldMs`: a duplicate is held for the budget and a second (at most
- * {@link MAX_DUPLICATE_HOLD_MS}); a redemption is abandoned after every play and the hold, plus a
- * minute for clocks that differ between instances.
+ * {@link MAX_DUPLICATE_HOLD_MS}); a redemption is abandoned after every play and the hold, plus
+ * five seconds for clocks that differ between instances.
  */
 export function singleUseBounds(
   budgetMs: number,
@@ -69,7 +72,7 @@ export function singleUseBounds(
 ): Pick<SingleUseSettings, 'holdMs' | 'abandonedAfterMs'> {
   return {
     holdMs: Math.min(budgetMs + 1000, MAX_DUPLICATE_HOLD_MS),
-    abandonedAfterMs: playsPerRound * budgetMs + decisionHoldMs + 60_000,
+    abandonedAfterMs: playsPerRound * budgetMs + decisionHoldMs + ABANDON_MARGIN_MS,
   };
 }
 
