@@ -123,7 +123,11 @@ describe('baton serve --http: /healthz and /metrics with a SQLite ledger', () =>
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({
       status: 'ok',
-      ledger: { driver: 'sqlite', redemptions: { redeemed: 0, retried: 0, inProgress: 0, replayed: 0 }, outcomesRecorded: 0 },
+      ledger: {
+        driver: 'sqlite',
+        redemptions: { redeemed: 0, retried: 0, inProgress: 0, replayed: 0 },
+        outcomesRecorded: 0,
+      },
       serving: { rounds: { complete: 0, input_required: 0, error: 0 } },
     });
     expect(health.body.uptimeSeconds).toBeGreaterThanOrEqual(0);

@@ -163,7 +163,16 @@ export async function decide(core: RunnerCore, request: DecideRequest): Promise<
   const answers = readAnswers(request.inputResponses, ['decision']);
   return redeemOnce(
     core.singleUse,
-    { flow, fid: row.id, round: claims.round + 1, claims, answers, sized: { [chosenKey]: answers.decision }, started },
+    {
+      flow,
+      fid: row.id,
+      round: claims.round + 1,
+      claims,
+      answers,
+      sized: { [chosenKey]: answers.decision },
+      started,
+      parks: true,
+    },
     () => record(core, flow, row, blob, chosenKey, binding, claims.round + 1, answers.decision, context),
   );
 }

@@ -536,16 +536,17 @@ export function createRunner(options: RunnerOptions): Runner {
     // flow asks first; a resume's first call none). The retry digest covers exactly these.
     const answers = readAnswers(inputResponses, opened ? pending : resumeRow ? [] : undefined);
     const parsedArgs = opened || resumeRow ? undefined : flow.args.safeParse(binding.args ?? {});
+    const parks = (flow.decisions.length > 0 || flow.steps.length > 0) && ledger !== undefined;
     // 3. Redeem before any side effect (`round/singleUse.ts`), then play.
     const outcome = await redeemOnce(
       core.singleUse,
-      { flow, fid, round, claims: opened?.claims, answers, started },
+      { flow, fid, round, claims: opened?.claims, answers, started, parks },
       async (): Promise<RoundOutcome> => {
         if (parsedArgs && !parsedArgs.success) {
           const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
           return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
         }
-        if ((flow.decisions.length > 0 || flow.steps.length > 0) && ledger) {
+        if (parks) {
           return requesterRound(core, {
             flow,
             binding,

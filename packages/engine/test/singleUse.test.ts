@@ -309,7 +309,12 @@ describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open)
     const parked = await a.run({ flow: 'approved_order', args, context: alice('approved_order') });
     const id = parked.fid;
     const asked = expectInput(await b.decide({ id, context: bob }));
-    const answer = { id, context: bob, requestState: asked.requestState, inputResponses: { decision: { action: 'accept', content: { ok: true } } } };
+    const answer = {
+      id,
+      context: bob,
+      requestState: asked.requestState,
+      inputResponses: { decision: { action: 'accept', content: { ok: true } } },
+    };
     const storm = Array.from({ length: 6 }, (_, i) => settled((i % 2 ? b : a).decide(answer)));
     await sleep(400);
     current.open();
@@ -330,7 +335,10 @@ describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open)
     const id = parked.fid;
     const resumed = expectInput(await runner.resume({ id, context: alice('baton_resume') }));
     const again = { id, context: alice('baton_resume'), requestState: resumed.requestState };
-    const [one, two] = await Promise.all([settled(runner.resume(again)), sleep(50).then(() => settled(runner.resume(again)))]);
+    const [one, two] = await Promise.all([
+      settled(runner.resume(again)),
+      sleep(50).then(() => settled(runner.resume(again))),
+    ]);
     expect(one).toMatchObject({ type: 'input_required' });
     expect(two).toEqual({ error: 'in_progress' });
     // The retry, once the round finished, is its recorded outcome (the very same next state).

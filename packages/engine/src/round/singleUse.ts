@@ -40,9 +40,11 @@ export interface SingleUseSettings {
   readonly holdMs: number;
   /**
    * How old a redemption without an outcome must be to count as abandoned (its round's process
-   * crashed): longer than any round can run, ms. A duplicate of it is `replayed`.
+   * crashed): longer than any round can run, ms. A duplicate of it is `replayed`. `parked`: for
+   * rounds that may play several times and hold for others (flows with decisions or durable
+   * steps, decide rounds); `plain`: for the others, which play once within the budget.
    */
-  readonly abandonedAfterMs: number;
+  readonly abandonedAfterMs: { readonly plain: number; readonly parked: number };
 }
 
 /** Longest a duplicate is held, whatever the round budget: well inside a client's request timeout (60 s in the SDKs). */
@@ -60,10 +62,11 @@ const LONGEST_POLL_MS = 250;
 
 /**
  * The protocol's bounds for a runner whose rounds play for at most `budgetMs` each, at most
- * `playsPerRound` times in one round (a requester's round replays after conflicts) and hold for
- * decisions at most `decisionHoldMs`: a duplicate is held for the budget and a second (at most
- * {@link MAX_DUPLICATE_HOLD_MS}); a redemption is abandoned after every play and the hold, plus
- * five seconds for clocks that differ between instances.
+ * `playsPerRound` times in one round that parks (a requester's round replays after conflicts)
+ * and hold for decisions and steps at most `decisionHoldMs`: a duplicate is held for the budget
+ * and a second (at most {@link MAX_DUPLICATE_HOLD_MS}); a redemption is abandoned after every
+ * play and the hold (a plain round: its one play), plus five seconds for clocks that differ
+ * between instances.
  */
 export function singleUseBounds(
   budgetMs: number,
@@ -72,7 +75,10 @@ export function singleUseBounds(
 ): Pick<SingleUseSettings, 'holdMs' | 'abandonedAfterMs'> {
   return {
     holdMs: Math.min(budgetMs + 1000, MAX_DUPLICATE_HOLD_MS),
-    abandonedAfterMs: playsPerRound * budgetMs + decisionHoldMs + ABANDON_MARGIN_MS,
+    abandonedAfterMs: {
+      plain: budgetMs + ABANDON_MARGIN_MS,
+      parked: playsPerRound * budgetMs + decisionHoldMs + ABANDON_MARGIN_MS,
+    },
   };
 }
 
@@ -166,6 +172,8 @@ export interface SingleUseRound {
   readonly sized?: Readonly<Record<string, unknown>>;
   /** When the round started (the runner's clock), for the log. */
   readonly started: number;
+  /** Whether the round may play several times and hold for others (see `abandonedAfterMs`). */
+  readonly parks: boolean;
 }
 
 /**
@@ -203,7 +211,10 @@ export async function redeemOnce(
   const responsesDigest = codec.digest(round.answers, 'responses');
   const request: RedeemRequest = { jti, responsesDigest, expiresAt: claims.exp, now: settings.now() };
   let redemption = await ledger.redeem(request);
-  if (redemption.status === 'in_progress') redemption = await holdDuplicate(settings, flow, request, redemption);
+  if (redemption.status === 'in_progress') {
+    const abandonedAfterMs = round.parks ? settings.abandonedAfterMs.parked : settings.abandonedAfterMs.plain;
+    redemption = await holdDuplicate(settings, flow, request, redemption, abandonedAfterMs);
+  }
   if (redemption.status === 'replayed') rejectState(settings.log, flow.name, 'replayed');
   if (redemption.status === 'retry') return recordedOutcome(settings, flow.name, redemption.outcome, jti, fid);
 
@@ -236,13 +247,14 @@ async function holdDuplicate(
   flow: Flow,
   request: RedeemRequest,
   first: Extract<RedeemResult, { status: 'in_progress' }>,
+  abandonedAfterMs: number,
 ): Promise<Exclude<RedeemResult, { status: 'in_progress' }>> {
   const until = performance.now() + settings.holdMs;
   let pause = FIRST_POLL_MS;
   let redeemedAt = first.redeemedAt;
   for (;;) {
     const age = settings.now() - redeemedAt;
-    if (age > settings.abandonedAfterMs) {
+    if (age > abandonedAfterMs) {
       rejectState(
         settings.log,
         flow.name,
