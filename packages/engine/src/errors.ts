@@ -15,7 +15,10 @@ export const INVALID_REQUEST_STATE_MESSAGE = 'Invalid or expired requestState';
 
 /**
  * Why a requestState was rejected. Log it on the server; never send it to the
- * client beyond this code.
+ * client beyond this code. `replayed` is final: the state's round finished (or was abandoned by
+ * a crashed process) and the state came again with other answers, or after it. A duplicate of a
+ * round still running is not rejected: it is {@link RoundInProgressError}, the retryable
+ * `-32000` with `data.reason: 'in_progress'`.
  */
 export type InvalidStateReason =
   | 'too_large'

@@ -538,10 +538,12 @@ export function createRunner(options: RunnerOptions): Runner {
     const parsedArgs = opened || resumeRow ? undefined : flow.args.safeParse(binding.args ?? {});
     const parks = (flow.decisions.length > 0 || flow.steps.length > 0) && ledger !== undefined;
     // 3. Redeem before any side effect (`round/singleUse.ts`), then play.
+    let played = false as boolean; // set by the play callback: TS cannot see that
     const outcome = await redeemOnce(
       core.singleUse,
       { flow, fid, round, claims: opened?.claims, answers, started, parks },
       async (): Promise<RoundOutcome> => {
+        played = true;
         if (parsedArgs && !parsedArgs.success) {
           const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
           return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
@@ -581,6 +583,8 @@ export function createRunner(options: RunnerOptions): Runner {
               : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
       },
     );
+    // Refused before redeeming (logged there), or answered from the record: nothing to log or audit.
+    if (!played) return outcome;
     log({ type: 'round', flow: flow.name, fid, round: outcome.round, outcome: outcome.type, ms: now() - started });
     // Without an audit log there is nothing to assemble (nor an await to pay for).
     if (options.audit) {
