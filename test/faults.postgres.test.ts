@@ -23,8 +23,9 @@
  * with its instance, with the same requestState. Such a round was never
  * acknowledged; a round cut short by the ledger releases its redemption, but
  * if the connection broke after the redemption committed and before the
- * server heard so (or the instance died), the retry is refused as `replayed`
- * and the client starts that flow again. Nothing here asserts a duration.
+ * server heard so (or the instance died), the retry is the retryable -32000
+ * `in_progress` until the redemption counts as abandoned (older than its
+ * round can run), then `replayed`, and the client starts that flow again. Nothing here asserts a duration.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,6 +60,12 @@ const LEDGER_UNAVAILABLE = {
   data: { reason: 'ledger_unavailable', retryAfterMs: 1000 },
 };
 
+const IN_PROGRESS = {
+  code: -32000,
+  message: 'Round still in progress, retry the same request later',
+  data: { reason: 'in_progress', retryAfterMs: 1000 },
+};
+
 const servers: ServeProcess[] = [];
 const clients: Client[] = [];
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -82,6 +89,7 @@ interface Tally {
   unavailable: number;
   failedFetches: number;
   lostWithInstance: number;
+  inProgress: number;
   replayedAfterFailure: number;
   startedOver: number;
   unexpected: string[];
@@ -92,6 +100,7 @@ const newTally = (): Tally => ({
   unavailable: 0,
   failedFetches: 0,
   lostWithInstance: 0,
+  inProgress: 0,
   replayedAfterFailure: 0,
   startedOver: 0,
   unexpected: [],
@@ -142,6 +151,15 @@ async function resilientRound(client: Client, params: Parameters<typeof toolRoun
     } catch (error) {
       if (error instanceof ProtocolError) {
         const seen = { code: error.code, message: error.message, data: error.data };
+        if (error.code === IN_PROGRESS.code && (error.data as { reason?: string })?.reason === 'in_progress') {
+          // The lost attempt redeemed the state and its round did not finish (its instance died, or
+          // the connection broke after the redemption committed): retryable until it is abandoned.
+          expect(seen).toEqual(IN_PROGRESS);
+          tally.inProgress++;
+          failedBefore = true;
+          await sleep(IN_PROGRESS.data.retryAfterMs);
+          continue;
+        }
         if (error.code === LEDGER_UNAVAILABLE.code) {
           expect(seen).toEqual(LEDGER_UNAVAILABLE);
           tally.unavailable++;

@@ -5,10 +5,11 @@
  * three (one answer per round) with manual rounds, every round
  * going to the other process than the one before. Then two replay storms:
  * the same unused `grant_temporary_access` state sent by 20 clients at once
- * (redeemed exactly once: one code is ever issued; the others are -32602
- * `replayed` while the first is in flight, or the recorded outcome after),
- * and the same already-used `deploy_production` state sent by 20 clients at
- * once (the recorded outcome, or -32602). Prints p50/p99 round latency.
+ * (redeemed exactly once: one code is ever issued; the others are held while
+ * the first is in flight and get its recorded outcome, or the retryable
+ * -32000 `in_progress`, never -32602 `replayed`), and the same already-used
+ * `deploy_production` state sent by 20 clients at once (the recorded
+ * outcome). Prints p50/p99 round latency.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -183,7 +184,11 @@ describe('load: two baton serve processes, one SQLite ledger', () => {
     expect(texts.length + errors.length).toBe(STORM);
     expect(texts.length).toBeGreaterThanOrEqual(1);
     for (const error of errors) {
-      expect(error).toEqual({ code: -32602, message: 'Invalid or expired requestState', data: { reason: 'replayed' } });
+      expect(error).toEqual({
+        code: -32000,
+        message: 'Round still in progress, retry the same request later',
+        data: { reason: 'in_progress', retryAfterMs: 1000 },
+      });
     }
     // Every fresh redemption mints a new code: one distinct code means one redemption.
     const codes = new Set(texts.map((text) => /One-time code: (\S+)/.exec(text)?.[1]));
@@ -197,7 +202,7 @@ describe('load: two baton serve processes, one SQLite ledger', () => {
     // The single code redeems once.
     const redeemed = completedText(await toolRound(client, { name: 'redeem_access_code', arguments: { code: code! } }));
     expect(redeemed).toContain('accepted');
-    console.log(`replay storm (unused state): ${texts.length} answered, ${errors.length} x -32602 replayed, 1 code`);
+    console.log(`replay storm (unused state): ${texts.length} answered, ${errors.length} x -32000 in_progress, 1 code`);
   });
 
   it(`replay storm on a used state: ${STORM} identical rounds get the recorded outcome`, async () => {

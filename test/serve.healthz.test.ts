@@ -123,7 +123,11 @@ describe('baton serve --http: /healthz and /metrics with a SQLite ledger', () =>
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({
       status: 'ok',
-      ledger: { driver: 'sqlite', redemptions: { redeemed: 0, retried: 0, replayed: 0 }, outcomesRecorded: 0 },
+      ledger: {
+        driver: 'sqlite',
+        redemptions: { redeemed: 0, retried: 0, inProgress: 0, replayed: 0 },
+        outcomesRecorded: 0,
+      },
       serving: { rounds: { complete: 0, input_required: 0, error: 0 } },
     });
     expect(health.body.uptimeSeconds).toBeGreaterThanOrEqual(0);
@@ -152,7 +156,7 @@ describe('baton serve --http: /healthz and /metrics with a SQLite ledger', () =>
     expect(textOf((await toolRound(client, final)) as { content?: unknown })).toContain('Deployed 4.2.0');
 
     let health = (await getJson(server.url, '/healthz')).body;
-    expect(health.ledger.redemptions).toEqual({ redeemed: 1, retried: 0, replayed: 0 });
+    expect(health.ledger.redemptions).toEqual({ redeemed: 1, retried: 0, inProgress: 0, replayed: 0 });
     expect(health.ledger.outcomesRecorded).toBe(1);
     expect(health.ledger.redeemLatency.count).toBe(1);
     expect(health.serving.rounds).toEqual({ complete: 1, input_required: 1, error: 0 });
@@ -179,7 +183,7 @@ describe('baton serve --http: /healthz and /metrics with a SQLite ledger', () =>
 
     const response = await getJson(server.url, '/healthz');
     health = response.body;
-    expect(health.ledger.redemptions).toEqual({ redeemed: 1, retried: 1, replayed: 1 });
+    expect(health.ledger.redemptions).toEqual({ redeemed: 1, retried: 1, inProgress: 0, replayed: 1 });
     expect(health.serving.rounds.complete).toBe(2);
     expect(health.serving.invalidState).toEqual({ replayed: 1, [reason]: 1 });
     // Nothing about who called, with what, or where the ledger lives.

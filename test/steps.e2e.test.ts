@@ -3,8 +3,9 @@
  * the official SDK client in manual rounds, one SQLite ledger file shared by
  * two instances, and the flows module `test/fixtures/step-flows`, whose step
  * appends a line to a file this test owns each time it starts (the side
- * effects that happened). A replay storm on the step's round executes it
- * once; a lost response is answered with the recorded result; a step slower
+ * effects that happened). A storm of identical rounds on the step's round
+ * executes it once (duplicates get its recorded outcome, or the retryable
+ * -32000 `in_progress`, never `replayed`); a lost response is answered with the recorded result; a step slower
  * than the round budget completes on a later round served by the OTHER
  * instance; SIGKILL of the instance running a step makes the other run it
  * again after the lease, with the same idempotency key, and the flow
@@ -88,9 +89,8 @@ describe('durable steps across baton serve processes on one SQLite ledger', () =
     expect(answered.length).toBeGreaterThanOrEqual(1);
     const [key] = effects(order)[0]!;
     for (const text of answered) expect(text).toBe(`Charged CH-${order}-${key.slice(0, 8)}`);
-    // The rest were refused as replays (-32602), never run.
-    for (const s of storm)
-      if (s.status === 'rejected') expect(String(s.reason)).toMatch(/Invalid or expired requestState/);
+    // The rest were duplicates still in progress (-32000, retryable), never run, never `replayed`.
+    for (const s of storm) if (s.status === 'rejected') expect(String(s.reason)).toMatch(/still in progress/);
     expect(effects(order)).toHaveLength(1);
     // The client never saw the answer: it retries the same state with the same answers, on either instance.
     for (const target of [c, d]) {

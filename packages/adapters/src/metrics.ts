@@ -3,7 +3,7 @@
  * prompts, resources and decision tools play (`playRound.ts`) is counted here
  * by how it ended: its outcome (`complete`, `input_required`, `error`), a
  * rejected requestState by its -32602 reason (`bad_integrity`, `expired`,
- * `replayed`, ...), other -32602 params errors, `ledger_unavailable`, and
+ * `replayed`, ...), other -32602 params errors, `ledger_unavailable`, `in_progress`, and
  * internal errors. Counting is plain integer increments, nothing allocated
  * per round; `GET /healthz` and `GET /metrics` (`observability.ts`) read a
  * snapshot. Nothing here names a principal, a flow instance or a state.
@@ -11,7 +11,7 @@
 import type { InvalidStateReason, RoundOutcome } from '@baton/engine';
 
 /** How a round that did not produce an outcome ended. */
-export type RoundFailure = 'invalid_params' | 'ledger_unavailable' | 'internal_error';
+export type RoundFailure = 'invalid_params' | 'ledger_unavailable' | 'in_progress' | 'internal_error';
 
 /** A copy of the counters at one moment. */
 export interface ServingMetricsSnapshot {
@@ -30,7 +30,7 @@ export class ServingMetrics {
   readonly startedAt = Date.now();
   private readonly rounds = { complete: 0, input_required: 0, error: 0 };
   private readonly invalidStates = new Map<InvalidStateReason, number>();
-  private readonly failures = { invalid_params: 0, ledger_unavailable: 0, internal_error: 0 };
+  private readonly failures = { invalid_params: 0, ledger_unavailable: 0, in_progress: 0, internal_error: 0 };
 
   /** A round produced an outcome. */
   outcome(type: RoundOutcome['type']): void {

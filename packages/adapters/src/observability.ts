@@ -161,6 +161,7 @@ function families(serving: ServingMetricsSnapshot, ledger: LedgerStats | null, u
     counter('baton_ledger_redemptions_total', 'Redemptions by result.', [
       { labels: { result: 'redeemed' }, value: redemptions.redeemed },
       { labels: { result: 'retried' }, value: redemptions.retried },
+      { labels: { result: 'in_progress' }, value: redemptions.inProgress },
       { labels: { result: 'replayed' }, value: redemptions.replayed },
     ]),
     counter('baton_ledger_outcomes_recorded_total', 'Round outcomes recorded.', [{ value: ledger.outcomesRecorded }]),

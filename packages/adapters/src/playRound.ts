@@ -4,14 +4,21 @@
  * (`decisionTools.ts`): the raw requestState is read off the request (a
  * non-string one is -32602 at once), a rejected state or unreadable params
  * become -32602 with a reason or a sentence, an unreachable ledger a logged,
- * retryable -32000 "Ledger unavailable", anything else a logged -32603 "Internal error", and a 2025-era client on stateless HTTP is told what it
+ * retryable -32000 "Ledger unavailable", a duplicate of a round still running the
+ * retryable -32000 `in_progress`, anything else a logged -32603 "Internal error", and a 2025-era client on stateless HTTP is told what it
  * needs instead of being asked for input it cannot give.
  */
-import { InvalidParamsError, InvalidRequestStateError, LedgerUnavailableError, type RoundOutcome } from '@baton/engine';
+import {
+  InvalidParamsError,
+  InvalidRequestStateError,
+  LedgerUnavailableError,
+  RoundInProgressError,
+  type RoundOutcome,
+} from '@baton/engine';
 import { type McpServer, ProtocolError, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
 import { isStatelessLegacyHttp } from './callContext.js';
 import type { ServingMetrics } from './metrics.js';
-import { forStatelessLegacyHttp, invalidRequestState, ledgerUnavailable } from './results.js';
+import { forStatelessLegacyHttp, invalidRequestState, ledgerUnavailable, roundInProgress } from './results.js';
 
 /**
  * Play one round on behalf of a request: hands `play` the raw requestState (a non-string one is
@@ -48,6 +55,7 @@ export async function playRound(
 function count(metrics: ServingMetrics, error: unknown): void {
   if (error instanceof InvalidRequestStateError) metrics.invalidState(error.reason);
   else if (error instanceof LedgerUnavailableError) metrics.failure('ledger_unavailable');
+  else if (error instanceof RoundInProgressError) metrics.failure('in_progress');
   else if (
     error instanceof InvalidParamsError ||
     (error instanceof ProtocolError && error.code === ProtocolErrorCode.InvalidParams)
@@ -61,6 +69,7 @@ export function toProtocolError(error: unknown, onError: (error: unknown) => voi
   if (error instanceof ProtocolError) return error;
   if (error instanceof InvalidRequestStateError) return invalidRequestState(error);
   if (error instanceof InvalidParamsError) return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
+  if (error instanceof RoundInProgressError) return roundInProgress(error);
   onError(error);
   if (error instanceof LedgerUnavailableError) return ledgerUnavailable();
   return new ProtocolError(ProtocolErrorCode.InternalError, 'Internal error');

@@ -15,6 +15,7 @@ import {
   INVALID_REQUEST_STATE_MESSAGE,
   type InvalidRequestStateError,
   LEDGER_RETRY_AFTER_MS,
+  type RoundInProgressError,
   type RoundOutcome,
 } from '@baton/engine';
 import {
@@ -52,6 +53,21 @@ export function ledgerUnavailable(): ProtocolError {
     reason: 'ledger_unavailable',
     retryAfterMs: LEDGER_RETRY_AFTER_MS,
   });
+}
+
+/**
+ * The JSON-RPC error for a duplicate of a round still running (the same requestState and answers
+ * while its first round has not finished): retryable, never final. Retry the same request after
+ * `retryAfterMs`; it is then answered with the round's recorded outcome.
+ *
+ * Wire: `{ code: -32000, message: 'Round still in progress, retry the same request later', data: { reason: 'in_progress', retryAfterMs: 1000 } }`
+ */
+export function roundInProgress(error: Pick<RoundInProgressError, 'retryAfterMs'>): ProtocolError {
+  return new ProtocolError(
+    LEDGER_UNAVAILABLE_CODE as ProtocolErrorCode,
+    'Round still in progress, retry the same request later',
+    { reason: 'in_progress', retryAfterMs: error.retryAfterMs },
+  );
 }
 
 /** What a 2025-era client on stateless HTTP is told when a flow needs its input. */

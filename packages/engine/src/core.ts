@@ -8,10 +8,10 @@
  */
 import type { AnyActorRef, EventObject, StateValue } from 'xstate';
 import type { AuditAnswer, AuditOutcome } from './audit.js';
-import { canonicalJson } from './codec/canonicalJson.js';
 import type { RequestStateCodec } from './codec/types.js';
 import type { Flow } from './flow.js';
 import type { Ledger } from './ledger.js';
+import type { SingleUseSettings } from './round/singleUse.js';
 import type { RoundEnd, RoundInput, RoundSettings } from './round.js';
 import type { RoundBody } from './roundBody.js';
 import type { RunnerLogEvent, RunnerOptions } from './runner.js';
@@ -80,6 +80,8 @@ export interface RunnerCore {
   readonly log: (event: RunnerLogEvent) => void;
   readonly settings: RoundSettings;
   readonly decisions: DecisionSettings;
+  /** The single-use protocol's settings (`round/singleUse.ts`): every presented state goes through it. */
+  readonly singleUse: SingleUseSettings;
   /** Play one round on a fresh actor (observed when the runner inspects or audits). */
   play(input: PlayInput): Promise<RoundEnd>;
   /** Append an audit entry when the runner has an audit log; never throws. */
@@ -88,11 +90,6 @@ export interface RunnerCore {
   newId(): string;
   /** Whether the machine, restored from `body`, would take `event` (nothing runs). */
   accepts(flow: Flow, body: RoundBody, event: EventObject): boolean;
-}
-
-/** The associated data a recorded outcome is sealed with: the state's jti, its flow and its instance. */
-export function outcomeBinding(jti: string, flow: string, fid: string): string {
-  return canonicalJson([jti, flow, fid]);
 }
 
 /**

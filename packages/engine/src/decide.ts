@@ -12,18 +12,18 @@
  */
 
 import { advance, aftermath, finalText } from './advanceParked.js';
-import type { RequestStateClaims, StateBinding } from './codec/types.js';
-import { callHook, outcomeBinding, type RunnerCore } from './core.js';
+import type { StateBinding } from './codec/types.js';
+import { callHook, type RunnerCore } from './core.js';
 import type { DecideRequest, DecisionCaller } from './decisions.js';
-import { InvalidRequestStateError } from './errors.js';
 import type { Flow } from './flow.js';
 import { type DecisionSpec, isDecision, type WireInputRequest } from './inputs.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { DecisionRecord, ParkedRequest, RecordDecisionResult, RequestStatus } from './ledger.js';
-import { isLedgerUnavailable, releaseAfterOutage } from './ledgerOutage.js';
+import { isLedgerUnavailable } from './ledgerOutage.js';
 import type { ErrorOutcome, RoundOutcome } from './outcome.js';
 import { isRequester, type ParkedBlob, principalHash, sealDecision } from './parked.js';
 import { allowed, load, refuse } from './requestAccess.js';
+import { openClaims, redeemOnce, rejectState } from './round/singleUse.js';
 import { readAnswers } from './roundBody.js';
 
 /** The decide tool's name: decide states are bound to it. */
@@ -143,7 +143,7 @@ function askDecision(
 }
 /** The `decide` tool: ask for the decision, or record the answer and advance the flow. */
 export async function decide(core: RunnerCore, request: DecideRequest): Promise<RoundOutcome> {
-  const { codec, log } = core;
+  const { log } = core;
   const { id, key, context } = request;
   checkRoundInput(key === undefined ? { id } : { id, key }, request.inputResponses);
   if (key !== undefined && (typeof key !== 'string' || !KEY.test(key))) {
@@ -167,67 +167,28 @@ export async function decide(core: RunnerCore, request: DecideRequest): Promise<
     return askDecision(core, flow, row, chosen.record, binding, 1);
   }
 
-  // The retry: open, check and redeem the state before anything is recorded.
-  let claims: RequestStateClaims;
-  try {
-    claims = codec.open(request.requestState, binding);
-  } catch (error) {
-    if (error instanceof InvalidRequestStateError)
-      log({ type: 'invalid_state', flow: flow.name, reason: error.reason });
-    throw error;
-  }
+  // The retry: open, check and redeem the state before anything is recorded (`round/singleUse.ts`).
+  const started = core.now();
+  const claims = openClaims(core.singleUse, flow.name, request.requestState, binding);
   const chosenKey = (claims.body as { k?: unknown } | null)?.k;
   if (claims.fid !== row.id || typeof chosenKey !== 'string' || claims.hash !== flow.hash) {
-    log({
-      type: 'invalid_state',
-      flow: flow.name,
-      reason: 'bad_snapshot',
-      detail: 'not a decide state for this request',
-    });
-    throw new InvalidRequestStateError('bad_snapshot');
+    rejectState(log, flow.name, 'bad_snapshot', 'not a decide state for this request');
   }
   const answers = readAnswers(request.inputResponses, ['decision']);
-  const responsesDigest = codec.digest(answers, 'responses');
-  const redemption = await ledger.redeem({
-    jti: claims.jti,
-    responsesDigest,
-    expiresAt: claims.exp,
-    now: core.now(),
-  });
-  if (redemption.status === 'replayed') {
-    log({ type: 'invalid_state', flow: flow.name, reason: 'replayed' });
-    throw new InvalidRequestStateError('replayed');
-  }
-  if (redemption.status === 'retry') {
-    try {
-      return JSON.parse(codec.openBlob(redemption.outcome, 'outcome', outcomeBinding(claims.jti, flow.name, row.id)));
-    } catch {
-      log({
-        type: 'invalid_state',
-        flow: flow.name,
-        reason: 'bad_integrity',
-        detail: 'recorded outcome does not open',
-      });
-      throw new InvalidRequestStateError('bad_integrity');
-    }
-  }
-  let outcome: RoundOutcome;
-  try {
-    outcome = await record(core, flow, row, blob, chosenKey, binding, claims.round + 1, answers.decision, context);
-  } catch (error) {
-    // Nothing was recorded: the same state may be retried once the ledger is back (`ledgerOutage.ts`).
-    if (isLedgerUnavailable(error)) {
-      await releaseAfterOutage(ledger, { jti: claims.jti, responsesDigest }, { flow: flow.name, fid: row.id }, log);
-    }
-    throw error;
-  }
-  await ledger
-    .recordOutcome(
-      claims.jti,
-      codec.sealBlob(JSON.stringify(outcome), 'outcome', outcomeBinding(claims.jti, flow.name, row.id)),
-    )
-    .catch((error: unknown) => log({ type: 'flow_error', flow: flow.name, fid: row.id, error }));
-  return outcome;
+  return redeemOnce(
+    core.singleUse,
+    {
+      flow,
+      fid: row.id,
+      round: claims.round + 1,
+      claims,
+      answers,
+      sized: { [chosenKey]: answers.decision },
+      started,
+      parks: true,
+    },
+    () => record(core, flow, row, blob, chosenKey, binding, claims.round + 1, answers.decision, context),
+  );
 }
 
 /** The decide retry after redemption: validate, record once, tell `onDecided`, advance the flow. */

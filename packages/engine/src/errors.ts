@@ -15,7 +15,10 @@ export const INVALID_REQUEST_STATE_MESSAGE = 'Invalid or expired requestState';
 
 /**
  * Why a requestState was rejected. Log it on the server; never send it to the
- * client beyond this code.
+ * client beyond this code. `replayed` is final: the state's round finished (or was abandoned by
+ * a crashed process) and the state came again with other answers, or after it. A duplicate of a
+ * round still running is not rejected: it is {@link RoundInProgressError}, the retryable
+ * `-32000` with `data.reason: 'in_progress'`.
  */
 export type InvalidStateReason =
   | 'too_large'
@@ -114,4 +117,25 @@ export const LEDGER_RETRY_AFTER_MS = 1000;
  */
 export class LedgerUnavailableError extends Error {
   override readonly name = 'LedgerUnavailableError';
+}
+
+/**
+ * A duplicate of a round still running: the same requestState with the same answers arrived
+ * while the round it redeemed had not recorded its outcome yet, and it did not land within the
+ * hold (`round/singleUse.ts`). Nothing ran for this request and nothing was used up by it: retry
+ * the same request after `retryAfterMs`, which then answers with the recorded outcome. Never
+ * final (unlike `InvalidRequestStateError('replayed')`, which is only for a state whose round
+ * finished, or was abandoned, and is presented with other answers or after it). Adapters map it
+ * to JSON-RPC `-32000` with `data: { reason: 'in_progress', retryAfterMs }`.
+ */
+export class RoundInProgressError extends Error {
+  override readonly name = 'RoundInProgressError';
+  /** The reason code the client sees in `data.reason`. */
+  readonly reason = 'in_progress';
+  constructor(
+    /** How long the client should wait before retrying, ms. */
+    readonly retryAfterMs: number,
+  ) {
+    super('The round for this requestState is still in progress: retry the same request later');
+  }
 }

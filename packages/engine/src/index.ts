@@ -50,6 +50,7 @@ export {
   isInvalidRequestStateError,
   LEDGER_RETRY_AFTER_MS,
   LedgerUnavailableError,
+  RoundInProgressError,
   StateTooLargeError,
 } from './errors.js';
 export {

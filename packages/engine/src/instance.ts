@@ -19,7 +19,6 @@
 
 import { canonicalJson } from './codec/canonicalJson.js';
 import type { StateBinding } from './codec/types.js';
-import { toPersistedState } from './compactSnapshot.js';
 import { callHook, type RunnerCore } from './core.js';
 import { InvalidRequestStateError } from './errors.js';
 import type { Flow, FlowResult } from './flow.js';
@@ -35,16 +34,19 @@ import {
   parkedBody,
   parkedExpiry,
   principalHash,
+  requesterBinding,
   sealParked,
   statusAfter,
+  toParkedBinding,
   waitingForOf,
 } from './parked.js';
+import { migratedSnapshot } from './round/singleUse.js';
 import type { AwaitedDecision, InjectedDecision, RoundEnd } from './round.js';
 import { type Answers, type RoundBody, readAnswers } from './roundBody.js';
 import type { CallContext } from './runner.js';
 
-/** How many times a round is replayed from a newer parked state before it gives up. */
-const MAX_ATTEMPTS = 8;
+/** How many times a round is replayed from a newer parked state before it gives up (bounds how long a round runs). */
+export const MAX_ATTEMPTS = 8;
 
 /** Who decides what a waiting request waits for, in words. */
 export function describeWaiting(waitingFor: readonly { key: string; role?: string }[]): string {
@@ -98,10 +100,8 @@ export function finalOutcome(
 /** The parked body the current definition can run: as parked, or migrated; `undefined` when neither. */
 export function currentBody(flow: Flow, blob: ParkedBlob): RoundBody | undefined {
   if (blob.h === flow.hash) return blob.s;
-  const migrate = flow.migrations[blob.h];
-  if (!migrate) return undefined;
-  const migrated = migrate(toPersistedState(blob.s.s));
-  return { ...blob.s, s: [migrated.value, migrated.context, blob.s.s[2]] };
+  const migrated = migratedSnapshot(flow, blob.h, blob.s.s);
+  return migrated && { ...blob.s, s: migrated };
 }
 
 /** Recorded decisions not yet delivered, for a round's `inject`. */
@@ -263,7 +263,7 @@ async function write(
   const now = core.now();
   const blob: ParkedBlob = {
     v: 1,
-    b: { p: requester.principal, m: requester.method, t: requester.target, a: requester.args },
+    b: toParkedBinding(requester),
     h: flow.hash,
     r: input.round,
     s: parkedBody(body),
@@ -394,15 +394,7 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
     } else {
       from = request.presented ?? { input: request.input };
     }
-    const requester = parked
-      ? {
-          principal: parked.blob.b.p,
-          flow: flow.name,
-          method: parked.blob.b.m,
-          target: parked.blob.b.t,
-          args: parked.blob.b.a,
-        }
-      : binding;
+    const requester = parked ? requesterBinding(flow.name, parked.blob) : binding;
     const result = await step(core, {
       flow,
       parked,

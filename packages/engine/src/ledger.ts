@@ -27,12 +27,16 @@ export interface RedeemRequest {
  * - `redeemed`: first use; the round runs.
  * - `retry`: the same jti with byte-identical responses was redeemed before and its
  *   outcome recorded; `outcome` is the sealed outcome to answer with again.
- * - `replayed`: used before with other responses, or its first round never recorded an
- *   outcome (it may have had side effects): reject.
+ * - `in_progress`: the same jti with byte-identical responses was redeemed at `redeemedAt`
+ *   (ms since epoch, the redeeming engine's clock) and no outcome is recorded yet: its round
+ *   is still running, or it crashed. The engine tells the two apart by age (a round runs for a
+ *   bounded time) and holds a duplicate of a running round until its outcome lands.
+ * - `replayed`: used before with other responses, or expired: reject.
  */
 export type RedeemResult =
   | { readonly status: 'redeemed' }
   | { readonly status: 'retry'; readonly outcome: string }
+  | { readonly status: 'in_progress'; readonly redeemedAt: number }
   | { readonly status: 'replayed' };
 
 /** Options for {@link Ledger.mintToken}. */
@@ -302,13 +306,21 @@ export interface BatchStats {
  * What a ledger has done since it was opened, for monitoring (`GET /healthz`, `GET /metrics`).
  * Counters are cumulative; nothing in it names a principal, a key or a connection string.
  *
- * @example `{ driver: 'sqlite', redemptions: { redeemed: 12, retried: 1, replayed: 2 }, outcomesRecorded: 12, unavailableErrors: 0, errors: 0, lastErrorAt: null, redeemLatency: { count: 15, sumMs: 4.2, p50Ms: 0.2, p90Ms: 0.5, p99Ms: 0.9, maxMs: 0.9 } }`
+ * @example `{ driver: 'sqlite', redemptions: { redeemed: 12, retried: 1, inProgress: 0, replayed: 2 }, outcomesRecorded: 12, unavailableErrors: 0, errors: 0, lastErrorAt: null, redeemLatency: { count: 15, sumMs: 4.2, p50Ms: 0.2, p90Ms: 0.5, p99Ms: 0.9, maxMs: 0.9 } }`
  */
 export interface LedgerStats {
   /** Which driver: `memory`, `sqlite` or `postgres`. */
   readonly driver: string;
-  /** Redemptions by result: first uses, retries answered from a recorded outcome, refusals. */
-  readonly redemptions: { readonly redeemed: number; readonly retried: number; readonly replayed: number };
+  /**
+   * Redemptions by result: first uses, retries answered from a recorded outcome, refusals, and
+   * `inProgress` answers (a duplicate of a round still running; every poll of a held duplicate counts).
+   */
+  readonly redemptions: {
+    readonly redeemed: number;
+    readonly retried: number;
+    readonly inProgress: number;
+    readonly replayed: number;
+  };
   /** Outcomes recorded. */
   readonly outcomesRecorded: number;
   /** Calls that failed with `LedgerUnavailableError` (the database could not be reached). */

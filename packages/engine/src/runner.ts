@@ -21,9 +21,9 @@ import {
 } from 'xstate';
 import type { AuditAnswer, AuditLog } from './audit.js';
 import { randomBytesFromPool } from './codec/randomPool.js';
-import type { RequestStateClaims, RequestStateCodec, StateBinding } from './codec/types.js';
-import { expandSnapshot, toPersistedState } from './compactSnapshot.js';
-import { type AuditRound, outcomeBinding, type PlayInput, type RunnerCore } from './core.js';
+import type { RequestStateCodec, StateBinding } from './codec/types.js';
+import { expandSnapshot } from './compactSnapshot.js';
+import type { AuditRound, PlayInput, RunnerCore } from './core.js';
 import {
   createDecisionTools,
   type DecidedEvent,
@@ -32,7 +32,7 @@ import {
 } from './decisions.js';
 import { RoundSteps, type StepSettings, withRunningSteps } from './durableSteps.js';
 import { inertClock } from './durableTimers.js';
-import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
+import { FlowError, type InvalidStateReason } from './errors.js';
 import { type Flow, needsLedgerOnlyForSteps } from './flow.js';
 import type { InputKind } from './inputs.js';
 import {
@@ -48,10 +48,9 @@ import {
   redactArgs,
   stableInspector,
 } from './inspection.js';
-import { requesterRound } from './instance.js';
+import { MAX_ATTEMPTS, requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { Ledger, ParkedRequest } from './ledger.js';
-import { isLedgerUnavailable, releaseAfterOutage } from './ledgerOutage.js';
 import {
   checkFlowDeadlines,
   DEFAULT_MAX_TTL_SECONDS,
@@ -59,8 +58,9 @@ import {
   type LifetimeSettings,
 } from './lifetimes.js';
 import type { RoundOutcome } from './outcome.js';
-import { mintedExpiry, oversizedAnswer, Round, type RoundEnd, type RoundSettings } from './round.js';
-import { callerKeys, readAnswers, readBody } from './roundBody.js';
+import { openRoundState, redeemOnce, rejectState, singleUseBounds } from './round/singleUse.js';
+import { mintedExpiry, Round, type RoundEnd, type RoundSettings } from './round.js';
+import { callerKeys, readAnswers } from './roundBody.js';
 import { createFlowServices } from './services.js';
 
 /** The MCP methods that may answer `input_required`. */
@@ -352,6 +352,7 @@ export function createRunner(options: RunnerOptions): Runner {
     return value;
   };
 
+  const decisionHoldMs = positive('holdMs', options.holdMs ?? 7000);
   const core: RunnerCore = {
     flows,
     codec,
@@ -359,8 +360,9 @@ export function createRunner(options: RunnerOptions): Runner {
     now,
     log,
     settings,
+    singleUse: { codec, ledger, now, log, ...singleUseBounds(settings.budgetMs, MAX_ATTEMPTS, decisionHoldMs) },
     decisions: {
-      holdMs: positive('holdMs', options.holdMs ?? 7000),
+      holdMs: decisionHoldMs,
       pollMs: Math.max(1, positive('pollMs', pollMs)),
       waitInCallMs: positive('waitInCallSeconds', options.waitInCallSeconds ?? 20) * 1000,
       maxRetryLaterRounds: 3,
@@ -467,53 +469,6 @@ export function createRunner(options: RunnerOptions): Runner {
     return { type: 'error', flow: flow.name, fid, round: 1, message: error.message };
   }
 
-  function reject(flow: string, reason: InvalidStateReason, detail?: string): never {
-    log({ type: 'invalid_state', flow, reason, ...(detail ? { detail } : {}) });
-    throw new InvalidRequestStateError(reason);
-  }
-
-  /**
-   * A recorded outcome opens only for the state it was recorded for (its jti, flow and instance),
-   * so one moved onto another row of the ledger's database is refused rather than answered.
-   */
-  function recordedOutcome(flow: string, sealed: string, jti: string, fid: string): RoundOutcome {
-    let plaintext: string;
-    try {
-      plaintext = codec.openBlob(sealed, 'outcome', outcomeBinding(jti, flow, fid));
-    } catch {
-      reject(
-        flow,
-        'bad_integrity',
-        'the outcome the ledger recorded for this state does not open for it: the ledger was altered, or the key that sealed it left the ring',
-      );
-    }
-    return JSON.parse(plaintext);
-  }
-
-  function openState(flow: Flow, requestState: string, binding: StateBinding) {
-    let claims: RequestStateClaims;
-    try {
-      claims = codec.open(requestState, binding);
-    } catch (error) {
-      if (error instanceof InvalidRequestStateError) reject(flow.name, error.reason);
-      throw error;
-    }
-    const body = readBody(claims);
-    if (claims.hash !== flow.hash) {
-      const migrate = flow.migrations[claims.hash];
-      if (!migrate) {
-        reject(
-          flow.name,
-          'stale_definition',
-          `state was minted by definition ${claims.hash}; the flow is now ${flow.hash}; register a migration keyed "${claims.hash}" to accept it`,
-        );
-      }
-      const migrated = migrate(toPersistedState(body.s));
-      body.s = [migrated.value, migrated.context, body.s[2]];
-    }
-    return { claims, body };
-  }
-
   async function run(request: RunRequest): Promise<RoundOutcome> {
     const flow = flows.get(request.flow);
     if (!flow) throw new Error(`unknown flow "${request.flow}"`);
@@ -547,7 +502,7 @@ export function createRunner(options: RunnerOptions): Runner {
   ): Promise<RoundOutcome> {
     const started = now();
     // 1-2. Verify the envelope, its binding and the definition.
-    const opened = requestState === undefined ? undefined : openState(flow, requestState, binding);
+    const opened = requestState === undefined ? undefined : openRoundState(core.singleUse, flow, requestState, binding);
     const fid = opened?.claims.fid ?? resumeRow?.id ?? newId();
     const round = (opened?.claims.round ?? 0) + 1;
     const base = { flow: flow.name, fid, round };
@@ -567,7 +522,7 @@ export function createRunner(options: RunnerOptions): Runner {
       );
       const snapshot = restoredActor.getSnapshot() as AnyMachineSnapshot;
       if (snapshot.status === 'error') {
-        reject(flow.name, 'bad_snapshot', 'the state value names states the machine does not have');
+        rejectState(log, flow.name, 'bad_snapshot', 'the state value names states the machine does not have');
       }
       const held = opened.body.h ?? {};
       const awaited = callerKeys(flow, snapshot);
@@ -580,50 +535,33 @@ export function createRunner(options: RunnerOptions): Runner {
     // round those to the keys the state awaits, on a first call any (the round picks what the
     // flow asks first; a resume's first call none). The retry digest covers exactly these.
     const answers = readAnswers(inputResponses, opened ? pending : resumeRow ? [] : undefined);
-    // An answer over a size its input declares is refused BEFORE redemption: nothing ran, nothing
-    // was used up, and the same state takes a corrected answer (see `oversizedAnswer`).
-    const oversized = opened ? oversizedAnswer(flow, answers) : undefined;
-    if (oversized) {
-      log({ type: 'round', flow: flow.name, fid, round, outcome: 'error', ms: now() - started });
-      return { type: 'error', ...base, message: oversized };
-    }
-
-    // 3. Redeem before any side effect.
-    let redeemedJti: string | undefined;
-    let responsesDigest = '';
-    if (opened && ledger) {
-      responsesDigest = codec.digest(answers, 'responses');
-      const redemption = await ledger.redeem({
-        jti: opened.claims.jti,
-        responsesDigest,
-        expiresAt: opened.claims.exp,
-        now: now(),
-      });
-      if (redemption.status === 'replayed') reject(flow.name, 'replayed');
-      if (redemption.status === 'retry') return recordedOutcome(flow.name, redemption.outcome, opened.claims.jti, fid);
-      redeemedJti = opened.claims.jti;
-    }
-
-    let outcome: RoundOutcome;
     const parsedArgs = opened || resumeRow ? undefined : flow.args.safeParse(binding.args ?? {});
-    try {
-      if (parsedArgs && !parsedArgs.success) {
-        const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
-        outcome = { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
-      } else if ((flow.decisions.length > 0 || flow.steps.length > 0) && ledger) {
-        outcome = await requesterRound(core, {
-          flow,
-          binding,
-          context,
-          fid,
-          round,
-          presented: opened ? { body: opened.body, pending } : undefined,
-          input: parsedArgs?.data,
-          answers,
-          ...(resumeRow ? { resumeRow } : {}),
-          audit: { received, path },
-        });
-      } else {
+    const parks = (flow.decisions.length > 0 || flow.steps.length > 0) && ledger !== undefined;
+    // 3. Redeem before any side effect (`round/singleUse.ts`), then play.
+    let played = false as boolean; // set by the play callback: TS cannot see that
+    const outcome = await redeemOnce(
+      core.singleUse,
+      { flow, fid, round, claims: opened?.claims, answers, started, parks },
+      async (): Promise<RoundOutcome> => {
+        played = true;
+        if (parsedArgs && !parsedArgs.success) {
+          const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
+          return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
+        }
+        if (parks) {
+          return requesterRound(core, {
+            flow,
+            binding,
+            context,
+            fid,
+            round,
+            presented: opened ? { body: opened.body, pending } : undefined,
+            input: parsedArgs?.data,
+            answers,
+            ...(resumeRow ? { resumeRow } : {}),
+            audit: { received, path },
+          });
+        }
         const end = await core.play({
           flow,
           binding,
@@ -636,31 +574,17 @@ export function createRunner(options: RunnerOptions): Runner {
           path,
           ...(restoredActor ? { restoredActor } : {}),
         });
-        outcome =
-          end.type === 'done'
-            ? end.outcome
-            : end.type === 'ask'
-              ? end.mint()
-              : end.type === 'working'
-                ? { type: 'error', ...base, message: `The flow "${flow.name}" did not finish its steps in time.` }
-                : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
-      }
-    } catch (error) {
-      // Cut short by a ledger outage: let the same state be retried (`ledgerOutage.ts`), then answer retryable.
-      if (redeemedJti && isLedgerUnavailable(error)) {
-        await releaseAfterOutage(ledger!, { jti: redeemedJti, responsesDigest }, { flow: flow.name, fid }, log);
-      }
-      throw error;
-    }
-    if (redeemedJti) {
-      // The round's effects have happened: failing to record them for retries must not lose the answer.
-      await ledger!
-        .recordOutcome(
-          redeemedJti,
-          codec.sealBlob(JSON.stringify(outcome), 'outcome', outcomeBinding(redeemedJti, flow.name, fid)),
-        )
-        .catch((error: unknown) => log({ type: 'flow_error', flow: flow.name, fid, error }));
-    }
+        return end.type === 'done'
+          ? end.outcome
+          : end.type === 'ask'
+            ? end.mint()
+            : end.type === 'working'
+              ? { type: 'error', ...base, message: `The flow "${flow.name}" did not finish its steps in time.` }
+              : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
+      },
+    );
+    // Refused before redeeming (logged there), or answered from the record: nothing to log or audit.
+    if (!played) return outcome;
     log({ type: 'round', flow: flow.name, fid, round: outcome.round, outcome: outcome.type, ms: now() - started });
     // Without an audit log there is nothing to assemble (nor an await to pay for).
     if (options.audit) {

@@ -33,7 +33,7 @@ describePg('postgres ledger: batching and an unavailable database', (serverUrl) 
     createPostgresLedger({ connectionString: url, pruneIntervalMs: 0, batching: false }),
   );
 
-  it('redeems a jti asked for twice in one batch once; the other ask is a replay', async () => {
+  it('redeems a jti asked for twice in one batch once; the other ask is in progress', async () => {
     const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
     try {
       const jti = newJti();
@@ -43,7 +43,7 @@ describePg('postgres ledger: batching and an unavailable database', (serverUrl) 
         ...others.map((j) => redeem(ledger, j)),
         redeem(ledger, jti),
       ]);
-      expect(results.map((r) => r.status)).toEqual(['redeemed', ...others.map(() => 'redeemed'), 'replayed']);
+      expect(results.map((r) => r.status)).toEqual(['redeemed', ...others.map(() => 'redeemed'), 'in_progress']);
     } finally {
       await ledger.close();
     }
@@ -122,7 +122,7 @@ describePg('postgres ledger: batching and an unavailable database', (serverUrl) 
         await gate.up();
         const jti = newJti();
         expect(await redeem(ledger, jti)).toEqual({ status: 'redeemed' });
-        expect(await redeem(ledger, jti)).toEqual({ status: 'replayed' });
+        expect((await redeem(ledger, jti)).status).toBe('in_progress');
       } finally {
         await ledger.close();
       }

@@ -65,7 +65,7 @@ async function race(
   return done;
 }
 
-function expectEachWonOnce(done: Done[], items: string[], loser: 'replayed' | 'already_used'): void {
+function expectEachWonOnce(done: Done[], items: string[], loser: 'in_progress' | 'already_used'): void {
   const won = done.flatMap((d) => d.won);
   expect(won).toHaveLength(items.length);
   expect(new Set(won)).toEqual(new Set(items));
@@ -210,7 +210,7 @@ describe('race between processes on one SQLite file', () => {
     const path = join(dir(), 'race-jti.db');
     const items = jtis();
     const done = await race('sqlite', path, 'jti', items);
-    expectEachWonOnce(done, items, 'replayed');
+    expectEachWonOnce(done, items, 'in_progress');
     const db = new Database(path, { readonly: true });
     expect((db.prepare('select count(*) as n from baton_redemptions').get() as { n: number }).n).toBe(ITEMS);
     expect((db.prepare('select count(*) as n from __baton_migrations').get() as { n: number }).n).toBe(
@@ -279,7 +279,7 @@ describePg('race between processes on one PostgreSQL database', (serverUrl) => {
   it('redeems every jti exactly once (workers also race to migrate)', { timeout: 180_000 }, async () => {
     const items = jtis();
     const done = await race('postgres', url, 'jti', items);
-    expectEachWonOnce(done, items, 'replayed');
+    expectEachWonOnce(done, items, 'in_progress');
   });
 
   it('redeems every single-use token exactly once', { timeout: 180_000 }, async () => {

@@ -135,7 +135,8 @@ describe('sqlite ledger', () => {
     expect(results[10]!.status).toBe('rejected');
     for (const jti of good) {
       expect(await ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
-        status: 'replayed',
+        status: 'in_progress',
+        redeemedAt: T0,
       });
     }
     await ledger.close();
@@ -156,7 +157,8 @@ describe('sqlite ledger', () => {
     await ledger.close();
     const again = createSqliteLedger({ path, pruneIntervalMs: 0 });
     expect(await again.redeem({ jti: 'x', responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
-      status: 'replayed',
+      status: 'in_progress',
+      redeemedAt: T0,
     });
     await again.close();
   });

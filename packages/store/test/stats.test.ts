@@ -31,16 +31,19 @@ function statsContract(name: string, open: () => Promise<Ledger>): void {
       await ledger.recordOutcome(jti, 'sealed');
       expect((await redeem(ledger, jti)).status).toBe('retry');
       expect((await redeem(ledger, jti, 'other')).status).toBe('replayed');
+      const running = newJti();
+      await redeem(ledger, running);
+      expect((await redeem(ledger, running)).status).toBe('in_progress');
       const stats = ledger.stats!();
       expect(stats).toMatchObject({
-        redemptions: { redeemed: 1, retried: 1, replayed: 1 },
+        redemptions: { redeemed: 2, retried: 1, inProgress: 1, replayed: 1 },
         outcomesRecorded: 1,
         errors: 0,
         unavailableErrors: 0,
         lastErrorAt: null,
       });
       const latency = stats.redeemLatency;
-      expect(latency.count).toBe(3);
+      expect(latency.count).toBe(5);
       expect(0 <= latency.p50Ms && latency.p50Ms <= latency.p99Ms && latency.p99Ms <= latency.maxMs).toBe(true);
       expect(JSON.stringify(stats)).not.toMatch(/postgres:\/\/|\.db/);
 

@@ -111,6 +111,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       responsesDigest: redemptions.responsesDigest,
       outcome: redemptions.outcome,
       expiresAt: redemptions.expiresAt,
+      redeemedAt: redemptions.redeemedAt,
     })
     .from(redemptions)
     .where(eq(redemptions.jti, sql.placeholder('jti')))

@@ -26,6 +26,8 @@ export interface RedemptionRow {
   readonly responsesDigest: string;
   readonly outcome: string | null;
   readonly expiresAt: number;
+  /** When the jti was redeemed (ms since epoch, the redeeming engine's clock). */
+  readonly redeemedAt: number;
 }
 
 /** What a driver reads back about an existing token. */
@@ -52,14 +54,15 @@ export function isTokenExpired(expiresAt: number, now: number): boolean {
  * The answer when a jti could not be inserted because it already has a row
  * (or the row vanished in between, pruned: then it is long expired).
  *
- * `retry` only when the row is unexpired, the responses digest is identical
- * and the first round recorded its outcome; everything else is a replay.
+ * For an unexpired row with an identical responses digest: `retry` once the first round
+ * recorded its outcome, `in_progress` (with when it was redeemed) while it has none (the
+ * engine tells a round still running from one that crashed). Everything else is a replay.
  */
 export function conflictResult(row: RedemptionRow | undefined, request: RedeemRequest): RedeemResult {
   if (row === undefined) return REPLAYED;
   if (isEnvelopeExpired(row.expiresAt, request.now)) return REPLAYED;
   if (row.responsesDigest !== request.responsesDigest) return REPLAYED;
-  if (row.outcome === null) return REPLAYED;
+  if (row.outcome === null) return { status: 'in_progress', redeemedAt: row.redeemedAt };
   return { status: 'retry', outcome: row.outcome };
 }
 

@@ -53,7 +53,7 @@ function quantile(sorted: Float64Array, q: number): number {
  * keeps its behaviour: results and errors pass through unchanged.
  */
 export function withStats(ledger: Ledger, options: StatsOptions): Ledger {
-  const redemptions = { redeemed: 0, retried: 0, replayed: 0 };
+  const redemptions = { redeemed: 0, retried: 0, inProgress: 0, replayed: 0 };
   let outcomesRecorded = 0;
   let unavailableErrors = 0;
   let errors = 0;
@@ -86,6 +86,7 @@ export function withStats(ledger: Ledger, options: StatsOptions): Ledger {
       timed++;
       sumMs += ms;
       if (result.status === 'retry') redemptions.retried++;
+      else if (result.status === 'in_progress') redemptions.inProgress++;
       else redemptions[result.status]++;
       return result;
     },

@@ -91,6 +91,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
         responsesDigest: request.responsesDigest,
         outcome: null,
         expiresAt: request.expiresAt,
+        redeemedAt: request.now,
       });
       return REDEEMED;
     },

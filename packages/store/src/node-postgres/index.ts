@@ -133,6 +133,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       responsesDigest: redemptions.responsesDigest,
       outcome: redemptions.outcome,
       expiresAt: redemptions.expiresAt,
+      redeemedAt: redemptions.redeemedAt,
     })
     .from(redemptions)
     .where(eq(redemptions.jti, sql.placeholder('jti')))

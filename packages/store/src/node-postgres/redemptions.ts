@@ -50,7 +50,7 @@ const INSERT = {
 // doing as the table grew (measured: 15.7 million rows read for 10,800 outcomes in a
 // 1-minute bench). Planned with the batch in hand, they look each jti up in the primary key.
 const SELECT = {
-  text: `select jti, responses_digest, outcome, expires_at from baton_redemptions where jti = any($1::text[])`,
+  text: `select jti, responses_digest, outcome, expires_at, redeemed_at from baton_redemptions where jti = any($1::text[])`,
 };
 
 const RECORD = {
@@ -113,13 +113,22 @@ async function redeemBatch(pool: pg.Pool, batch: readonly RedeemRequest[]): Prom
   if (winners.size === batch.length) return batch.map(() => REDEEMED);
 
   const losing = [...new Set(batch.filter((r) => !winners.has(r)).map((r) => r.jti))];
-  const found = await pool.query<{ jti: string; responses_digest: string; outcome: string | null; expires_at: string }>(
-    { ...SELECT, values: [losing] },
-  );
+  const found = await pool.query<{
+    jti: string;
+    responses_digest: string;
+    outcome: string | null;
+    expires_at: string;
+    redeemed_at: string;
+  }>({ ...SELECT, values: [losing] });
   const byJti = new Map<string, RedemptionRow>(
     found.rows.map((row) => [
       row.jti,
-      { responsesDigest: row.responses_digest, outcome: row.outcome, expiresAt: Number(row.expires_at) },
+      {
+        responsesDigest: row.responses_digest,
+        outcome: row.outcome,
+        expiresAt: Number(row.expires_at),
+        redeemedAt: Number(row.redeemed_at),
+      },
     ]),
   );
   return batch.map((request) => (winners.has(request) ? REDEEMED : conflictResult(byJti.get(request.jti), request)));

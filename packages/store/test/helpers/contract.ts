@@ -95,11 +95,24 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         expect(await ledger.redeem(request(newJti()))).toEqual({ status: 'redeemed' });
       });
 
-      it('rejects a second redemption whose first round recorded no outcome (crashed or still running)', async () => {
+      it('answers in_progress, with when it was redeemed, while the first round recorded no outcome', async () => {
         const jti = newJti();
-        await ledger.redeem(request(jti));
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'replayed' });
-        expect(await ledger.redeem(request(jti, 'digest-a', T0 + 60_000, T0 + 1000))).toEqual({ status: 'replayed' });
+        await ledger.redeem(request(jti, 'digest-a', T0 + 60_000, T0 + 5));
+        expect(await ledger.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 + 5 });
+        expect(await ledger.redeem(request(jti, 'digest-a', T0 + 60_000, T0 + 1000))).toEqual({
+          status: 'in_progress',
+          redeemedAt: T0 + 5,
+        });
+        // Other answers are a replay, running or not; and once the outcome lands it is a retry.
+        expect(await ledger.redeem(request(jti, 'digest-b'))).toEqual({ status: 'replayed' });
+        await ledger.recordOutcome(jti, 'sealed');
+        expect(await ledger.redeem(request(jti))).toEqual({ status: 'retry', outcome: 'sealed' });
+      });
+
+      it('answers an in-progress jti past its envelope expiry as replayed', async () => {
+        const jti = newJti();
+        await ledger.redeem(request(jti, 'd', T0 + 10_000));
+        expect(await ledger.redeem(request(jti, 'd', T0 + 10_000, T0 + 10_001))).toEqual({ status: 'replayed' });
       });
 
       it('answers a retry with identical responses with the recorded outcome, every time', async () => {
@@ -160,19 +173,19 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         const jti = newJti();
         await ledger.recordOutcome(jti, 'sealed');
         expect(await ledger.redeem(request(jti))).toEqual({ status: 'redeemed' });
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'replayed' });
+        expect(await ledger.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 });
       });
 
       it('releases a redemption without an outcome and with the same digest, and nothing else', async () => {
         const jti = newJti();
         await ledger.redeem(request(jti));
         expect(await ledger.releaseRedemption!(jti, 'digest-b')).toBe(false);
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'replayed' });
+        expect(await ledger.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 });
         expect(await ledger.releaseRedemption!(jti, 'digest-a')).toBe(true);
         expect(await ledger.releaseRedemption!(jti, 'digest-a')).toBe(false);
         // Released: the same state redeems again, once.
         expect(await ledger.redeem(request(jti))).toEqual({ status: 'redeemed' });
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'replayed' });
+        expect(await ledger.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 });
         // An acknowledged round (outcome recorded) is never released.
         await ledger.recordOutcome(jti, 'sealed');
         expect(await ledger.releaseRedemption!(jti, 'digest-a')).toBe(false);
@@ -184,7 +197,8 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         const jti = newJti();
         const results = await Promise.all(Array.from({ length: 40 }, () => ledger.redeem(request(jti))));
         expect(results.filter((r) => r.status === 'redeemed')).toHaveLength(1);
-        expect(results.filter((r) => r.status === 'replayed')).toHaveLength(39);
+        // The others are duplicates of a round still running (same answers, no outcome yet).
+        expect(results.filter((r) => r.status === 'in_progress')).toHaveLength(39);
       });
 
       it('keeps jtis independent', async () => {

@@ -1,0 +1,298 @@
+/**
+ * The single-use protocol, written once for every round that presents a
+ * requestState: a flow's round (`runner.ts`), `baton_resume` (which plays the
+ * flow's round) and the retry of `baton_decide` (`decide.ts`). In order: open
+ * the state (envelope, binding, and for a flow's body the definition, migrated
+ * here and only here when a migration is registered); refuse an answer over a
+ * declared size BEFORE redeeming (nothing used up, the same state takes a
+ * smaller answer); redeem the jti in the ledger before any side effect; on
+ * `retry` answer the outcome recorded for it (sealed to this jti, flow and
+ * instance, so a row moved in the ledger's database is refused); on
+ * `in_progress` (a duplicate while the first round runs) hold the duplicate,
+ * polling the ledger, until the outcome lands, bounded well inside a client's
+ * request timeout, then answer the retryable `RoundInProgressError`; a
+ * redemption without an outcome older than any round can run was abandoned
+ * (its process crashed) and stays `replayed`, as does a state presented with
+ * other answers; run the round; release the redemption when a ledger outage
+ * cut the round short (`ledgerOutage.ts`); seal and record the outcome.
+ * Rejections are logged here, with the same detail whoever calls.
+ */
+import { canonicalJson } from '../codec/canonicalJson.js';
+import type { RequestStateClaims, RequestStateCodec, StateBinding } from '../codec/types.js';
+import { type CompactSnapshot, toPersistedState } from '../compactSnapshot.js';
+import { InvalidRequestStateError, type InvalidStateReason, RoundInProgressError } from '../errors.js';
+import type { Flow } from '../flow.js';
+import type { Ledger, RedeemRequest, RedeemResult } from '../ledger.js';
+import { isLedgerUnavailable, releaseAfterOutage } from '../ledgerOutage.js';
+import type { RoundOutcome } from '../outcome.js';
+import { oversizedAnswer } from '../round.js';
+import { type Answers, type RoundBody, readBody } from '../roundBody.js';
+import type { RunnerLogEvent } from '../runner.js';
+
+/** What the protocol needs of its runner. */
+export interface SingleUseSettings {
+  readonly codec: RequestStateCodec;
+  /** Without a ledger nothing is redeemed: the round just runs. */
+  readonly ledger: Ledger | undefined;
+  readonly now: () => number;
+  readonly log: (event: RunnerLogEvent) => void;
+  /** How long a duplicate of a round still running is held for its outcome, ms. */
+  readonly holdMs: number;
+  /**
+   * How old a redemption without an outcome must be to count as abandoned (its round's process
+   * crashed): longer than any round can run, ms. A duplicate of it is `replayed`. `parked`: for
+   * rounds that may play several times and hold for others (flows with decisions or durable
+   * steps, decide rounds); `plain`: for the others, which play once within the budget.
+   */
+  readonly abandonedAfterMs: { readonly plain: number; readonly parked: number };
+}
+
+/** Longest a duplicate is held, whatever the round budget: well inside a client's request timeout (60 s in the SDKs). */
+export const MAX_DUPLICATE_HOLD_MS = 7000;
+
+/** What a client refused with `in_progress` is told to wait before retrying, ms. */
+export const IN_PROGRESS_RETRY_AFTER_MS = 1000;
+
+/** What a redemption must outlive beyond the longest round to count as abandoned: clock skew between instances, ms. */
+const ABANDON_MARGIN_MS = 5000;
+
+/** First and longest pause between two polls of a held duplicate, ms (doubling in between). */
+const FIRST_POLL_MS = 20;
+const LONGEST_POLL_MS = 250;
+
+/**
+ * The protocol's bounds for a runner whose rounds play for at most `budgetMs` each, at most
+ * `playsPerRound` times in one round that parks (a requester's round replays after conflicts)
+ * and hold for decisions and steps at most `decisionHoldMs`: a duplicate is held for the budget
+ * and a second (at most {@link MAX_DUPLICATE_HOLD_MS}); a redemption is abandoned after every
+ * play and the hold (a plain round: its one play), plus five seconds for clocks that differ
+ * between instances.
+ */
+export function singleUseBounds(
+  budgetMs: number,
+  playsPerRound: number,
+  decisionHoldMs: number,
+): Pick<SingleUseSettings, 'holdMs' | 'abandonedAfterMs'> {
+  return {
+    holdMs: Math.min(budgetMs + 1000, MAX_DUPLICATE_HOLD_MS),
+    abandonedAfterMs: {
+      plain: budgetMs + ABANDON_MARGIN_MS,
+      parked: playsPerRound * budgetMs + decisionHoldMs + ABANDON_MARGIN_MS,
+    },
+  };
+}
+
+/** The associated data a recorded outcome is sealed with: the state's jti, its flow and its instance. */
+export function outcomeBinding(jti: string, flow: string, fid: string): string {
+  return canonicalJson([jti, flow, fid]);
+}
+
+/** Log a refused state and throw the opaque error with its reason. */
+export function rejectState(
+  log: SingleUseSettings['log'],
+  flow: string,
+  reason: InvalidStateReason,
+  detail?: string,
+): never {
+  log({ type: 'invalid_state', flow, reason, ...(detail ? { detail } : {}) });
+  throw new InvalidRequestStateError(reason);
+}
+
+/** Open a state's envelope for `binding` (any body); a refusal is logged and thrown. */
+export function openClaims(
+  settings: SingleUseSettings,
+  flow: string,
+  requestState: string,
+  binding: StateBinding,
+): RequestStateClaims {
+  try {
+    return settings.codec.open(requestState, binding);
+  } catch (error) {
+    if (error instanceof InvalidRequestStateError) rejectState(settings.log, flow, error.reason);
+    throw error;
+  }
+}
+
+/**
+ * A compact snapshot written by definition `hash`, as the current definition of `flow` runs it:
+ * as it is, or through the migration registered under `hash`; `undefined` when there is none.
+ * The one place states and parked instances are migrated.
+ */
+export function migratedSnapshot(flow: Flow, hash: string, snapshot: CompactSnapshot): CompactSnapshot | undefined {
+  if (hash === flow.hash) return snapshot;
+  const migrate = flow.migrations[hash];
+  if (!migrate) return undefined;
+  const migrated = migrate(toPersistedState(snapshot));
+  return [migrated.value, migrated.context, snapshot[2]];
+}
+
+/** Open a flow's state: its envelope, its round body, and its definition (migrated when it has to be). */
+export function openRoundState(
+  settings: SingleUseSettings,
+  flow: Flow,
+  requestState: string,
+  binding: StateBinding,
+): { claims: RequestStateClaims; body: RoundBody } {
+  const claims = openClaims(settings, flow.name, requestState, binding);
+  let body: RoundBody;
+  try {
+    body = readBody(claims);
+  } catch (error) {
+    if (error instanceof InvalidRequestStateError) rejectState(settings.log, flow.name, error.reason);
+    throw error;
+  }
+  if (claims.hash !== flow.hash) {
+    const migrated = migratedSnapshot(flow, claims.hash, body.s);
+    if (!migrated) {
+      rejectState(
+        settings.log,
+        flow.name,
+        'stale_definition',
+        `state was minted by definition ${claims.hash}; the flow is now ${flow.hash}; register a migration keyed "${claims.hash}" to accept it`,
+      );
+    }
+    body.s = migrated;
+  }
+  return { claims, body };
+}
+
+/** One round under the protocol: see {@link redeemOnce}. */
+export interface SingleUseRound {
+  readonly flow: Flow;
+  readonly fid: string;
+  readonly round: number;
+  /** The presented state's claims; absent when the round presents none (nothing to redeem). */
+  readonly claims: Pick<RequestStateClaims, 'jti' | 'exp'> | undefined;
+  /** The answers the round delivers: the retry digest covers exactly these. */
+  readonly answers: Answers;
+  /**
+   * The answers checked against the sizes their inputs declare, keyed by the flow's input keys
+   * (default `answers`; `baton_decide` names its one answer `decision`).
+   */
+  readonly sized?: Readonly<Record<string, unknown>>;
+  /** When the round started (the runner's clock), for the log. */
+  readonly started: number;
+  /** Whether the round may play several times and hold for others (see `abandonedAfterMs`). */
+  readonly parks: boolean;
+}
+
+/**
+ * Run `play` at most once for the presented state (see the module comment): its outcome, the
+ * outcome recorded for an identical earlier request, or a refusal.
+ * @throws InvalidRequestStateError('replayed') for a state used with other answers, or abandoned.
+ * @throws InvalidRequestStateError('bad_integrity') for a recorded outcome that does not open.
+ * @throws RoundInProgressError for a duplicate whose round did not finish within the hold.
+ */
+export async function redeemOnce(
+  settings: SingleUseSettings,
+  round: SingleUseRound,
+  play: () => Promise<RoundOutcome>,
+): Promise<RoundOutcome> {
+  const { flow, fid, claims } = round;
+  if (claims === undefined) return play();
+  // An answer over a size its input declares is refused BEFORE redemption: nothing ran, nothing
+  // was used up, and the same state takes a corrected answer (see `oversizedAnswer`).
+  const oversized = oversizedAnswer(flow, (round.sized ?? round.answers) as Answers);
+  if (oversized) {
+    settings.log({
+      type: 'round',
+      flow: flow.name,
+      fid,
+      round: round.round,
+      outcome: 'error',
+      ms: settings.now() - round.started,
+    });
+    return { type: 'error', flow: flow.name, fid, round: round.round, message: oversized };
+  }
+  const { ledger, codec } = settings;
+  if (!ledger) return play();
+
+  const jti = claims.jti;
+  const responsesDigest = codec.digest(round.answers, 'responses');
+  const request: RedeemRequest = { jti, responsesDigest, expiresAt: claims.exp, now: settings.now() };
+  let redemption = await ledger.redeem(request);
+  if (redemption.status === 'in_progress') {
+    const abandonedAfterMs = round.parks ? settings.abandonedAfterMs.parked : settings.abandonedAfterMs.plain;
+    redemption = await holdDuplicate(settings, flow, request, redemption, abandonedAfterMs);
+  }
+  if (redemption.status === 'replayed') rejectState(settings.log, flow.name, 'replayed');
+  if (redemption.status === 'retry') return recordedOutcome(settings, flow.name, redemption.outcome, jti, fid);
+
+  let outcome: RoundOutcome;
+  try {
+    outcome = await play();
+  } catch (error) {
+    // Cut short by a ledger outage: let the same state be retried (`ledgerOutage.ts`), then answer retryable.
+    if (isLedgerUnavailable(error)) {
+      await releaseAfterOutage(ledger, { jti, responsesDigest }, { flow: flow.name, fid }, settings.log);
+    }
+    throw error;
+  }
+  // The round's effects have happened: failing to record them for retries must not lose the answer.
+  await ledger
+    .recordOutcome(jti, codec.sealBlob(JSON.stringify(outcome), 'outcome', outcomeBinding(jti, flow.name, fid)))
+    .catch((error: unknown) => settings.log({ type: 'flow_error', flow: flow.name, fid, error }));
+  return outcome;
+}
+
+/**
+ * A duplicate of a round without an outcome: `replayed` when that round was abandoned, else
+ * held, redeeming again (which is how the outcome is read) until it is no longer in progress:
+ * `retry` once the outcome landed, `redeemed` when the first round's redemption was released
+ * after a ledger outage (this request then runs the round).
+ * @throws RoundInProgressError when the hold ends first.
+ */
+async function holdDuplicate(
+  settings: SingleUseSettings,
+  flow: Flow,
+  request: RedeemRequest,
+  first: Extract<RedeemResult, { status: 'in_progress' }>,
+  abandonedAfterMs: number,
+): Promise<Exclude<RedeemResult, { status: 'in_progress' }>> {
+  const until = performance.now() + settings.holdMs;
+  let pause = FIRST_POLL_MS;
+  let redeemedAt = first.redeemedAt;
+  for (;;) {
+    const age = settings.now() - redeemedAt;
+    if (age > abandonedAfterMs) {
+      rejectState(
+        settings.log,
+        flow.name,
+        'replayed',
+        `redeemed ${Math.round(age / 1000)} s ago and no outcome was recorded: its round was abandoned`,
+      );
+    }
+    const left = until - performance.now();
+    if (left <= 0) throw new RoundInProgressError(IN_PROGRESS_RETRY_AFTER_MS);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+    pause = Math.min(pause * 2, LONGEST_POLL_MS);
+    const again = await settings.ledger!.redeem({ ...request, now: settings.now() });
+    if (again.status !== 'in_progress') return again;
+    redeemedAt = again.redeemedAt;
+  }
+}
+
+/**
+ * A recorded outcome opens only for the state it was recorded for (its jti, flow and instance),
+ * so one moved onto another row of the ledger's database is refused rather than answered.
+ */
+function recordedOutcome(
+  settings: SingleUseSettings,
+  flow: string,
+  sealed: string,
+  jti: string,
+  fid: string,
+): RoundOutcome {
+  let plaintext: string;
+  try {
+    plaintext = settings.codec.openBlob(sealed, 'outcome', outcomeBinding(jti, flow, fid));
+  } catch {
+    rejectState(
+      settings.log,
+      flow,
+      'bad_integrity',
+      'the outcome the ledger recorded for this state does not open for it: the ledger was altered, or the key that sealed it left the ring',
+    );
+  }
+  return JSON.parse(plaintext);
+}
