@@ -154,12 +154,6 @@ function decodeSecret(secret: string | Uint8Array, position: number): Uint8Array
   let bytes: Uint8Array;
   if (typeof secret === 'string') {
     if (!BASE64URL.test(secret)) throw new Error(`BATON_KEYS: key ${position} is not base64url (A-Z a-z 0-9 - _)`);
-    const words = weakKeyTextReason(secret);
-    if (words !== undefined) {
-      throw new Error(
-        `BATON_KEYS: key ${position} does not look random (${words}); use random bytes, e.g. from "baton keygen"`,
-      );
-    }
     bytes = Buffer.from(secret, 'base64url');
   } else if (secret instanceof Uint8Array) {
     bytes = secret;
@@ -169,7 +163,7 @@ function decodeSecret(secret: string | Uint8Array, position: number): Uint8Array
   if (bytes.length < MIN_KEY_BYTES) {
     throw new Error(`BATON_KEYS: key ${position} is ${bytes.length} bytes; at least ${MIN_KEY_BYTES} are required`);
   }
-  const weak = weakKeyReason(bytes);
+  const weak = weakKeyReason(bytes) ?? (typeof secret === 'string' ? weakKeyTextReason(secret) : undefined);
   if (weak !== undefined) {
     throw new Error(
       `BATON_KEYS: key ${position} does not look random (${weak}); use random bytes, e.g. from "baton keygen"`,
