@@ -277,8 +277,7 @@ async function record(
   const recorded = await ledger.recordDecision({
     id: row.id,
     key,
-    decider: context.principal,
-    content: sealDecision(codec, row.id, key, context.principal, parsed.answer.content),
+    ...sealDecision(codec, row.id, key, context.principal, parsed.answer.content, core.decisions.storePrincipalNames),
     now: decidedAt,
   });
   if (recorded.status !== 'recorded') {

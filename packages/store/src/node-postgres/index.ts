@@ -20,8 +20,10 @@
 import type {
   ClaimStep,
   ClaimStepResult,
+  DeciderRewrite,
   DecisionFilter,
   DecisionRecord,
+  LegacyDecider,
   Ledger,
   MintTokenRequest,
   NewDecision,
@@ -37,12 +39,18 @@ import type {
   RedeemTokenResult,
   StepRecord,
 } from '@baton/engine';
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { LedgerError } from '../core/errors.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
-import { encodeWaitingFor, toDecisionRecord, toParkedRequest } from '../core/requests.js';
+import {
+  encodeWaitingFor,
+  REWRITE_DECIDERS_BATCH,
+  toDecisionRecord,
+  toLegacyDecider,
+  toParkedRequest,
+} from '../core/requests.js';
 import {
   conflictResult,
   DECISION_RECORDED,
@@ -263,6 +271,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     .set({
       status: 'decided',
       decider: sql`${sql.placeholder('decider')}`,
+      deciderName: sql`${sql.placeholder('deciderName')}`,
       content: sql`${sql.placeholder('content')}`,
       decidedAt: sql`${sql.placeholder('now')}`,
     })
@@ -281,6 +290,30 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     .from(decisions)
     .where(and(eq(decisions.id, sql.placeholder('id')), eq(decisions.key, sql.placeholder('key'))))
     .prepare('baton_decision_state');
+  // Decisions decided before schema 6: the migration left the readable decider in decider_name.
+  const selectLegacyDeciders = db
+    .select({ id: decisions.id, key: decisions.key, deciderName: decisions.deciderName, content: decisions.content })
+    .from(decisions)
+    .where(and(isNull(decisions.decider), isNotNull(decisions.deciderName)))
+    .limit(sql.placeholder('limit'))
+    .prepare('baton_legacy_deciders');
+  // Only while still legacy: two instances starting at once rewrite a row once.
+  const rewriteDecider = db
+    .update(decisions)
+    .set({
+      decider: sql`${sql.placeholder('decider')}`,
+      deciderName: sql`${sql.placeholder('deciderName')}`,
+      content: sql`${sql.placeholder('content')}`,
+    })
+    .where(
+      and(
+        eq(decisions.id, sql.placeholder('id')),
+        eq(decisions.key, sql.placeholder('key')),
+        isNull(decisions.decider),
+        eq(decisions.deciderName, sql.placeholder('principal')),
+      ),
+    )
+    .prepare('baton_rewrite_decider');
   const closePending = db
     .update(decisions)
     .set({ status: 'closed' })
@@ -485,6 +518,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
         id: decision.id,
         key: decision.key,
         decider: decision.decider,
+        deciderName: decision.deciderName ?? null,
         content: decision.content,
         now: decision.now,
       };
@@ -500,6 +534,22 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     async closeDecisions(id: string, _now: number): Promise<number> {
       assertOpen();
       return (await closePending.execute({ id })).rowCount ?? 0;
+    },
+
+    async rewriteLegacyDeciders(rewrite: (legacy: LegacyDecider) => DeciderRewrite): Promise<number> {
+      assertOpen();
+      let total = 0;
+      for (;;) {
+        const legacy = (await selectLegacyDeciders.execute({ limit: REWRITE_DECIDERS_BATCH })).map(toLegacyDecider);
+        if (legacy.length === 0) return total;
+        let changed = 0;
+        for (const row of legacy) {
+          changed += (await rewriteDecider.execute({ ...row, ...rewrite(row) })).rowCount ?? 0;
+        }
+        total += changed;
+        // Nothing matched: another instance rewrote them first (or is doing so); it finishes the rest.
+        if (changed === 0) return total;
+      }
     },
 
     async claimStep(claim: ClaimStep): Promise<ClaimStepResult> {
@@ -641,6 +691,7 @@ function newDecisionRow(decision: NewDecision): typeof decisions.$inferInsert {
     deadline: decision.deadline,
     status: 'pending',
     decider: null,
+    deciderName: null,
     content: null,
     decidedAt: null,
   };
