@@ -34,8 +34,23 @@ import { connectHttp, ROOT, type ServeProcess, startServe, textOf } from './help
 
 // better-sqlite3 and pg are the store's (optional peer) dependencies: load the store's copies.
 const storeRequire = createRequire(join(ROOT, 'packages/store/package.json'));
-const Database = storeRequire('better-sqlite3') as typeof import('better-sqlite3');
-const pg = storeRequire('pg') as typeof import('pg');
+const Database = storeRequire('better-sqlite3') as new (
+  path: string,
+  options?: { readonly?: boolean },
+) => {
+  prepare(sql: string): { all(): unknown[] };
+  exec(sql: string): void;
+  close(): void;
+};
+const pg = storeRequire('pg') as {
+  Client: new (options: {
+    connectionString: string;
+  }) => {
+    connect(): Promise<void>;
+    query<R = Record<string, unknown>>(sql: string): Promise<{ rows: R[] }>;
+    end(): Promise<void>;
+  };
+};
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-principals-'));
 const BATON_KEYS = generateKey();
@@ -117,7 +132,7 @@ async function whereInClear(url: string, principals: readonly string[]): Promise
   for (const [where, values] of await dump(url)) {
     for (const principal of principals) {
       if (values.some((value) => value !== null && String(value).includes(principal))) {
-        (found[principal] ??= []).push(where);
+        found[principal] = [...(found[principal] ?? []), where];
       }
     }
   }

@@ -244,9 +244,15 @@ function openLegacyDecision(
  * name only with `storeNames`, content sealed again with the principal (left as it was when it
  * does not open: it never will).
  */
-export function rewriteLegacyDecider(codec: RequestStateCodec, legacy: LegacyDecider, storeNames: boolean): DeciderRewrite {
+export function rewriteLegacyDecider(
+  codec: RequestStateCodec,
+  legacy: LegacyDecider,
+  storeNames: boolean,
+): DeciderRewrite {
   const opened =
-    legacy.content === null ? undefined : openLegacyDecision(codec, legacy.id, legacy.key, legacy.principal, legacy.content);
+    legacy.content === null
+      ? undefined
+      : openLegacyDecision(codec, legacy.id, legacy.key, legacy.principal, legacy.content);
   if (opened === undefined) {
     return {
       decider: principalHash(codec, legacy.principal),

@@ -51,8 +51,8 @@ import {
 import { requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { Ledger, ParkedRequest } from './ledger.js';
-import { rewriteLegacyDeciders } from './legacyDeciders.js';
 import { isLedgerUnavailable, releaseAfterOutage } from './ledgerOutage.js';
+import { rewriteLegacyDeciders } from './legacyDeciders.js';
 import {
   checkFlowDeadlines,
   DEFAULT_MAX_TTL_SECONDS,

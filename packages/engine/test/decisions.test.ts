@@ -521,7 +521,11 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
         const [record] = await ledger.listDecisions({ id: first.fid });
         // The same keyed hash as bob's requests carry as their requester.
         const own = expectInput(
-          await runner.run({ flow: 'signed_by', args: {}, context: { ...requester, principal: 'bob', target: 'signed_by' } }),
+          await runner.run({
+            flow: 'signed_by',
+            args: {},
+            context: { ...requester, principal: 'bob', target: 'signed_by' },
+          }),
         );
         expect(record!.decider).toBe((await ledger.getRequest(own.fid))!.requester);
         expect(record!.deciderName).toBe(storePrincipalNames ? 'bob' : null);

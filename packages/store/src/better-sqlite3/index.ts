@@ -21,8 +21,8 @@ import type {
   DeciderRewrite,
   DecisionFilter,
   DecisionRecord,
-  LegacyDecider,
   Ledger,
+  LegacyDecider,
   MintTokenRequest,
   NewDecision,
   ParkedRequest,
@@ -286,9 +286,8 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       ),
     )
     .prepare();
-  const rewriteDeciders = client.transaction(
-    (rows: readonly (LegacyDecider & DeciderRewrite)[]) =>
-      rows.reduce((changed, row) => changed + rewriteDecider.run({ ...row }).changes, 0),
+  const rewriteDeciders = client.transaction((rows: readonly (LegacyDecider & DeciderRewrite)[]) =>
+    rows.reduce((changed, row) => changed + rewriteDecider.run({ ...row }).changes, 0),
   );
   const closePending = db
     .update(decisions)
