@@ -123,6 +123,17 @@ describe.concurrent('start-up failures: one line, exit 1', () => {
     expect(result.stderr).not.toContain(zeros);
   });
 
+  it('a passphrase as a key (43 lower-case letters, 32 bytes once decoded), never printed', async () => {
+    const passphrase = 'correcthorsebatterystaplecorrecthorsebatter';
+    const result = await runCli(['serve', FLOWS, ...http], { BATON_KEYS: passphrase });
+    expectOneLine(
+      result,
+      1,
+      /BATON_KEYS: key 1 does not look random \(it is written in letters of one case only, like a passphrase, .*"baton keygen"$/,
+    );
+    expect(result.stderr).not.toContain(passphrase);
+  });
+
   it('a bearer token shorter than 16 characters, never printed', async () => {
     const file = join(dir, 'tokens-short.json');
     const result = await runCli(['serve', FLOWS, ...http, '--auth-tokens', file], { BATON_KEYS: key });

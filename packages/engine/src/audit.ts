@@ -7,7 +7,7 @@
  * otherwise only keys and actions are kept, and so for the arguments of a run's first round
  * (recorded only with `auditValues`, sensitive context paths redacted). Principals appear as
  * keyed hashes: the round's caller, and the decider of each decision the round delivered; the
- * caller's readable id only when the runner stores requester names (`storeRequesterNames`).
+ * caller's readable id only when the runner stores principal names (`storePrincipalNames`).
  */
 import type { StateValue } from 'xstate';
 
@@ -67,7 +67,7 @@ export interface AuditEntry {
    * with `auditValues`; values at the flow's `sensitive` paths are `'[redacted]'`.
    */
   readonly args?: unknown;
-  /** The caller's readable principal id, only when the runner has `storeRequesterNames`. */
+  /** The caller's readable principal id, only when the runner has `storePrincipalNames`. */
   readonly principalName?: string;
   /** When the requestState this round handed out expires (ms since epoch; `input_required` only). */
   readonly expiresAt?: number;

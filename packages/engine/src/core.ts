@@ -26,7 +26,8 @@ export interface DecisionSettings {
   readonly waitInCallMs: number;
   /** At most this many requestState-only rounds in one call. */
   readonly maxRetryLaterRounds: number;
-  readonly storeRequesterNames: boolean;
+  /** Store readable principal ids beside their keyed hashes (requesters, deciders, the audit trail). */
+  readonly storePrincipalNames: boolean;
   readonly hookPrincipals: 'hash' | 'id';
   readonly onDecisionRequested: RunnerOptions['onDecisionRequested'];
   readonly onDecided: RunnerOptions['onDecided'];

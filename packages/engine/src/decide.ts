@@ -255,7 +255,14 @@ async function record(
     };
   }
   const decidedAt = core.now();
-  const content = sealDecision(codec, row.id, key, context.principal, parsed.answer.content);
+  const sealed = sealDecision(
+    codec,
+    row.id,
+    key,
+    context.principal,
+    parsed.answer.content,
+    core.decisions.storePrincipalNames,
+  );
   // One compare-and-set on the request's version, with the decision: a withdrawal, a timer or
   // another decision that wrote the request since it was read makes this one read it again.
   let current = row;
@@ -264,8 +271,7 @@ async function record(
     recorded = await ledger.recordDecision({
       id: row.id,
       key,
-      decider: context.principal,
-      content,
+      ...sealed,
       now: decidedAt,
       expectedVersion: current.version,
     });

@@ -113,8 +113,8 @@ export function recordedDecisions(
   const delivered = new Set(body.d ?? []);
   const out = new Map<string, InjectedDecision>();
   for (const record of decisions) {
-    if (record.status !== 'decided' || delivered.has(record.key) || record.decider === null) continue;
-    const opened = openDecision(core.codec, record.id, record.key, record.decider, record.content ?? '');
+    if (record.status !== 'decided' || delivered.has(record.key)) continue;
+    const opened = openDecision(core.codec, record);
     if (!opened) {
       core.log({
         type: 'flow_error',
@@ -126,11 +126,11 @@ export function recordedDecisions(
       });
       continue;
     }
-    const { content } = opened;
+    const { content, principal } = opened;
     out.set(record.key, {
       content,
-      decider: record.decider,
-      auditDecider: core.codec.digest(record.decider, 'audit-principal'),
+      decider: principal,
+      auditDecider: core.codec.digest(principal, 'audit-principal'),
     });
   }
   return out;
@@ -273,7 +273,7 @@ async function write(
     id: fid,
     flow: flow.name,
     requester: principalHash(core.codec, requester.principal),
-    requesterName: core.decisions.storeRequesterNames ? requester.principal : null,
+    requesterName: core.decisions.storePrincipalNames ? requester.principal : null,
     status,
     waitingFor: waitingForOf(waiting),
     state: sealParked(core.codec, fid, flow.name, blob),

@@ -140,8 +140,15 @@ export interface DecisionRecord {
   /** After it (ms), it can no longer be decided; `null`: no deadline. */
   readonly deadline: number | null;
   readonly status: DecisionStatus;
-  /** The decider's principal, once decided. */
+  /**
+   * A keyed hash of the decider's principal (the same hash as requesters'), once decided; never
+   * the principal itself. `null` while pending or closed, and for a decision recorded before
+   * schema version 6 that the engine has not rewritten yet (its `deciderName` holds the old
+   * readable value until {@link Ledger.rewriteLegacyDeciders} replaces it).
+   */
   readonly decider: string | null;
+  /** The decider's readable principal, stored only when the operator opts in; else `null`. */
+  readonly deciderName: string | null;
   /** The decision's content as the engine stored it (opaque text), once decided. */
   readonly content: string | null;
   /** When it was decided (ms). */
@@ -149,7 +156,7 @@ export interface DecisionRecord {
 }
 
 /** What {@link Ledger.requestDecisions} inserts. */
-export type NewDecision = Omit<DecisionRecord, 'status' | 'decider' | 'content' | 'decidedAt'>;
+export type NewDecision = Omit<DecisionRecord, 'status' | 'decider' | 'deciderName' | 'content' | 'decidedAt'>;
 
 /** Which decisions {@link Ledger.listDecisions} returns. */
 export interface DecisionFilter {
@@ -168,7 +175,10 @@ export interface DecisionFilter {
 export interface RecordDecision {
   readonly id: string;
   readonly key: string;
+  /** A keyed hash of the decider's principal. */
   readonly decider: string;
+  /** The decider's readable principal when the operator opts in to storing names; else `null` (or absent). */
+  readonly deciderName?: string | null;
   readonly content: string;
   /** The current time (ms): a decision past its deadline is refused. */
   readonly now: number;
@@ -204,6 +214,30 @@ export type RecordDecisionResult =
   | { readonly status: 'conflict' }
   | { readonly status: 'expired' }
   | { readonly status: 'unknown' };
+
+/**
+ * A decision recorded before schema version 6, when ledgers held the decider's principal
+ * readably: its migration moved that value into `decider_name` and left `decider` empty, for the
+ * engine (which holds the keys) to rewrite through {@link Ledger.rewriteLegacyDeciders}.
+ */
+export interface LegacyDecider {
+  readonly id: string;
+  readonly key: string;
+  /** The decider's readable principal, as the older version stored it. */
+  readonly principal: string;
+  /** The decision's content as the older version sealed it (bound to the readable principal). */
+  readonly content: string | null;
+}
+
+/** What a {@link LegacyDecider} row becomes: the decider as the engine records it now. */
+export interface DeciderRewrite {
+  /** A keyed hash of the principal. */
+  readonly decider: string;
+  /** The readable principal when names are stored, else `null`. */
+  readonly deciderName: string | null;
+  /** The content sealed again as the engine seals it now (as it was when it does not open). */
+  readonly content: string | null;
+}
 
 /** Where a durable step stands: `running` under a lease until its result or final error is recorded. */
 export type StepStatus = 'running' | 'succeeded' | 'failed';
@@ -386,6 +420,14 @@ export interface Ledger {
   recordDecision(decision: RecordDecision): Promise<RecordDecisionResult>;
   /** Close a request's pending decisions (it was withdrawn, expired or completed); returns how many. */
   closeDecisions(id: string, now: number): Promise<number>;
+  /**
+   * Rewrite every decision recorded before schema version 6 (see {@link LegacyDecider}) with what
+   * `rewrite` returns for it, so no readable decider stays behind unless names are stored; the
+   * runner calls it once when it is created. Each row is rewritten only while it is still legacy
+   * (two instances starting at once rewrite it once). Returns how many rows were rewritten.
+   * Optional: a ledger that never held readable deciders leaves it out.
+   */
+  rewriteLegacyDeciders?(rewrite: (legacy: LegacyDecider) => DeciderRewrite): Promise<number>;
   /**
    * Claim a durable step under a lease (see {@link ClaimStepResult}). Atomic across processes:
    * of concurrent claims of an unclaimed step, or of one whose lease ended, exactly one wins.

@@ -10,7 +10,9 @@
  * body (compact snapshot, deadlines, decisions delivered), the definition
  * hash, the round number and, once the flow has ended, its final outcome. It
  * also holds the status words shared by every writer (`statusAfter`), keyed
- * principal hashes and their constant-time comparison (four eyes).
+ * principal hashes and their constant-time comparison (four eyes), and how a
+ * recorded decision is sealed: the decider as a keyed hash, the readable id
+ * sealed with the content (schema 6; older rows are opened and rewritten).
  */
 import { timingSafeEqual } from 'node:crypto';
 import { canonicalJson } from './codec/canonicalJson.js';
@@ -18,7 +20,14 @@ import type { RequestStateCodec, StateBinding } from './codec/types.js';
 import { isCompactSnapshot } from './compactSnapshot.js';
 import { isDeadlineList } from './durableTimers.js';
 import type { FlowResult } from './flow.js';
-import type { ParkedRequest, RequestStatus, WaitingFor } from './ledger.js';
+import type {
+  DeciderRewrite,
+  DecisionRecord,
+  LegacyDecider,
+  ParkedRequest,
+  RequestStatus,
+  WaitingFor,
+} from './ledger.js';
 import type { RoundEnd } from './round.js';
 import type { RoundBody } from './roundBody.js';
 
@@ -142,33 +151,114 @@ export function parkedExpiry(now: number, deadline: number | null): number {
   return Math.max(now + PARKED_RETENTION_MS, deadline === null ? 0 : deadline + 24 * 3600 * 1000);
 }
 
-/** Associated data of a recorded decision's content: it opens only for its request, key and decider. */
-function decisionBinding(id: string, key: string, decider: string): string {
+/**
+ * Associated data of a recorded decision's content: it opens only for its request, key and
+ * decider (the keyed hash the ledger holds in `decider`).
+ */
+function decisionBinding(id: string, key: string, deciderHash: string): string {
+  return canonicalJson(['decision/2', id, key, deciderHash]);
+}
+
+/** Associated data of a decision recorded before schema version 6: bound to the readable decider. */
+function legacyDecisionBinding(id: string, key: string, decider: string): string {
   return canonicalJson(['decision', id, key, decider]);
 }
 
-/** Seal a decision's content for the ledger (a decider's comment is no more readable there than a parked state). */
+/** A decision as the ledger records it: the decider's keyed hash, its name only when names are stored. */
+export interface RecordedDecider {
+  readonly decider: string;
+  readonly deciderName: string | null;
+  /** The content and the decider's principal, sealed together (the machine's event names the decider). */
+  readonly content: string;
+}
+
+/**
+ * Seal a decision for the ledger: the decider as a keyed hash (the readable principal only
+ * with `storeNames`), and the content with the principal inside it, sealed (a decider's comment
+ * and id are no more readable there than a parked state).
+ */
 export function sealDecision(
   codec: RequestStateCodec,
   id: string,
   key: string,
-  decider: string,
+  principal: string,
   content: unknown,
-): string {
-  return codec.sealBlob(JSON.stringify(content ?? null), 'decision', decisionBinding(id, key, decider));
+  storeNames: boolean,
+): RecordedDecider {
+  const decider = principalHash(codec, principal);
+  return {
+    decider,
+    deciderName: storeNames ? principal : null,
+    content: codec.sealBlob(
+      JSON.stringify({ p: principal, c: content ?? null }),
+      'decision',
+      decisionBinding(id, key, decider),
+    ),
+  };
 }
 
-/** Open a recorded decision's content; `undefined` when it does not open. */
+/**
+ * Open a recorded decision: the decider's principal and the content; `undefined` when it does
+ * not open. A decision recorded before schema version 6 is bound to the readable decider, which
+ * its row holds in `deciderName` until the runner rewrites it (or in `decider`, when an older
+ * Baton wrote it after the migration).
+ */
 export function openDecision(
+  codec: RequestStateCodec,
+  record: Pick<DecisionRecord, 'id' | 'key' | 'decider' | 'deciderName' | 'content'>,
+): { principal: string; content: unknown } | undefined {
+  const sealed = record.content ?? '';
+  if (record.decider !== null) {
+    try {
+      const opened = JSON.parse(
+        codec.openBlob(sealed, 'decision', decisionBinding(record.id, record.key, record.decider)),
+      ) as { p?: unknown; c?: unknown };
+      if (typeof opened.p === 'string') return { principal: opened.p, content: opened.c };
+    } catch {
+      // Not sealed as now: maybe as before schema version 6.
+    }
+  }
+  const legacy = record.decider ?? record.deciderName;
+  if (legacy === null) return undefined;
+  const content = openLegacyDecision(codec, record.id, record.key, legacy, sealed);
+  return content && { principal: legacy, content: content.value };
+}
+
+/** The content of a decision recorded before schema version 6; `undefined` when it does not open. */
+function openLegacyDecision(
   codec: RequestStateCodec,
   id: string,
   key: string,
   decider: string,
   sealed: string,
-): { content: unknown } | undefined {
+): { value: unknown } | undefined {
   try {
-    return { content: JSON.parse(codec.openBlob(sealed, 'decision', decisionBinding(id, key, decider))) };
+    return { value: JSON.parse(codec.openBlob(sealed, 'decision', legacyDecisionBinding(id, key, decider))) };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A decision recorded before schema version 6, as the engine records deciders now: keyed hash,
+ * name only with `storeNames`, content sealed again with the principal (left as it was when it
+ * does not open: it never will).
+ */
+export function rewriteLegacyDecider(
+  codec: RequestStateCodec,
+  legacy: LegacyDecider,
+  storeNames: boolean,
+): DeciderRewrite {
+  const opened =
+    legacy.content === null
+      ? undefined
+      : openLegacyDecision(codec, legacy.id, legacy.key, legacy.principal, legacy.content);
+  if (opened === undefined) {
+    return {
+      decider: principalHash(codec, legacy.principal),
+      deciderName: storeNames ? legacy.principal : null,
+      content: legacy.content,
+    };
+  }
+  return sealDecision(codec, legacy.id, legacy.key, legacy.principal, opened.value, storeNames);
 }

@@ -51,6 +51,7 @@ import {
 import { MAX_ATTEMPTS, requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { Ledger, ParkedRequest } from './ledger.js';
+import { rewriteLegacyDeciders } from './legacyDeciders.js';
 import {
   checkFlowDeadlines,
   DEFAULT_MAX_TTL_SECONDS,
@@ -95,7 +96,11 @@ export type RunnerLogEvent =
   | { type: 'invalid_state'; flow: string; reason: InvalidStateReason; detail?: string }
   | { type: 'flow_error'; flow: string; fid: string; error: unknown }
   | { type: 'round'; flow: string; fid: string; round: number; outcome: RoundOutcome['type']; ms: number }
-  | { type: 'hook_error'; hook: 'onDecisionRequested' | 'onDecided'; error: unknown };
+  | { type: 'hook_error'; hook: 'onDecisionRequested' | 'onDecided'; error: unknown }
+  /** Decisions recorded before ledger schema 6 were rewritten: deciders as keyed hashes (once, at creation). */
+  | { type: 'ledger_upgrade'; rewritten: number }
+  /** That rewrite failed (the next runner created tries again); rounds are not affected. */
+  | { type: 'ledger_upgrade_error'; error: unknown };
 
 /** Options of {@link createRunner}. */
 export interface RunnerOptions {
@@ -155,7 +160,14 @@ export interface RunnerOptions {
    * more than 3 requestState-only rounds.
    */
   readonly waitInCallSeconds?: number;
-  /** Store requesters' readable principal ids with parked requests (default: only keyed hashes). */
+  /**
+   * Store readable principal ids beside their keyed hashes (default: only keyed hashes): the
+   * requester of a parked request (`requester_name`), the decider of a decision (`decider_name`)
+   * and the caller of each audited round (`principal_name`). Without it no table holds a readable
+   * principal.
+   */
+  readonly storePrincipalNames?: boolean;
+  /** @deprecated The former name of {@link RunnerOptions.storePrincipalNames}, which it also sets. */
   readonly storeRequesterNames?: boolean;
   /** How hooks see principals: keyed hashes (default) or the ids themselves. */
   readonly hookPrincipals?: 'hash' | 'id';
@@ -353,6 +365,7 @@ export function createRunner(options: RunnerOptions): Runner {
   };
 
   const decisionHoldMs = positive('holdMs', options.holdMs ?? 7000);
+  const storeNames = options.storePrincipalNames ?? options.storeRequesterNames ?? false;
   const core: RunnerCore = {
     flows,
     codec,
@@ -366,7 +379,7 @@ export function createRunner(options: RunnerOptions): Runner {
       pollMs: Math.max(1, positive('pollMs', pollMs)),
       waitInCallMs: positive('waitInCallSeconds', options.waitInCallSeconds ?? 20) * 1000,
       maxRetryLaterRounds: 3,
-      storeRequesterNames: options.storeRequesterNames ?? false,
+      storePrincipalNames: storeNames,
       hookPrincipals: options.hookPrincipals ?? 'hash',
       onDecisionRequested: options.onDecisionRequested,
       onDecided: options.onDecided,
@@ -452,7 +465,7 @@ export function createRunner(options: RunnerOptions): Runner {
           ...(round.args !== undefined && round.flow.auditValues
             ? { args: redactArgs(round.args, redactions.get(round.flow.name)?.context ?? []) }
             : {}),
-          ...(options.storeRequesterNames ? { principalName: round.principal } : {}),
+          ...(storeNames ? { principalName: round.principal } : {}),
           ...(round.expiresAt !== undefined ? { expiresAt: round.expiresAt } : {}),
         })
         .catch((error: unknown) => log({ type: 'flow_error', flow: round.flow.name, fid: round.fid, error }));
@@ -607,6 +620,7 @@ export function createRunner(options: RunnerOptions): Runner {
     return outcome;
   }
 
+  if (ledger) void rewriteLegacyDeciders(ledger, codec, storeNames, log);
   const tools = createDecisionTools(core, {
     resume: (flow, binding, context, requestState, inputResponses, row) =>
       serve(flow, binding, context, requestState, inputResponses, row),

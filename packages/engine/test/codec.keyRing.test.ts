@@ -1,6 +1,6 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createKeyRing, generateKey, parseKeyRingEnv, weakKeyReason } from '../src/codec/index.js';
+import { createKeyRing, generateKey, parseKeyRingEnv, weakKeyReason, weakKeyTextReason } from '../src/codec/index.js';
 import { KEY_A, KEY_B } from './codec.fixtures.js';
 
 const randomBlock = (n: number) => new Uint8Array(randomBytes(n));
@@ -75,6 +75,47 @@ describe('key ring', () => {
       }
     }
     for (let i = 0; i < 2000; i++) expect(weakKeyReason(randomBlock(32))).toBeUndefined();
+  });
+
+  it('rejects passphrases: a key written in letters of one case, or whose bytes are all printable text', () => {
+    // The issue's example: 43 lower-case letters decode to 32 bytes with 26 distinct values, which
+    // pass the byte rules; as written it is plainly words.
+    const passphrase = 'correcthorsebatterystaplecorrecthorsebatter';
+    expect(Buffer.from(passphrase, 'base64url')).toHaveLength(32);
+    expect(weakKeyReason(Buffer.from(passphrase, 'base64url'))).toBeUndefined();
+    for (const text of [
+      passphrase,
+      'correct-horse-battery-staple-correct-horse-',
+      'CORRECT_HORSE_BATTERY_STAPLE_CORRECT_HORSE_',
+      `${passphrase}=`,
+    ]) {
+      expect(weakKeyTextReason(text)).toMatch(/letters of one case only, like a passphrase/);
+      expect(() => parseKeyRingEnv(`${KEY_A},${text}`)).toThrow(
+        /^BATON_KEYS: key 2 does not look random \(it is written in letters of one case only, like a passphrase, not base64url of random bytes\); use random bytes, e\.g\. from "baton keygen"$/,
+      );
+      try {
+        parseKeyRingEnv(text);
+      } catch (error) {
+        expect((error as Error).message).not.toContain(text);
+      }
+    }
+    // A passphrase given as bytes, or as the base64url of its text: every byte printable ASCII.
+    const sentence = Buffer.from('Correct Horse, Battery Staple! 1984 + 2024');
+    expect(weakKeyReason(sentence)).toBe('its bytes are all printable text, like a passphrase');
+    expect(() => createKeyRing([sentence.toString('base64url')])).toThrow(
+      /^BATON_KEYS: key 1 does not look random \(its bytes are all printable text, like a passphrase\)/,
+    );
+    expect(() => createKeyRing([new Uint8Array(sentence)])).toThrow(/printable text/);
+    // Mixed case, digits or a single byte outside printable ASCII: not this rule.
+    expect(weakKeyTextReason('correcthorsebatterystaplecorrecthorsebatteR')).toBeUndefined();
+    expect(weakKeyTextReason('correcthorsebatterystaplecorrecthorsebatte0')).toBeUndefined();
+    expect(weakKeyReason(Buffer.concat([sentence.subarray(0, 31), Buffer.from([0x80])]))).toBeUndefined();
+    // Random keys pass both (the chance of a refusal is about 1.7e-14 per key).
+    for (let i = 0; i < 2000; i++) {
+      const bytes = randomBytes(32);
+      expect(weakKeyReason(bytes)).toBeUndefined();
+      expect(weakKeyTextReason(bytes.toString('base64url'))).toBeUndefined();
+    }
   });
 
   it('rejects non-base64url keys, duplicates and empty rings without printing keys', () => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createMemoryAuditLog, createMemoryLedger } from '@baton/store';
 import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { setup } from 'xstate';
+import { assign, setup } from 'xstate';
 import { z } from 'zod';
 import { expenseApproval } from '../../../examples/approvals/expenseApproval.js';
 import {
@@ -232,9 +232,13 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
         waitingFor: [{ key: 'manager_approval', role: 'manager' }],
       });
       expect(JSON.stringify(row)).not.toContain('alice');
-      const named = makeRunner({ storeRequesterNames: true });
+      const named = makeRunner({ storePrincipalNames: true });
       const second = await request(named);
       expect((await ledger.getRequest(second.fid))?.requesterName).toBe('alice');
+      // The former name of the option still works.
+      const alias = makeRunner({ storeRequesterNames: true });
+      const third = await request(alias);
+      expect((await ledger.getRequest(third.fid))?.requesterName).toBe('alice');
     });
   });
 
@@ -288,7 +292,10 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
         /^Recorded manager_approval on request .* The flow has ended: Expense of 250 approved\./,
       );
       const [record] = await ledger.listDecisions({ id: first.fid });
-      expect(record).toMatchObject({ status: 'decided', decider: 'bob' });
+      // The decider as a keyed hash, like requesters; no readable name unless names are stored.
+      expect(record).toMatchObject({ status: 'decided', decider: expect.stringMatching(/^[A-Za-z0-9_-]{20,}$/) });
+      expect(record!.deciderName).toBeNull();
+      expect(JSON.stringify(record)).not.toContain('bob');
       expect(record!.content).not.toContain('looks fine');
       // The state was single-use.
       await expect(
@@ -477,6 +484,61 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       expect(await runner.inbox(dave)).toMatchObject([{ key: 'sign_off' }]);
       expect(refusal(await runner.decide({ id: first.fid, context: bob }))).toMatch(/does not allow you/);
       expect(text(await decideAll(runner, dave, first.fid, { ok: true }))).toMatch(/^Recorded sign_off.*signed/);
+    });
+  });
+
+  describe('deciders in the ledger', () => {
+    /** A flow whose result names who decided: the machine receives the readable decider. */
+    function signedBy() {
+      const inputs = defineInputs({
+        sign_off: decision({ message: 'Sign off?', schema: z.object({ ok: z.boolean() }), role: 'manager' }),
+      });
+      const machine = setup({
+        types: { context: {} as { by: string }, events: {} as InputEvents<typeof inputs> },
+      }).createMachine({
+        context: { by: '' },
+        initial: 'w',
+        states: {
+          w: {
+            meta: ask(inputs, 'sign_off'),
+            on: { 'input.sign_off': { target: 'd', actions: assign({ by: ({ event }) => event.decider }) } },
+          },
+          d: { type: 'final' },
+        },
+        output: ({ context }) => `signed by ${context.by}`,
+      });
+      return defineFlow({ name: 'signed_by', description: 's', args: z.object({}), inputs, machine });
+    }
+
+    it('stores the decider as a keyed hash, the name only with storePrincipalNames; the flow still gets the id', async () => {
+      const flow = signedBy();
+      for (const storePrincipalNames of [false, true]) {
+        const runner = makeRunner({ flows: [flow], storePrincipalNames });
+        const first = expectInput(
+          await runner.run({ flow: 'signed_by', args: {}, context: { ...requester, target: 'signed_by' } }),
+        );
+        expect(text(await decideAll(runner, bob, first.fid, { ok: true }))).toMatch(/signed by bob/);
+        const [record] = await ledger.listDecisions({ id: first.fid });
+        // The same keyed hash as bob's requests carry as their requester.
+        const own = expectInput(
+          await runner.run({
+            flow: 'signed_by',
+            args: {},
+            context: { ...requester, principal: 'bob', target: 'signed_by' },
+          }),
+        );
+        expect(record!.decider).toBe((await ledger.getRequest(own.fid))!.requester);
+        expect(record!.deciderName).toBe(storePrincipalNames ? 'bob' : null);
+        if (!storePrincipalNames) expect(JSON.stringify(record)).not.toContain('bob');
+        // The requester's next round answers with the parked result.
+        const again = await runner.run({
+          flow: 'signed_by',
+          args: {},
+          context: { ...requester, target: 'signed_by' },
+          requestState: first.requestState,
+        });
+        expect(text(again)).toBe('signed by bob');
+      }
     });
   });
 

@@ -2,8 +2,8 @@
  * `baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger URL]
  * [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles a,b]
  * [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals
- * hash|id] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget
- * MS]`: the DESIGN.md section 5 contract.
+ * hash|id] [--store-principal-names] [--audit] [--inspect MODULE]
+ * [--allow-replays] [--round-budget MS]`: the DESIGN.md section 5 contract.
  * Keys come from `BATON_KEYS` (comma-separated base64url secrets of at least
  * 32 random bytes; the first mints, all verify; `baton keygen` prints one),
  * or a random per-process key with a warning. With `--ledger` every flow is
@@ -62,7 +62,7 @@ import { parseFlags } from './parseFlags.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles ROLE,...] [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles ROLE,...] [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
 const HELP = `usage: ${USAGE}
 
@@ -92,6 +92,9 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        (retried with backoff; never delays a round)
   --notify-principals hash|id
                        how the webhook names requesters and deciders: keyed hashes (default) or ids
+  --store-principal-names
+                       store readable principal ids in the ledger beside their keyed hashes
+                       (requesters, deciders, audited callers); by default no table holds one
   --audit              record an audit entry per round on the ledger's database (needs --ledger)
   --inspect MODULE     a module whose default export is an XState inspector (an observer, a
                        function, or an object with "inspect", e.g. from @statelyai/inspect); every
@@ -122,6 +125,7 @@ interface ServeOptions {
   readonly waitInCallSeconds?: number;
   readonly notifyWebhook?: string;
   readonly notifyPrincipals?: 'hash' | 'id';
+  readonly storePrincipalNames?: boolean;
   readonly audit?: boolean;
   readonly inspect?: string;
   readonly allowReplays?: boolean;
@@ -166,6 +170,7 @@ export const OPTIONS = {
   'wait-in-call': { type: 'string' },
   'notify-webhook': { type: 'string' },
   'notify-principals': { type: 'string' },
+  'store-principal-names': { type: 'boolean' },
   audit: { type: 'boolean' },
   inspect: { type: 'string' },
   'allow-replays': { type: 'boolean' },
@@ -207,6 +212,9 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   if (values.audit && values.ledger === undefined) {
     throw usageError("--audit records on the ledger's database: give --ledger too", USAGE);
   }
+  if (values['store-principal-names'] && values.ledger === undefined) {
+    throw usageError('--store-principal-names stores names in the ledger: give --ledger too', USAGE);
+  }
   const budget = values['round-budget'];
   if (budget !== undefined && !(/^\d+$/.test(budget) && Number(budget) >= 1 && Number(budget) <= 600_000)) {
     throw usageError(`--round-budget expects a whole number of ms from 1 to 600000, got "${budget}"`);
@@ -214,6 +222,7 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   return {
     module: positionals[0]!,
     ...(values.audit ? { audit: true } : {}),
+    ...(values['store-principal-names'] ? { storePrincipalNames: true } : {}),
     ...(values['allow-replays'] ? { allowReplays: true } : {}),
     ...(budget !== undefined ? { roundBudgetMs: Number(budget) } : {}),
     ...(values.inspect !== undefined ? { inspect: values.inspect } : {}),
@@ -294,6 +303,14 @@ function logEvent(event: RunnerLogEvent): void {
     process.stderr.write(`baton: flow ${event.flow} (${event.fid}) failed: ${oneLine(event.error)}\n`);
   } else if (event.type === 'hook_error') {
     process.stderr.write(`baton: ${event.hook} hook failed: ${oneLine(event.error)}\n`);
+  } else if (event.type === 'ledger_upgrade') {
+    process.stderr.write(
+      `baton: rewrote ${event.rewritten} decision${event.rewritten === 1 ? '' : 's'} recorded before ledger schema 6: deciders are keyed hashes now\n`,
+    );
+  } else if (event.type === 'ledger_upgrade_error') {
+    process.stderr.write(
+      `baton: could not rewrite the deciders recorded before ledger schema 6 (the next start tries again): ${oneLine(event.error)}\n`,
+    );
   }
 }
 
@@ -445,6 +462,7 @@ export async function run(argv: string[]): Promise<number> {
       ...(options.waitInCallSeconds !== undefined ? { waitInCallSeconds: options.waitInCallSeconds } : {}),
       ...(webhook ? { onDecisionRequested: webhook.onDecisionRequested, onDecided: webhook.onDecided } : {}),
       ...(options.notifyPrincipals ? { hookPrincipals: options.notifyPrincipals } : {}),
+      ...(options.storePrincipalNames ? { storePrincipalNames: true } : {}),
       ...(options.allowReplays ? { allowReplays: true } : {}),
       ...(options.roundBudgetMs !== undefined ? { roundBudgetMs: options.roundBudgetMs } : {}),
       log: logEvent,

@@ -6,8 +6,9 @@
  * `auditValues`; sensitive paths arrive redacted), where it stands (waiting on
  * what and on whom, finished in which final state, failed, expired, withdrawn,
  * or abandoned once its requestState's lifetime passed without an answer), its
- * times, and each decision: who decided, when, and what. Pure: no I/O, the
- * current time is a parameter.
+ * times, and each decision: who decided (like "started by": the readable id
+ * when the server stored names, else the keyed hash from the audit trail),
+ * when, and what. Pure: no I/O, the current time is a parameter.
  */
 import type { AuditEntry, DecisionRecord, Flow, ParkedRequest } from '@baton/engine';
 import type { StateValue } from 'xstate';
@@ -17,7 +18,7 @@ import { waitingFromAudit, waitingText } from './recordedPath.js';
 export interface StartedBy {
   /** Keyed hash of the principal (base64url). */
   readonly hash: string;
-  /** The readable principal id (`storeRequesterNames`), else `null`. */
+  /** The readable principal id (`storePrincipalNames`), else `null`. */
   readonly name: string | null;
 }
 
@@ -51,9 +52,9 @@ export interface DecisionView {
   readonly role: string | null;
   /** `pending`, `decided`, or `closed` (the request ended first). */
   readonly status: 'pending' | 'decided' | 'closed';
-  /** The decider's readable id (from the ledger), else `null`. */
+  /** The decider's readable id (from the ledger, only when the server stores names), else `null`. */
   readonly decider: string | null;
-  /** The decider's keyed hash (from the audit trail), else `null`. */
+  /** The decider's keyed hash (from the audit trail, like "started by"), else `null`. */
   readonly deciderHash: string | null;
   readonly decidedAt: number | null;
   readonly deadline: number | null;
@@ -208,7 +209,7 @@ function decisionViews(input: DescribeInput): DecisionView[] {
       key: record.key,
       role: record.role,
       status: record.status,
-      decider: record.decider,
+      decider: record.deciderName,
       deciderHash: audited?.answer.decider ?? null,
       decidedAt: record.decidedAt,
       deadline: record.deadline,

@@ -14,6 +14,7 @@ export {
   parseKeyRingEnv,
   RingKey,
   weakKeyReason,
+  weakKeyTextReason,
 } from './keyRing.js';
 export {
   createRequestStateCodec,

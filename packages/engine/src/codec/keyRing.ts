@@ -23,6 +23,21 @@ export const MIN_KEY_BYTES = 32;
  */
 export const MIN_DISTINCT_KEY_BYTES = 16;
 
+/**
+ * Lowest and highest byte of printable ASCII (space to `~`). 32 random bytes all fall in it with a
+ * probability of (95/256)^32, about 1.7e-14: a key that does is text (a passphrase, a sentence)
+ * given as bytes or encoded as base64url, not random bytes.
+ */
+const PRINTABLE_ASCII = [0x20, 0x7e] as const;
+
+/**
+ * A key as written in `BATON_KEYS` that uses one case of letters only, with `-` and `_` (and
+ * `=` padding): words (`correcthorsebatterystaple…`, `correct-horse-battery-…`, `CORRECT_HORSE_…`),
+ * not base64url of random bytes. `baton keygen` prints 43 characters drawn from 64; all of them
+ * lie in one such set of 28 with a probability of about 6.8e-16.
+ */
+const ONE_CASE_WORDS = /^(?:[a-z_-]+|[A-Z_-]+)=*$/;
+
 /** The fixed subkey purposes; blob subkeys use `blob:<purpose>`. */
 export type KeyPurpose = 'seal' | 'sign' | 'digest' | `blob:${string}`;
 
@@ -122,9 +137,17 @@ export function parseKeyRingEnv(value: string | undefined): KeyRing {
   return createKeyRing(secrets);
 }
 
-/** A fresh random 32-byte master key, base64url: a valid `BATON_KEYS` entry. */
+/**
+ * A fresh random 32-byte master key, base64url: a valid `BATON_KEYS` entry. Drawn again in the
+ * (about 1.7e-14) case that random bytes fail a rule of {@link weakKeyReason} or
+ * {@link weakKeyTextReason}, so every key it returns is accepted.
+ */
 export function generateKey(): string {
-  return randomBytes(32).toString('base64url');
+  for (;;) {
+    const bytes = randomBytes(32);
+    const text = bytes.toString('base64url');
+    if (weakKeyReason(bytes) === undefined && weakKeyTextReason(text) === undefined) return text;
+  }
 }
 
 function decodeSecret(secret: string | Uint8Array, position: number): Uint8Array {
@@ -140,7 +163,7 @@ function decodeSecret(secret: string | Uint8Array, position: number): Uint8Array
   if (bytes.length < MIN_KEY_BYTES) {
     throw new Error(`BATON_KEYS: key ${position} is ${bytes.length} bytes; at least ${MIN_KEY_BYTES} are required`);
   }
-  const weak = weakKeyReason(bytes);
+  const weak = weakKeyReason(bytes) ?? (typeof secret === 'string' ? weakKeyTextReason(secret) : undefined);
   if (weak !== undefined) {
     throw new Error(
       `BATON_KEYS: key ${position} does not look random (${weak}); use random bytes, e.g. from "baton keygen"`,
@@ -154,7 +177,10 @@ function decodeSecret(secret: string | Uint8Array, position: number): Uint8Array
  * for operator mistakes, not an entropy estimate: it refuses a key with fewer than
  * {@link MIN_DISTINCT_KEY_BYTES} distinct byte values (all zeros, one repeated byte), a key that
  * repeats a shorter block, and a key whose steps between neighbouring bytes take fewer than
- * {@link MIN_DISTINCT_KEY_BYTES} values (a counting sequence). The reason never quotes the key.
+ * {@link MIN_DISTINCT_KEY_BYTES} values (a counting sequence), and a key whose bytes are all
+ * printable ASCII (0x20 to 0x7e: text, such as a passphrase, rather than random bytes; 32 random
+ * bytes do so with a probability of (95/256)^32, about 1.7e-14). The reason never quotes the key.
+ * A key written as text is also checked by {@link weakKeyTextReason}.
  */
 export function weakKeyReason(bytes: Uint8Array): string | undefined {
   const distinct = new Set(bytes).size;
@@ -169,7 +195,24 @@ export function weakKeyReason(bytes: Uint8Array): string | undefined {
   const steps = new Set<number>();
   for (let i = 1; i < bytes.length; i++) steps.add((bytes[i]! - bytes[i - 1]! + 256) % 256);
   if (steps.size < MIN_DISTINCT_KEY_BYTES) return 'its bytes follow a simple sequence';
+  if (bytes.every((byte) => byte >= PRINTABLE_ASCII[0] && byte <= PRINTABLE_ASCII[1])) {
+    return 'its bytes are all printable text, like a passphrase';
+  }
   return undefined;
+}
+
+/**
+ * Why a key as written (base64url text, before decoding) is plainly words rather than the
+ * encoding of random bytes, or `undefined` when it passes: a key made only of lower-case letters,
+ * `-` and `_`, or only of upper-case letters, `-` and `_` (then `=` padding), such as
+ * `correcthorsebatterystaplecorrecthorsebatter`. The 43 characters `baton keygen` prints do so
+ * with a probability of about 6.8e-16 (28 of 64 symbols per character, 42 times, and 6 or 7 of
+ * the 16 possible last characters). The reason never quotes the key.
+ */
+export function weakKeyTextReason(text: string): string | undefined {
+  return ONE_CASE_WORDS.test(text)
+    ? 'it is written in letters of one case only, like a passphrase, not base64url of random bytes'
+    : undefined;
 }
 
 function derive(master: Buffer, info: string, length: number): Buffer {

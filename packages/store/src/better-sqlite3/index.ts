@@ -19,9 +19,11 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type {
   ClaimStep,
   ClaimStepResult,
+  DeciderRewrite,
   DecisionFilter,
   DecisionRecord,
   Ledger,
+  LegacyDecider,
   MintTokenRequest,
   NewDecision,
   ParkedRequest,
@@ -36,12 +38,18 @@ import type {
   RedeemTokenResult,
   StepRecord,
 } from '@baton/engine';
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm';
 import { decisionFilterWhere } from '../core/decisionFilter.js';
 import { LedgerError } from '../core/errors.js';
 import { claimParams, mintTokenParams, newDecisionRow, parkParams } from '../core/params.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
-import { toDecisionRecord, toParkedRequest } from '../core/requests.js';
+import {
+  encodeWaitingFor,
+  REWRITE_DECIDERS_BATCH,
+  toDecisionRecord,
+  toLegacyDecider,
+  toParkedRequest,
+} from '../core/requests.js';
 import {
   conflictResult,
   decisionFailure,
@@ -239,6 +247,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     .set({
       status: 'decided',
       decider: sql`${sql.placeholder('decider')}`,
+      deciderName: sql`${sql.placeholder('deciderName')}`,
       content: sql`${sql.placeholder('content')}`,
       decidedAt: sql`${sql.placeholder('now')}`,
     })
@@ -257,6 +266,32 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     .from(decisions)
     .where(and(eq(decisions.id, sql.placeholder('id')), eq(decisions.key, sql.placeholder('key'))))
     .prepare();
+  // Decisions decided before schema 6: the migration left the readable decider in decider_name.
+  const selectLegacyDeciders = db
+    .select({ id: decisions.id, key: decisions.key, deciderName: decisions.deciderName, content: decisions.content })
+    .from(decisions)
+    .where(and(isNull(decisions.decider), isNotNull(decisions.deciderName)))
+    .limit(sql.placeholder('limit'))
+    .prepare();
+  const rewriteDecider = db
+    .update(decisions)
+    .set({
+      decider: sql`${sql.placeholder('decider')}`,
+      deciderName: sql`${sql.placeholder('deciderName')}`,
+      content: sql`${sql.placeholder('content')}`,
+    })
+    .where(
+      and(
+        eq(decisions.id, sql.placeholder('id')),
+        eq(decisions.key, sql.placeholder('key')),
+        isNull(decisions.decider),
+        eq(decisions.deciderName, sql.placeholder('principal')),
+      ),
+    )
+    .prepare();
+  const rewriteDeciders = client.transaction((rows: readonly (LegacyDecider & DeciderRewrite)[]) =>
+    rows.reduce((changed, row) => changed + rewriteDecider.run({ ...row }).changes, 0),
+  );
   const closePending = db
     .update(decisions)
     .set({ status: 'closed' })
@@ -289,7 +324,14 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     );
     if (failure) return failure;
     const bumped = bumpRequest.get({ id, expected, now });
-    const recorded = decide.get({ id, key, decider: decision.decider, content: decision.content, now });
+    const recorded = decide.get({
+      id,
+      key,
+      decider: decision.decider,
+      deciderName: decision.deciderName ?? null,
+      content: decision.content,
+      now,
+    });
     // Checked above under the same lock: a miss here is a broken database, and rolls both back.
     if (bumped === undefined || recorded === undefined) {
       throw new LedgerError(`Recording decision "${key}" of request "${id}" found its rows changed under the lock`);
@@ -476,6 +518,20 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     async closeDecisions(id: string, _now: number): Promise<number> {
       assertOpen();
       return writes.submit(() => closePending.run({ id }).changes);
+    },
+
+    async rewriteLegacyDeciders(rewrite: (legacy: LegacyDecider) => DeciderRewrite): Promise<number> {
+      assertOpen();
+      let total = 0;
+      for (;;) {
+        const legacy = selectLegacyDeciders.all({ limit: REWRITE_DECIDERS_BATCH }).map(toLegacyDecider);
+        if (legacy.length === 0) return total;
+        const rows = legacy.map((row) => ({ ...row, ...rewrite(row) }));
+        const changed = await writes.submit(() => rewriteDeciders.immediate(rows));
+        total += changed;
+        // Nothing matched: another instance rewrote them first (or is doing so); it finishes the rest.
+        if (changed === 0) return total;
+      }
     },
 
     async claimStep(claim: ClaimStep): Promise<ClaimStepResult> {

@@ -78,6 +78,7 @@ export function newDecisionRow(decision: NewDecision): DecisionRecord {
     deadline: decision.deadline,
     status: 'pending',
     decider: null,
+    deciderName: null,
     content: null,
     decidedAt: null,
   };

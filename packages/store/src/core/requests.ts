@@ -7,7 +7,14 @@
  * value this code cannot read (a hand-edited row) is a one-line
  * `LedgerError` naming the row, never a silent default.
  */
-import type { DecisionRecord, DecisionStatus, ParkedRequest, RequestStatus, WaitingFor } from '@baton/engine';
+import type {
+  DecisionRecord,
+  DecisionStatus,
+  LegacyDecider,
+  ParkedRequest,
+  RequestStatus,
+  WaitingFor,
+} from '@baton/engine';
 import { LedgerError } from './errors.js';
 
 const REQUEST_STATUSES: ReadonlySet<string> = new Set<RequestStatus>(['waiting', 'completed', 'expired', 'withdrawn']);
@@ -78,7 +85,21 @@ export function toDecisionRecord(row: StoredDecision): DecisionRecord {
     deadline: row.deadline === null ? null : Number(row.deadline),
     status: row.status as DecisionStatus,
     decider: row.decider,
+    deciderName: row.deciderName,
     content: row.content,
     decidedAt: row.decidedAt === null ? null : Number(row.decidedAt),
   };
+}
+
+/** Legacy deciders (decided before schema 6) read and rewritten per batch by `rewriteLegacyDeciders`. */
+export const REWRITE_DECIDERS_BATCH = 500;
+
+/** A row decided before schema 6 (readable `decider_name`, empty `decider`) as a `LegacyDecider`. */
+export function toLegacyDecider(row: {
+  id: string;
+  key: string;
+  deciderName: string | null;
+  content: string | null;
+}): LegacyDecider {
+  return { id: row.id, key: row.key, principal: row.deciderName ?? '', content: row.content };
 }

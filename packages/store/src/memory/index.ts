@@ -167,7 +167,14 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       for (const decision of list) {
         const key = decisionKey(decision.id, decision.key);
         if (decisions.has(key)) continue;
-        decisions.set(key, { ...decision, status: 'pending', decider: null, content: null, decidedAt: null });
+        decisions.set(key, {
+          ...decision,
+          status: 'pending',
+          decider: null,
+          deciderName: null,
+          content: null,
+          decidedAt: null,
+        });
       }
     },
 
@@ -200,6 +207,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
         ...row!,
         status: 'decided',
         decider: decision.decider,
+        deciderName: decision.deciderName ?? null,
         content: decision.content,
         decidedAt: decision.now,
       });

@@ -22,9 +22,11 @@
 import type {
   ClaimStep,
   ClaimStepResult,
+  DeciderRewrite,
   DecisionFilter,
   DecisionRecord,
   Ledger,
+  LegacyDecider,
   MintTokenRequest,
   NewDecision,
   ParkedRequest,
@@ -39,14 +41,20 @@ import type {
   RedeemTokenResult,
   StepRecord,
 } from '@baton/engine';
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { decisionFilterWhere } from '../core/decisionFilter.js';
 import { LedgerError } from '../core/errors.js';
 import { claimParams, mintTokenParams, newDecisionRow, parkParams } from '../core/params.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
-import { toDecisionRecord, toParkedRequest } from '../core/requests.js';
+import {
+  encodeWaitingFor,
+  REWRITE_DECIDERS_BATCH,
+  toDecisionRecord,
+  toLegacyDecider,
+  toParkedRequest,
+} from '../core/requests.js';
 import {
   conflictResult,
   decisionFailure,
@@ -261,6 +269,30 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     .where(and(eq(requests.requester, sql.placeholder('requester')), gte(requests.updatedAt, sql.placeholder('since'))))
     .orderBy(desc(requests.updatedAt), asc(byCodePoint(requests.id)))
     .prepare('baton_requests_of');
+  // Decisions decided before schema 6: the migration left the readable decider in decider_name.
+  const selectLegacyDeciders = db
+    .select({ id: decisions.id, key: decisions.key, deciderName: decisions.deciderName, content: decisions.content })
+    .from(decisions)
+    .where(and(isNull(decisions.decider), isNotNull(decisions.deciderName)))
+    .limit(sql.placeholder('limit'))
+    .prepare('baton_legacy_deciders');
+  // Only while still legacy: two instances starting at once rewrite a row once.
+  const rewriteDecider = db
+    .update(decisions)
+    .set({
+      decider: sql`${sql.placeholder('decider')}`,
+      deciderName: sql`${sql.placeholder('deciderName')}`,
+      content: sql`${sql.placeholder('content')}`,
+    })
+    .where(
+      and(
+        eq(decisions.id, sql.placeholder('id')),
+        eq(decisions.key, sql.placeholder('key')),
+        isNull(decisions.decider),
+        eq(decisions.deciderName, sql.placeholder('principal')),
+      ),
+    )
+    .prepare('baton_rewrite_decider');
   const closePending = db
     .update(decisions)
     .set({ status: 'closed' })
@@ -449,7 +481,13 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
         if (failure) return failure;
         const recorded = await tx
           .update(decisions)
-          .set({ status: 'decided', decider: decision.decider, content: decision.content, decidedAt: now })
+          .set({
+            status: 'decided',
+            decider: decision.decider,
+            deciderName: decision.deciderName ?? null,
+            content: decision.content,
+            decidedAt: now,
+          })
           .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
           .returning({ key: decisions.key });
         // Closed meanwhile by a writer that takes no request lock (`closeDecisions`): nothing written.
@@ -466,6 +504,22 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     async closeDecisions(id: string, _now: number): Promise<number> {
       assertOpen();
       return (await closePending.execute({ id })).rowCount ?? 0;
+    },
+
+    async rewriteLegacyDeciders(rewrite: (legacy: LegacyDecider) => DeciderRewrite): Promise<number> {
+      assertOpen();
+      let total = 0;
+      for (;;) {
+        const legacy = (await selectLegacyDeciders.execute({ limit: REWRITE_DECIDERS_BATCH })).map(toLegacyDecider);
+        if (legacy.length === 0) return total;
+        let changed = 0;
+        for (const row of legacy) {
+          changed += (await rewriteDecider.execute({ ...row, ...rewrite(row) })).rowCount ?? 0;
+        }
+        total += changed;
+        // Nothing matched: another instance rewrote them first (or is doing so); it finishes the rest.
+        if (changed === 0) return total;
+      }
     },
 
     async claimStep(claim: ClaimStep): Promise<ClaimStepResult> {

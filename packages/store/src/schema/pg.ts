@@ -149,7 +149,9 @@ export const requests = pgTable(
  * Decisions requested of someone other than the requester: one row per (request id, key),
  * `pending` until recorded once (`decided`, with the decider, the content and the time) or
  * closed with its request. `role` null means only the flow's predicate says who may decide.
- * `content` is stored as the engine hands it (opaque here). Pruned with their request.
+ * `decider` is a keyed hash of the principal, like `requester`; the readable `decider_name` is
+ * stored only when the operator opts in. `content` is stored as the engine hands it (sealed,
+ * opaque here). Pruned with their request.
  */
 export const decisions = pgTable(
   'baton_decisions',
@@ -174,8 +176,13 @@ export const decisions = pgTable(
     deadline: bigint('deadline', { mode: 'number' }),
     /** `pending`, `decided` or `closed`. */
     status: text('status').notNull(),
-    /** The decider's principal, once decided. */
+    /**
+     * Keyed hash of the decider's principal (base64url), once decided; never the principal itself
+     * (schema 6; a row decided before it has null here until the engine rewrites it).
+     */
     decider: text('decider'),
+    /** The decider's readable principal, only when the operator opts in; else null (schema 6). */
+    deciderName: text('decider_name'),
     /** The decision's content as the engine stored it, once decided. */
     content: text('content'),
     /** When it was decided (ms). */

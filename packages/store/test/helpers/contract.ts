@@ -411,6 +411,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
             ...decisionRequest(id, 'manager_approval'),
             status: 'pending',
             decider: null,
+            deciderName: null,
             content: null,
             decidedAt: null,
           },
@@ -418,6 +419,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
             ...decisionRequest(id, 'legal', { role: null, deadline: null, message: 'Legal? ✓', requestedAt: T0 + 1 }),
             status: 'pending',
             decider: null,
+            deciderName: null,
             content: null,
             decidedAt: null,
           },
@@ -548,7 +550,25 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           await recordDecision({ id, key: 'manager_approval', decider: 'carol', content: 'no', now: T0 + DAY }),
         ).toEqual({ status: 'already_decided' });
         expect(await ledger.listDecisions({ id })).toEqual([
-          { ...decisionRequest(id, 'manager_approval'), status: 'decided', decider: 'bob', content, decidedAt: T0 + 7 },
+          {
+            ...decisionRequest(id, 'manager_approval'),
+            status: 'decided',
+            decider: 'bob',
+            deciderName: null,
+            content,
+            decidedAt: T0 + 7,
+          },
+        ]);
+      });
+
+      it('records the readable decider only when given one (names stored), beside the hash', async () => {
+        const id = newId();
+        await requestDecisions([decisionRequest(id, 'a'), decisionRequest(id, 'b')]);
+        await recordDecision({ id, key: 'a', decider: 'h-bob', deciderName: 'bob', content: 'c', now: T0 + 1 });
+        await recordDecision({ id, key: 'b', decider: 'h-carol', deciderName: null, content: 'c', now: T0 + 1 });
+        expect((await ledger.listDecisions({ id })).map((d) => [d.key, d.decider, d.deciderName])).toEqual([
+          ['a', 'h-bob', 'bob'],
+          ['b', 'h-carol', null],
         ]);
       });
 
