@@ -508,6 +508,7 @@ describe('inspect: instances recorded in SQLite by the real runner', () => {
       at: 1000,
       ms: 1,
       principal: 'aGFzaA',
+      via: 'call',
       before: null,
       after: 'awaitingApproval',
       path: ['awaitingApproval'],

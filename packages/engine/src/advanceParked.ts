@@ -8,7 +8,7 @@
  * the requester's reply.
  */
 import type { EventObject } from 'xstate';
-import type { AuditAnswer } from './audit.js';
+import type { AuditAnswer, AuditVia } from './audit.js';
 import type { RunnerCore } from './core.js';
 import type { Flow, FlowResult } from './flow.js';
 import { currentBody, recordedDecisions, type Step, step } from './instance.js';
@@ -34,13 +34,16 @@ export function resultText(result: FlowResult | undefined): string {
 
 /**
  * Advance a parked flow from its latest state: deliver the recorded decisions it awaits (and
- * `event`), run it to its next wait or end, write it back; replayed on a conflict.
+ * `event`), run it to its next wait or end, write it back; replayed on a conflict. The round is
+ * recorded in the audit trail as run by `caller`'s call `via` (the decider's `decide`, the
+ * requester's `withdraw`).
  */
 export async function advance(
   core: RunnerCore,
   flow: Flow,
   id: string,
   caller: string,
+  via: Exclude<AuditVia, 'call' | 'resume'>,
   event?: EventObject,
 ): Promise<Step | undefined> {
   const { codec, log } = core;
@@ -81,6 +84,7 @@ export async function advance(
       round: blob.r + 1,
       started,
       principal: caller,
+      via,
       before: body.s[0],
       path,
       asked: result.type === 'ask' ? result.end.asked : [],

@@ -7,7 +7,7 @@
  * `decide.ts`, `requestTools.ts`, `requestAccess.ts`, `advanceParked.ts`) use it. Internal: nothing here is exported from the package.
  */
 import type { AnyActorRef, EventObject, StateValue } from 'xstate';
-import type { AuditAnswer, AuditOutcome } from './audit.js';
+import type { AuditAnswer, AuditOutcome, AuditVia } from './audit.js';
 import { canonicalJson } from './codec/canonicalJson.js';
 import type { RequestStateCodec } from './codec/types.js';
 import type { Flow } from './flow.js';
@@ -59,6 +59,8 @@ export interface AuditRound {
   readonly started: number;
   /** The caller's principal (hashed before it is written). */
   readonly principal: string;
+  /** Whose call ran the round. */
+  readonly via: AuditVia;
   readonly before: StateValue | null;
   readonly path: readonly StateValue[];
   readonly asked: readonly string[];

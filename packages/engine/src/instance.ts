@@ -168,7 +168,12 @@ export interface StepInput {
   readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
   readonly answers: Answers;
   readonly inject?: Parameters<RunnerCore['play']>[0]['inject'];
-  readonly audit: { received: import('./audit.js').AuditAnswer[]; path: import('xstate').StateValue[] };
+  readonly audit: {
+    received: import('./audit.js').AuditAnswer[];
+    path: import('xstate').StateValue[];
+    /** The state the round found on the parked request (set by `requesterRound`; the audit's `before`). */
+    before?: import('xstate').StateValue;
+  };
 }
 
 /**
@@ -378,7 +383,12 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
         throw new InvalidRequestStateError('bad_integrity');
       }
       round = Math.max(round, blob.r + 1);
-      if (row.status !== 'waiting') return finalOutcome(blob, base(round), row.status);
+      request.audit.before ??= blob.s.s[0];
+      if (row.status !== 'waiting') {
+        // Ended by another call: the audit trail records the state it ended in.
+        if (request.audit.path.length === 0) request.audit.path.push(blob.s.s[0]);
+        return finalOutcome(blob, base(round), row.status);
+      }
       const body = currentBody(flow, blob);
       if (!body) return stale(core, flow, base(round));
       parked = { row, blob: { ...blob, s: body } };

@@ -124,7 +124,7 @@ export async function withdraw(core: RunnerCore, request: WithdrawRequest): Prom
       `Request ${row.id} cannot be withdrawn now: "${flow.name}" has no withdrawal path (${WITHDRAW_EVENT}) where it stands. Nothing changed.`,
     );
   }
-  const result = await advance(core, flow, row.id, context.principal, event);
+  const result = await advance(core, flow, row.id, context.principal, 'withdraw', event);
   if (!result) {
     const now = await core.ledger!.getRequest(row.id);
     return no(`Request ${row.id} has ended (${now?.status ?? 'gone'}) meanwhile: it was not withdrawn.`);

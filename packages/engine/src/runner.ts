@@ -19,7 +19,7 @@ import {
   type Snapshot,
   type StateValue,
 } from 'xstate';
-import type { AuditAnswer, AuditLog } from './audit.js';
+import type { AuditAnswer, AuditLog, AuditVia } from './audit.js';
 import { randomBytesFromPool } from './codec/randomPool.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from './codec/types.js';
 import { expandSnapshot, toPersistedState } from './compactSnapshot.js';
@@ -48,7 +48,7 @@ import {
   redactArgs,
   stableInspector,
 } from './inspection.js';
-import { requesterRound } from './instance.js';
+import { type RequesterRound, requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { Ledger, ParkedRequest } from './ledger.js';
 import { isLedgerUnavailable, releaseAfterOutage } from './ledgerOutage.js';
@@ -440,6 +440,7 @@ export function createRunner(options: RunnerOptions): Runner {
           at: round.started,
           ms: now() - round.started,
           principal: codec.digest(round.principal, 'audit-principal'),
+          via: round.via,
           before: round.before,
           after: round.path.length > 0 ? round.path[round.path.length - 1]! : null,
           path: round.path,
@@ -535,7 +536,7 @@ export function createRunner(options: RunnerOptions): Runner {
 
   /**
    * Serve one round of `flow` for `binding`: from a presented state, a fresh start, or (resume)
-   * the parked request `resumeRow`.
+   * the parked request `resumeRow`. `via`: whose call it is, for the audit trail.
    */
   async function serve(
     flow: Flow,
@@ -544,6 +545,7 @@ export function createRunner(options: RunnerOptions): Runner {
     requestState: string | undefined,
     inputResponses: Readonly<Record<string, unknown>> | undefined,
     resumeRow?: ParkedRequest,
+    via: AuditVia = 'call',
   ): Promise<RoundOutcome> {
     const started = now();
     // 1-2. Verify the envelope, its binding and the definition.
@@ -553,6 +555,8 @@ export function createRunner(options: RunnerOptions): Runner {
     const base = { flow: flow.name, fid, round };
     const path: StateValue[] = [];
     const received: AuditAnswer[] = [];
+    // A round on a parked instance says there which state it found (see `RequesterRound.audit`).
+    let audited: RequesterRound['audit'] | undefined;
 
     // Restore the machine to check the snapshot and find the keys the state awaits (nothing runs
     // before start()). A round that plays this very body unobserved plays this actor after
@@ -611,6 +615,7 @@ export function createRunner(options: RunnerOptions): Runner {
         const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
         outcome = { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
       } else if ((flow.decisions.length > 0 || flow.steps.length > 0) && ledger) {
+        audited = { received, path };
         outcome = await requesterRound(core, {
           flow,
           binding,
@@ -621,7 +626,7 @@ export function createRunner(options: RunnerOptions): Runner {
           input: parsedArgs?.data,
           answers,
           ...(resumeRow ? { resumeRow } : {}),
-          audit: { received, path },
+          audit: audited,
         });
       } else {
         const end = await core.play({
@@ -670,7 +675,8 @@ export function createRunner(options: RunnerOptions): Runner {
         round: outcome.round,
         started,
         principal: context.principal,
-        before: opened ? opened.body.s[0] : null,
+        via,
+        before: audited?.before ?? (opened ? opened.body.s[0] : null),
         path,
         asked: outcome.type === 'input_required' ? Object.keys(outcome.inputRequests) : [],
         received,
@@ -685,7 +691,7 @@ export function createRunner(options: RunnerOptions): Runner {
 
   const tools = createDecisionTools(core, {
     resume: (flow, binding, context, requestState, inputResponses, row) =>
-      serve(flow, binding, context, requestState, inputResponses, row),
+      serve(flow, binding, context, requestState, inputResponses, row, 'resume'),
   });
   const awaitsDecisions = [...flows.values()].some((flow) => flow.decisions.length > 0);
   const hasDurableSteps = [...flows.values()].some((flow) => flow.steps.length > 0);

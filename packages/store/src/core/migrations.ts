@@ -14,9 +14,10 @@ import { LedgerSchemaError } from './errors.js';
  * The ledger schema version this code reads and writes (set in `baton_meta` by the
  * migrations): 1, the ledger tables; 2, the audit trail (`baton_audit`); 3, parked requests
  * and the decisions they wait for (`baton_requests`, `baton_decisions`); 4, durable steps
- * (`baton_steps`); 5, the audit trail's arguments, readable principal and state expiry.
+ * (`baton_steps`); 5, the audit trail's arguments, readable principal and state expiry; 6, whose
+ * call ran each audited round (`via`).
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** drizzle's bookkeeping table for the ledger's migrations (kept apart from any app's own). */
 export const MIGRATIONS_TABLE = '__baton_migrations';
