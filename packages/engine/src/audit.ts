@@ -70,9 +70,16 @@ export interface AuditEntry {
   readonly ms: number;
   /** Keyed hash of the principal (base64url), never the raw id. */
   readonly principal: string;
-  /** State value restored at the start of the round (`null` on the first round). */
+  /**
+   * State value restored at the start of the round (`null` on the first round, and on a
+   * `baton_resume` of a request that had already ended).
+   */
   readonly before: StateValue | null;
-  /** State value at the end of the round. */
+  /**
+   * State value at the end of the round; `null` when the round found the instance ended by
+   * another call's round (a decider's while the requester's call held): that entry has the state
+   * it ended in.
+   */
   readonly after: StateValue | null;
   /** Every state value the machine passed through in this round, in order. */
   readonly path: readonly StateValue[];

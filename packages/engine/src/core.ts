@@ -62,6 +62,8 @@ export interface AuditRound {
   /** Whose call ran the round. */
   readonly via: AuditVia;
   readonly before: StateValue | null;
+  /** The state it ended in; default: the last of `path`. `null`: another call's round ended the instance. */
+  readonly after?: StateValue | null;
   readonly path: readonly StateValue[];
   readonly asked: readonly string[];
   readonly received: readonly AuditAnswer[];

@@ -171,8 +171,19 @@ export interface StepInput {
   readonly audit: {
     received: import('./audit.js').AuditAnswer[];
     path: import('xstate').StateValue[];
-    /** The state the round found on the parked request (set by `requesterRound`; the audit's `before`). */
+    /** The state the round first found on the parked request (set by `requesterRound`; the audit's `before`). */
     before?: import('xstate').StateValue;
+    /**
+     * `null` when the round found the request ended by another call's round (a decider's, say),
+     * which has the state it ended in: this round cannot know it (set by `requesterRound`).
+     */
+    after?: null;
+    /**
+     * The number the round was served under: its first attempt's (set by `requesterRound`). A
+     * replay from a newer parked state mints later numbers, but the round began before the other
+     * call's round that moved the request, and its audit entry says so.
+     */
+    round?: number;
   };
 }
 
@@ -383,12 +394,12 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
         throw new InvalidRequestStateError('bad_integrity');
       }
       round = Math.max(round, blob.r + 1);
-      request.audit.before ??= blob.s.s[0];
       if (row.status !== 'waiting') {
-        // Ended by another call: the audit trail records the state it ended in.
-        if (request.audit.path.length === 0) request.audit.path.push(blob.s.s[0]);
+        // Ended by another call's round, which the audit trail has with the state it ended in.
+        request.audit.after = null;
         return finalOutcome(blob, base(round), row.status);
       }
+      request.audit.before ??= blob.s.s[0];
       const body = currentBody(flow, blob);
       if (!body) return stale(core, flow, base(round));
       parked = { row, blob: { ...blob, s: body } };
@@ -413,6 +424,7 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
           args: parked.blob.b.a,
         }
       : binding;
+    request.audit.round ??= round;
     const result = await step(core, {
       flow,
       parked,

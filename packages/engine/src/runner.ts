@@ -442,7 +442,8 @@ export function createRunner(options: RunnerOptions): Runner {
           principal: codec.digest(round.principal, 'audit-principal'),
           via: round.via,
           before: round.before,
-          after: round.path.length > 0 ? round.path[round.path.length - 1]! : null,
+          after:
+            round.after !== undefined ? round.after : round.path.length > 0 ? round.path[round.path.length - 1]! : null,
           path: round.path,
           asked: round.asked,
           received: round.received,
@@ -672,11 +673,12 @@ export function createRunner(options: RunnerOptions): Runner {
       await core.audit({
         flow,
         fid,
-        round: outcome.round,
+        round: audited?.round ?? outcome.round,
         started,
         principal: context.principal,
         via,
         before: audited?.before ?? (opened ? opened.body.s[0] : null),
+        ...(audited?.after === null ? { after: null } : {}),
         path,
         asked: outcome.type === 'input_required' ? Object.keys(outcome.inputRequests) : [],
         received,
