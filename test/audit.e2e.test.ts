@@ -118,7 +118,9 @@ describe('the audit trail of a purchase order decided by someone else', () => {
     const bob = await as('bob');
     const decided = await bob.callTool({ name: 'baton_decide', arguments: { id } });
     expect(decided.isError).toBeFalsy();
-    expect(textOf(decided)).toMatch(/^Recorded approval on request .* The flow has ended: Order PO-PAPER-3-\S+ placed\.$/);
+    expect(textOf(decided)).toMatch(
+      /^Recorded approval on request .* The flow has ended: Order PO-PAPER-3-\S+ placed\.$/,
+    );
     const resumed = await alice.callTool({ name: 'baton_resume', arguments: { id } });
     expect(textOf(resumed)).toMatch(/^Order PO-PAPER-3-\S+ placed\.$/);
 
@@ -167,7 +169,12 @@ describe('the audit trail of a purchase order decided by someone else', () => {
     );
     expect(one.rounds[calls].edges.length).toBeGreaterThanOrEqual(2);
     expect(one.details.decisions).toEqual([
-      expect.objectContaining({ key: 'approval', status: 'decided', deciderHash: decide.principal, round: decide.round }),
+      expect.objectContaining({
+        key: 'approval',
+        status: 'decided',
+        deciderHash: decide.principal,
+        round: decide.round,
+      }),
     ]);
   }, 90_000);
 

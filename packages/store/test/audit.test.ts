@@ -165,7 +165,14 @@ function auditContract(name: string, open: (options: AuditLogOptions) => Promise
       const mine = [1, 2, 3, 4].map((round) => entry({ fid, round }));
       for (const round of mine) await log.append(round);
       // A decider's round, numbered from the parked state while the requester's calls went on.
-      const decided = entry({ fid, round: 3, at: T0 + 3500, via: 'decide', principal: 'ZGVjaWRlcg', outcome: 'complete' });
+      const decided = entry({
+        fid,
+        round: 3,
+        at: T0 + 3500,
+        via: 'decide',
+        principal: 'ZGVjaWRlcg',
+        outcome: 'complete',
+      });
       await log.append(decided);
       // Its retry is still a retry (ignored), though it now lives under another number.
       await log.append(decided);
@@ -179,7 +186,12 @@ function auditContract(name: string, open: (options: AuditLogOptions) => Promise
       await Promise.all(racing.flatMap((round) => [log.append(round), log.append(round)]));
       const after = await log.rounds(fid);
       expect(after.map((e) => e.round)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-      expect(after.slice(6).map((e) => e.at).sort()).toEqual(racing.map((e) => e.at));
+      expect(
+        after
+          .slice(6)
+          .map((e) => e.at)
+          .sort(),
+      ).toEqual(racing.map((e) => e.at));
     });
 
     it('lists instances newest first, with their rounds, first and last time, and last outcome', async () => {
