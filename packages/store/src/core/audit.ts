@@ -2,8 +2,10 @@
  * What the audit-log drivers share: the row an entry becomes (JSON text for
  * state values, paths, asked keys and answers, so every driver round-trips
  * them byte for byte), the checks an entry must pass before it is written,
- * the options and defaults (retention, pruning schedule), and the rule that a
- * failed append never reaches the caller's round: it is reported as one line
+ * the options and defaults (retention, pruning schedule), what makes an
+ * append a retry of one already kept (an entry whose round number another
+ * call's round took is not one: the drivers number it after the instance's
+ * last), and the rule that a failed append never reaches the caller's round: it is reported as one line
  * on stderr naming the flow, the round and the error's class, never a value.
  */
 import type { AuditEntry, AuditInstance, AuditLog, AuditOutcome, AuditVia } from '@baton/engine';
