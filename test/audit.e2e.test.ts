@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
-import type { Client } from '@modelcontextprotocol/client';
+import type { Client, ElicitResult } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliArgs, connectHttp, ROOT, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
 
@@ -73,7 +73,7 @@ afterAll(async () => {
 async function as(name: 'alice' | 'bob', approve = true): Promise<Client> {
   const { client } = await connectHttp(server.url, {
     token: token(name),
-    elicit: () =>
+    elicit: (): ElicitResult =>
       name === 'alice'
         ? { action: 'accept', content: { item: 'paper', quantity: 3 } }
         : { action: 'accept', content: { approve } },

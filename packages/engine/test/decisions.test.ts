@@ -678,11 +678,11 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
         if (Date.now() > until) throw new Error('the request was not parked in time');
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
-      const [{ id }] = await runner.inbox(bob);
-      expect(text(await decideAll(runner, bob, id!, { approve: true }))).toMatch(/^Recorded/);
+      const id = (await runner.inbox(bob))[0]!.id;
+      expect(text(await decideAll(runner, bob, id, { approve: true }))).toMatch(/^Recorded/);
       expect(text(await held)).toBe('Expense of 250 approved.');
 
-      const rounds = await audit.rounds(id!);
+      const rounds = await audit.rounds(id);
       expect(rounds.map((r) => [r.round, r.via, r.before, r.path, r.after])).toEqual([
         // Alice's round began first and parked the request; another call's round ended it.
         [1, 'call', null, ['manager'], null],
