@@ -425,6 +425,7 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
         }
       : binding;
     request.audit.round ??= round;
+    const recorded = [request.audit.path.length, request.audit.received.length] as const;
     const result = await step(core, {
       flow,
       parked,
@@ -439,6 +440,9 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
       audit: request.audit,
     });
     if (result.type === 'conflict') {
+      // Nothing of this attempt was written: the audit trail records the replay's path only.
+      request.audit.path.length = recorded[0];
+      request.audit.received.length = recorded[1];
       row = await ledger.getRequest(fid);
       answers = readAnswers(undefined);
       continue;

@@ -45,7 +45,6 @@ function setStatus(message) {
   document.getElementById('status').textContent = message ?? '';
 }
 
-/** A state value as text: `a`, `a.b`, or `a.b, c.d` for parallel states. */
 /** Whose call ran a round, for people (an unknown value shows as is). */
 const VIA_TEXT = {
   call: 'requester',
@@ -65,6 +64,7 @@ function pathText(round) {
   return values.filter((v, i) => i === 0 || v !== values[i - 1]).join(' → ');
 }
 
+/** A state value as text: `a`, `a.b`, or `a.b, c.d` for parallel states. */
 function valueText(value) {
   if (value === null || value === undefined) return '∅';
   if (typeof value === 'string') return value;
