@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInspectHandler, describeInstance, flowGraph, serveInspect } from '@baton/adapters';
-import { type AuditEntry, createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
+import { type AuditEntry, createRequestStateCodec, createRunner, generateKey, type ParkedRequest } from '@baton/engine';
 import { allStates } from '@baton/engine/testing';
 import { createMemoryLedger, openAuditLog, openLedger } from '@baton/store';
 import { describe, expect, it } from 'vitest';
@@ -555,7 +555,8 @@ describe('inspect: instances recorded in SQLite by the real runner', () => {
     });
   });
   it("describeInstance: a call that completed with 'waiting' leaves it waiting; another call's round ends it", () => {
-    const row = {
+    const row: ParkedRequest = {
+      status: 'waiting',
       id: 'f2',
       flow: 'expense_approval',
       requester: 'aGFzaA',
@@ -586,7 +587,7 @@ describe('inspect: instances recorded in SQLite by the real runner', () => {
     });
     // The requester's call ran out of wait: its round completed, the request is still parked.
     const waited = [entry(1, { before: null })];
-    const status = (rounds: AuditEntry[], request?: object) =>
+    const status = (rounds: AuditEntry[], request?: ParkedRequest) =>
       describeInstance({ flow: expenseApproval, rounds, now: 0, ...(request ? { request } : {}) }).status;
     expect(status(waited, { ...row, status: 'waiting' }).state).toBe('waiting');
     expect(status(waited).state).toBe('waiting'); // from the audit alone: manager awaits a decision
