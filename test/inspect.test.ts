@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInspectHandler, describeInstance, flowGraph, serveInspect } from '@baton/adapters';
-import { type AuditEntry, createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
+import { type AuditEntry, createRequestStateCodec, createRunner, generateKey, type ParkedRequest } from '@baton/engine';
 import { allStates } from '@baton/engine/testing';
 import { createMemoryLedger, openAuditLog, openLedger } from '@baton/store';
 import { describe, expect, it } from 'vitest';
@@ -508,6 +508,7 @@ describe('inspect: instances recorded in SQLite by the real runner', () => {
       at: 1000,
       ms: 1,
       principal: 'aGFzaA',
+      via: 'call',
       before: null,
       after: 'awaitingApproval',
       path: ['awaitingApproval'],
@@ -551,6 +552,55 @@ describe('inspect: instances recorded in SQLite by the real runner', () => {
     ).toEqual({
       hash: 'aGFzaA',
       name: 'alice',
+    });
+  });
+  it("describeInstance: a call that completed with 'waiting' leaves it waiting; another call's round ends it", () => {
+    const row: ParkedRequest = {
+      status: 'waiting',
+      id: 'f2',
+      flow: 'expense_approval',
+      requester: 'aGFzaA',
+      requesterName: null,
+      waitingFor: [{ key: 'manager_approval', role: 'manager' }],
+      state: '',
+      version: 2,
+      createdAt: 0,
+      updatedAt: 0,
+      expiresAt: 0,
+    };
+    const entry = (round: number, extra: Partial<AuditEntry>): AuditEntry => ({
+      fid: 'f2',
+      flow: 'expense_approval',
+      hash: expenseApproval.hash,
+      round,
+      at: round * 1000,
+      ms: 1,
+      principal: 'aGFzaA',
+      via: 'call',
+      before: 'manager',
+      after: 'manager',
+      path: ['manager'],
+      asked: [],
+      received: [],
+      outcome: 'complete',
+      ...extra,
+    });
+    // The requester's call ran out of wait: its round completed, the request is still parked.
+    const waited = [entry(1, { before: null })];
+    const status = (rounds: AuditEntry[], request?: ParkedRequest) =>
+      describeInstance({ flow: expenseApproval, rounds, now: 0, ...(request ? { request } : {}) }).status;
+    expect(status(waited, { ...row, status: 'waiting' }).state).toBe('waiting');
+    expect(status(waited).state).toBe('waiting'); // from the audit alone: manager awaits a decision
+    // A decider's round ended it; the requester's resume found it ended (after: null).
+    const ended = [
+      ...waited,
+      entry(2, { via: 'decide', principal: 'Ym9i', path: ['manager', 'approved'], after: 'approved' }),
+      entry(3, { via: 'resume', before: null, after: null, path: [] }),
+    ];
+    expect(status(ended, { ...row, status: 'completed', waitingFor: [] })).toEqual({
+      state: 'finished',
+      finalState: 'approved',
+      text: 'finished in approved',
     });
   });
 });

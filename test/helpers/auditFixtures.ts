@@ -36,7 +36,12 @@ export function memoryAuditLog(entries: AuditEntry[] = []): AuditLog & { entries
 }
 
 const T0 = Date.UTC(2026, 10, 29, 9, 30, 0);
-const base = { flow: deployProduction.name, hash: deployProduction.hash, principal: 'cHJpbmNpcGFsLWhhc2g' };
+const base = {
+  flow: deployProduction.name,
+  hash: deployProduction.hash,
+  principal: 'cHJpbmNpcGFsLWhhc2g',
+  via: 'call' as const,
+};
 
 /** `deploy_production` confirmed and ticketed: planning -> awaitingApproval, then -> confirmed -> deployed. */
 export const DEPLOYED_FID = 'fi_deploy_ok_7Qx2';

@@ -45,7 +45,13 @@ export const nested = defineFlow({
 
 /** Two recorded rounds of `nested_demo`: both regions ask, then both answers finish it. */
 export function recordedNestedEntries(): AuditEntry[] {
-  const base = { fid: 'fi_nested_1', flow: nested.name, hash: nested.hash, principal: 'cHJpbmNpcGFs' };
+  const base = {
+    fid: 'fi_nested_1',
+    flow: nested.name,
+    hash: nested.hash,
+    principal: 'cHJpbmNpcGFs',
+    via: 'call' as const,
+  };
   const asking = { gather: { left: 'askName', right: 'waiting' } };
   return [
     {

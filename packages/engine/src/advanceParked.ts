@@ -8,7 +8,7 @@
  * the requester's reply.
  */
 import type { EventObject } from 'xstate';
-import type { AuditAnswer } from './audit.js';
+import type { AuditAnswer, AuditVia } from './audit.js';
 import type { RunnerCore } from './core.js';
 import type { Flow, FlowResult } from './flow.js';
 import { currentBody, recordedDecisions, type Step, step } from './instance.js';
@@ -45,6 +45,7 @@ export async function advance(
   flow: Flow,
   id: string,
   caller: string,
+  via: Exclude<AuditVia, 'call' | 'resume'>,
   event?: EventObject,
   proceed?: (decisions: readonly DecisionRecord[]) => boolean,
 ): Promise<Step | undefined> {
@@ -88,6 +89,7 @@ export async function advance(
       round: blob.r + 1,
       started,
       principal: caller,
+      via,
       before: body.s[0],
       path,
       asked: result.type === 'ask' ? result.end.asked : [],

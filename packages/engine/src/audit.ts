@@ -8,11 +8,26 @@
  * (recorded only with `auditValues`, sensitive context paths redacted). Principals appear as
  * keyed hashes: the round's caller, and the decider of each decision the round delivered; the
  * caller's readable id only when the runner stores principal names (`storePrincipalNames`).
+ * Every round that moves an instance is recorded, whoever's call runs it (`via`): a parked
+ * flow advanced by a decider's `baton_decide` or its requester's `baton_withdraw` has its
+ * round here as much as the requester's own calls and `baton_resume`.
  */
 import type { StateValue } from 'xstate';
 
 /** How a round ended, as the audit trail records it. */
 export type AuditOutcome = 'complete' | 'input_required' | 'error';
+
+/**
+ * Whose call ran a round:
+ * - `call`: the requester's own call of the flow's tool (every round before schema 6 reads so);
+ * - `decide`: a decider's `baton_decide`, which recorded a decision and advanced the parked flow;
+ * - `resume`: the requester's `baton_resume` of a parked flow;
+ * - `withdraw`: the requester's `baton_withdraw`, which delivered the withdrawal event.
+ *
+ * An open list: later versions add values (the scheduler firing a due timer, task updates,
+ * events, operators), so a reader must accept a value it does not know (shown as is).
+ */
+export type AuditVia = 'call' | 'decide' | 'resume' | 'withdraw';
 
 /** One answer a round received. */
 export interface AuditAnswer {
@@ -41,17 +56,30 @@ export interface AuditEntry {
   readonly flow: string;
   /** The flow's definition hash when the round ran. */
   readonly hash: string;
-  /** 1 for the first request of the run. */
+  /**
+   * 1 for the first request of the run; unique within the instance and increasing in the order
+   * the rounds were recorded. A round run by another call (`via`) while the requester's call held
+   * the same number is numbered after the instance's last entry (see {@link AuditLog.append}).
+   */
   readonly round: number;
+  /** Whose call ran the round. */
+  readonly via: AuditVia;
   /** When the round started (ms since epoch). */
   readonly at: number;
   /** How long it took (ms). */
   readonly ms: number;
   /** Keyed hash of the principal (base64url), never the raw id. */
   readonly principal: string;
-  /** State value restored at the start of the round (`null` on the first round). */
+  /**
+   * State value restored at the start of the round (`null` on the first round, and on a
+   * `baton_resume` of a request that had already ended).
+   */
   readonly before: StateValue | null;
-  /** State value at the end of the round. */
+  /**
+   * State value at the end of the round; `null` when the round found the instance ended by
+   * another call's round (a decider's while the requester's call held): that entry has the state
+   * it ended in.
+   */
   readonly after: StateValue | null;
   /** Every state value the machine passed through in this round, in order. */
   readonly path: readonly StateValue[];
@@ -85,7 +113,11 @@ export interface AuditInstance {
 
 /** Where audit entries go. Writes must not throw into the round: implementations log their failures. */
 export interface AuditLog {
-  /** Append one round's entry. */
+  /**
+   * Append one round's entry. An entry equal to one already kept (same `fid`, `at`, `principal`
+   * and `via`: a retried append) is ignored; an entry whose `round` another entry of the instance
+   * already holds is kept too, numbered after the instance's last entry, so no round is lost.
+   */
   append(entry: AuditEntry): Promise<void>;
   /** Recent instances, newest first. */
   instances(options?: { flow?: string; limit?: number }): Promise<AuditInstance[]>;

@@ -7,7 +7,8 @@
  * `decide.ts`, `requestTools.ts`, `requestAccess.ts`, `advanceParked.ts`) use it. Internal: nothing here is exported from the package.
  */
 import type { AnyActorRef, EventObject, StateValue } from 'xstate';
-import type { AuditAnswer, AuditOutcome } from './audit.js';
+import type { AuditAnswer, AuditOutcome, AuditVia } from './audit.js';
+import { canonicalJson } from './codec/canonicalJson.js';
 import type { RequestStateCodec } from './codec/types.js';
 import type { Flow } from './flow.js';
 import type { Ledger } from './ledger.js';
@@ -60,7 +61,11 @@ export interface AuditRound {
   readonly started: number;
   /** The caller's principal (hashed before it is written). */
   readonly principal: string;
+  /** Whose call ran the round. */
+  readonly via: AuditVia;
   readonly before: StateValue | null;
+  /** The state it ended in; default: the last of `path`. `null`: another call's round ended the instance. */
+  readonly after?: StateValue | null;
   readonly path: readonly StateValue[];
   readonly asked: readonly string[];
   readonly received: readonly AuditAnswer[];

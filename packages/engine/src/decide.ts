@@ -312,7 +312,7 @@ async function record(
   // it, since the next round of the request (requester, resume, another decision) delivers it.
   let result: Awaited<ReturnType<typeof advance>>;
   try {
-    result = await advance(core, flow, row.id, context.principal);
+    result = await advance(core, flow, row.id, context.principal, 'decide');
   } catch (error) {
     if (!isLedgerUnavailable(error)) throw error;
     core.log({ type: 'flow_error', flow: flow.name, fid: row.id, error });

@@ -8,7 +8,7 @@
  * requests, resume, withdraw). No transport, no database:
  * see `@baton/store` for ledgers and `@baton/adapters` for the MCP SDK.
  */
-export type { AuditAnswer, AuditEntry, AuditInstance, AuditLog, AuditOutcome } from './audit.js';
+export type { AuditAnswer, AuditEntry, AuditInstance, AuditLog, AuditOutcome, AuditVia } from './audit.js';
 export {
   type CodecMode,
   createKeyRing,

@@ -168,7 +168,23 @@ export interface StepInput {
   readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
   readonly answers: Answers;
   readonly inject?: Parameters<RunnerCore['play']>[0]['inject'];
-  readonly audit: { received: import('./audit.js').AuditAnswer[]; path: import('xstate').StateValue[] };
+  readonly audit: {
+    received: import('./audit.js').AuditAnswer[];
+    path: import('xstate').StateValue[];
+    /** The state the round first found on the parked request (set by `requesterRound`; the audit's `before`). */
+    before?: import('xstate').StateValue;
+    /**
+     * `null` when the round found the request ended by another call's round (a decider's, say),
+     * which has the state it ended in: this round cannot know it (set by `requesterRound`).
+     */
+    after?: null;
+    /**
+     * The number the round was served under: its first attempt's (set by `requesterRound`). A
+     * replay from a newer parked state mints later numbers, but the round began before the other
+     * call's round that moved the request, and its audit entry says so.
+     */
+    round?: number;
+  };
 }
 
 /**
@@ -378,7 +394,12 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
         throw new InvalidRequestStateError('bad_integrity');
       }
       round = Math.max(round, blob.r + 1);
-      if (row.status !== 'waiting') return finalOutcome(blob, base(round), row.status);
+      if (row.status !== 'waiting') {
+        // Ended by another call's round, which the audit trail has with the state it ended in.
+        request.audit.after = null;
+        return finalOutcome(blob, base(round), row.status);
+      }
+      request.audit.before ??= blob.s.s[0];
       const body = currentBody(flow, blob);
       if (!body) return stale(core, flow, base(round));
       parked = { row, blob: { ...blob, s: body } };
@@ -395,6 +416,8 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
       from = request.presented ?? { input: request.input };
     }
     const requester = parked ? requesterBinding(flow.name, parked.blob) : binding;
+    request.audit.round ??= round;
+    const recorded = [request.audit.path.length, request.audit.received.length] as const;
     const result = await step(core, {
       flow,
       parked,
@@ -409,6 +432,9 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
       audit: request.audit,
     });
     if (result.type === 'conflict') {
+      // Nothing of this attempt was written: the audit trail records the replay's path only.
+      request.audit.path.length = recorded[0];
+      request.audit.received.length = recorded[1];
       row = await ledger.getRequest(fid);
       answers = readAnswers(undefined);
       continue;

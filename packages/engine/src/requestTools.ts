@@ -136,7 +136,7 @@ export async function withdraw(core: RunnerCore, request: WithdrawRequest): Prom
   const before = decided(await ledger.listDecisions({ id: row.id }));
   const undelivered = before.filter((key) => !delivered.has(key));
   if (undelivered.length > 0) {
-    const settled = await advance(core, flow, row.id, context.principal);
+    const settled = await advance(core, flow, row.id, context.principal, 'withdraw');
     const after = await load(core, WITHDRAW_TOOL, row.id);
     if ('refusal' in after) return after.refusal!;
     const took = after.row.status !== 'waiting' || undelivered.some((key) => (after.blob.s.d ?? []).includes(key));
@@ -145,11 +145,11 @@ export async function withdraw(core: RunnerCore, request: WithdrawRequest): Prom
   }
   // Any decision recorded from here on wins the race: the withdrawal stops before it writes.
   const known = new Set(before);
-  const result = await advance(core, flow, row.id, context.principal, event, (records) =>
+  const result = await advance(core, flow, row.id, context.principal, 'withdraw', event, (records) =>
     decided(records).every((key) => known.has(key)),
   );
   if (result?.type === 'conflict') {
-    const settled = await advance(core, flow, row.id, context.principal);
+    const settled = await advance(core, flow, row.id, context.principal, 'withdraw');
     const now = await ledger.getRequest(row.id);
     return no(now ? decidedFirst(core, now, settled) : `There is no request ${row.id}.`);
   }

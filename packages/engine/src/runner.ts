@@ -19,7 +19,7 @@ import {
   type Snapshot,
   type StateValue,
 } from 'xstate';
-import type { AuditAnswer, AuditLog } from './audit.js';
+import type { AuditAnswer, AuditLog, AuditVia } from './audit.js';
 import { randomBytesFromPool } from './codec/randomPool.js';
 import type { RequestStateCodec, StateBinding } from './codec/types.js';
 import { expandSnapshot } from './compactSnapshot.js';
@@ -48,7 +48,7 @@ import {
   redactArgs,
   stableInspector,
 } from './inspection.js';
-import { MAX_ATTEMPTS, requesterRound } from './instance.js';
+import { MAX_ATTEMPTS, type RequesterRound, requesterRound } from './instance.js';
 import { checkRoundInput } from './jsonInput.js';
 import type { Ledger, ParkedRequest } from './ledger.js';
 import { rewriteLegacyDeciders } from './legacyDeciders.js';
@@ -455,8 +455,10 @@ export function createRunner(options: RunnerOptions): Runner {
           at: round.started,
           ms: now() - round.started,
           principal: codec.digest(round.principal, 'audit-principal'),
+          via: round.via,
           before: round.before,
-          after: round.path.length > 0 ? round.path[round.path.length - 1]! : null,
+          after:
+            round.after !== undefined ? round.after : round.path.length > 0 ? round.path[round.path.length - 1]! : null,
           path: round.path,
           asked: round.asked,
           received: round.received,
@@ -503,7 +505,7 @@ export function createRunner(options: RunnerOptions): Runner {
 
   /**
    * Serve one round of `flow` for `binding`: from a presented state, a fresh start, or (resume)
-   * the parked request `resumeRow`.
+   * the parked request `resumeRow`. `via`: whose call it is, for the audit trail.
    */
   async function serve(
     flow: Flow,
@@ -512,6 +514,7 @@ export function createRunner(options: RunnerOptions): Runner {
     requestState: string | undefined,
     inputResponses: Readonly<Record<string, unknown>> | undefined,
     resumeRow?: ParkedRequest,
+    via: AuditVia = 'call',
   ): Promise<RoundOutcome> {
     const started = now();
     // 1-2. Verify the envelope, its binding and the definition.
@@ -521,6 +524,8 @@ export function createRunner(options: RunnerOptions): Runner {
     const base = { flow: flow.name, fid, round };
     const path: StateValue[] = [];
     const received: AuditAnswer[] = [];
+    // A round on a parked instance says there which state it found (see `RequesterRound.audit`).
+    let audited: RequesterRound['audit'] | undefined;
 
     // Restore the machine to check the snapshot and find the keys the state awaits (nothing runs
     // before start()). A round that plays this very body unobserved plays this actor after
@@ -562,6 +567,7 @@ export function createRunner(options: RunnerOptions): Runner {
           return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
         }
         if (parks) {
+          audited = { received, path };
           return requesterRound(core, {
             flow,
             binding,
@@ -572,7 +578,7 @@ export function createRunner(options: RunnerOptions): Runner {
             input: parsedArgs?.data,
             answers,
             ...(resumeRow ? { resumeRow } : {}),
-            audit: { received, path },
+            audit: audited,
           });
         }
         const end = await core.play({
@@ -604,10 +610,12 @@ export function createRunner(options: RunnerOptions): Runner {
       await core.audit({
         flow,
         fid,
-        round: outcome.round,
+        round: audited?.round ?? outcome.round,
         started,
         principal: context.principal,
-        before: opened ? opened.body.s[0] : null,
+        via,
+        before: audited?.before ?? (opened ? opened.body.s[0] : null),
+        ...(audited?.after === null ? { after: null } : {}),
         path,
         asked: outcome.type === 'input_required' ? Object.keys(outcome.inputRequests) : [],
         received,
@@ -623,7 +631,7 @@ export function createRunner(options: RunnerOptions): Runner {
   if (ledger) void rewriteLegacyDeciders(ledger, codec, storeNames, log);
   const tools = createDecisionTools(core, {
     resume: (flow, binding, context, requestState, inputResponses, row) =>
-      serve(flow, binding, context, requestState, inputResponses, row),
+      serve(flow, binding, context, requestState, inputResponses, row, 'resume'),
   });
   const awaitsDecisions = [...flows.values()].some((flow) => flow.decisions.length > 0);
   const hasDurableSteps = [...flows.values()].some((flow) => flow.steps.length > 0);

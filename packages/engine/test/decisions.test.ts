@@ -702,5 +702,68 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       ]);
       expect(rounds.at(-1)).toMatchObject({ outcome: 'complete', principal: codec.digest('bob', 'audit-principal') });
     });
+
+    it("records every round that moves the instance, whoever's call ran it, under numbers of its own", async () => {
+      const audit = createMemoryAuditLog();
+      const codec = createRequestStateCodec({ keys, now });
+      const runner = makeRunner({ audit, codec });
+      const first = await request(runner);
+      // The requester's held rounds go on while the request is parked at round 1 ...
+      const second = expectInput(await retry(runner, first));
+      expectInput(await retry(runner, second));
+      // ... so the decider's round, numbered from the parked state, finds its number taken.
+      expect(text(await decideAll(runner, bob, first.fid, { approve: true }))).toMatch(/^Recorded.*has ended/);
+      expect(text(await runner.resume({ id: first.fid, context: requester }))).toBe('Expense of 250 approved.');
+
+      const rounds = await audit.rounds(first.fid);
+      const hash = (who: string) => codec.digest(who, 'audit-principal');
+      expect(rounds.map((r) => [r.round, r.via, r.principal, r.outcome])).toEqual([
+        [1, 'call', hash('alice'), 'input_required'],
+        [2, 'call', hash('alice'), 'input_required'],
+        [3, 'call', hash('alice'), 'input_required'],
+        [4, 'decide', hash('bob'), 'complete'],
+        [5, 'resume', hash('alice'), 'complete'],
+      ]);
+      // The decider's round took the transition; the resume found the flow ended, and moved nothing.
+      expect(rounds[3]).toMatchObject({ before: 'manager', after: 'approved', path: ['manager', 'approved'] });
+      expect(rounds[4]).toMatchObject({ before: null, after: null, path: [] });
+    });
+
+    it("numbers a held round before the decider's round that ended the flow meanwhile", async () => {
+      const audit = createMemoryAuditLog();
+      const codec = createRequestStateCodec({ keys, now });
+      // Alice's first call holds its round open (polling the ledger) while bob decides.
+      const runner = makeRunner({ audit, codec, holdMs: 20_000, pollMs: 5 });
+      const held = runner.run({ flow: 'expense_approval', args: args(250), context: requester });
+      const until = Date.now() + 10_000;
+      while ((await runner.inbox(bob)).length === 0) {
+        if (Date.now() > until) throw new Error('the request was not parked in time');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      const id = (await runner.inbox(bob))[0]!.id;
+      expect(text(await decideAll(runner, bob, id, { approve: true }))).toMatch(/^Recorded/);
+      expect(text(await held)).toBe('Expense of 250 approved.');
+
+      const rounds = await audit.rounds(id);
+      expect(rounds.map((r) => [r.round, r.via, r.before, r.path, r.after])).toEqual([
+        // Alice's round began first and parked the request; another call's round ended it.
+        [1, 'call', null, ['manager'], null],
+        [2, 'decide', 'manager', ['manager', 'approved'], 'approved'],
+      ]);
+    });
+
+    it("records the requester's withdrawal as a round of its own", async () => {
+      const audit = createMemoryAuditLog();
+      const codec = createRequestStateCodec({ keys, now });
+      const runner = makeRunner({ audit, codec });
+      const first = await request(runner);
+      expect(text(await runner.withdraw({ id: first.fid, context: requester }))).toMatch(/^Withdrawn/);
+      const rounds = await audit.rounds(first.fid);
+      expect(rounds.map((r) => [r.round, r.via, r.outcome, r.after])).toEqual([
+        [1, 'call', 'input_required', 'manager'],
+        [2, 'withdraw', 'complete', 'withdrawn'],
+      ]);
+      expect(rounds[1]!.principal).toBe(codec.digest('alice', 'audit-principal'));
+    });
   });
 });

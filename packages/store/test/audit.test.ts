@@ -3,7 +3,8 @@
  * file) and PostgreSQL (a real server, from the global setup) audit logs —
  * append and read back, JSON fields (nested state values, answer values)
  * round-trip, instances grouped newest first with the flow filter and the
- * limit, idempotent append on (fid, round), pruning by time, and appends that
+ * limit, idempotent append on (fid, round), another call's round renumbered
+ * after the instance's last (never lost), `via`, pruning by time, and appends that
  * never throw. Then the start-up migrations with the audit table (a second
  * start changes nothing) and `openAuditLog` with its retention schedule.
  */
@@ -37,6 +38,7 @@ function entry(overrides: Partial<AuditEntry> & Pick<AuditEntry, 'fid' | 'round'
     at: T0 + overrides.round * 1000,
     ms: 12,
     principal: 'cHJpbmNpcGFs',
+    via: 'call',
     before: overrides.round === 1 ? null : 'asking',
     after: 'asking',
     path: ['asking'],
@@ -89,6 +91,7 @@ function auditContract(name: string, open: (options: AuditLogOptions) => Promise
         at: T0 + 123_456,
         ms: 7,
         principal: 'k3yedH4sh',
+        via: 'decide',
         before: { booking: { flights: 'idle', hotel: 'idle' }, payment: 'idle' },
         after: nested,
         path: [{ booking: { flights: 'idle', hotel: 'idle' }, payment: 'idle' }, 'between', nested],
@@ -135,6 +138,60 @@ function auditContract(name: string, open: (options: AuditLogOptions) => Promise
       await Promise.all([log.append(original), log.append(original)]);
       expect(await log.rounds(fid)).toEqual([original]);
       expect((await log.instances()).filter((i) => i.fid === fid)).toHaveLength(1);
+    });
+
+    it('records whose call ran each round (via), and refuses a via that is not a word', async () => {
+      const failures: unknown[] = [];
+      const log = await fresh({ onError: (error) => failures.push(error) });
+      const fid = newFid();
+      const rounds = (['call', 'decide', 'resume', 'withdraw'] as const).map((via, i) =>
+        entry({ fid, round: i + 1, via }),
+      );
+      for (const round of rounds) await log.append(round);
+      expect((await log.rounds(fid)).map((e) => e.via)).toEqual(['call', 'decide', 'resume', 'withdraw']);
+      // An entry without via (a JavaScript caller that predates it) is the requester's call.
+      const { via: _via, ...bare } = entry({ fid, round: 5 });
+      await log.append(bare as AuditEntry);
+      expect((await log.rounds(fid))[4]!.via).toBe('call');
+      await log.append(entry({ fid, round: 6, via: 'Robert; drop table' as never }));
+      expect(failures).toEqual([expect.any(AuditEntryError)]);
+      expect(String((failures[0] as Error).message)).toMatch(/"via"/);
+      expect(await log.rounds(fid)).toHaveLength(5);
+    });
+
+    it("keeps another call's round whose number is taken: numbered after the instance's last", async () => {
+      const log = await fresh();
+      const fid = newFid();
+      const mine = [1, 2, 3, 4].map((round) => entry({ fid, round }));
+      for (const round of mine) await log.append(round);
+      // A decider's round, numbered from the parked state while the requester's calls went on.
+      const decided = entry({
+        fid,
+        round: 3,
+        at: T0 + 3500,
+        via: 'decide',
+        principal: 'ZGVjaWRlcg',
+        outcome: 'complete',
+      });
+      await log.append(decided);
+      // Its retry is still a retry (ignored), though it now lives under another number.
+      await log.append(decided);
+      const resumed = entry({ fid, round: 4, at: T0 + 6000, via: 'resume', outcome: 'complete' });
+      await log.append(resumed);
+      expect(await log.rounds(fid)).toEqual([...mine, { ...decided, round: 5 }, { ...resumed, round: 6 }]);
+      expect((await log.instances()).find((i) => i.fid === fid)).toMatchObject({ rounds: 6, lastOutcome: 'complete' });
+
+      // Rounds racing for one number each get their own; none is lost, none is doubled.
+      const racing = [0, 1, 2, 3, 4].map((i) => entry({ fid, round: 2, at: T0 + 10_000 + i, via: 'decide' }));
+      await Promise.all(racing.flatMap((round) => [log.append(round), log.append(round)]));
+      const after = await log.rounds(fid);
+      expect(after.map((e) => e.round)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+      expect(
+        after
+          .slice(6)
+          .map((e) => e.at)
+          .sort(),
+      ).toEqual(racing.map((e) => e.at));
     });
 
     it('lists instances newest first, with their rounds, first and last time, and last outcome', async () => {
@@ -386,6 +443,7 @@ describePg('postgres audit log', (serverUrl) => {
       'principal_name',
       'received',
       'round',
+      'via',
     ]);
     expect(before.meta).toEqual([{ xmin: expect.any(String), key: 'schema_version', value: String(SCHEMA_VERSION) }]);
 

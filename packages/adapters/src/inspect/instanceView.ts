@@ -8,7 +8,9 @@
  * or abandoned once its requestState's lifetime passed without an answer), its
  * times, and each decision: who decided (like "started by": the readable id
  * when the server stored names, else the keyed hash from the audit trail),
- * when, and what. Pure: no I/O, the current time is a parameter.
+ * when, and what. Rounds run by other calls count as much as the requester's
+ * (`via`): the state it stands in is the last one a round left it in. Pure: no
+ * I/O, the current time is a parameter.
  */
 import type { AuditEntry, DecisionRecord, Flow, ParkedRequest } from '@baton/engine';
 import type { StateValue } from 'xstate';
@@ -143,10 +145,16 @@ export function describeInstance(input: DescribeInput): InstanceDetails {
   let expires: number | null = null;
   let status: StatusView;
 
+  // The state it stands in: the last round's, unless that round found it ended by another call's
+  // round and moved nothing (a `baton_resume` after a decider finished it).
+  const settled = [...rounds].reverse().find((round) => round.after !== null) ?? last;
+  // A call whose wait ran out completes with a "waiting" result: the request is still parked.
+  const stillParked =
+    request?.status === 'waiting' || (flow !== undefined && waitingFromAudit(flow, settled) !== undefined);
   if (last.outcome === 'error') {
     status = { state: 'failed', text: `failed in round ${last.round}: ${last.message ?? 'error'}` };
-  } else if (last.outcome === 'complete') {
-    const finalState = leafText(last.after);
+  } else if (last.outcome === 'complete' && !stillParked) {
+    const finalState = leafText(settled.after);
     status =
       request?.status === 'withdrawn'
         ? { state: 'withdrawn', finalState, text: `withdrawn by its requester (ended in ${finalState})` }
@@ -166,7 +174,7 @@ export function describeInstance(input: DescribeInput): InstanceDetails {
         ? { state: 'expired', text: `expired: the decision deadline passed at ${iso(expires)}` }
         : { state: 'waiting', text: waitingText('waiting', waiting) };
   } else {
-    const onDecisions = flow ? waitingFromAudit(flow, last) : undefined;
+    const onDecisions = flow ? waitingFromAudit(flow, settled) : undefined;
     if (onDecisions) {
       status = { state: 'waiting', text: onDecisions.text };
     } else {

@@ -1,14 +1,17 @@
 /**
  * The SQLite audit log on better-sqlite3, in the ledger's file (or any other):
  * the `baton_audit` table, created by the ledger's migrations at start-up.
- * An append is one `INSERT ... ON CONFLICT (fid, round) DO NOTHING`, so a
- * retried round never adds a second entry; appends of one event-loop turn
- * share a commit. Reads are prepared statements over the primary key
+ * An append is one `INSERT ... ON CONFLICT (fid, round) DO NOTHING`; when the
+ * round's number is taken, the entry is either a retried append (the same
+ * instance, start, principal and call: ignored, so a retried round never adds
+ * a second entry) or another call's round of the instance (a decider's, say),
+ * numbered after the instance's last entry in the same transaction. Appends of
+ * one event-loop turn share a commit. Reads are prepared statements over the primary key
  * (`rounds`) and the `(flow, at)` / `at` indexes (`instances`, `prune`).
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { AuditEntry, AuditInstance } from '@baton/engine';
-import { asc, desc, eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import {
   AUDIT_ROW_PLACEHOLDERS,
   type AuditLogOptions,
@@ -53,6 +56,25 @@ export function createSqliteAuditLog(options: SqliteAuditLogOptions): StoreAudit
   });
 
   const insert = db.insert(audit).values(AUDIT_ROW_PLACEHOLDERS).onConflictDoNothing().prepare();
+  // A retried append: an entry of the instance with the same start, principal and call.
+  const selectRetried = db
+    .select({ round: audit.round })
+    .from(audit)
+    .where(
+      and(
+        eq(audit.fid, sql.placeholder('fid')),
+        eq(audit.at, sql.placeholder('at')),
+        eq(audit.principal, sql.placeholder('principal')),
+        eq(audit.via, sql.placeholder('via')),
+      ),
+    )
+    .limit(1)
+    .prepare();
+  const selectLastRound = db
+    .select({ round: sql<number | null>`max(${audit.round})` })
+    .from(audit)
+    .where(eq(audit.fid, sql.placeholder('fid')))
+    .prepare();
   const selectRounds = db
     .select()
     .from(audit)
@@ -102,7 +124,14 @@ export function createSqliteAuditLog(options: SqliteAuditLogOptions): StoreAudit
       try {
         assertOpen();
         const row = toAuditRow(entry);
-        await writes.submit(() => insert.run(row));
+        // One transaction (the batch's): the number taken and the renumbered insert cannot interleave.
+        await writes.submit(() => {
+          if (insert.run(row).changes > 0) return;
+          const { fid, at, principal, via } = row;
+          if (selectRetried.get({ fid, at, principal, via })) return;
+          const last = selectLastRound.get({ fid: row.fid })?.round ?? 0;
+          insert.run({ ...row, round: Number(last) + 1 });
+        });
       } catch (error) {
         reportAppendFailure(error, entry, options);
       }

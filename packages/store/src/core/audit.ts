@@ -2,11 +2,13 @@
  * What the audit-log drivers share: the row an entry becomes (JSON text for
  * state values, paths, asked keys and answers, so every driver round-trips
  * them byte for byte), the checks an entry must pass before it is written,
- * the options and defaults (retention, pruning schedule), and the rule that a
- * failed append never reaches the caller's round: it is reported as one line
+ * the options and defaults (retention, pruning schedule), what makes an
+ * append a retry of one already kept (an entry whose round number another
+ * call's round took is not one: the drivers number it after the instance's
+ * last), and the rule that a failed append never reaches the caller's round: it is reported as one line
  * on stderr naming the flow, the round and the error's class, never a value.
  */
-import type { AuditEntry, AuditInstance, AuditLog, AuditOutcome } from '@baton/engine';
+import type { AuditEntry, AuditInstance, AuditLog, AuditOutcome, AuditVia } from '@baton/engine';
 import { sql } from 'drizzle-orm';
 import { LedgerError } from './errors.js';
 import { type PruneSchedule, startPruning } from './pruning.js';
@@ -64,6 +66,7 @@ export type AuditRow = {
   args: string | null;
   principalName: string | null;
   expiresAt: number | null;
+  via: string;
 };
 
 /** Named placeholders for every `AuditRow` column: the prepared insert of each driver binds a row to them. */
@@ -85,6 +88,7 @@ export const AUDIT_ROW_PLACEHOLDERS = {
   args: sql.placeholder('args'),
   principalName: sql.placeholder('principalName'),
   expiresAt: sql.placeholder('expiresAt'),
+  via: sql.placeholder('via'),
 } satisfies Record<keyof AuditRow, unknown>;
 
 /** An instance summary as a driver reads it (aggregates may come back as strings or bigints). */
@@ -98,6 +102,12 @@ export interface AuditInstanceRow {
 }
 
 const OUTCOMES: ReadonlySet<string> = new Set<AuditOutcome>(['complete', 'input_required', 'error']);
+
+/**
+ * What `via` may hold: a lower-case word (the engine's {@link AuditVia} values, and those later
+ * versions add: the list is open, so a store accepts a word it does not know yet).
+ */
+const VIA = /^[a-z][a-z_]{0,31}$/;
 
 /** An entry that cannot be stored (missing or mistyped field, or a value JSON cannot encode). */
 export class AuditEntryError extends TypeError {
@@ -137,6 +147,11 @@ export function toAuditRow(entry: AuditEntry): AuditRow {
   if (entry.principalName !== undefined && typeof entry.principalName !== 'string') {
     throw new AuditEntryError('audit entry field "principalName" must be a string when present');
   }
+  // An entry of a caller that predates `via` (a JavaScript AuditLog user) is the requester's call.
+  const via = entry.via ?? 'call';
+  if (typeof via !== 'string' || !VIA.test(via)) {
+    throw new AuditEntryError('audit entry field "via" must be a lower-case word (call, decide, resume, withdraw, …)');
+  }
   if (entry.expiresAt !== undefined && (typeof entry.expiresAt !== 'number' || !Number.isFinite(entry.expiresAt))) {
     throw new AuditEntryError('audit entry field "expiresAt" must be a finite number when present');
   }
@@ -158,6 +173,7 @@ export function toAuditRow(entry: AuditEntry): AuditRow {
     args: entry.args === undefined ? null : json(entry.args, 'args'),
     principalName: entry.principalName ?? null,
     expiresAt: entry.expiresAt === undefined ? null : Math.round(entry.expiresAt),
+    via,
   };
 }
 
@@ -171,6 +187,8 @@ export function fromAuditRow(row: AuditRow): AuditEntry {
     at: Number(row.at),
     ms: Number(row.ms),
     principal: row.principal,
+    // Rows written before schema 6 have the column's default: the requester's own call.
+    via: (row.via ?? 'call') as AuditVia,
     before: row.before === null ? null : JSON.parse(row.before),
     after: row.after === null ? null : JSON.parse(row.after),
     path: JSON.parse(row.path),
@@ -183,6 +201,17 @@ export function fromAuditRow(row: AuditRow): AuditEntry {
     ...(row.expiresAt === null || row.expiresAt === undefined ? {} : { expiresAt: Number(row.expiresAt) }),
   };
 }
+
+/**
+ * Whether `kept` is the entry `row` retries (the same round appended again): the same instance,
+ * start, principal and call. Two different rounds of one instance never share all four.
+ */
+export function isRetriedAppend(row: AuditRow, kept: Pick<AuditRow, 'fid' | 'at' | 'principal' | 'via'>): boolean {
+  return row.fid === kept.fid && row.at === Number(kept.at) && row.principal === kept.principal && row.via === kept.via;
+}
+
+/** How many times an append is renumbered after the instance's last entry before it is reported as failed. */
+export const AUDIT_RENUMBER_ATTEMPTS = 8;
 
 /** An instance summary with its numbers as numbers. */
 export function toAuditInstance(row: AuditInstanceRow): AuditInstance {

@@ -16,9 +16,10 @@ import { LedgerSchemaError } from './errors.js';
  * and the decisions they wait for (`baton_requests`, `baton_decisions`); 4, durable steps
  * (`baton_steps`); 5, the audit trail's arguments, readable principal and state expiry; 6,
  * deciders as keyed hashes (`baton_decisions.decider`, the readable `decider_name` only when
- * names are stored; rows decided before are rewritten by the engine, see `rewriteLegacyDeciders`).
+ * names are stored; rows decided before are rewritten by the engine, see `rewriteLegacyDeciders`); 7,
+ * whose call ran each audited round (`baton_audit.via`).
  */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** drizzle's bookkeeping table for the ledger's migrations (kept apart from any app's own). */
 export const MIGRATIONS_TABLE = '__baton_migrations';

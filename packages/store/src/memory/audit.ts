@@ -2,7 +2,9 @@
  * The in-memory audit log: a Map of instances, each a Map of rounds, for tests
  * and single-process deployments. Entries are stored as the same JSON rows the
  * SQLite and PostgreSQL logs write, so values round-trip (and fail) alike, and
- * later changes to an appended object do not reach the log.
+ * later changes to an appended object do not reach the log. An entry whose
+ * round number is taken is a retried append (ignored) or another call's round
+ * (numbered after the instance's last entry), as on every driver.
  */
 import type { AuditEntry, AuditInstance } from '@baton/engine';
 import {
@@ -10,6 +12,7 @@ import {
   type AuditRow,
   fromAuditRow,
   instancesQuery,
+  isRetriedAppend,
   reportAppendFailure,
   type StoreAuditLog,
   startAuditPruning,
@@ -46,7 +49,12 @@ export function createMemoryAuditLog(options: MemoryAuditLogOptions = {}): Store
           rounds = new Map();
           instances.set(row.fid, rounds);
         }
-        if (!rounds.has(row.round)) rounds.set(row.round, row);
+        if (rounds.has(row.round)) {
+          // A retried append is ignored; another call's round that took the same number goes last.
+          if ([...rounds.values()].some((kept) => isRetriedAppend(row, kept))) return;
+          row.round = Math.max(...rounds.keys()) + 1;
+        }
+        rounds.set(row.round, row);
       } catch (error) {
         reportAppendFailure(error, entry, options);
       }

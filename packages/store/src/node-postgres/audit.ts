@@ -2,18 +2,24 @@
  * The PostgreSQL audit log on node-postgres, on the ledger's database: the
  * `baton_audit` table, created by the ledger's migrations at start-up (under
  * the same advisory lock, so instances starting together do not collide).
- * An append is one `INSERT ... ON CONFLICT (fid, round) DO NOTHING`, so a
- * retried round never adds a second entry, whichever instance serves it.
+ * An append is one `INSERT ... ON CONFLICT (fid, round) DO NOTHING`; when the
+ * round's number is taken, the entry is either a retried append (the same
+ * instance, start, principal and call: ignored, so a retried round never adds
+ * a second entry, whichever instance serves it) or another call's round of
+ * the instance (a decider's, say), inserted after the instance's last entry
+ * (again on a conflict: two such appends racing each get their own number).
  * Opening connects and migrates at once: an unreachable database fails at
  * start-up, not in a round. Statements are prepared (named `baton_audit_*`,
  * distinct from the ledger's, so both may share one pool).
  */
 import type { AuditEntry, AuditInstance } from '@baton/engine';
-import { asc, desc, eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import {
+  AUDIT_RENUMBER_ATTEMPTS,
   AUDIT_ROW_PLACEHOLDERS,
   type AuditLogOptions,
+  type AuditRow,
   fromAuditRow,
   instancesQuery,
   reportAppendFailure,
@@ -31,6 +37,9 @@ import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
  * (a pool created from the URL has 4 connections unless `maxConnections` says otherwise).
  */
 export interface PostgresAuditLogOptions extends AuditLogOptions, PostgresConnectionOptions {}
+
+/** The transaction lock (two-key form, 'audi' and the fid's hash) renumbering appends of one instance take. */
+const RENUMBER_LOCK = sql`1635083369`;
 
 /** Rows deleted per statement by `prune`. */
 const PRUNE_BATCH = 5000;
@@ -58,7 +67,12 @@ export async function createPostgresAuditLog(options: PostgresAuditLogOptions): 
   const { pool, where } = connection;
 
   const db = drizzle({ client: pool });
-  const insert = db.insert(audit).values(AUDIT_ROW_PLACEHOLDERS).onConflictDoNothing().prepare('baton_audit_append');
+  const insert = db
+    .insert(audit)
+    .values(AUDIT_ROW_PLACEHOLDERS)
+    .onConflictDoNothing()
+    .returning({ round: audit.round })
+    .prepare('baton_audit_append');
   const selectRounds = db
     .select()
     .from(audit)
@@ -95,6 +109,40 @@ export async function createPostgresAuditLog(options: PostgresAuditLogOptions): 
       .orderBy(desc(groups.lastAt), sql`${groups.fid} collate "C" desc`)
       .prepare(byFlow ? 'baton_audit_instances_flow' : 'baton_audit_instances');
   };
+  /**
+   * The number is taken: a retry of this very entry (ignored), or another call's round, inserted
+   * after the instance's last entry. Renumbering appends of one instance take turns (a transaction
+   * lock on its fid), so a retry racing its original is still seen as one.
+   */
+  async function renumber(row: AuditRow): Promise<void> {
+    await db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(${RENUMBER_LOCK}, hashtext(${row.fid}))`);
+      for (let attempt = 0; attempt < AUDIT_RENUMBER_ATTEMPTS; attempt++) {
+        const retried = await tx
+          .select({ round: audit.round })
+          .from(audit)
+          .where(
+            and(
+              eq(audit.fid, row.fid),
+              eq(audit.at, row.at),
+              eq(audit.principal, row.principal),
+              eq(audit.via, row.via),
+            ),
+          )
+          .limit(1);
+        if (retried.length > 0) return;
+        const [last] = await tx
+          .select({ round: sql<number | null>`max(${audit.round})` })
+          .from(audit)
+          .where(eq(audit.fid, row.fid));
+        row.round = Number(last?.round ?? 0) + 1;
+        const inserted = await tx.insert(audit).values(row).onConflictDoNothing().returning({ round: audit.round });
+        if (inserted.length > 0) return;
+      }
+      throw new LedgerError(`the audit entry kept losing its round number over ${AUDIT_RENUMBER_ATTEMPTS} attempts`);
+    });
+  }
+
   const selectAllInstances = selectInstances(false);
   const selectFlowInstances = selectInstances(true);
 
@@ -102,7 +150,9 @@ export async function createPostgresAuditLog(options: PostgresAuditLogOptions): 
     async append(entry: AuditEntry): Promise<void> {
       try {
         assertOpen();
-        await insert.execute(toAuditRow(entry));
+        const row = toAuditRow(entry);
+        if ((await insert.execute(row)).length > 0) return;
+        await renumber(row);
       } catch (error) {
         reportAppendFailure(error, entry, options);
       }

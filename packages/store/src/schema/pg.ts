@@ -55,7 +55,7 @@ export const meta = pgTable('baton_meta', {
 
 /**
  * The audit trail: one row per round of a flow instance (`fid`), appended by the
- * runner when an audit log is configured. State values, paths, asked keys and
+ * runner when an audit log is configured, whoever's call ran the round (`via`). State values, paths, asked keys and
  * received answers are JSON text (kept byte for byte, unlike `jsonb`); answer
  * values appear only for flows that opt in. `principal` is a keyed hash, never
  * the raw id. Pruned by `at` (retention).
@@ -97,6 +97,11 @@ export const audit = pgTable(
     principalName: text('principal_name'),
     /** When the requestState handed out by an `input_required` round expires (ms; schema 5). */
     expiresAt: bigint('expires_at', { mode: 'number' }),
+    /**
+     * Whose call ran the round (schema 6): `call` (the requester's own tool call), `decide`,
+     * `resume` or `withdraw`; rows written before schema 6 read as `call`.
+     */
+    via: text('via').notNull().default('call'),
   },
   (table) => [
     primaryKey({ name: 'baton_audit_pk', columns: [table.fid, table.round] }),

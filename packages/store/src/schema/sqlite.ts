@@ -60,7 +60,7 @@ export const meta = sqliteTable('baton_meta', {
 
 /**
  * The audit trail: one row per round of a flow instance (`fid`), appended by the
- * runner when an audit log is configured. State values, paths, asked keys and
+ * runner when an audit log is configured, whoever's call ran the round (`via`). State values, paths, asked keys and
  * received answers are JSON text; answer values appear only for flows that opt in.
  * `principal` is a keyed hash, never the raw id. Pruned by `at` (retention).
  */
@@ -101,6 +101,11 @@ export const audit = sqliteTable(
     principalName: text('principal_name'),
     /** When the requestState handed out by an `input_required` round expires (ms; schema 5). */
     expiresAt: integer('expires_at'),
+    /**
+     * Whose call ran the round (schema 6): `call` (the requester's own tool call), `decide`,
+     * `resume` or `withdraw`; rows written before schema 6 read as `call`.
+     */
+    via: text('via').notNull().default('call'),
   },
   (table) => [
     primaryKey({ name: 'baton_audit_pk', columns: [table.fid, table.round] }),

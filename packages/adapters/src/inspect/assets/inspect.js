@@ -45,6 +45,25 @@ function setStatus(message) {
   document.getElementById('status').textContent = message ?? '';
 }
 
+/** Whose call ran a round, for people (an unknown value shows as is). */
+const VIA_TEXT = {
+  call: 'requester',
+  decide: 'baton_decide',
+  resume: 'baton_resume',
+  withdraw: 'baton_withdraw',
+};
+
+/** Whether a round found its instance ended by another call's round (its `after` is then unknown). */
+function endedElsewhere(round) {
+  return round.after === null && round.round > 1 && round.outcome === 'complete';
+}
+
+/** Every state a round passed through, in order (consecutive repeats once). */
+function pathText(round) {
+  const values = [round.before, ...round.path].filter((v) => v !== null && v !== undefined).map(valueText);
+  return values.filter((v, i) => i === 0 || v !== values[i - 1]).join(' → ');
+}
+
 /** A state value as text: `a`, `a.b`, or `a.b, c.d` for parallel states. */
 function valueText(value) {
   if (value === null || value === undefined) return '∅';
@@ -410,7 +429,17 @@ function renderTimeline() {
         { 'data-round': round.round, 'aria-selected': view.round === round.round ? 'true' : 'false' },
         el('td', {}, round.round),
         el('td', {}, timeText(round.at)),
-        el('td', {}, el('code', {}, `${valueText(round.before)} → ${valueText(round.after)}`)),
+        el(
+          'td',
+          { title: pathText(round) },
+          el(
+            'code',
+            {},
+            endedElsewhere(round)
+              ? `${round.before === null ? '' : `${valueText(round.before)} → `}ended by another call's round`
+              : `${valueText(round.before)} → ${valueText(round.after)}`,
+          ),
+        ),
         el('td', {}, round.asked.length ? round.asked.join(', ') : '—'),
         el('td', {}, ...(answers.length ? answers.flatMap((c, i) => (i ? [el('br'), c] : [c])) : ['—'])),
         el(
@@ -419,6 +448,7 @@ function renderTimeline() {
           el('span', { class: `outcome ${round.outcome}` }, round.outcome),
           round.message ? ` ${round.message}` : '',
         ),
+        el('td', { class: 'via' }, VIA_TEXT[round.via ?? 'call'] ?? round.via),
         el('td', {}, round.ms),
       );
       row.addEventListener('click', () => {
