@@ -20,8 +20,8 @@ import type {
   WithdrawRequest,
 } from './decisions.js';
 import { isDecision, WITHDRAW_EVENT } from './inputs.js';
-import { checkRoundInput } from './jsonInput.js';
 import type { Step } from './instance.js';
+import { checkRoundInput } from './jsonInput.js';
 import type { DecisionRecord, ParkedRequest } from './ledger.js';
 import type { RoundOutcome } from './outcome.js';
 import { isRequester, PARKED_RETENTION_MS, principalHash } from './parked.js';
