@@ -7,7 +7,9 @@
  * (`--wait-in-call 2`); bob (manager) finds it in `baton_inbox` on the other
  * instance and decides through `baton_decide`'s form; alice's `baton_resume`
  * sees the outcome. Also: finance above 1000, four eyes, wrong role, a race of
- * two deciders, a client that gave up, withdraw, a decision on an ended flow,
+ * two deciders, 36 withdrawals racing decisions on the two instances (one
+ * acknowledged each; the ledger, `baton_requests` and `baton_resume` agree),
+ * a client that gave up, withdraw, a decision on an ended flow,
  * bad ids, the webhook receiving both events, the tokens file's validation and
  * `--roles` over stdio. The deadline path, which needs a moved clock, is in
  * examples.e2e.test.ts. Loopback only; every wait is bounded.
@@ -17,9 +19,10 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
+import { openLedger } from '@baton/store';
 import type { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import {
   cliArgs,
   connectHttp,
@@ -285,6 +288,74 @@ describe.each(ledgers)('two instances on one %s ledger', (_name, ledger) => {
     const again = await (await as('alice', 0)).client.callTool({ name: 'baton_withdraw', arguments: { id } });
     expect(again.isError).toBe(true);
   });
+
+  it.skipIf(!ledger)(
+    '36 withdrawals racing decisions across the instances: exactly one acknowledged each, and all agree',
+    async () => {
+      const PAIRS = 36;
+      // Amounts the manager's decision ends the flow on, so only one of the two can ever take effect.
+      // (Above 1000 a withdrawal after the decision withdraws the finance stage: decisions.race.test.ts.)
+      const amounts = Array.from({ length: PAIRS }, (_, i) => 100 + i);
+      // Alice's requests (on instance 0), all at once: each call completes with the waiting result.
+      const ids = await Promise.all(amounts.map((amount) => request(amount, `race ${amount}`)));
+      const alice = await as('alice', 0);
+      const aliceThere = await as('alice', 1);
+      const bob = await as('bob', 1);
+      const wins = { withdrawal: 0, decision: 0 };
+      // The ledger itself, read on a connection of its own.
+      const store = await openLedger(ledger!, { pruneIntervalMs: 0 });
+      onTestFinished(() => store.close());
+      const pair = async (i: number, id: string) => {
+        const amount = amounts[i]!;
+        const form = expectInputRequired(await toolRound(bob.client, { name: 'baton_decide', arguments: { id } }));
+        // The decision takes longer to reach its write: the withdrawal starts 0 to 5 ms later.
+        const withdrawal = new Promise((resolve) => setTimeout(resolve, i % 6)).then(() =>
+          alice.client.callTool({ name: 'baton_withdraw', arguments: { id } }),
+        );
+        const decision = toolRound(bob.client, {
+          name: 'baton_decide',
+          arguments: { id },
+          requestState: form.requestState,
+          inputResponses: { decision: { action: 'accept', content: { approve: true } } },
+        }) as Promise<{ isError?: boolean; content?: unknown }>;
+        const [withdrawn, decided] = await Promise.all([withdrawal, decision]);
+        const [w, d] = [textOf(withdrawn), textOf(decided)];
+        expect(
+          [withdrawn.isError, decided.isError].filter((e) => e !== true),
+          `pair ${i}: ${w} | ${d}`,
+        ).toHaveLength(1);
+        const mine = await alice.client.callTool({ name: 'baton_requests', arguments: {} });
+        const listed = (mine.structuredContent as { requests: { id: string; status: string }[] }).requests.find(
+          (r) => r.id === id,
+        );
+        const resumed = textOf(await aliceThere.client.callTool({ name: 'baton_resume', arguments: { id } }));
+        const row = await store.getRequest(id);
+        const manager = (await store.listDecisions({ id })).find((r) => r.key === 'manager_approval');
+        if (!withdrawn.isError) {
+          wins.withdrawal++;
+          expect(w).toMatch(/^Withdrawn: request /);
+          expect(d).toMatch(/^Not recorded: request \S+ was withdrawn first, by its requester\./);
+          expect([row?.status, manager?.status, listed?.status]).toEqual(['withdrawn', 'closed', 'withdrawn']);
+          expect(resumed).toBe(`Expense of ${amount} withdrawn by the requester.`);
+        } else {
+          wins.decision++;
+          expect(d).toMatch(/^Recorded manager_approval on request /);
+          expect(w).toMatch(
+            new RegExp(
+              `^Not withdrawn: request \\S+ (was decided first and )?has ended: Expense of ${amount} approved\\.`,
+            ),
+          );
+          expect([row?.status, manager?.status, listed?.status]).toEqual(['completed', 'decided', 'completed']);
+          expect(resumed).toBe(`Expense of ${amount} approved.`);
+        }
+      };
+      // Six pairs at a time, each on its own request.
+      for (let i = 0; i < PAIRS; i += 6) {
+        await Promise.all(ids.slice(i, i + 6).map((id, j) => pair(i + j, id)));
+      }
+      console.info(`[race e2e] ${PAIRS} pairs: withdrawal won ${wins.withdrawal}, decision won ${wins.decision}`);
+    },
+  );
 
   it.skipIf(!ledger)('refuses a decision on a flow that has ended, and bad ids, as tool errors', async () => {
     const id = await request(90, 'ended');

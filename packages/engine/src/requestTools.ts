@@ -122,7 +122,7 @@ export async function withdraw(core: RunnerCore, request: WithdrawRequest): Prom
   const { ledger, row, flow, blob } = loaded;
   const no = (message: string) => refuse(WITHDRAW_TOOL, message, row);
   if (!isRequester(codec, blob, context.principal)) return no(`Only the requester may withdraw request ${row.id}.`);
-  if (row.status !== 'waiting') return no(endedFirst(core, row, false));
+  if (row.status !== 'waiting') return no(endedFirst(core, row, 'before'));
   const event = { type: WITHDRAW_EVENT };
   if (!core.accepts(flow, blob.s, event)) {
     return no(
@@ -154,8 +154,10 @@ export async function withdraw(core: RunnerCore, request: WithdrawRequest): Prom
     return no(now ? decidedFirst(core, now, settled) : `There is no request ${row.id}.`);
   }
   if (!result) {
+    // It ended since it was read: by a decision recorded meanwhile, or otherwise (a deadline, its steps).
     const now = await ledger.getRequest(row.id);
-    return no(now ? endedFirst(core, now, true) : `There is no request ${row.id}.`);
+    const byDecision = decided(await ledger.listDecisions({ id: row.id })).some((key) => !known.has(key));
+    return no(now ? endedFirst(core, now, byDecision ? 'decided' : 'meanwhile') : `There is no request ${row.id}.`);
   }
   const base = { flow: flow.name, fid: row.id, round: 1 };
   if (result.type === 'done' && !result.end.terminal) {
@@ -190,19 +192,23 @@ export async function withdraw(core: RunnerCore, request: WithdrawRequest): Prom
   };
 }
 
-/** Why a request that is no longer waiting was not withdrawn: what ended it (`meanwhile`: since it was read). */
-function endedFirst(core: RunnerCore, row: ParkedRequest, meanwhile: boolean): string {
+/**
+ * Why a request that is no longer waiting was not withdrawn, with its final outcome: it had
+ * ended `before` the withdrawal read it, or ended `meanwhile`, or a decision recorded meanwhile
+ * (`decided`) ended it.
+ */
+function endedFirst(core: RunnerCore, row: ParkedRequest, when: 'before' | 'meanwhile' | 'decided'): string {
   const said = finalText(core, row);
   const end = said ? `: ${said}` : '.';
   if (row.status === 'withdrawn') return `Request ${row.id} was already withdrawn.`;
-  if (row.status === 'expired') return `Not withdrawn: request ${row.id} expired${meanwhile ? ' first' : ''}${end}`;
-  return meanwhile
-    ? `Not withdrawn: request ${row.id} was decided first and has ended${end}`
-    : `Not withdrawn: request ${row.id} has ended${end} It can no longer be withdrawn.`;
+  const first = when === 'before' ? '' : ' first';
+  if (row.status === 'expired') return `Not withdrawn: request ${row.id} expired${first}${end}`;
+  if (when === 'decided') return `Not withdrawn: request ${row.id} was decided first and has ended${end}`;
+  return `Not withdrawn: request ${row.id} has ended${first}${end} It can no longer be withdrawn.`;
 }
 
 /** Why the withdrawal lost to a decision recorded first: what became of the request. */
 function decidedFirst(core: RunnerCore, row: ParkedRequest, settled: Step | undefined): string {
-  if (row.status !== 'waiting') return endedFirst(core, row, true);
+  if (row.status !== 'waiting') return endedFirst(core, row, 'decided');
   return `Not withdrawn: request ${row.id} was decided first and continues. ${aftermath(row.id, settled)}`;
 }
