@@ -183,11 +183,12 @@ export interface SingleUseRound {
  * @throws InvalidRequestStateError('bad_integrity') for a recorded outcome that does not open.
  * @throws RoundInProgressError for a duplicate whose round did not finish within the hold.
  */
-export async function redeemOnce(
+export function redeemOnce(
   settings: SingleUseSettings,
   round: SingleUseRound,
   play: () => Promise<RoundOutcome>,
 ): Promise<RoundOutcome> {
+  // Not async itself: a round without a state or a ledger pays no extra promise (the hot path).
   const { flow, fid, claims } = round;
   if (claims === undefined) return play();
   // An answer over a size its input declares is refused BEFORE redemption: nothing ran, nothing
@@ -202,11 +203,23 @@ export async function redeemOnce(
       outcome: 'error',
       ms: settings.now() - round.started,
     });
-    return { type: 'error', flow: flow.name, fid, round: round.round, message: oversized };
+    return Promise.resolve({ type: 'error', flow: flow.name, fid, round: round.round, message: oversized });
   }
-  const { ledger, codec } = settings;
+  const { ledger } = settings;
   if (!ledger) return play();
+  return redeemed(settings, ledger, round, claims, play);
+}
 
+/** {@link redeemOnce} with a ledger and a presented state: redeem, answer or hold a duplicate, play, record. */
+async function redeemed(
+  settings: SingleUseSettings,
+  ledger: Ledger,
+  round: SingleUseRound,
+  claims: Pick<RequestStateClaims, 'jti' | 'exp'>,
+  play: () => Promise<RoundOutcome>,
+): Promise<RoundOutcome> {
+  const { flow, fid } = round;
+  const { codec } = settings;
   const jti = claims.jti;
   const responsesDigest = codec.digest(round.answers, 'responses');
   const request: RedeemRequest = { jti, responsesDigest, expiresAt: claims.exp, now: settings.now() };
