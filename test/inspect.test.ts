@@ -603,6 +603,65 @@ describe('inspect: instances recorded in SQLite by the real runner', () => {
       text: 'finished in approved',
     });
   });
+
+  it('describeInstance names deciders like requesters: the stored name, else the audited keyed hash', () => {
+    const started: AuditEntry = {
+      fid: 'f2',
+      flow: 'expense_approval',
+      hash: expenseApproval.hash,
+      round: 1,
+      at: 1000,
+      ms: 1,
+      principal: 'YWxpY2UtaGFzaA',
+      via: 'call',
+      before: null,
+      after: 'awaitingManager',
+      path: ['awaitingManager'],
+      asked: [],
+      received: [],
+      outcome: 'input_required',
+    };
+    const delivered: AuditEntry = {
+      ...started,
+      round: 2,
+      at: 2000,
+      principal: 'Ym9iLWF1ZGl0LWhhc2g',
+      before: 'awaitingManager',
+      after: 'approved',
+      path: ['approved'],
+      received: [{ key: 'manager_approval', action: 'accept', decider: 'Ym9iLWF1ZGl0LWhhc2g' }],
+      outcome: 'complete',
+    };
+    const record = {
+      id: 'f2',
+      key: 'manager_approval',
+      flow: 'expense_approval',
+      role: 'manager',
+      message: 'Approve?',
+      schema: '{}',
+      requester: 'bGVkZ2VyLWhhc2g',
+      requestedAt: 1000,
+      deadline: null,
+      status: 'decided' as const,
+      // The ledger's decider is a keyed hash (of another purpose than the audit trail's): never shown.
+      decider: 'Ym9iLWxlZGdlci1oYXNo',
+      content: 'sealed',
+      decidedAt: 1500,
+    };
+    const view = (deciderName: string | null) =>
+      describeInstance({
+        flow: expenseApproval,
+        rounds: [started, delivered],
+        now: 3000,
+        decisions: [{ ...record, deciderName }],
+      }).decisions[0];
+    expect(view(null)).toMatchObject({ decider: null, deciderHash: 'Ym9iLWF1ZGl0LWhhc2g', round: 2 });
+    expect(view('bob')).toMatchObject({ decider: 'bob', deciderHash: 'Ym9iLWF1ZGl0LWhhc2g' });
+    expect(describeInstance({ flow: expenseApproval, rounds: [started], now: 3000 }).startedBy).toEqual({
+      hash: 'YWxpY2UtaGFzaA',
+      name: null,
+    });
+  });
 });
 
 describe('inspect: live events', () => {
