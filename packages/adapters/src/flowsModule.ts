@@ -16,6 +16,7 @@
  * compiler's own message with its file:line:column, never a stack.
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
@@ -142,15 +143,29 @@ function placeOf(banner: string): string | undefined {
 }
 
 /**
- * Where a syntax error is: V8 puts it at the top of a CommonJS module's stack; for an ES module
- * Node 20 drops it, so the entry file is checked once more with `node --check`, which prints it.
+ * A syntax error with its place: V8 puts it at the top of a CommonJS module's stack; for an ES
+ * module Node 20 drops it (and tsx's lexer, running the process, reports 1:1), so the entry file
+ * is checked once more with `node --check`, which prints place and message.
  */
-function syntaxErrorPlace(error: SyntaxError, path: string): string | undefined {
-  const inStack = placeOf(error.stack ?? '');
-  if (inStack) return inStack;
+function syntaxErrorWithPlace(error: Error, path: string): string | undefined {
+  const inStack = error instanceof SyntaxError ? placeOf(error.stack ?? '') : undefined;
+  if (inStack) return `${inStack}: ${error.message.split('\n')[0]}`;
   if (TYPESCRIPT.test(path)) return undefined;
   const checked = spawnSync(process.execPath, ['--check', path], { encoding: 'utf8', timeout: 10_000 });
-  return checked.status === 0 ? undefined : placeOf(checked.stderr ?? '');
+  const place = checked.status === 0 ? undefined : placeOf(checked.stderr ?? '');
+  const message = /^SyntaxError: .*$/m.exec(checked.stderr ?? '')?.[0].slice('SyntaxError: '.length);
+  return place && message ? `${place}: ${message}` : undefined;
+}
+
+/**
+ * A compiler message with the file it names as it is on disk: tsx hands esbuild a `.mts` or
+ * `.cts` file as `.ts` (and `.mjs` as `.js`), so esbuild names one that may not exist.
+ */
+function realFileOf(line: string): string {
+  const at = /^(.+)\.([tj])s(:\d+:\d+: )/.exec(line);
+  if (!at || existsSync(`${at[1]}.${at[2]}s`)) return line;
+  const real = ['m', 'c'].map((kind) => `${at[1]}.${kind}${at[2]}s`).find((file) => existsSync(file));
+  return real ? `${real}${line.slice(at[1]!.length + 3)}` : line;
 }
 
 /**
@@ -164,13 +179,12 @@ function describeLoadError(error: unknown, path: string): string {
   if (/^Transform failed with \d+ errors?:$/.test(lines[0] ?? '') && lines.length > 1) {
     return lines
       .slice(1)
-      .map((line) => line.replace(/: ERROR: /, ': '))
+      .map((line) => realFileOf(line.replace(/: ERROR: /, ': ')))
       .join('; ');
   }
   const first = lines[0] ?? message;
-  if (error instanceof SyntaxError) {
-    const place = syntaxErrorPlace(error, path);
-    if (place) return `${place}: ${first}`;
+  if (error instanceof SyntaxError || (error instanceof Error && first.startsWith('Parse error '))) {
+    return syntaxErrorWithPlace(error, path) ?? first;
   }
   return first;
 }
