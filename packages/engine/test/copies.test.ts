@@ -94,9 +94,15 @@ function textOf(outcome: engine.RoundOutcome): string {
 describe('two copies of the engine in one process', () => {
   it("errors: either copy's instances are instances to both; a subclass keeps its own identity", async () => {
     const copy = await secondCopy();
-    for (const name of ['FlowError', 'FlowDefinitionError', 'InvalidParamsError', 'LedgerUnavailableError'] as const) {
-      expect(new copy[name]('x')).toBeInstanceOf(engine[name]);
-      expect(new engine[name]('x')).toBeInstanceOf(copy[name]);
+    const pairs: [new (message: string) => Error, new (message: string) => Error][] = [
+      [copy.FlowError, engine.FlowError],
+      [copy.FlowDefinitionError, engine.FlowDefinitionError],
+      [copy.InvalidParamsError, engine.InvalidParamsError],
+      [copy.LedgerUnavailableError, engine.LedgerUnavailableError],
+    ];
+    for (const [theirs, ours] of pairs) {
+      expect(new theirs('x')).toBeInstanceOf(ours);
+      expect(new ours('x')).toBeInstanceOf(theirs);
     }
     expect(new copy.InvalidRequestStateError('replayed')).toBeInstanceOf(engine.InvalidRequestStateError);
     expect(engine.isInvalidRequestStateError(new copy.InvalidRequestStateError('expired'))).toBe(true);
