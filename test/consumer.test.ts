@@ -16,8 +16,12 @@
  * it: with its `@baton/*` dependencies pointed at the tarballs, `npm install`,
  * `npm test` (the starter's test-kit tests), `npm run typecheck`, then
  * `npm run serve` serves its flow, which the official client completes over
- * two rounds and `npm run call` answers at a piped terminal. Install
- * durations are logged on stderr.
+ * two rounds and `npm run call` answers at a piped terminal. A CommonJS
+ * project made by `npm init -y` (`"type": "commonjs"`) installs the tarballs
+ * and serves a `flows.ts` and a `flows.js` (plain `require`) whose flow runs a
+ * durable step, with a ledger: two instances of the flow get different
+ * idempotency keys, and a retried round gets the recorded result without
+ * running the step again. Install durations are logged on stderr.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -36,6 +40,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectHttp, expectInputRequired, textOf, toolRound } from './helpers/mcpClients.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PACKAGES = ['engine', 'store', 'adapters'] as const;
@@ -703,7 +708,135 @@ describe('the published packages, installed with npm into a project outside the 
     },
     INSTALL_TIMEOUT_MS + 5 * 60_000,
   );
+
+  it(
+    'a CommonJS project (npm init -y) serves flows.ts and flows.js: durable steps, keyed per instance',
+    async () => {
+      const cjs = join(base, 'cjs');
+      mkdirSync(cjs);
+      await ok('npm', ['init', '-y'], cjs, env);
+      expect(JSON.parse(readFileSync(join(cjs, 'package.json'), 'utf8')).type ?? 'commonjs').toBe('commonjs');
+      writeFileSync(join(cjs, 'flows.ts'), CHARGE_TS);
+      writeFileSync(join(cjs, 'flows.js'), CHARGE_JS);
+      const installed = await ok(
+        'npm',
+        [
+          'install',
+          '--no-audit',
+          '--no-fund',
+          '--prefer-offline',
+          tarballs.engine,
+          tarballs.store,
+          tarballs.adapters,
+          'xstate@5',
+          'zod@4',
+        ],
+        cjs,
+        env,
+        INSTALL_TIMEOUT_MS,
+      );
+      log(`npm install in the CommonJS project: ${(installed.ms / 1000).toFixed(1)} s`);
+      for (const module of ['flows.ts', 'flows.js']) {
+        const charges = join(cjs, `${module}.charges`);
+        writeFileSync(charges, '');
+        const server = await startBaton(cjs, { ...env, CHARGE_LOG: charges }, [
+          'serve',
+          module,
+          '--http',
+          '127.0.0.1:0',
+          '--ledger',
+          'memory:',
+        ]);
+        const { client } = await connectHttp(new URL(server.url));
+        try {
+          const keys: string[] = [];
+          // Two instances of the flow with the same arguments.
+          for (let instance = 1; instance <= 2; instance++) {
+            const args = { order: 'A-1' };
+            const first = expectInputRequired(await toolRound(client, { name: 'charge_order', arguments: args }));
+            const round = {
+              name: 'charge_order',
+              arguments: args,
+              requestState: first.requestState,
+              inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+            };
+            const answer = textOf((await toolRound(client, round)) as { content?: unknown });
+            const ran = readFileSync(charges, 'utf8').trim().split('\n');
+            expect(ran, module).toHaveLength(instance);
+            const key = ran[instance - 1]!;
+            expect(answer, module).toBe(`Charged ${key.slice(0, 8)}`);
+            // The response was lost: the same round again gets the recorded result; the step does not run again.
+            expect(textOf((await toolRound(client, round)) as { content?: unknown }), module).toBe(answer);
+            expect(readFileSync(charges, 'utf8').trim().split('\n'), module).toHaveLength(instance);
+            keys.push(key);
+          }
+          expect(keys[1], module).not.toBe(keys[0]);
+          for (const key of keys) expect(key, module).toMatch(/^[A-Za-z0-9_-]{43}$/);
+          expect(server.stderr(), module).not.toMatch(/error/i);
+        } finally {
+          await client.close();
+          await server.stop();
+        }
+      }
+    },
+    INSTALL_TIMEOUT_MS + 2 * 60_000,
+  );
 });
+
+/** A flow with a durable step, in TypeScript, for a CommonJS project: the step logs its idempotency key to CHARGE_LOG. */
+const CHARGE_TS = `import { appendFileSync } from 'node:fs';
+import { ask, defineFlow, defineInputs, form, step } from '@baton/engine';
+import { assign, setup } from 'xstate';
+import { z } from 'zod';
+
+const charge = step('charge', async ({ idempotencyKey }: { idempotencyKey: string }) => {
+  appendFileSync(process.env.CHARGE_LOG!, \`\${idempotencyKey}\\n\`);
+  return idempotencyKey.slice(0, 8);
+});
+const inputs = defineInputs({ confirm: form({ message: 'Charge?', schema: z.object({ confirm: z.boolean() }) }) });
+const machine = setup({
+  types: { input: {} as { order: string }, context: {} as { order: string; charge?: string } },
+  actors: { charge },
+}).createMachine({
+  id: 'charge_order',
+  context: ({ input }) => ({ order: input.order }),
+  initial: 'confirming',
+  states: {
+    confirming: { meta: ask(inputs, 'confirm'), on: { 'input.confirm': 'charging' } },
+    charging: {
+      invoke: { id: 'charge', src: 'charge', onDone: { target: 'charged', actions: assign({ charge: ({ event }) => event.output }) } },
+    },
+    charged: { type: 'final', output: ({ context }) => \`Charged \${context.charge}\` },
+  },
+});
+export const chargeOrder = defineFlow({ name: 'charge_order', description: 'Charge an order once', args: z.object({ order: z.string() }), inputs, machine });
+`;
+
+/** The same flow in plain CommonJS JavaScript. */
+const CHARGE_JS = `const { appendFileSync } = require('node:fs');
+const { ask, defineFlow, defineInputs, form, step } = require('@baton/engine');
+const { assign, setup } = require('xstate');
+const { z } = require('zod');
+
+const charge = step('charge', async ({ idempotencyKey }) => {
+  appendFileSync(process.env.CHARGE_LOG, \`\${idempotencyKey}\\n\`);
+  return idempotencyKey.slice(0, 8);
+});
+const inputs = defineInputs({ confirm: form({ message: 'Charge?', schema: z.object({ confirm: z.boolean() }) }) });
+const machine = setup({ actors: { charge } }).createMachine({
+  id: 'charge_order',
+  context: ({ input }) => ({ order: input.order }),
+  initial: 'confirming',
+  states: {
+    confirming: { meta: ask(inputs, 'confirm'), on: { 'input.confirm': 'charging' } },
+    charging: {
+      invoke: { id: 'charge', src: 'charge', onDone: { target: 'charged', actions: assign({ charge: ({ event }) => event.output }) } },
+    },
+    charged: { type: 'final', output: ({ context }) => \`Charged \${context.charge}\` },
+  },
+});
+module.exports = { chargeOrder: defineFlow({ name: 'charge_order', description: 'Charge an order once', args: z.object({ order: z.string() }), inputs, machine }) };
+`;
 
 /** Opens a memory ledger, then tries SQLite and PostgreSQL ones whose drivers are not installed. */
 const OPEN_MJS = `import { openAuditLog, openLedger } from '@baton/store';

@@ -15,7 +15,7 @@
  * first, the step keeps running on this runner and records when it settles,
  * and the round persists the invocation (`r` in the body: child id, source,
  * input) so that any later round restores it and picks up the record. Without
- * a ledger (`allowReplays`) steps run as plain promises inside the round.
+ * a ledger (`allowReplays`) steps run inside the round, keyed per instance all the same.
  * When the ledger is unreachable (`LedgerUnavailableError` from a claim, a
  * record, or the step's own token call) the step is not settled: the error is
  * kept as the round's `unavailable` fault (the runner abandons the round, see

@@ -7,8 +7,11 @@
  * deeply, a number that is not finite): its message is a sentence for the
  * client. `FlowDefinitionError` is thrown when a flow is defined (never at run
  * time) for shapes Baton cannot serve. `StateTooLargeError` is what the codec
- * throws when a state would pass its size cap.
+ * throws when a state would pass its size cap. Each class answers `instanceof`
+ * for instances made by any copy of the engine in the process (`copies.ts`):
+ * a flows module loaded as CommonJS throws the `FlowError` of its own copy.
  */
+import { brandAcrossCopies } from './copies.js';
 
 /** The fixed, client-visible message of every requestState rejection. */
 export const INVALID_REQUEST_STATE_MESSAGE = 'Invalid or expired requestState';
@@ -139,3 +142,11 @@ export class RoundInProgressError extends Error {
     super('The round for this requestState is still in progress: retry the same request later');
   }
 }
+
+brandAcrossCopies(InvalidRequestStateError, 'InvalidRequestStateError');
+brandAcrossCopies(StateTooLargeError, 'StateTooLargeError');
+brandAcrossCopies(InvalidParamsError, 'InvalidParamsError');
+brandAcrossCopies(FlowDefinitionError, 'FlowDefinitionError');
+brandAcrossCopies(FlowError, 'FlowError');
+brandAcrossCopies(LedgerUnavailableError, 'LedgerUnavailableError');
+brandAcrossCopies(RoundInProgressError, 'RoundInProgressError');

@@ -268,7 +268,8 @@ export function defineFlow<
   return flow;
 }
 
-const REPLAYABLE: unique symbol = Symbol('baton.replayable');
+/** Process-global, so the runner of another copy of the engine reads it (`copies.ts`). */
+const REPLAYABLE: unique symbol = Symbol.for('baton.replayable');
 
 /** Whether `flow` needs a ledger only for its durable steps (a runner with `allowReplays` serves it without). */
 export function needsLedgerOnlyForSteps(flow: Flow): boolean {

@@ -127,8 +127,9 @@ export interface RunnerOptions {
   readonly roundBudgetMs?: number;
   /**
    * Serve flows whose only need of a ledger is their durable steps without one: their steps then
-   * run as plain promises inside the round, and a replayed or retried round runs them AGAIN
-   * (`baton serve --allow-replays`). Default `false`: such flows are refused without a ledger.
+   * run inside the round (keyed per flow instance all the same), and a replayed or retried round
+   * runs them AGAIN (`baton serve --allow-replays`). Default `false`: such flows are refused
+   * without a ledger.
    */
   readonly allowReplays?: boolean;
   /** Clock, ms since epoch (default `Date.now`). Use the same clock for the codec. */

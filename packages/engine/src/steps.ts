@@ -9,10 +9,14 @@
  * response). The function receives an idempotency key stable across attempts,
  * rounds and instances, to hand to external APIs; retries follow the step's
  * policy (attempts, exponential backoff; a `FlowError` is never retried). The
- * bookkeeping lives in `durableSteps.ts`; this module only declares.
+ * bookkeeping lives in `durableSteps.ts`; this module only declares. A step
+ * runs only inside a runner's round, which hands it the executor (found under
+ * a process-global symbol, so a flows module with its own copy of the engine
+ * finds it too); anywhere else it fails with a `FlowError` instead of running
+ * as a plain promise, which would be neither durable nor keyed per instance.
  */
 import { fromPromise, type PromiseActorLogic } from 'xstate';
-import { FlowDefinitionError } from './errors.js';
+import { FlowDefinitionError, FlowError } from './errors.js';
 import type { FlowServices } from './services.js';
 
 /** What a step's function receives. */
@@ -88,8 +92,9 @@ export type StepExecutor = (
  * Where a round actor's system holds its step executor (set by the runner for the length of a
  * round). A symbol-keyed property of the system rather than a WeakMap entry: one is set every
  * round, and WeakMap entries (ephemerons) cost the garbage collector more than a property.
+ * Process-global (`Symbol.for`): the step may come from another copy of the engine (`copies.ts`).
  */
-const STEP_EXECUTOR = Symbol('baton.stepExecutor');
+const STEP_EXECUTOR = Symbol.for('baton.stepExecutor');
 
 /** What runs a round's steps (`RoundSteps`), called as a method. */
 export interface StepRunner {
@@ -101,13 +106,12 @@ export function setStepExecutor(system: object, runner: StepRunner): void {
   (system as { [STEP_EXECUTOR]?: StepRunner })[STEP_EXECUTOR] = runner;
 }
 
-/** Outside a runner (graph utilities, a plain `createActor`): the function runs as a plain promise. */
-let plainServices: FlowServices | undefined;
-
 const STEP_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
- * Declare a durable step: promise actor logic for `setup({ actors })`.
+ * Declare a durable step: promise actor logic for `setup({ actors })`. It runs only in a round
+ * of a runner (`createRunner`, `baton serve`, the test kit): an actor started any other way (a
+ * plain `createActor`) gets a `FlowError` from the invocation, never an unkeyed plain promise.
  *
  * @example
  * ```ts
@@ -177,18 +181,18 @@ export function step<TOutput, TInput = unknown, const TId extends string = strin
   const declaration: StepDeclaration = { id, run: run as StepFunction<unknown, unknown>, options };
   const logic = fromPromise<TOutput, TInput>(async ({ input, system, signal, self }) => {
     const runner = (system as { [STEP_EXECUTOR]?: StepRunner })[STEP_EXECUTOR];
-    if (runner) return (await runner.execute(declaration, { input, signal, childId: self.id })) as TOutput;
-    plainServices ??= {
-      now: Date.now,
-      tokens: {
-        mint: () => Promise.reject(new Error('single-use tokens need a runner')),
-        redeem: () => Promise.reject(new Error('single-use tokens need a runner')),
-      },
-    };
-    return run({ input, idempotencyKey: `local:${id}`, attempt: 1, services: plainServices, signal });
+    if (!runner) throw outsideRunner(id);
+    return (await runner.execute(declaration, { input, signal, childId: self.id })) as TOutput;
   });
   Object.defineProperty(logic, STEP, { value: declaration });
   return Object.assign(logic, { stepId: id });
+}
+
+/** Why a step invoked by an actor no runner plays does not run. */
+function outsideRunner(id: string): FlowError {
+  return new FlowError(
+    `step "${id}" ran outside a Baton round, where it would be neither durable nor keyed per flow instance: serve the flow (baton serve, createRunner), or test it with createFlowTester from @baton/engine/testing`,
+  );
 }
 
 /** The step declared by `logic`, when it is a step. */

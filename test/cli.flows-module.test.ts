@@ -1,0 +1,103 @@
+/**
+ * `baton` loading flows modules in a CommonJS project, made the way
+ * `npm init -y` makes one (`"type": "commonjs"`), in a folder outside the
+ * workspace that finds the packages through a linked node_modules: a `.ts`,
+ * a `.cts`, a `.js` written with `require`, and a `.mts` all load
+ * (`baton diagram` draws their flow). A flows module that does not parse is
+ * one line naming the file, line and column with the compiler's message,
+ * without a stack, whatever its form (TypeScript through tsx's esbuild, a
+ * CommonJS `.js`, an ES module `.mjs` whose place Node itself drops).
+ */
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, runCli } from './helpers/mcpClients.js';
+
+const FLOW_TS = `import { ask, defineFlow, defineInputs, form, step } from '@baton/engine';
+import { setup } from 'xstate';
+import { z } from 'zod';
+
+const charge = step('charge', async ({ idempotencyKey }: { idempotencyKey: string }) => idempotencyKey);
+const inputs = defineInputs({ confirm: form({ message: 'Charge?', schema: z.object({ confirm: z.boolean() }) }) });
+const machine = setup({ actors: { charge } }).createMachine({
+  id: 'charge_order',
+  initial: 'confirming',
+  states: {
+    confirming: { meta: ask(inputs, 'confirm'), on: { 'input.confirm': 'charging' } },
+    charging: { invoke: { id: 'charge', src: 'charge', onDone: 'charged' } },
+    charged: { type: 'final' },
+  },
+});
+export const chargeOrder = defineFlow({ name: 'charge_order', description: 'Charge', args: z.object({}), inputs, machine });
+`;
+
+const FLOW_JS = `const { ask, defineFlow, defineInputs, form, step } = require('@baton/engine');
+const { setup } = require('xstate');
+const { z } = require('zod');
+
+const charge = step('charge', async ({ idempotencyKey }) => idempotencyKey);
+const inputs = defineInputs({ confirm: form({ message: 'Charge?', schema: z.object({ confirm: z.boolean() }) }) });
+const machine = setup({ actors: { charge } }).createMachine({
+  id: 'charge_order',
+  initial: 'confirming',
+  states: {
+    confirming: { meta: ask(inputs, 'confirm'), on: { 'input.confirm': 'charging' } },
+    charging: { invoke: { id: 'charge', src: 'charge', onDone: 'charged' } },
+    charged: { type: 'final' },
+  },
+});
+module.exports = [defineFlow({ name: 'charge_order', description: 'Charge', args: z.object({}), inputs, machine })];
+`;
+
+let project: string;
+
+/** Write `file` into its own folder of the project (tsx would map a \`.js\` to a \`.ts\` beside it); its path. */
+function place(name: string, text: string): string {
+  const folder = join(project, name.replace('.', '-'));
+  mkdirSync(folder);
+  writeFileSync(join(folder, name), text);
+  return join(folder, name);
+}
+
+beforeAll(() => {
+  project = mkdtempSync(join(tmpdir(), 'baton-cjs-project-'));
+  writeFileSync(
+    join(project, 'package.json'),
+    `${JSON.stringify({ name: 'flows', version: '1.0.0', main: 'index.js', license: 'ISC', type: 'commonjs' }, null, 2)}\n`,
+  );
+  symlinkSync(join(ROOT, 'test/node_modules'), join(project, 'node_modules'));
+});
+afterAll(() => {
+  if (project) rmSync(project, { recursive: true, force: true });
+});
+
+describe('a CommonJS project: every form of flows module loads', () => {
+  it.each([
+    ['flows.ts', FLOW_TS],
+    ['flows.cts', FLOW_TS],
+    ['flows.mts', FLOW_TS],
+    ['flows.js', FLOW_JS],
+  ])('baton diagram %s', async (name, text) => {
+    const result = await runCli(['diagram', place(name, text), 'charge_order']);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('confirming --> charging : input.confirm');
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('a flows module that does not parse: one line with file:line:column', () => {
+  it.each([
+    ['syntax.ts', 'import { z } from "zod";\nexport const a = { b: 1;\n', ':2:23: Expected "}" but found ";"'],
+    ['syntax.mts', 'import { z } from "zod";\nexport const a = { b: 1;\n', ':2:23: Expected "}" but found ";"'],
+    ['syntax.js', 'const z = require("zod");\nexports.a = { b: 1;\n', ':2:18: Expected "}" but found ";"'],
+    ['syntax.mjs', 'import { z } from "zod";\nexport const a = { b: 1;\n', ":2:24: Unexpected token ';'"],
+  ])('baton serve %s', async (name, text, where) => {
+    const path = place(name, text);
+    const result = await runCli(['serve', path, '--http', '127.0.0.1:0']);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines.at(-1)).toBe(`baton: cannot load flows module ${path}: ${path}${where}`);
+    expect(result.stderr).not.toMatch(/\bat .+:\d+:\d+/);
+    expect(result.code).toBe(1);
+  });
+});
