@@ -15,7 +15,7 @@ import { advance, aftermath } from './advanceParked.js';
 import type { RequestStateClaims, StateBinding } from './codec/types.js';
 import { callHook, outcomeBinding, type RunnerCore } from './core.js';
 import type { DecideRequest, DecisionCaller } from './decisions.js';
-import { InvalidRequestStateError } from './errors.js';
+import { InvalidRequestStateError, unknownKeySentence } from './errors.js';
 import type { Flow } from './flow.js';
 import { type DecisionSpec, isDecision, type WireInputRequest } from './inputs.js';
 import { checkRoundInput } from './jsonInput.js';
@@ -158,8 +158,10 @@ export async function decide(core: RunnerCore, request: DecideRequest): Promise<
   try {
     claims = codec.open(request.requestState, binding);
   } catch (error) {
-    if (error instanceof InvalidRequestStateError)
-      log({ type: 'invalid_state', flow: flow.name, reason: error.reason });
+    if (error instanceof InvalidRequestStateError) {
+      const detail = error.keyId && `this state was ${unknownKeySentence(error.keyId)}`;
+      log({ type: 'invalid_state', flow: flow.name, reason: error.reason, ...(detail ? { detail } : {}) });
+    }
     throw error;
   }
   const chosenKey = (claims.body as { k?: unknown } | null)?.k;

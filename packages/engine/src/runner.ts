@@ -32,7 +32,7 @@ import {
 } from './decisions.js';
 import { RoundSteps, type StepSettings, withRunningSteps } from './durableSteps.js';
 import { inertClock } from './durableTimers.js';
-import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
+import { FlowError, InvalidRequestStateError, type InvalidStateReason, unknownKeySentence } from './errors.js';
 import { type Flow, needsLedgerOnlyForSteps } from './flow.js';
 import type { InputKind } from './inputs.js';
 import {
@@ -495,7 +495,9 @@ export function createRunner(options: RunnerOptions): Runner {
     try {
       claims = codec.open(requestState, binding);
     } catch (error) {
-      if (error instanceof InvalidRequestStateError) reject(flow.name, error.reason);
+      if (error instanceof InvalidRequestStateError) {
+        reject(flow.name, error.reason, error.keyId && `this state was ${unknownKeySentence(error.keyId)}`);
+      }
       throw error;
     }
     const body = readBody(claims);
