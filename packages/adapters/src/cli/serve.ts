@@ -59,11 +59,14 @@ import { createFlowServerFactory } from '../serverFactory.js';
 import { createWebhookNotifier } from '../webhook.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
+import { runHint } from './runAs.js';
 
 const USAGE =
   'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles ROLE,...] [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
-const HELP = `usage: ${USAGE}
+/** The help of `baton serve`, with the way to run it that fits how it was started. */
+function help(): string {
+  return `usage: ${USAGE}
 
 Serve the flows a module exports as MCP tools (and prompts or resources, per its "expose" export).
 
@@ -104,9 +107,9 @@ environment:
   BATON_KEYS           comma-separated base64url secrets (>= 32 random bytes each; "baton keygen"
                        prints one); the first mints, all verify
 
-In the repository, run it as "pnpm -s baton serve ..." (without -s, pnpm prints a banner on stdout,
-which corrupts --stdio).
+${runHint('serve')}
 `;
+}
 
 /** Parsed and checked `serve` options. */
 interface ServeOptions {
@@ -355,7 +358,7 @@ function servableFlows(
 export async function run(argv: string[]): Promise<number> {
   const options = parseServeArgs(argv);
   if (options === 'help') {
-    process.stderr.write(HELP);
+    process.stderr.write(help());
     return 0;
   }
   // Warnings of the start-up are printed once it has succeeded: a fatal mistake is the only line.
