@@ -545,7 +545,6 @@ describe('baton call: the mistakes of a first hour say what to do next', () => {
     url,
     ...(token ? ['--token', token] : []),
   ];
-  const errorLines = (stderr: string) => stderr.split('\n').filter((line) => line.startsWith('baton: '));
 
   beforeAll(async () => {
     const tokens = join(dir, 'tokens.json');

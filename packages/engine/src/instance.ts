@@ -31,13 +31,13 @@ import {
   isRequester,
   openDecision,
   openParked,
-  unknownParkedKey,
   type ParkedBlob,
   parkedBody,
   parkedExpiry,
   principalHash,
   sealParked,
   statusAfter,
+  unknownParkedKey,
   waitingForOf,
 } from './parked.js';
 import type { AwaitedDecision, InjectedDecision, RoundEnd } from './round.js';

@@ -15,9 +15,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import { canonicalJson } from './codec/canonicalJson.js';
 import type { RequestStateCodec, StateBinding } from './codec/types.js';
-import { InvalidRequestStateError, unknownKeySentence } from './errors.js';
 import { isCompactSnapshot } from './compactSnapshot.js';
 import { isDeadlineList } from './durableTimers.js';
+import { InvalidRequestStateError, unknownKeySentence } from './errors.js';
 import type { FlowResult } from './flow.js';
 import type { ParkedRequest, RequestStatus, WaitingFor } from './ledger.js';
 import type { RoundEnd } from './round.js';
