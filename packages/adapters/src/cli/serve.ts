@@ -349,7 +349,9 @@ function servableFlows(
     warn(`not serving ${flow.name}: ${why}; start with --ledger URL to serve it`);
   }
   if (served.length === 0) {
-    throw new CliError(`every flow of ${module} needs a ledger: start with --ledger URL (e.g. sqlite:./baton.db)`);
+    throw new CliError(
+      `every flow of ${module} needs a ledger (${flows.map((flow) => flow.name).join(', ')}): start with --ledger URL (e.g. sqlite:./baton.db)`,
+    );
   }
   return served;
 }
