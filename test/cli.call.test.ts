@@ -524,7 +524,7 @@ describe('baton call through tmux', () => {
     expect(unknown.code).toBe(1);
     const errors = unknown.stderr.split('\n').filter((line) => line.startsWith('baton: '));
     expect(errors, unknown.stderr).toEqual([
-      `baton: ${serve!.url.href} has no tool "no_such_tool" (tools: deploy_production, expense_approval, refund_request, draft_release_notes)`,
+      `baton: ${serve!.url.href} has no tool "no_such_tool" (tools: deploy_production, draft_release_notes)`,
     ]);
     expect(unknown.stderr).not.toMatch(/\bat .+:\d+:\d+/);
   });
