@@ -15,7 +15,13 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCallArgs, resultText, splitCommand, waitingLine } from '../packages/adapters/src/cli/call.js';
+import {
+  parseCallArgs,
+  resultText,
+  splitCommand,
+  WAITING_ROUND,
+  waitingLine,
+} from '../packages/adapters/src/cli/call.js';
 import {
   askForm,
   choicesOf,
@@ -213,12 +219,20 @@ describe('baton call: arguments and output', () => {
 
   it('prints a waiting result as who it waits for, the request id and how to continue', () => {
     const waiting = { status: 'waiting', id: 'R7', waitingFor: [{ key: 'manager_approval', role: 'manager' }] };
-    expect(waitingLine({ structuredContent: waiting })).toBe(
-      `waiting for manager_approval (role manager) on request R7; continue with baton call baton_resume --args '{"id":"R7"}'`,
+    const http = { http: new URL('http://127.0.0.1:8080/mcp'), token: "alice's token" };
+    // In the repository the CLI runs from its sources: the hint is the repository's command, with
+    // the transport flags this call used (quoted for a POSIX shell).
+    expect(waitingLine({ structuredContent: waiting }, http)).toBe(
+      `waiting for manager_approval (role manager) on request R7; continue with pnpm -s baton call baton_resume --args '{"id":"R7"}' --http http://127.0.0.1:8080/mcp --token 'alice'\\''s token'`,
     );
     expect(
-      waitingLine({ structuredContent: { ...waiting, waitingFor: [{ key: 'a' }, { key: 'b', role: 'x' }] } }),
-    ).toBe(`waiting for a and b (role x) on request R7; continue with baton call baton_resume --args '{"id":"R7"}'`);
+      waitingLine(
+        { structuredContent: { ...waiting, waitingFor: [{ key: 'a' }, { key: 'b', role: 'x' }] } },
+        { stdio: ['pnpm', '-s', 'baton', 'serve', './my flows.ts', '--stdio'] },
+      ),
+    ).toBe(
+      `waiting for a and b (role x) on request R7; continue with pnpm -s baton call baton_resume --args '{"id":"R7"}' --stdio 'pnpm -s baton serve '\\''./my flows.ts'\\'' --stdio'`,
+    );
     expect(waitingLine({ structuredContent: { status: 'completed', id: 'R7' } })).toBeUndefined();
     expect(waitingLine({})).toBeUndefined();
   });
@@ -461,7 +475,7 @@ describe('baton call through tmux', () => {
       const requested = await runCli(as(alice, 'expense_approval', { amount: 120, purpose: 'books' }));
       expect(requested.code, requested.stderr).toBe(0);
       const line =
-        /^waiting for manager_approval \(role manager\) on request ([\w-]{22}); continue with baton call baton_resume --args '\{"id":"([\w-]{22})"\}'$/m.exec(
+        /^waiting for manager_approval \(role manager\) on request ([\w-]{22}); continue with pnpm -s baton call baton_resume --args '\{"id":"([\w-]{22})"\}' --http \S+ --token \S+$/m.exec(
           requested.stdout,
         );
       expect(line, requested.stdout).not.toBeNull();
@@ -509,7 +523,109 @@ describe('baton call through tmux', () => {
     const unknown = await runCli(['call', 'no_such_tool', '--http', serve!.url.href]);
     expect(unknown.code).toBe(1);
     const errors = unknown.stderr.split('\n').filter((line) => line.startsWith('baton: '));
-    expect(errors, unknown.stderr).toEqual([expect.stringMatching(/^baton: no_such_tool: .*JSON-RPC error -32602\)$/)]);
+    expect(errors, unknown.stderr).toEqual([
+      `baton: ${serve!.url.href} has no tool "no_such_tool" (tools: deploy_production, draft_release_notes)`,
+    ]);
     expect(unknown.stderr).not.toMatch(/\bat .+:\d+:\d+/);
   });
+});
+
+// ---------------------------------------------------------------- first-hour mistakes
+
+describe('baton call: the mistakes of a first hour say what to do next', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-call-firsthour-'));
+  const alice = `alice-${'a'.repeat(20)}`;
+  const bob = `bob-${'b'.repeat(20)}`;
+  let served: ServeProcess | undefined;
+  const as = (token: string | undefined, tool: string, args?: object, url = served!.url.href) => [
+    'call',
+    tool,
+    ...(args ? ['--args', JSON.stringify(args)] : []),
+    '--http',
+    url,
+    ...(token ? ['--token', token] : []),
+  ];
+
+  beforeAll(async () => {
+    const tokens = join(dir, 'tokens.json');
+    writeFileSync(tokens, JSON.stringify({ [alice]: 'alice', [bob]: { principal: 'bob', roles: ['manager'] } }));
+    // --wait-in-call 8: a round is held at most 7 s, so the call gets one "retry later" round.
+    served = await startServe([
+      'examples/approvals',
+      '--http',
+      '127.0.0.1:0',
+      '--ledger',
+      `sqlite:${join(dir, 'ledger.db')}`,
+      '--auth-tokens',
+      tokens,
+      '--wait-in-call',
+      '8',
+    ]);
+  });
+  afterAll(async () => {
+    await served?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.concurrent('no token, and a token the server refuses, in the server own words (exit 1)', async () => {
+    const [none, wrong] = await Promise.all([
+      runCli(as(undefined, 'deploy_production', { version: '1.0.0' })),
+      runCli(as('not-a-known-token-at-all', 'deploy_production', { version: '1.0.0' })),
+    ]);
+    expectOneLine(none, 1, /^baton: this server needs a token: pass --token TOKEN \(HTTP 401\)$/);
+    expectOneLine(wrong, 1, /^baton: the server refused the token: Unknown bearer token \(HTTP 401\)$/);
+  });
+
+  it.concurrent('a URL without /mcp: the endpoint to use instead, not raw JSON-RPC (exit 1)', async () => {
+    const root = new URL('/', served!.url).href;
+    const result = await runCli(as(alice, 'deploy_production', { version: '1.0.0' }, root));
+    expectOneLine(
+      result,
+      1,
+      new RegExp(
+        `^baton: nothing answers MCP at ${root} \\(HTTP 404\\): baton serve answers at /mcp, try --http ${served!.url.href}$`,
+      ),
+    );
+    expect(result.stderr).not.toContain('jsonrpc');
+  });
+
+  it.concurrent('an unknown tool: the tools there are, and the near miss (exit 1)', async () => {
+    const result = await runCli(as(alice, 'expense_aproval', { amount: 1 }));
+    expectOneLine(
+      result,
+      1,
+      /^baton: \S+ has no tool "expense_aproval": did you mean expense_approval\? \(tools: .*\)$/,
+    );
+    expect(result.stderr).toContain('baton_inbox');
+  });
+
+  it.concurrent('an argument the flow does not declare: refused with its arguments, described (exit 2)', async () => {
+    const result = await runCli(as(alice, 'deploy_production', { verison: '1.0.0' }));
+    expectOneLine(
+      result,
+      2,
+      /^baton: deploy_production has no argument "verison": did you mean version\? \(deploy_production takes version \(The version to deploy\)\); fix --args$/,
+    );
+  });
+
+  it('a retry-later round prints "waiting for", and the closing hint works as printed', async () => {
+    const requested = await runCli(as(alice, 'expense_approval', { amount: 75, purpose: 'a course' }));
+    expect(requested.code, requested.stderr).toBe(0);
+    expect(requested.stderr).toContain(`-- round 1: ${WAITING_ROUND} --`);
+    expect(requested.stderr).not.toContain('the server needs input');
+    const hint = /; continue with (.+)$/m.exec(requested.stdout)?.[1];
+    expect(hint, requested.stdout).toBeDefined();
+    const id = /on request ([\w-]{22});/.exec(requested.stdout)![1]!;
+    expect(hint).toBe(
+      `pnpm -s baton call baton_resume --args '{"id":"${id}"}' --http ${served!.url.href} --token ${alice}`,
+    );
+    // Bob approves, his answers piped on stdin (approve, no comment).
+    const decided = await runCli(as(bob, 'baton_decide', { id }), {}, 'y\n\n');
+    expect(decided.code, decided.stderr).toBe(0);
+    expect(decided.stdout).toMatch(/^Recorded manager_approval/);
+    // The hint, run by a shell exactly as printed (the repository's `pnpm -s baton`).
+    const resumed = spawnSync('sh', ['-c', hint!], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stdout.trim()).toBe('Expense of 75 approved.');
+  }, 60_000);
 });

@@ -1,7 +1,7 @@
 /**
  * The documentation's code compiles. Every TypeScript snippet a user may copy
  * is type-checked against the packages' sources: the ```ts (or ```typescript)
- * fenced blocks of the root README.md and packages/*\/README.md, and the ```ts
+ * fenced blocks of the root README.md, packages/*\/README.md and docs/approvals.md, and the ```ts
  * fences inside `@example` tags of the doc comments in packages/*\/src. Each
  * snippet becomes a module of its own (a virtual file in `test/docs/`, checked
  * with the repository's compiler options in one TypeScript program), so a
@@ -161,7 +161,7 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const MARKDOWN = ['README.md', ...PACKAGES.map((p) => `packages/${p}/README.md`)];
+const MARKDOWN = ['README.md', ...PACKAGES.map((p) => `packages/${p}/README.md`), 'docs/approvals.md'];
 const markdown = MARKDOWN.map((document) => ({
   document,
   ...markdownSnippets(document, readFileSync(join(ROOT, document), 'utf8')),

@@ -234,16 +234,18 @@ export async function startServe(args: readonly string[], env: Record<string, st
   };
 }
 
-/** Run the CLI to completion (bounded: 30 s); resolves with its exit code and output. */
+/** Run the CLI to completion (bounded: 30 s), with `input` on stdin when given; resolves with its exit code and output. */
 export async function runCli(
   args: readonly string[],
   env: Record<string, string | undefined> = {},
+  input?: string,
 ): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const child = spawn(process.execPath, cliArgs(args), {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (input !== undefined) child.stdin!.end(input);
   let stderr = '';
   let stdout = '';
   child.stderr!.on('data', (chunk: Buffer) => {

@@ -96,17 +96,27 @@ function inboxEntry(item: InboxItem) {
     message: item.message,
     requestedAt: iso(item.requestedAt),
     ...(item.deadline === undefined ? {} : { deadline: iso(item.deadline) }),
+    ...(item.unreadable === undefined ? {} : { unreadable: item.unreadable }),
   };
 }
 
-function inboxText(items: readonly InboxItem[]): string {
-  if (items.length === 0) return 'No decisions are waiting for you.';
+function inboxText(all: readonly InboxItem[]): string {
+  const items = all.filter((item) => item.unreadable === undefined);
+  const unreadable = all.filter((item) => item.unreadable !== undefined);
+  const lost =
+    unreadable.length === 0
+      ? ''
+      : `\n${unreadable.length === 1 ? '1 decision' : `${unreadable.length} decisions`} cannot be read on this server:\n${unreadable
+          .map((item) => `- Request ${item.id}, ${item.key} (${item.flow}): ${item.unreadable}`)
+          .join('\n')}`;
+  if (items.length === 0 && unreadable.length === 0) return 'No decisions are waiting for you.';
+  if (items.length === 0) return `No decisions this server can read are waiting for you.${lost}`;
   const lines = items.map((item) => {
     const by = item.deadline === undefined ? '' : `; decide by ${iso(item.deadline)}`;
     return `- Request ${item.id}, ${item.key} (${item.flow}), requested ${iso(item.requestedAt)}${by}: ${item.message}`;
   });
   const count = items.length === 1 ? '1 decision waits' : `${items.length} decisions wait`;
-  return `${count} for you. Make one with baton_decide {"id": "<request id>"}.\n${lines.join('\n')}`;
+  return `${count} for you. Make one with baton_decide {"id": "<request id>"}.\n${lines.join('\n')}${lost}`;
 }
 
 function requestsText(items: readonly RequestItem[]): string {

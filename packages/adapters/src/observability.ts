@@ -4,7 +4,10 @@
  * run inside the operator's network; put them behind the reverse proxy's
  * rules when the port is exposed) but keep the Host/Origin check of the
  * server (DNS rebinding). Neither says anything about principals, states,
- * keys or connection strings: counters, gauges and the ledger's driver name.
+ * key material or connection strings: counters, gauges, the ledger's driver
+ * name and, on `/healthz`, the ids of the keys the server holds (`keyIds`:
+ * 8 bytes of HKDF output per key, what every requestState carries in clear),
+ * so an operator can see which instances hold the same `BATON_KEYS`.
  *
  * `/healthz` pings the ledger (one trivial round trip, bounded by
  * `pingTimeoutMs`; concurrent probes share one ping and its answer is reused
@@ -31,6 +34,8 @@ export interface ObservabilityOptions {
   readonly ledger: () => LedgerSource;
   readonly pingTimeoutMs?: number;
   readonly pingCacheMs?: number;
+  /** The ids of the server's keys, minting key first (`RingKey.kid`), listed by `/healthz` as `keyIds`. */
+  readonly keyIds?: readonly string[];
 }
 
 /** A route: answers one path. */
@@ -41,7 +46,7 @@ type Health = { readonly ok: true } | { readonly ok: false; readonly reason: 'le
 /**
  * The two routes, by path, for `serveHttp`'s `routes`.
  *
- * Wire: `GET /healthz` -> 200 `{"status":"ok","uptimeSeconds":12,"ledger":{"driver":"sqlite",...},"rounds":{...}}`
+ * Wire: `GET /healthz` -> 200 `{"status":"ok","uptimeSeconds":12,"ledger":{"driver":"sqlite",...},"keyIds":["Xy3…"],"serving":{...}}`
  * or 503 `{"status":"unavailable","reason":"ledger_unavailable"}`; `GET /metrics` -> 200 Prometheus text.
  * Other methods: 405.
  */
@@ -93,6 +98,7 @@ export function createObservabilityRoutes(options: ObservabilityOptions): Readon
       status: 'ok',
       uptimeSeconds: Math.floor((Date.now() - serving.startedAt) / 1000),
       ledger: stats(),
+      ...(options.keyIds ? { keyIds: options.keyIds } : {}),
       serving: { rounds: serving.rounds, invalidState: serving.invalidState, failures: serving.failures },
     });
   };

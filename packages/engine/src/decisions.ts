@@ -59,6 +59,11 @@ export interface InboxItem {
   readonly message: string;
   readonly requestedAt: number;
   readonly deadline?: number;
+  /**
+   * Set when this server cannot open the request (it was sealed with a key id this server's
+   * `BATON_KEYS` lack): the sentence saying so; `message` is then that refusal, not the decision's.
+   */
+  readonly unreadable?: string;
 }
 
 /** One of the caller's own requests. `waitingFor` is set while `waiting` (empty: it waits on the requester). */

@@ -47,10 +47,24 @@ export class InvalidRequestStateError extends Error {
   override readonly name = 'InvalidRequestStateError';
   /** Machine-readable reason code, for the server log. */
   readonly reason: InvalidStateReason;
-  constructor(reason: InvalidStateReason) {
+  /**
+   * With `unknown_key`: the key id the envelope names (base64url; a prefix of the key's 11-character
+   * id for states, the whole id for ledger blobs). Not secret: every state carries it in clear.
+   */
+  readonly keyId?: string;
+  constructor(reason: InvalidStateReason, keyId?: string) {
     super(INVALID_REQUEST_STATE_MESSAGE);
     this.reason = reason;
+    if (keyId !== undefined) this.keyId = keyId;
   }
+}
+
+/**
+ * The sentence for a state or ledger row sealed with a key this server does not hold, e.g.
+ * `sealed with key id Xy3…, which this server does not have: start every instance with the same BATON_KEYS`.
+ */
+export function unknownKeySentence(keyId: string): string {
+  return `sealed with key id ${keyId}, which this server does not have: start every instance with the same BATON_KEYS`;
 }
 
 /**

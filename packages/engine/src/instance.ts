@@ -38,6 +38,7 @@ import {
   sealParked,
   statusAfter,
   toParkedBinding,
+  unknownParkedKey,
   waitingForOf,
 } from './parked.js';
 import { migratedSnapshot } from './round/singleUse.js';
@@ -383,7 +384,7 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
     let inject: StepInput['inject'];
     if (row) {
       const blob = openParked(core.codec, row);
-      if (!blob) return unreadable(core, flow, base(round));
+      if (!blob) return unreadable(core, flow, base(round), row);
       if (!isRequester(core.codec, blob, binding.principal)) {
         core.log({
           type: 'invalid_state',
@@ -522,7 +523,17 @@ async function pollForChange(
   }
 }
 
-function unreadable(core: RunnerCore, flow: Flow, base: { flow: string; fid: string; round: number }): ErrorOutcome {
+function unreadable(
+  core: RunnerCore,
+  flow: Flow,
+  base: { flow: string; fid: string; round: number },
+  row: ParkedRequest,
+): ErrorOutcome {
+  const key = unknownParkedKey(core.codec, row);
+  if (key) {
+    core.log({ type: 'flow_error', flow: flow.name, fid: base.fid, error: new Error(`the parked request was ${key}`) });
+    return { type: 'error', ...base, message: `Request ${base.fid} was ${key}.` };
+  }
   core.log({
     type: 'flow_error',
     flow: flow.name,

@@ -19,6 +19,7 @@ import { canonicalJson } from './codec/canonicalJson.js';
 import type { RequestStateCodec, StateBinding } from './codec/types.js';
 import { isCompactSnapshot } from './compactSnapshot.js';
 import { isDeadlineList } from './durableTimers.js';
+import { InvalidRequestStateError, unknownKeySentence } from './errors.js';
 import type { FlowResult } from './flow.js';
 import type {
   DeciderRewrite,
@@ -88,6 +89,20 @@ export function openParked(codec: RequestStateCodec, row: ParkedRequest): Parked
     isCompactSnapshot(blob.s.s) &&
     (blob.s.t === undefined || isDeadlineList(blob.s.t));
   return ok ? (blob as ParkedBlob) : undefined;
+}
+
+/**
+ * Why a parked request that did not open cannot be read here, when the reason is a key: the
+ * sentence naming the key id it was sealed with (see {@link unknownKeySentence}); `undefined`
+ * when it was sealed with a key of the ring (then the row was moved or altered).
+ */
+export function unknownParkedKey(codec: RequestStateCodec, row: ParkedRequest): string | undefined {
+  try {
+    codec.openBlob(row.state, PURPOSE, parkedBinding(row.id, row.flow));
+  } catch (error) {
+    if (error instanceof InvalidRequestStateError && error.keyId !== undefined) return unknownKeySentence(error.keyId);
+  }
+  return undefined;
 }
 
 /** The requester's binding as parked. */

@@ -14,7 +14,7 @@ import type { DecisionSpec } from './inputs.js';
 import { currentBody } from './instance.js';
 import type { ParkedRequest } from './ledger.js';
 import type { ErrorOutcome } from './outcome.js';
-import { openParked, type ParkedBlob } from './parked.js';
+import { openParked, type ParkedBlob, unknownParkedKey } from './parked.js';
 
 const ID = /^[A-Za-z0-9_-]{22}$/;
 
@@ -42,6 +42,11 @@ export async function load(core: RunnerCore, tool: string, id: unknown) {
     };
   const blob = openParked(codec, row);
   const body = blob && currentBody(flow, blob);
+  const key = blob ? undefined : unknownParkedKey(codec, row);
+  if (key) {
+    log({ type: 'flow_error', flow: flow.name, fid: id, error: new Error(`the parked request was ${key}`) });
+    return { refusal: refuse(tool, `Request ${id} was ${key}.`, row), unknownKey: key };
+  }
   if (!blob || !body) {
     log({
       type: 'flow_error',

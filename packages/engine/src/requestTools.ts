@@ -44,7 +44,21 @@ export async function inbox(core: RunnerCore, context: DecisionCaller): Promise<
   for (const record of records) {
     if (!loaded.has(record.id)) loaded.set(record.id, await load(core, 'baton_inbox', record.id));
     const request = loaded.get(record.id)!;
-    if ('refusal' in request) continue;
+    if ('refusal' in request) {
+      // Sealed with a key this server lacks: listed (without the decision's message, which this
+      // server cannot check the caller may read), so the decider learns why it cannot be decided here.
+      if (request.unknownKey) {
+        items.push({
+          id: record.id,
+          key: record.key,
+          flow: record.flow,
+          message: request.refusal.message,
+          requestedAt: record.requestedAt,
+          unreadable: request.unknownKey,
+        });
+      }
+      continue;
+    }
     const { row, flow, blob } = request;
     if (row.status !== 'waiting' || !isDecision(flow.inputs[record.key])) continue;
     // The ledger filters by the stored hash; the parked requester is compared again here.

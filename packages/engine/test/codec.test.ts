@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createKeyRing, createRequestStateCodec } from '../src/codec/index.js';
+import type { InvalidRequestStateError } from '../src/errors.js';
 import {
   BINDING,
   BODY,
@@ -135,6 +136,12 @@ describe.each(MODES)('requestState codec, %s mode', (mode) => {
       const { codec: rotated } = makeCodec({ mode, keys: [KEY_B, KEY_A] });
       const { codec: old } = makeCodec({ mode, keys: [KEY_A] });
       expect(rejection(() => old.open(rotated.mint(BINDING, CLAIMS).token, BINDING))).toBe('unknown_key');
+      try {
+        old.open(rotated.mint(BINDING, CLAIMS).token, BINDING);
+      } catch (error) {
+        // A state carries the first 4 bytes of the id: the 5 characters they fix, then an ellipsis.
+        expect((error as InvalidRequestStateError).keyId).toBe(`${rotated.currentKeyId.slice(0, 5)}…`);
+      }
     });
 
     it('accepts a prebuilt KeyRing', () => {
@@ -257,14 +264,20 @@ describe('blobs', () => {
     expect(codec.sealBlob('same', 'outcome')).not.toBe(codec.sealBlob('same', 'outcome'));
   });
 
-  it('rejects the wrong purpose, tampering, unknown keys and tokens as bad_integrity', () => {
+  it('rejects the wrong purpose, tampering and tokens as bad_integrity, and names an unknown key', () => {
     const sealed = codec.sealBlob('secret outcome', 'outcome');
     expect(decoded(sealed).toString('latin1')).not.toContain('secret outcome');
     expect(rejection(() => codec.openBlob(sealed, 'other'))).toBe('bad_integrity');
     const tampered = decoded(sealed);
     tampered[tampered.length - 1]! ^= 1;
     expect(rejection(() => codec.openBlob(tampered.toString('base64url'), 'outcome'))).toBe('bad_integrity');
-    expect(rejection(() => makeCodec({ keys: [KEY_B] }).codec.openBlob(sealed, 'outcome'))).toBe('bad_integrity');
+    expect(rejection(() => makeCodec({ keys: [KEY_B] }).codec.openBlob(sealed, 'outcome'))).toBe('unknown_key');
+    try {
+      makeCodec({ keys: [KEY_B] }).codec.openBlob(sealed, 'outcome');
+    } catch (error) {
+      // A blob carries the whole 8-byte key id: exactly the ring key's id.
+      expect((error as InvalidRequestStateError).keyId).toBe(codec.currentKeyId);
+    }
     expect(rejection(() => codec.openBlob(codec.mint(BINDING, CLAIMS).token, 'outcome'))).toBe('bad_integrity');
     expect(rejection(() => codec.openBlob('not a blob!', 'outcome'))).toBe('bad_integrity');
     expect(rejection(() => codec.open(sealed, BINDING))).toBe('malformed');

@@ -33,18 +33,20 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CliError, EXIT_FAILURE, oneLine, usageError } from './cliError.js';
 import { askForm, CANCEL, DECLINE, type PromptIO, type RequestedSchema } from './formPrompt.js';
 import { parseFlags } from './parseFlags.js';
+import { runAs } from './runAs.js';
+import { checkToolCall } from './toolCheck.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE = 'baton call <tool> [--args JSON] (--http URL [--token TOKEN] | --stdio "COMMAND")';
 
-const HELP = `usage: ${USAGE}
+const help = () => `usage: ${USAGE}
 
 Call a tool and answer what it asks at the terminal (forms field by field, URLs, sampling; roots are the current folder).
 
   --args JSON          the tool's arguments, a JSON object (default {})
   --http URL           a Streamable HTTP server, e.g. http://127.0.0.1:8080/mcp
   --token TOKEN        bearer token sent with every HTTP request
-  --stdio "COMMAND"    a stdio server to start, e.g. "pnpm -s baton serve ./flows.ts --stdio"
+  --stdio "COMMAND"    a stdio server to start, e.g. "${runAs()} serve ./flows.ts --stdio"
 
 At any prompt ${DECLINE} declines and ${CANCEL} cancels the current request (the round's other
 forms are then not asked: they are sent as cancelled); Ctrl-C stops (exit 130).
@@ -268,26 +270,68 @@ function isWaiting(content: unknown): content is WaitingContent {
   return c?.status === 'waiting' && typeof c.id === 'string';
 }
 
+/** A word for a POSIX shell: as it is when it needs no quoting, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The command that calls `tool` with `args` the way this call reached its server, to print as a
+ * hint that works when pasted: `npx baton call baton_resume --args '{"id":"R7"}' --http URL
+ * --token TOKEN` (the token as given: the user typed it on this command line already).
+ */
+export function callCommand(
+  options: Pick<CallOptions, 'http' | 'token' | 'stdio'>,
+  tool: string,
+  args: object,
+): string {
+  const words = [runAs(), 'call', tool, '--args', shellWord(JSON.stringify(args))];
+  if (options.http) words.push('--http', shellWord(options.http.href));
+  if (options.token !== undefined) words.push('--token', shellWord(options.token));
+  if (options.stdio) words.push('--stdio', shellWord(options.stdio.map(shellWord).join(' ')));
+  return words.join(' ');
+}
+
 /**
  * The readable line of a waiting result, or `undefined` for any other result: for
  * `{ status: 'waiting', id: 'R7', waitingFor: [{ key: 'manager_approval', role: 'manager' }] }`,
- * `waiting for manager_approval (role manager) on request R7; continue with baton call baton_resume --args '{"id":"R7"}'`.
+ * `waiting for manager_approval (role manager) on request R7; continue with npx baton call baton_resume --args '{"id":"R7"}' --http URL`.
+ * @param via how this call reached its server, repeated in the command to continue with.
  */
-export function waitingLine(result: Pick<CallToolResult, 'structuredContent'>): string | undefined {
+export function waitingLine(
+  result: Pick<CallToolResult, 'structuredContent'>,
+  via: Pick<CallOptions, 'http' | 'token' | 'stdio'> = {},
+): string | undefined {
   const content = result.structuredContent;
   if (!isWaiting(content)) return undefined;
   const whom = (Array.isArray(content.waitingFor) ? content.waitingFor : [])
     .filter((w) => typeof w?.key === 'string')
     .map((w) => `${w.key}${typeof w.role === 'string' ? ` (role ${w.role})` : ''}`);
   const what = whom.length > 0 ? `waiting for ${whom.join(' and ')}` : 'waiting';
-  return `${what} on request ${content.id}; continue with baton call baton_resume --args '${JSON.stringify({ id: content.id })}'`;
+  return `${what} on request ${content.id}; continue with ${callCommand(via, 'baton_resume', { id: content.id })}`;
 }
 
-/** Which round the client is answering, and whether one of its forms was declined or cancelled. */
+/**
+ * Which round the client is answering, whether one of its forms was declined or cancelled, and
+ * whether its header was printed (once something of it is asked; a round that asks nothing is
+ * the server's "retry later" and prints a waiting line instead).
+ */
 interface RoundState {
   round: number;
   refused: boolean;
+  announced: boolean;
 }
+
+/** Print the header of the current round once, before the first thing it asks. */
+function announce(term: Terminal, rounds: RoundState): void {
+  if (rounds.announced || rounds.round === 0) return;
+  rounds.announced = true;
+  term.say(`\n-- round ${rounds.round}: the server needs input --`);
+}
+
+/** The line of a round that asks nothing: the server holds the call while it waits. */
+export const WAITING_ROUND =
+  'waiting for the server: a decision by someone else or a step still running (nothing to answer)';
 
 function newClient(term: Terminal, rounds: RoundState): Client {
   const client = new Client(
@@ -300,6 +344,7 @@ function newClient(term: Terminal, rounds: RoundState): Client {
 
   client.setRequestHandler('elicitation/create', (request) =>
     term.serial(async () => {
+      announce(term, rounds);
       const params = request.params as { mode?: string; message: string; url?: string; requestedSchema?: unknown };
       if (rounds.refused) {
         term.say(`? ${params.message}`);
@@ -328,6 +373,7 @@ function newClient(term: Terminal, rounds: RoundState): Client {
 
   client.setRequestHandler('sampling/createMessage', (request) =>
     term.serial(async () => {
+      announce(term, rounds);
       const params = request.params as {
         messages: { role: string; content: unknown }[];
         systemPrompt?: string;
@@ -352,6 +398,7 @@ function newClient(term: Terminal, rounds: RoundState): Client {
   );
 
   client.setRequestHandler('roots/list', async () => {
+    announce(term, rounds);
     const cwd = process.cwd();
     const root = { uri: pathToFileURL(cwd).href, name: basename(cwd) || cwd };
     term.say(`? The server asks for roots: sent ${root.uri}`);
@@ -393,6 +440,37 @@ export function networkFailure(error: unknown): string | undefined {
   return fetchFailed ? 'no answer' : undefined;
 }
 
+/**
+ * The HTTP answers of a call's transport, watched for the two a user can fix: 401 (no token, or
+ * one the server refuses, with the server's `error_description`) and 404 (no MCP endpoint at
+ * that path; `baton serve`'s is `/mcp`).
+ */
+class HttpWatch {
+  #last: { status: number; challenge: string | null } | undefined;
+
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const response = await fetch(input, init);
+    this.#last = { status: response.status, challenge: response.headers.get('www-authenticate') };
+    return response;
+  };
+
+  /** The line for the last answer when it was a 401 or a 404, else `undefined`. */
+  refusal(url: URL, withToken: boolean): string | undefined {
+    if (this.#last?.status === 401) {
+      if (!withToken) return 'this server needs a token: pass --token TOKEN (HTTP 401)';
+      const said = /error_description="((?:[^"\\]|\\.)*)"/.exec(this.#last.challenge ?? '')?.[1];
+      return `the server refused the token: ${said ? said.replaceAll(/\\(.)/g, '$1') : 'invalid token'} (HTTP 401)`;
+    }
+    if (this.#last?.status === 404) {
+      const mcp = new URL('/mcp', url).href;
+      return url.pathname === '/mcp'
+        ? `nothing answers MCP at ${url.href} (HTTP 404)`
+        : `nothing answers MCP at ${url.href} (HTTP 404): baton serve answers at /mcp, try --http ${mcp}`;
+    }
+    return undefined;
+  }
+}
+
 function describeFailure(tool: string, where: string, error: unknown): CliError {
   if (error instanceof CliError) return error;
   if (error instanceof ProtocolError) return new CliError(`${tool}: ${oneLine(error)} (JSON-RPC error ${error.code})`);
@@ -409,17 +487,19 @@ function describeFailure(tool: string, where: string, error: unknown): CliError 
 export async function run(argv: string[]): Promise<number> {
   const options = parseCallArgs(argv);
   if (options === 'help') {
-    process.stderr.write(HELP);
+    process.stderr.write(help());
     return 0;
   }
   const term = openTerminal();
-  const rounds: RoundState = { round: 0, refused: false };
+  const rounds: RoundState = { round: 0, refused: false, announced: false };
   const client = newClient(term, rounds);
   // Ctrl-C outside a prompt (connecting, waiting on the server) is a real SIGINT.
   process.once('SIGINT', interrupted);
   let serverStderr = '';
+  const http = new HttpWatch();
   const transport = options.http
     ? new StreamableHTTPClientTransport(options.http, {
+        fetch: http.fetch,
         ...(options.token ? { requestInit: { headers: { authorization: `Bearer ${options.token}` } } } : {}),
       })
     : new StdioClientTransport({
@@ -440,9 +520,14 @@ export async function run(argv: string[]): Promise<number> {
     } catch (error) {
       const network = options.http ? networkFailure(error) : undefined;
       if (network) throw new CliError(`cannot reach ${where} (${network}): is the server running?`);
+      const refused = options.http && http.refusal(options.http, options.token !== undefined);
+      if (refused) throw new CliError(refused);
       const last = serverStderr.trim().split('\n').pop();
       throw new CliError(`cannot connect to ${where}: ${oneLine(error)}${last ? ` (server said: ${last})` : ''}`);
     }
+    const problem = await checkToolCall(client, options.tool, options.args, where);
+    if (problem?.warning) process.stderr.write(`baton: warning: ${problem.warning}\n`);
+    if (problem?.error) throw problem.error;
     process.stderr.write(`Calling ${options.tool} ${JSON.stringify(options.args)} on ${where}\n`);
     let result: CallToolResult;
     try {
@@ -451,17 +536,28 @@ export async function run(argv: string[]): Promise<number> {
         {
           onprogress: ({ progress, total, message }) => {
             const round = message ? /\(round (\d+)\)/.exec(message)?.[1] : undefined;
-            if (round) Object.assign(rounds, { round: Number(round), refused: false });
-            term.say(
-              round
-                ? `\n-- round ${round}: the server needs input --`
-                : `-- progress ${progress}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`,
-            );
+            if (!round) {
+              term.say(
+                `-- progress ${progress}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`,
+              );
+              return;
+            }
+            Object.assign(rounds, { round: Number(round), refused: false, announced: false });
+            // The SDK asks a round's questions as soon as it reports the round; one that has asked
+            // nothing a moment later asks nothing at all: the server's "retry later".
+            const current = rounds.round;
+            setTimeout(() => {
+              if (rounds.round === current && !rounds.announced) {
+                rounds.announced = true;
+                term.say(`\n-- round ${current}: ${WAITING_ROUND} --`);
+              }
+            }, 100).unref();
           },
         },
       );
     } catch (error) {
-      throw describeFailure(options.tool, where, error);
+      const refused = options.http && http.refusal(options.http, options.token !== undefined);
+      throw refused ? new CliError(refused) : describeFailure(options.tool, where, error);
     }
     const text = resultText(result);
     if (result.isError) {
@@ -469,7 +565,7 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(`${text}\n`);
       return EXIT_FAILURE;
     }
-    const waiting = waitingLine(result);
+    const waiting = waitingLine(result, options);
     if (waiting) {
       process.stderr.write(`\n-- waiting for someone else's decision --\n${text}\n`);
       process.stdout.write(`${waiting}\n`);

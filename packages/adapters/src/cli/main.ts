@@ -8,6 +8,8 @@
  * finished command never leaves the process hanging.
  */
 import { EXIT_USAGE, reportFailure } from './cliError.js';
+import { nearMiss } from './parseFlags.js';
+import { runAs } from './runAs.js';
 
 /** A command module: runs with the arguments after its name, resolves to the exit code. */
 export interface Command {
@@ -25,8 +27,16 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
 };
 
 function help(): string {
+  const baton = runAs();
   const lines = Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(10)}${summary}`);
-  return `usage: baton <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun "baton <command> --help" for a command's options.\n`;
+  return `usage: ${baton} <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun "${baton} <command> --help" for a command's options.\n`;
+}
+
+/** The line for a command name that is none of {@link COMMANDS}, with commander's suggestion for a near miss. */
+function unknownCommand(name: string): string {
+  const suggestion = nearMiss(name, Object.keys(COMMANDS));
+  const hint = suggestion ? `: did you mean ${suggestion}?` : '';
+  return `unknown command "${name}"${hint} (commands: ${Object.keys(COMMANDS).join(', ')})`;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -35,9 +45,9 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(help());
     return name === undefined ? EXIT_USAGE : 0;
   }
-  const command = COMMANDS[name];
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
-    process.stderr.write(`baton: unknown command "${name}" (commands: ${Object.keys(COMMANDS).join(', ')})\n`);
+    process.stderr.write(`baton: ${unknownCommand(name)}\n`);
     return EXIT_USAGE;
   }
   return (await command.load()).run(rest);

@@ -1,72 +1,124 @@
 /**
- * Flag parsing shared by every `baton` command: node:util `parseArgs` in
- * strict mode with positionals, its errors turned into one-line usage errors
- * ("unknown option --x", "--http needs a value") that name the command's usage.
+ * Flag parsing shared by every `baton` command, on commander: each command
+ * declares its options as a small table (`{ ttl: { type: 'string' } }`, the
+ * shape node:util `parseArgs` takes), and gets back `{ values, positionals }`.
+ * Commander's errors become one-line usage errors that name the command's
+ * usage: "unknown option --htpp: did you mean --http?", the suggestion being
+ * commander's own, and "--http needs a value".
  *
- * `parseArgs` takes any argument starting with `-` for an option, so
- * `--ttl -5` would read as "--ttl needs a value". Here the argument after an
- * option that takes a value is that option's value unless it is itself an
- * option of the command or looks like a long option (`--name`): `--ttl -5`
- * reaches the command as the value `-5`, whose own check explains what is
- * wrong with it, while `--http --stdio` still says "--http needs a value".
+ * An option that takes a value takes the next argument even when it starts
+ * with `-` (`--ttl -5` reaches the command as `-5`, whose own check explains
+ * what is wrong with it), unless that argument is itself an option of the
+ * command or looks like a long option (`--name`): `--http --stdio` says
+ * "--http needs a value" rather than serving at "--stdio".
  */
-import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { oneLine, usageError } from './cliError.js';
+import { Command, CommanderError, Option } from 'commander';
+import { usageError } from './cliError.js';
 
-type Options = NonNullable<ParseArgsConfig['options']>;
+/** One option of a command: a value (`string`) or a switch (`boolean`), with an optional one-letter alias. */
+export interface FlagSpec {
+  readonly type: 'string' | 'boolean';
+  readonly short?: string;
+}
 
-/** The long name of the option `arg` spells exactly (`--name` or `-n`), if any. */
-function optionNamed(arg: string, options: Options): string | undefined {
-  if (arg.startsWith('--')) return Object.hasOwn(options, arg.slice(2)) ? arg.slice(2) : undefined;
+/** A command's options by long name. */
+export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
+
+/** Parsed flags: each given option's value (`string` or `true`) and the positional arguments. */
+export interface ParsedFlags<T extends FlagSpecs> {
+  readonly values: { readonly [K in keyof T]?: T[K]['type'] extends 'string' ? string : boolean };
+  readonly positionals: string[];
+}
+
+/** The long name of the option `arg` spells exactly (`--name`, `--name=…` or `-n`), if any. */
+function optionNamed(arg: string, options: FlagSpecs): string | undefined {
+  if (arg.startsWith('--')) {
+    const name = arg.slice(2).split('=')[0]!;
+    return Object.hasOwn(options, name) ? name : undefined;
+  }
   if (/^-[^-]$/.test(arg)) return Object.entries(options).find(([, o]) => o.short === arg[1])?.[0];
   return undefined;
 }
 
 /** Whether `arg` reads as an option rather than a value starting with `-`. */
-function looksLikeOption(arg: string, options: Options): boolean {
+function looksLikeOption(arg: string, options: FlagSpecs): boolean {
   if (arg === '--' || /^--[^-]/.test(arg)) return true;
   return /^-[^-]/.test(arg) && Object.values(options).some((o) => o.short === arg[1]);
 }
 
-/** Join `--name VALUE` into `--name=VALUE` where VALUE starts with `-` but is no option. */
-export function attachDashValues(argv: readonly string[], options: Options): string[] {
-  const out: string[] = [];
+/** Refuse `--name` followed by nothing or by another option when `--name` takes a value. */
+function checkValues(argv: readonly string[], options: FlagSpecs, usage: string): void {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--') {
-      out.push(...argv.slice(i));
-      break;
-    }
+    if (arg === '--') return;
     const name = optionNamed(arg, options);
-    const next = argv[i + 1] ?? '';
-    if (
-      name !== undefined &&
-      options[name]!.type === 'string' &&
-      next.startsWith('-') &&
-      !looksLikeOption(next, options)
-    ) {
-      out.push(`--${name}=${next}`);
-      i++;
-    } else {
-      out.push(arg);
-    }
+    if (name === undefined || options[name]!.type !== 'string' || arg.includes('=')) continue;
+    const next = argv[i + 1];
+    if (next === undefined || looksLikeOption(next, options)) throw usageError(`--${name} needs a value`, usage);
+    i++;
   }
-  return out;
+}
+
+/** Commander's error message as one line: `error: unknown option '--x'\n(Did you mean --y?)` -> `unknown option --x: did you mean --y?`. */
+function commanderLine(error: CommanderError): string {
+  const [first = '', ...rest] = error.message.split('\n').filter((line) => line.trim() !== '');
+  const main = first.replace(/^error: /, '').replace(/'(-[^']*)'/g, '$1');
+  const suggestion = /^\(Did you mean (.+)\)$/.exec(rest.join(' ').trim())?.[1];
+  return suggestion ? `${main}: did you mean ${suggestion}` : main;
 }
 
 /** Parse `argv` against `options`; throws a usage error (exit 2) naming `usage` on bad flags. */
-export function parseFlags<const T extends Options>(argv: string[], options: T, usage: string) {
-  try {
-    return parseArgs({ args: attachDashValues(argv, options), options, allowPositionals: true, strict: true });
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    const option = /'([^']+)'/.exec(oneLine(error))?.[1];
-    const message =
-      code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option
-        ? `unknown option ${option}`
-        : code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option
-          ? `${option.split(' ')[0]} needs a value`
-          : oneLine(error);
-    throw usageError(message, usage);
+export function parseFlags<const T extends FlagSpecs>(argv: string[], options: T, usage: string): ParsedFlags<T> {
+  checkValues(argv, options, usage);
+  const command = new Command()
+    .helpOption(false)
+    .allowExcessArguments(true)
+    .argument('[arguments...]')
+    .exitOverride()
+    .configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  const attributes = new Map<string, string>();
+  for (const [name, spec] of Object.entries(options)) {
+    const flags = `${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.type === 'string' ? ' <value>' : ''}`;
+    const option = new Option(flags);
+    attributes.set(name, option.attributeName());
+    command.addOption(option);
   }
+  try {
+    command.parse(argv, { from: 'user' });
+  } catch (error) {
+    throw error instanceof CommanderError ? usageError(commanderLine(error), usage) : error;
+  }
+  const values: Record<string, string | boolean> = {};
+  for (const [name, attribute] of attributes) {
+    const value = command.getOptionValue(attribute) as string | boolean | undefined;
+    if (value !== undefined) values[name] = value;
+  }
+  return { values: values as ParsedFlags<T>['values'], positionals: [...command.args] };
+}
+
+/**
+ * Commander's suggestion for `word` among `candidates` (what it says for a mistyped command:
+ * a close edit distance, several when equally close), or `undefined` when none is near.
+ * @example `nearMiss('serv', ['init', 'serve'])` -> `'serve'`
+ */
+export function nearMiss(word: string, candidates: readonly string[]): string | undefined {
+  const program = new Command()
+    .helpOption(false)
+    .exitOverride()
+    .configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  for (const name of new Set(candidates)) {
+    program
+      .command(name)
+      .helpOption(false)
+      .allowUnknownOption()
+      .allowExcessArguments(true)
+      .action(() => {});
+  }
+  try {
+    program.parse([word], { from: 'user' });
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    return /\(Did you mean ([^?]+)\?\)/.exec(error.message)?.[1];
+  }
+  return undefined;
 }

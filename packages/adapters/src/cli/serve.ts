@@ -18,10 +18,12 @@
  * `--notify-webhook` POSTs each decision requested or made. Over HTTP,
  * `GET /healthz` and `GET /metrics` answer too (`observability.ts`).
  *
- * Start-up checks everything it can before opening anything, binds the port
- * before it opens the ledger (a taken port leaves no database behind), and on
- * any failure closes what it had opened, removes its signal listeners and
- * exits non-zero with one line. The listening URL (or "on stdio") is printed
+ * Start-up checks everything that needs no flows first (flags, keys, the
+ * ledger URL, the tokens file, then binds the port), then loads the flows and
+ * opens the ledger (a taken port leaves no database behind); its warnings are
+ * printed only once it has succeeded, so on any failure the one line saying
+ * what is wrong is all it prints: it closes what it had opened, removes its
+ * signal listeners and exits non-zero. The listening URL (or "on stdio") is printed
  * on stderr once ready; SIGINT and SIGTERM close the server, the inspector (when
  * it has `stop()`), the audit log and the ledger. Over stdio, stdout belongs to
  * the transport: once serving starts, what anything else prints there
@@ -59,12 +61,15 @@ import { createFlowServerFactory } from '../serverFactory.js';
 import { createWebhookNotifier } from '../webhook.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
+import { runHint } from './runAs.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
   'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles ROLE,...] [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
-const HELP = `usage: ${USAGE}
+/** The help of `baton serve`, with the way to run it that fits how it was started. */
+function help(): string {
+  return `usage: ${USAGE}
 
 Serve the flows a module exports as MCP tools (and prompts or resources, per its "expose" export).
 
@@ -109,9 +114,9 @@ environment:
   BATON_KEYS           comma-separated base64url secrets (>= 32 random bytes each; "baton keygen"
                        prints one); the first mints, all verify
 
-In the repository, run it as "pnpm -s baton serve ..." (without -s, pnpm prints a banner on stdout,
-which corrupts --stdio).
+${runHint('serve')}
 `;
+}
 
 /** Parsed and checked `serve` options. */
 interface ServeOptions {
@@ -275,7 +280,7 @@ function webhookUrl(value: string): string {
   return url.href;
 }
 
-function keyRing(): KeyRing {
+function keyRing(warn: (message: string) => void): KeyRing {
   const env = process.env.BATON_KEYS;
   if (env === undefined || env.trim() === '') {
     warn(
@@ -341,7 +346,13 @@ function listenForSignals(): { signalled: Promise<NodeJS.Signals>; dispose(): vo
  * Leave out the flows that need a ledger when there is none, one warning line each; with
  * `--allow-replays`, flows that need one only for their durable steps are served, one warning line.
  */
-function servableFlows(flows: readonly Flow[], hasLedger: boolean, module: string, allowReplays = false): Flow[] {
+function servableFlows(
+  flows: readonly Flow[],
+  hasLedger: boolean,
+  module: string,
+  warn: (message: string) => void,
+  allowReplays = false,
+): Flow[] {
   if (hasLedger) return [...flows];
   const replayed = (flow: Flow) => allowReplays && needsLedgerOnlyForSteps(flow);
   const served = flows.filter((flow) => !flow.needsLedger || replayed(flow));
@@ -360,7 +371,9 @@ function servableFlows(flows: readonly Flow[], hasLedger: boolean, module: strin
     warn(`not serving ${flow.name}: ${why}; start with --ledger URL to serve it`);
   }
   if (served.length === 0) {
-    throw new CliError(`every flow of ${module} needs a ledger: start with --ledger URL (e.g. sqlite:./baton.db)`);
+    throw new CliError(
+      `every flow of ${module} needs a ledger (${flows.map((flow) => flow.name).join(', ')}): start with --ledger URL (e.g. sqlite:./baton.db)`,
+    );
   }
   return served;
 }
@@ -369,9 +382,12 @@ function servableFlows(flows: readonly Flow[], hasLedger: boolean, module: strin
 export async function run(argv: string[]): Promise<number> {
   const options = parseServeArgs(argv);
   if (options === 'help') {
-    process.stderr.write(HELP);
+    process.stderr.write(help());
     return 0;
   }
+  // Warnings of the start-up are printed once it has succeeded: a fatal mistake is the only line.
+  const warnings: string[] = [];
+  const later = (message: string) => void warnings.push(message);
   // Listen before anything starts, so a signal during start-up still closes what was opened.
   const signals = listenForSignals();
   // Closed on the way out: the server first (no new rounds), then the rest in reverse order.
@@ -379,20 +395,17 @@ export async function run(argv: string[]): Promise<number> {
   const opened: Closer[] = [];
   let rejectReady: ((error: Error) => void) | undefined;
   try {
-    const loaded = await loadFlowsModule(options.module).catch((error) => {
-      throw new CliError(oneLine(error));
-    });
+    // Everything that needs no flows is checked before the flows module is loaded.
+    const keys = keyRing(later);
     if (options.ledger !== undefined) checkLedgerUrl(options.ledger);
-    const flows = servableFlows(loaded.flows, options.ledger !== undefined, options.module, options.allowReplays);
-    const keys = keyRing();
     const verifier = options.authTokens
       ? createStaticTokenVerifier(
           await loadAuthTokens(options.authTokens).catch((e) => Promise.reject(new CliError(oneLine(e)))),
         )
       : undefined;
-
-    // Bind the port before opening the ledger, so a taken port leaves no database behind. A
-    // request that arrives meanwhile waits for the server to be ready (or fails with it).
+    // Bind the port before loading flows and opening the ledger, so a taken port is said before
+    // anything else and leaves no database behind. A request that arrives meanwhile waits for
+    // the server to be ready (or fails with it).
     let resolveReady!: (factory: McpServerFactory) => void;
     const whenReady = new Promise<McpServerFactory>((resolve, reject) => {
       resolveReady = resolve;
@@ -408,7 +421,11 @@ export async function run(argv: string[]): Promise<number> {
         factory: async (ctx) => (await whenReady)(ctx),
         host: options.http.host,
         port: options.http.port,
-        routes: createObservabilityRoutes({ metrics, ledger: () => ledgerSource }),
+        routes: createObservabilityRoutes({
+          metrics,
+          ledger: () => ledgerSource,
+          keyIds: keys.keys.map((key) => key.kid),
+        }),
         ...(verifier ? { verifier } : {}),
         onError: (error) => process.stderr.write(`baton: http: ${oneLine(error)}\n`),
       }).catch((error) =>
@@ -419,6 +436,16 @@ export async function run(argv: string[]): Promise<number> {
       // From the address bound, not its spelling: `127.1` is loopback, `0.0.0.0` is not.
       unchecked = servingWarning(serving);
     }
+    const loaded = await loadFlowsModule(options.module).catch((error) => {
+      throw new CliError(oneLine(error));
+    });
+    const flows = servableFlows(
+      loaded.flows,
+      options.ledger !== undefined,
+      options.module,
+      later,
+      options.allowReplays,
+    );
 
     // Over stdio, stdout is the JSON-RPC stream: from here on (the inspector module is loaded and
     // called from now), what anything else prints there goes to stderr; the transport alone
@@ -449,7 +476,7 @@ export async function run(argv: string[]): Promise<number> {
       : undefined;
     if (webhook) opened.push({ what: 'the webhook', close: () => webhook.flush(2000).then(() => webhook.close()) });
     if (webhook && !flows.some((flow) => flow.decisions.length > 0)) {
-      warn('--notify-webhook has nothing to send: no served flow awaits decisions');
+      later('--notify-webhook has nothing to send: no served flow awaits decisions');
     }
     const runner = createRunner({
       flows,
@@ -477,6 +504,7 @@ export async function run(argv: string[]): Promise<number> {
     });
     resolveReady(factory);
     ledgerSource = ledger ? { ready: true, ledger } : { ready: true };
+    for (const message of warnings) warn(message);
     const count = `${flows.length} flow${flows.length === 1 ? '' : 's'}`;
 
     let stopped: Promise<unknown>;

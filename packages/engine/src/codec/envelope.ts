@@ -119,8 +119,17 @@ export function readHeader(
   if (mode !== modeByte || (flags & ~allowedFlags) !== 0) fail('malformed');
   const kid = envelope.subarray(layout.headerBytes - layout.kidBytes, layout.headerBytes);
   const key = keyOf(kid);
-  if (key === undefined) fail('unknown_key');
+  if (key === undefined) throw new InvalidRequestStateError('unknown_key', displayKeyId(kid));
   return { key, flags };
+}
+
+/**
+ * A header's key id as people compare it with a ring's (`RingKey.kid`, 11 base64url characters):
+ * the whole id for 8 bytes; for a shorter prefix, the characters it fixes, then `…`.
+ */
+export function displayKeyId(kid: Buffer): string {
+  const text = kid.toString('base64url');
+  return kid.length >= LAYOUT_V2.kidBytes ? text : `${text.slice(0, Math.floor((kid.length * 8) / 6))}…`;
 }
 
 /** The associated data of a sealed envelope (see the module comment). */

@@ -239,7 +239,9 @@ export function createRequestStateCodec(options: RequestStateCodecOptions): Requ
         return unseal(LAYOUT_V2, key.keyObject(`blob:${purpose}`), envelope, blobContext(associatedData)).toString(
           'utf8',
         );
-      } catch {
+      } catch (error) {
+        // A key this server does not hold is named (its id is no secret); anything else is opaque.
+        if (error instanceof InvalidRequestStateError && error.reason === 'unknown_key') throw error;
         throw new InvalidRequestStateError('bad_integrity');
       }
     },

@@ -89,8 +89,9 @@ export interface RequestStateCodec {
   sealBlob(plaintext: string, purpose: string, associatedData?: string): string;
   /**
    * Open a blob from {@link RequestStateCodec.sealBlob}; any key of the ring opens it, but only
-   * with the same `purpose` and `associatedData` (absent and `''` are the same). Every failure
-   * throws InvalidRequestStateError('bad_integrity').
+   * with the same `purpose` and `associatedData` (absent and `''` are the same). A blob sealed
+   * with a key the ring does not hold throws InvalidRequestStateError('unknown_key') with its
+   * `keyId`; every other failure throws InvalidRequestStateError('bad_integrity').
    */
   openBlob(sealed: string, purpose: string, associatedData?: string): string;
   /**

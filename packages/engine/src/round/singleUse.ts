@@ -20,7 +20,12 @@
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from '../codec/types.js';
 import { type CompactSnapshot, toPersistedState } from '../compactSnapshot.js';
-import { InvalidRequestStateError, type InvalidStateReason, RoundInProgressError } from '../errors.js';
+import {
+  InvalidRequestStateError,
+  type InvalidStateReason,
+  RoundInProgressError,
+  unknownKeySentence,
+} from '../errors.js';
 import type { Flow } from '../flow.js';
 import type { Ledger, RedeemRequest, RedeemResult } from '../ledger.js';
 import { isLedgerUnavailable, releaseAfterOutage } from '../ledgerOutage.js';
@@ -87,6 +92,11 @@ export function outcomeBinding(jti: string, flow: string, fid: string): string {
   return canonicalJson([jti, flow, fid]);
 }
 
+/** For the server log: which key a state sealed with a key this server lacks names (ids only). */
+function keyDetail(error: InvalidRequestStateError): string | undefined {
+  return error.keyId && `this state was ${unknownKeySentence(error.keyId)}`;
+}
+
 /** Log a refused state and throw the opaque error with its reason. */
 export function rejectState(
   log: SingleUseSettings['log'],
@@ -108,7 +118,7 @@ export function openClaims(
   try {
     return settings.codec.open(requestState, binding);
   } catch (error) {
-    if (error instanceof InvalidRequestStateError) rejectState(settings.log, flow, error.reason);
+    if (error instanceof InvalidRequestStateError) rejectState(settings.log, flow, error.reason, keyDetail(error));
     throw error;
   }
 }
@@ -138,7 +148,7 @@ export function openRoundState(
   try {
     body = readBody(claims);
   } catch (error) {
-    if (error instanceof InvalidRequestStateError) rejectState(settings.log, flow.name, error.reason);
+    if (error instanceof InvalidRequestStateError) rejectState(settings.log, flow.name, error.reason, keyDetail(error));
     throw error;
   }
   if (claims.hash !== flow.hash) {
