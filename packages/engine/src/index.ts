@@ -8,50 +8,9 @@
  * requests, resume, withdraw). No transport, no database:
  * see `@baton/store` for ledgers and `@baton/adapters` for the MCP SDK.
  */
-export type { AuditAnswer, AuditEntry, AuditInstance, AuditLog, AuditOutcome } from './audit.js';
-export {
-  type CodecMode,
-  createKeyRing,
-  createRequestStateCodec,
-  generateKey,
-  type KeyPurpose,
-  type KeyRing,
-  type MintClaims,
-  type MintOptions,
-  parseKeyRingEnv,
-  type RequestStateClaims,
-  type RequestStateCodec,
-  type RequestStateCodecOptions,
-  type RingKey,
-  type StateBinding,
-} from './codec/index.js';
-export {
-  DECIDE_TOOL,
-  type DecidedEvent,
-  type DecideRequest,
-  type DecisionCaller,
-  type DecisionRequestedEvent,
-  type DecisionTools,
-  type InboxItem,
-  RESUME_TOOL,
-  type RequestItem,
-  type ResumeRequest,
-  type WithdrawRequest,
-} from './decisions.js';
-export { eventLabel, toMermaid } from './diagram.js';
-export type { ElicitationProperty, ElicitationSchema } from './elicitationSchema.js';
-export {
-  FlowDefinitionError,
-  FlowError,
-  INVALID_REQUEST_STATE_MESSAGE,
-  InvalidParamsError,
-  InvalidRequestStateError,
-  type InvalidStateReason,
-  isInvalidRequestStateError,
-  LEDGER_RETRY_AFTER_MS,
-  LedgerUnavailableError,
-  StateTooLargeError,
-} from './errors.js';
+
+export { eventLabel, toMermaid } from './authoring/diagram.js';
+export type { ElicitationProperty, ElicitationSchema } from './authoring/elicitationSchema.js';
 export {
   type ContentBlock,
   defineFlow,
@@ -62,7 +21,7 @@ export {
   type Migration,
   needsLedgerOnlyForSteps,
   type PersistedState,
-} from './flow.js';
+} from './authoring/flow.js';
 export {
   type MachineGraph,
   type MachineGraphAsk,
@@ -72,7 +31,7 @@ export {
   type MachineGraphNode,
   machineGraph,
   statesOfValue,
-} from './graph.js';
+} from './authoring/graph.js';
 export {
   type AnswerOf,
   type AnswerSizeOptions,
@@ -111,8 +70,33 @@ export {
   WITHDRAW_EVENT,
   type WireInputRequest,
   type WithdrawEvent,
-} from './inputs.js';
-export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection.js';
+} from './authoring/inputs.js';
+export type { FlowServices, TokenService } from './authoring/services.js';
+export {
+  type StepContext,
+  type StepFunction,
+  type StepLogic,
+  type StepOptions,
+  type StepRetry,
+  step,
+} from './authoring/steps.js';
+export {
+  type CodecMode,
+  createKeyRing,
+  createRequestStateCodec,
+  generateKey,
+  type KeyPurpose,
+  type KeyRing,
+  type MintClaims,
+  type MintOptions,
+  parseKeyRingEnv,
+  type RequestStateClaims,
+  type RequestStateCodec,
+  type RequestStateCodecOptions,
+  type RingKey,
+  type StateBinding,
+} from './codec/index.js';
+export type { AuditAnswer, AuditEntry, AuditInstance, AuditLog, AuditOutcome } from './contract/audit.js';
 export type {
   BatchStats,
   ClaimStep,
@@ -139,9 +123,35 @@ export type {
   StepRecord,
   StepStatus,
   WaitingFor,
-} from './ledger.js';
-export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './lifetimes.js';
-export type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome, RoundOutcome } from './outcome.js';
+} from './contract/ledger.js';
+export type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome, RoundOutcome } from './contract/outcome.js';
+export {
+  DECIDE_TOOL,
+  type DecidedEvent,
+  type DecideRequest,
+  type DecisionCaller,
+  type DecisionRequestedEvent,
+  type DecisionTools,
+  type InboxItem,
+  RESUME_TOOL,
+  type RequestItem,
+  type ResumeRequest,
+  type WithdrawRequest,
+} from './decisions/tools.js';
+export {
+  FlowDefinitionError,
+  FlowError,
+  INVALID_REQUEST_STATE_MESSAGE,
+  InvalidParamsError,
+  InvalidRequestStateError,
+  type InvalidStateReason,
+  isInvalidRequestStateError,
+  LEDGER_RETRY_AFTER_MS,
+  LedgerUnavailableError,
+  StateTooLargeError,
+} from './errors.js';
+export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection/inspector.js';
+export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './round/lifetimes.js';
 export {
   type CallContext,
   type ClientInputCapabilities,
@@ -151,13 +161,4 @@ export {
   type RunnerLogEvent,
   type RunnerOptions,
   type RunRequest,
-} from './runner.js';
-export type { FlowServices, TokenService } from './services.js';
-export {
-  type StepContext,
-  type StepFunction,
-  type StepLogic,
-  type StepOptions,
-  type StepRetry,
-  step,
-} from './steps.js';
+} from './runner/createRunner.js';

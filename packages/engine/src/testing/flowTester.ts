@@ -17,9 +17,7 @@
  * and four eyes hold (the tester's principal is the requester).
  */
 import type { AnyStateMachine, StateMachine, StateValue } from 'xstate';
-import { generateKey } from '../codec/keyRing.js';
-import { createRequestStateCodec } from '../codec/requestStateCodec.js';
-import type { Flow } from '../flow.js';
+import type { Flow } from '../authoring/flow.js';
 import type {
   DecisionSpec,
   FormAnswer,
@@ -31,12 +29,19 @@ import type {
   SamplingResult,
   UrlAnswer,
   WireInputRequest,
-} from '../inputs.js';
-import { isDecision } from '../inputs.js';
-import type { Ledger } from '../ledger.js';
-import type { RoundOutcome } from '../outcome.js';
-import { type CallContext, type ClientInputCapabilities, createRunner, type FlowMethod } from '../runner.js';
-import { type StepFunction, type StepLogic, step, stepOf } from '../steps.js';
+} from '../authoring/inputs.js';
+import { isDecision } from '../authoring/inputs.js';
+import { type StepFunction, type StepLogic, step, stepOf } from '../authoring/steps.js';
+import { generateKey } from '../codec/keyRing.js';
+import { createRequestStateCodec } from '../codec/requestStateCodec.js';
+import type { Ledger } from '../contract/ledger.js';
+import type { RoundOutcome } from '../contract/outcome.js';
+import {
+  type CallContext,
+  type ClientInputCapabilities,
+  createRunner,
+  type FlowMethod,
+} from '../runner/createRunner.js';
 
 /**
  * What a client sends for an input (the wire answer in `inputResponses`): a form's

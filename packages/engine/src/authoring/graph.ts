@@ -12,7 +12,7 @@
  * Pure: reads the machine definition, runs nothing.
  */
 import type { AnyStateMachine, StateValue } from 'xstate';
-import { FlowDefinitionError } from './errors.js';
+import { FlowDefinitionError } from '../errors.js';
 import type { Flow } from './flow.js';
 import { type InputCatalog, isDecision } from './inputs.js';
 

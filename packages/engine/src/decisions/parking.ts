@@ -17,15 +17,17 @@
  * that continues through `baton_resume`.
  */
 
-import { canonicalJson } from './codec/canonicalJson.js';
-import type { StateBinding } from './codec/types.js';
-import { toPersistedState } from './compactSnapshot.js';
-import { callHook, type RunnerCore } from './core.js';
-import { InvalidRequestStateError } from './errors.js';
-import type { Flow, FlowResult } from './flow.js';
-import type { DecisionRecord, Ledger, ParkedRequest, RequestStatus } from './ledger.js';
-import { stateLifetime } from './lifetimes.js';
-import type { CompleteOutcome, ErrorOutcome, RoundOutcome } from './outcome.js';
+import type { Flow, FlowResult } from '../authoring/flow.js';
+import { canonicalJson } from '../codec/canonicalJson.js';
+import type { StateBinding } from '../codec/types.js';
+import type { DecisionRecord, Ledger, ParkedRequest, RequestStatus } from '../contract/ledger.js';
+import type { CompleteOutcome, ErrorOutcome, RoundOutcome } from '../contract/outcome.js';
+import { InvalidRequestStateError } from '../errors.js';
+import { type Answers, type RoundBody, readAnswers } from '../round/body.js';
+import { stateLifetime } from '../round/lifetimes.js';
+import type { AwaitedDecision, InjectedDecision, RoundEnd } from '../round/play.js';
+import { toPersistedState } from '../round/snapshot.js';
+import type { CallContext } from '../runner/createRunner.js';
 import {
   type FinalOutcome,
   isRequester,
@@ -39,9 +41,7 @@ import {
   statusAfter,
   waitingForOf,
 } from './parked.js';
-import type { AwaitedDecision, InjectedDecision, RoundEnd } from './round.js';
-import { type Answers, type RoundBody, readAnswers } from './roundBody.js';
-import type { CallContext } from './runner.js';
+import { callHook, type RunnerCore } from './port.js';
 
 /** How many times a round is replayed from a newer parked state before it gives up. */
 const MAX_ATTEMPTS = 8;
@@ -168,7 +168,7 @@ export interface StepInput {
   readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
   readonly answers: Answers;
   readonly inject?: Parameters<RunnerCore['play']>[0]['inject'];
-  readonly audit: { received: import('./audit.js').AuditAnswer[]; path: import('xstate').StateValue[] };
+  readonly audit: { received: import('../contract/audit.js').AuditAnswer[]; path: import('xstate').StateValue[] };
 }
 
 /**

@@ -11,20 +11,20 @@
  * outcome is sealed in the ledger so a retry of the same state answers alike.
  */
 
-import { advance, aftermath } from './advanceParked.js';
-import type { RequestStateClaims, StateBinding } from './codec/types.js';
-import { callHook, outcomeBinding, type RunnerCore } from './core.js';
-import type { DecideRequest, DecisionCaller } from './decisions.js';
-import { InvalidRequestStateError } from './errors.js';
-import type { Flow } from './flow.js';
-import { type DecisionSpec, isDecision, type WireInputRequest } from './inputs.js';
-import { checkRoundInput } from './jsonInput.js';
-import type { DecisionRecord, ParkedRequest, RequestStatus } from './ledger.js';
-import { isLedgerUnavailable, releaseAfterOutage } from './ledgerOutage.js';
-import type { ErrorOutcome, RoundOutcome } from './outcome.js';
+import type { Flow } from '../authoring/flow.js';
+import { type DecisionSpec, isDecision, type WireInputRequest } from '../authoring/inputs.js';
+import type { RequestStateClaims, StateBinding } from '../codec/types.js';
+import type { DecisionRecord, ParkedRequest, RequestStatus } from '../contract/ledger.js';
+import type { ErrorOutcome, RoundOutcome } from '../contract/outcome.js';
+import { InvalidRequestStateError } from '../errors.js';
+import { isLedgerUnavailable, releaseAfterOutage } from '../ledgerOutage.js';
+import { readAnswers } from '../round/body.js';
+import { checkRoundInput } from '../round/clientInput.js';
+import { allowed, load, refuse } from './access.js';
+import { advance, aftermath } from './advance.js';
 import { isRequester, type ParkedBlob, principalHash, sealDecision } from './parked.js';
-import { allowed, load, refuse } from './requestAccess.js';
-import { readAnswers } from './roundBody.js';
+import { callHook, outcomeBinding, type RunnerCore } from './port.js';
+import type { DecideRequest, DecisionCaller } from './tools.js';
 
 /** The decide tool's name: decide states are bound to it. */
 export const DECIDE_TOOL = 'baton_decide';

@@ -10,8 +10,8 @@
  * answer can inflate the next requestState past its cap unannounced.
  */
 import { z } from 'zod';
+import { FlowDefinitionError } from '../errors.js';
 import { type ElicitationSchema, toElicitationSchema } from './elicitationSchema.js';
-import { FlowDefinitionError } from './errors.js';
 
 /** The input kinds of MRTR, as the client declares them in its capabilities. */
 export type InputKind = 'form' | 'url' | 'sampling' | 'roots';

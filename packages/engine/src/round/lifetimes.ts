@@ -14,10 +14,10 @@
  * ({@link deadlineBeyondCap}: the round fails with a `FlowError` saying so).
  */
 import type { AnyStateMachine } from 'xstate';
-import type { Deadline } from './durableTimers.js';
-import { FlowDefinitionError, FlowError } from './errors.js';
-import type { Flow } from './flow.js';
-import { machineGraph } from './graph.js';
+import type { Flow } from '../authoring/flow.js';
+import { machineGraph } from '../authoring/graph.js';
+import { FlowDefinitionError, FlowError } from '../errors.js';
+import type { Deadline } from './timers.js';
 
 /** How long a state outlives its earliest pending deadline, seconds (5 minutes): time to take the `after` branch. */
 export const DEADLINE_GRACE_SECONDS = 300;

@@ -8,13 +8,13 @@
  * the requester's reply.
  */
 import type { EventObject } from 'xstate';
-import type { AuditAnswer } from './audit.js';
-import type { RunnerCore } from './core.js';
-import type { Flow, FlowResult } from './flow.js';
-import { currentBody, recordedDecisions, type Step, step } from './instance.js';
-import type { RoundOutcome } from './outcome.js';
+import type { Flow, FlowResult } from '../authoring/flow.js';
+import type { AuditAnswer } from '../contract/audit.js';
+import type { RoundOutcome } from '../contract/outcome.js';
+import { readAnswers } from '../round/body.js';
 import { openParked, type ParkedBlob, requesterBinding } from './parked.js';
-import { readAnswers } from './roundBody.js';
+import { currentBody, recordedDecisions, type Step, step } from './parking.js';
+import type { RunnerCore } from './port.js';
 
 const MAX_ADVANCE_ATTEMPTS = 8;
 

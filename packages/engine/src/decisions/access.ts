@@ -7,14 +7,15 @@
  * outcome, a tool error, whose message is a sentence). Shared by deciding
  * (`decide.ts`) and the requester's tools (`requestTools.ts`).
  */
-import type { RunnerCore } from './core.js';
-import type { DecisionCaller } from './decisions.js';
-import type { Flow } from './flow.js';
-import type { DecisionSpec } from './inputs.js';
-import { currentBody } from './instance.js';
-import type { ParkedRequest } from './ledger.js';
-import type { ErrorOutcome } from './outcome.js';
+
+import type { Flow } from '../authoring/flow.js';
+import type { DecisionSpec } from '../authoring/inputs.js';
+import type { ParkedRequest } from '../contract/ledger.js';
+import type { ErrorOutcome } from '../contract/outcome.js';
 import { openParked, type ParkedBlob } from './parked.js';
+import { currentBody } from './parking.js';
+import type { RunnerCore } from './port.js';
+import type { DecisionCaller } from './tools.js';
 
 const ID = /^[A-Za-z0-9_-]{22}$/;
 

@@ -14,14 +14,15 @@
  * `requestTools.ts`, both finding requests through `requestAccess.ts` and
  * advancing parked flows through `advanceParked.ts`.
  */
-import type { StateBinding } from './codec/types.js';
-import type { RunnerCore } from './core.js';
+
+import type { Flow } from '../authoring/flow.js';
+import type { StateBinding } from '../codec/types.js';
+import type { ParkedRequest, RequestStatus, WaitingFor } from '../contract/ledger.js';
+import type { RoundOutcome } from '../contract/outcome.js';
+import type { CallContext } from '../runner/createRunner.js';
 import { decide } from './decide.js';
-import type { Flow } from './flow.js';
-import type { ParkedRequest, RequestStatus, WaitingFor } from './ledger.js';
-import type { RoundOutcome } from './outcome.js';
+import type { RunnerCore } from './port.js';
 import { inbox, requests, resume, withdraw } from './requestTools.js';
-import type { CallContext } from './runner.js';
 
 /** Who calls a decision tool: the principal, its roles, and what the client can be asked. */
 export type DecisionCaller = Pick<CallContext, 'principal' | 'roles' | 'capabilities'>;

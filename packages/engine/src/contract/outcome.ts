@@ -4,8 +4,8 @@
  * `{ resultType: 'input_required', inputRequests, requestState }`, and `error`
  * to a tool error result (`isError: true`) with the message as text.
  */
-import type { FlowResult } from './flow.js';
-import type { InputKind, WireInputRequest } from './inputs.js';
+import type { FlowResult } from '../authoring/flow.js';
+import type { InputKind, WireInputRequest } from '../authoring/inputs.js';
 
 interface OutcomeBase {
   /** The flow's name. */

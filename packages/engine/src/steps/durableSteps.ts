@@ -24,14 +24,15 @@
  * database comes back, so a retry on this runner picks it up instead of
  * running the step again.
  */
-import { canonicalJson } from './codec/canonicalJson.js';
-import type { RequestStateCodec } from './codec/types.js';
-import { FlowError } from './errors.js';
-import type { Ledger, StepRecord } from './ledger.js';
-import { isLedgerUnavailable } from './ledgerOutage.js';
-import type { RunnerLogEvent } from './runner.js';
-import type { FlowServices } from './services.js';
-import { backoffBefore, type StepDeclaration, type StepExecutor } from './steps.js';
+
+import type { FlowServices } from '../authoring/services.js';
+import { backoffBefore, type StepDeclaration, type StepExecutor } from '../authoring/steps.js';
+import { canonicalJson } from '../codec/canonicalJson.js';
+import type { RequestStateCodec } from '../codec/types.js';
+import type { Ledger, StepRecord } from '../contract/ledger.js';
+import { FlowError } from '../errors.js';
+import { isLedgerUnavailable } from '../ledgerOutage.js';
+import type { RunnerLogEvent } from '../runner/createRunner.js';
 
 /** What a step's execution came to, as sealed in the ledger: a result, or an error message (`f`: a FlowError). */
 export type StepOutcome =

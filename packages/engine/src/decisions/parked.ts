@@ -13,14 +13,14 @@
  * principal hashes and their constant-time comparison (four eyes).
  */
 import { timingSafeEqual } from 'node:crypto';
-import { canonicalJson } from './codec/canonicalJson.js';
-import type { RequestStateCodec, StateBinding } from './codec/types.js';
-import { isCompactSnapshot } from './compactSnapshot.js';
-import { isDeadlineList } from './durableTimers.js';
-import type { FlowResult } from './flow.js';
-import type { ParkedRequest, RequestStatus, WaitingFor } from './ledger.js';
-import type { RoundEnd } from './round.js';
-import type { RoundBody } from './roundBody.js';
+import type { FlowResult } from '../authoring/flow.js';
+import { canonicalJson } from '../codec/canonicalJson.js';
+import type { RequestStateCodec, StateBinding } from '../codec/types.js';
+import type { ParkedRequest, RequestStatus, WaitingFor } from '../contract/ledger.js';
+import type { RoundBody } from '../round/body.js';
+import type { RoundEnd } from '../round/play.js';
+import { isCompactSnapshot } from '../round/snapshot.js';
+import { isDeadlineList } from '../round/timers.js';
 
 /** How a parked flow instance ended, kept so any later round answers with it. */
 export type FinalOutcome =

@@ -19,22 +19,23 @@ import {
   type Snapshot,
   type StateValue,
 } from 'xstate';
-import type { AuditAnswer, AuditLog } from './audit.js';
-import { randomBytesFromPool } from './codec/randomPool.js';
-import type { RequestStateClaims, RequestStateCodec, StateBinding } from './codec/types.js';
-import { expandSnapshot, toPersistedState } from './compactSnapshot.js';
-import { type AuditRound, outcomeBinding, type PlayInput, type RunnerCore } from './core.js';
+import { type Flow, needsLedgerOnlyForSteps } from '../authoring/flow.js';
+import type { InputKind } from '../authoring/inputs.js';
+import { createFlowServices } from '../authoring/services.js';
+import { randomBytesFromPool } from '../codec/randomPool.js';
+import type { RequestStateClaims, RequestStateCodec, StateBinding } from '../codec/types.js';
+import type { AuditAnswer, AuditLog } from '../contract/audit.js';
+import type { Ledger, ParkedRequest } from '../contract/ledger.js';
+import type { RoundOutcome } from '../contract/outcome.js';
+import { requesterRound } from '../decisions/parking.js';
+import { type AuditRound, outcomeBinding, type PlayInput, type RunnerCore } from '../decisions/port.js';
 import {
   createDecisionTools,
   type DecidedEvent,
   type DecisionRequestedEvent,
   type DecisionTools,
-} from './decisions.js';
-import { RoundSteps, type StepSettings, withRunningSteps } from './durableSteps.js';
-import { inertClock } from './durableTimers.js';
-import { FlowError, InvalidRequestStateError, type InvalidStateReason } from './errors.js';
-import { type Flow, needsLedgerOnlyForSteps } from './flow.js';
-import type { InputKind } from './inputs.js';
+} from '../decisions/tools.js';
+import { FlowError, InvalidRequestStateError, type InvalidStateReason } from '../errors.js';
 import {
   activeRedaction,
   defersEvents,
@@ -47,21 +48,20 @@ import {
   type Redaction,
   redactArgs,
   stableInspector,
-} from './inspection.js';
-import { requesterRound } from './instance.js';
-import { checkRoundInput } from './jsonInput.js';
-import type { Ledger, ParkedRequest } from './ledger.js';
-import { isLedgerUnavailable, releaseAfterOutage } from './ledgerOutage.js';
+} from '../inspection/inspector.js';
+import { isLedgerUnavailable, releaseAfterOutage } from '../ledgerOutage.js';
+import { callerKeys, readAnswers, readBody } from '../round/body.js';
+import { checkRoundInput } from '../round/clientInput.js';
 import {
   checkFlowDeadlines,
   DEFAULT_MAX_TTL_SECONDS,
   DEFAULT_TTL_SECONDS,
   type LifetimeSettings,
-} from './lifetimes.js';
-import type { RoundOutcome } from './outcome.js';
-import { mintedExpiry, oversizedAnswer, Round, type RoundEnd, type RoundSettings } from './round.js';
-import { callerKeys, readAnswers, readBody } from './roundBody.js';
-import { createFlowServices } from './services.js';
+} from '../round/lifetimes.js';
+import { mintedExpiry, oversizedAnswer, Round, type RoundEnd, type RoundSettings } from '../round/play.js';
+import { expandSnapshot, toPersistedState } from '../round/snapshot.js';
+import { inertClock } from '../round/timers.js';
+import { RoundSteps, type StepSettings, withRunningSteps } from '../steps/durableSteps.js';
 
 /** The MCP methods that may answer `input_required`. */
 export type FlowMethod = 'tools/call' | 'prompts/get' | 'resources/read';

@@ -9,8 +9,8 @@
 import { createHash } from 'node:crypto';
 import type { AnyStateMachine, ContextFrom, InputFrom, OutputFrom, StateValue } from 'xstate';
 import { z } from 'zod';
-import { canonicalJson } from './codec/canonicalJson.js';
-import { FlowDefinitionError } from './errors.js';
+import { canonicalJson } from '../codec/canonicalJson.js';
+import { FlowDefinitionError } from '../errors.js';
 import { machineGraph } from './graph.js';
 import { type InputCatalog, isDecision } from './inputs.js';
 import type { FlowServices } from './services.js';

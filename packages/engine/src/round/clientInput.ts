@@ -8,7 +8,7 @@
  * {@link MAX_INPUT_DEPTH} levels, a number that is not finite (JSON's `1e400`
  * parses to `Infinity`), or a value JSON cannot carry.
  */
-import { InvalidParamsError } from './errors.js';
+import { InvalidParamsError } from '../errors.js';
 
 /** How deeply arrays and objects may nest in the arguments and in each answer of a round. */
 export const MAX_INPUT_DEPTH = 64;

@@ -12,7 +12,7 @@
  * bookkeeping lives in `durableSteps.ts`; this module only declares.
  */
 import { fromPromise, type PromiseActorLogic } from 'xstate';
-import { FlowDefinitionError } from './errors.js';
+import { FlowDefinitionError } from '../errors.js';
 import type { FlowServices } from './services.js';
 
 /** What a step's function receives. */

@@ -9,13 +9,13 @@
  * and delivery, so the two always see the same answers.
  */
 import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
-import type { RequestStateClaims } from './codec/types.js';
-import { type CompactSnapshot, isCompactSnapshot } from './compactSnapshot.js';
-import { isRunningSteps, type RunningSteps } from './durableSteps.js';
-import { type Deadline, isDeadlineList } from './durableTimers.js';
-import { InvalidRequestStateError } from './errors.js';
-import type { Flow } from './flow.js';
-import { isDecision } from './inputs.js';
+import type { Flow } from '../authoring/flow.js';
+import { isDecision } from '../authoring/inputs.js';
+import type { RequestStateClaims } from '../codec/types.js';
+import { InvalidRequestStateError } from '../errors.js';
+import { isRunningSteps, type RunningSteps } from '../steps/durableSteps.js';
+import { type CompactSnapshot, isCompactSnapshot } from './snapshot.js';
+import { type Deadline, isDeadlineList } from './timers.js';
 
 /** The engine's payload inside a requestState. */
 export interface RoundBody {

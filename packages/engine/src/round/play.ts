@@ -11,22 +11,22 @@
  * allocates for its own bookkeeping.
  */
 import type { AnyActorRef, AnyMachineSnapshot, EventObject } from 'xstate';
-import type { AuditAnswer } from './audit.js';
-import type { RequestStateCodec, StateBinding } from './codec/types.js';
-import { compactSnapshot } from './compactSnapshot.js';
-import { type RoundSteps, runningStepsOf } from './durableSteps.js';
-import { type Deadline, restoreDeadlines, trackDeadlines } from './durableTimers.js';
-import { FlowError, StateTooLargeError } from './errors.js';
-import type { Flow } from './flow.js';
-import { type DecisionSpec, type InputKind, jsonLength, type WireInputRequest } from './inputs.js';
-import { REDACTED } from './inspection.js';
-import { isLedgerUnavailable } from './ledgerOutage.js';
+import type { Flow } from '../authoring/flow.js';
+import { type DecisionSpec, type InputKind, jsonLength, type WireInputRequest } from '../authoring/inputs.js';
+import { setStepExecutor } from '../authoring/steps.js';
+import type { RequestStateCodec, StateBinding } from '../codec/types.js';
+import type { AuditAnswer } from '../contract/audit.js';
+import type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome } from '../contract/outcome.js';
+import { FlowError, StateTooLargeError } from '../errors.js';
+import { REDACTED } from '../inspection/inspector.js';
+import { isLedgerUnavailable } from '../ledgerOutage.js';
+import type { ClientInputCapabilities, RunnerLogEvent } from '../runner/createRunner.js';
+import { type RoundSteps, runningStepsOf } from '../steps/durableSteps.js';
+import { type Answers, awaitedDecisions, callerKeys, machineOutput, type RoundBody } from './body.js';
 import { deadlineBeyondCap, stateLifetime } from './lifetimes.js';
-import type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome } from './outcome.js';
-import { type Answers, awaitedDecisions, callerKeys, machineOutput, type RoundBody } from './roundBody.js';
-import type { ClientInputCapabilities, RunnerLogEvent } from './runner.js';
 import { isSettled, settle } from './settle.js';
-import { setStepExecutor } from './steps.js';
+import { compactSnapshot } from './snapshot.js';
+import { type Deadline, restoreDeadlines, trackDeadlines } from './timers.js';
 
 /** What every round of one runner shares. */
 export interface RoundSettings {

@@ -8,22 +8,15 @@
  * anyone but the requester is refused `resume` and `withdraw`.
  */
 
-import { advance, aftermath, resultText } from './advanceParked.js';
-import type { StateBinding } from './codec/types.js';
-import type { RunnerCore } from './core.js';
-import type {
-  DecisionCaller,
-  InboxItem,
-  RequestItem,
-  ResumeRequest,
-  ResumeServer,
-  WithdrawRequest,
-} from './decisions.js';
-import { isDecision, WITHDRAW_EVENT } from './inputs.js';
-import { checkRoundInput } from './jsonInput.js';
-import type { RoundOutcome } from './outcome.js';
+import { isDecision, WITHDRAW_EVENT } from '../authoring/inputs.js';
+import type { StateBinding } from '../codec/types.js';
+import type { RoundOutcome } from '../contract/outcome.js';
+import { checkRoundInput } from '../round/clientInput.js';
+import { allowed, load, refuse } from './access.js';
+import { advance, aftermath, resultText } from './advance.js';
 import { isRequester, PARKED_RETENTION_MS, principalHash } from './parked.js';
-import { allowed, load, refuse } from './requestAccess.js';
+import type { RunnerCore } from './port.js';
+import type { DecisionCaller, InboxItem, RequestItem, ResumeRequest, ResumeServer, WithdrawRequest } from './tools.js';
 
 /** The resume tool's name: resume states are bound to it. */
 export const RESUME_TOOL = 'baton_resume';

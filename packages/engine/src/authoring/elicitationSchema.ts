@@ -8,7 +8,7 @@
  * (patterns, custom checks) are enforced on the way back in.
  */
 import { z } from 'zod';
-import { FlowDefinitionError } from './errors.js';
+import { FlowDefinitionError } from '../errors.js';
 
 /** One property of a restricted elicitation schema (MCP `PrimitiveSchemaDefinition`). */
 export type ElicitationProperty = Record<string, unknown> & {

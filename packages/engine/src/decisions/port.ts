@@ -7,14 +7,14 @@
  * `decide.ts`, `requestTools.ts`, `requestAccess.ts`, `advanceParked.ts`) use it. Internal: nothing here is exported from the package.
  */
 import type { AnyActorRef, EventObject, StateValue } from 'xstate';
-import type { AuditAnswer, AuditOutcome } from './audit.js';
-import { canonicalJson } from './codec/canonicalJson.js';
-import type { RequestStateCodec } from './codec/types.js';
-import type { Flow } from './flow.js';
-import type { Ledger } from './ledger.js';
-import type { RoundEnd, RoundInput, RoundSettings } from './round.js';
-import type { RoundBody } from './roundBody.js';
-import type { RunnerLogEvent, RunnerOptions } from './runner.js';
+import type { Flow } from '../authoring/flow.js';
+import { canonicalJson } from '../codec/canonicalJson.js';
+import type { RequestStateCodec } from '../codec/types.js';
+import type { AuditAnswer, AuditOutcome } from '../contract/audit.js';
+import type { Ledger } from '../contract/ledger.js';
+import type { RoundBody } from '../round/body.js';
+import type { RoundEnd, RoundInput, RoundSettings } from '../round/play.js';
+import type { RunnerLogEvent, RunnerOptions } from '../runner/createRunner.js';
 
 /** The decision settings of a runner, defaults applied. */
 export interface DecisionSettings {

@@ -4,8 +4,9 @@
  * binding its machine's placeholder actors in `defineFlow({ implement })`,
  * the XState `machine.provide()` way, so the machine stays pure and testable.
  */
-import { FlowError } from './errors.js';
-import type { Ledger, RedeemTokenResult } from './ledger.js';
+
+import type { Ledger, RedeemTokenResult } from '../contract/ledger.js';
+import { FlowError } from '../errors.js';
 
 /** Single-use tokens on the runner's ledger (for example a one-time access code). */
 export interface TokenService {
