@@ -10,14 +10,11 @@
  */
 
 export { eventLabel, toMermaid } from './authoring/diagram.js';
-export type { ElicitationProperty, ElicitationSchema } from './authoring/elicitationSchema.js';
 export {
-  type ContentBlock,
   defineFlow,
   type Flow,
   type FlowAnnotations,
   type FlowConfig,
-  type FlowResult,
   type Migration,
   needsLedgerOnlyForSteps,
   type PersistedState,
@@ -49,18 +46,14 @@ export {
   type InputCatalog,
   type InputEvents,
   type InputEventType,
-  type InputKind,
   type InputSpec,
   isDecision,
   type MayDecideArgs,
   type ParsedAnswer,
-  type RefusedAnswerMeta,
   type Root,
   type RootsAnswer,
   roots,
   type SamplingAnswer,
-  type SamplingMessage,
-  type SamplingParams,
   type SamplingResult,
   type SpecKind,
   sampling,
@@ -68,7 +61,6 @@ export {
   type UrlAnswer,
   url,
   WITHDRAW_EVENT,
-  type WireInputRequest,
   type WithdrawEvent,
 } from './authoring/inputs.js';
 export type { FlowServices, TokenService } from './authoring/services.js';
@@ -124,7 +116,23 @@ export type {
   StepStatus,
   WaitingFor,
 } from './contract/ledger.js';
-export type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome, RoundOutcome } from './contract/outcome.js';
+export type {
+  CompleteOutcome,
+  ContentBlock,
+  ErrorOutcome,
+  FlowResult,
+  InputRequiredOutcome,
+  RoundOutcome,
+} from './contract/outcome.js';
+export type {
+  ElicitationProperty,
+  ElicitationSchema,
+  InputKind,
+  RefusedAnswerMeta,
+  SamplingMessage,
+  SamplingParams,
+  WireInputRequest,
+} from './contract/wire.js';
 export {
   DECIDE_TOOL,
   type DecidedEvent,

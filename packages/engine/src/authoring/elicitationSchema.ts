@@ -8,26 +8,8 @@
  * (patterns, custom checks) are enforced on the way back in.
  */
 import { z } from 'zod';
+import type { ElicitationProperty, ElicitationSchema } from '../contract/wire.js';
 import { FlowDefinitionError } from '../errors.js';
-
-/** One property of a restricted elicitation schema (MCP `PrimitiveSchemaDefinition`). */
-export type ElicitationProperty = Record<string, unknown> & {
-  type: 'string' | 'number' | 'integer' | 'boolean' | 'array';
-};
-
-/**
- * The restricted elicitation schema sent on the wire as `requestedSchema`.
- *
- * @example
- * ```json
- * { "type": "object", "properties": { "confirm": { "type": "boolean" } }, "required": ["confirm"] }
- * ```
- */
-export interface ElicitationSchema {
-  type: 'object';
-  properties: Record<string, ElicitationProperty>;
-  required?: string[];
-}
 
 const COMMON = ['title', 'description', 'default'] as const;
 const STRING_KEYS = [...COMMON, 'minLength', 'maxLength', 'format', 'enum', 'oneOf', 'enumNames'] as const;

@@ -10,24 +10,12 @@ import { createHash } from 'node:crypto';
 import type { AnyStateMachine, ContextFrom, InputFrom, OutputFrom, StateValue } from 'xstate';
 import { z } from 'zod';
 import { canonicalJson } from '../codec/canonicalJson.js';
+import type { FlowResult } from '../contract/outcome.js';
 import { FlowDefinitionError } from '../errors.js';
 import { machineGraph } from './graph.js';
 import { type InputCatalog, isDecision } from './inputs.js';
 import type { FlowServices } from './services.js';
 import { stepOf } from './steps.js';
-
-/** A content block of a result (text is what Baton builds; others pass through). */
-export type ContentBlock = { type: 'text'; text: string } | ({ type: string } & Record<string, unknown>);
-
-/**
- * What a finished flow returns; adapters map it to `CallToolResult`,
- * `GetPromptResult` or `ReadResourceResult`.
- */
-export interface FlowResult {
-  content: ContentBlock[];
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
-}
 
 /** The persisted part of a machine state a migration rewrites. */
 export interface PersistedState<TContext = unknown> {

@@ -10,11 +10,9 @@
  * answer can inflate the next requestState past its cap unannounced.
  */
 import { z } from 'zod';
+import type { ElicitationSchema, InputKind, SamplingParams, WireInputRequest } from '../contract/wire.js';
 import { FlowDefinitionError } from '../errors.js';
-import { type ElicitationSchema, toElicitationSchema } from './elicitationSchema.js';
-
-/** The input kinds of MRTR, as the client declares them in its capabilities. */
-export type InputKind = 'form' | 'url' | 'sampling' | 'roots';
+import { toElicitationSchema } from './elicitationSchema.js';
 
 /**
  * What a declared input is: one of the client's input kinds, or `decision`: an answer someone
@@ -25,42 +23,8 @@ export type SpecKind = InputKind | 'decision';
 /** The event type an answer to input `K` is delivered as. */
 export type InputEventType<K extends string> = `input.${K}`;
 
-/** An embedded request as it goes on the wire inside `inputRequests`. */
-export type WireInputRequest =
-  | { method: 'elicitation/create'; params: { mode: 'form'; message: string; requestedSchema: ElicitationSchema } }
-  | { method: 'elicitation/create'; params: { mode: 'url'; message: string; url: string } }
-  | { method: 'sampling/createMessage'; params: SamplingParams & { _meta?: RefusedAnswerMeta } }
-  | { method: 'roots/list'; params?: { _meta?: RefusedAnswerMeta } };
-
-/**
- * The `_meta` of a sampling or roots request asked again because its previous answer was
- * refused: what was wrong, in words (never the value). These requests show the user no text of
- * the flow's, and what went wrong is the client's doing, so the hint is for the client (and
- * whoever debugs it), e.g.
- * `{ 'baton/refused': 'Your previous answer was not accepted (model: required). Please answer again.' }`.
- */
-export interface RefusedAnswerMeta {
-  readonly 'baton/refused': string;
-}
-
 /** `_meta` saying why a request is asked again, when it is. */
 const refusedMeta = (note: string | undefined) => (note ? { _meta: { 'baton/refused': note } } : {});
-
-/** A text message for sampling. */
-export interface SamplingMessage {
-  role: 'user' | 'assistant';
-  content: { type: 'text'; text: string };
-}
-
-/** Parameters of a `sampling/createMessage` request (the text subset Baton builds). */
-export interface SamplingParams {
-  messages: SamplingMessage[];
-  maxTokens: number;
-  systemPrompt?: string;
-  temperature?: number;
-  stopSequences?: string[];
-  modelPreferences?: Record<string, unknown>;
-}
 
 /** A client workspace root. */
 export interface Root {

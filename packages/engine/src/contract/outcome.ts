@@ -2,10 +2,23 @@
  * What one round returns, independent of any transport. Adapters map
  * `complete` to a complete MCP result, `input_required` to
  * `{ resultType: 'input_required', inputRequests, requestState }`, and `error`
- * to a tool error result (`isError: true`) with the message as text.
+ * to a tool error result (`isError: true`) with the message as text. Types
+ * only; it imports nothing but the wire vocabulary (`wire.ts`).
  */
-import type { FlowResult } from '../authoring/flow.js';
-import type { InputKind, WireInputRequest } from '../authoring/inputs.js';
+import type { InputKind, WireInputRequest } from './wire.js';
+
+/** A content block of a result (text is what Baton builds; others pass through). */
+export type ContentBlock = { type: 'text'; text: string } | ({ type: string } & Record<string, unknown>);
+
+/**
+ * What a finished flow returns; adapters map it to `CallToolResult`,
+ * `GetPromptResult` or `ReadResourceResult`.
+ */
+export interface FlowResult {
+  content: ContentBlock[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
 
 interface OutcomeBase {
   /** The flow's name. */

@@ -8,9 +8,9 @@
  * the requester's reply.
  */
 import type { EventObject } from 'xstate';
-import type { Flow, FlowResult } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flow.js';
 import type { AuditAnswer } from '../contract/audit.js';
-import type { RoundOutcome } from '../contract/outcome.js';
+import type { FlowResult, RoundOutcome } from '../contract/outcome.js';
 import { readAnswers } from '../round/body.js';
 import { openParked, type ParkedBlob, requesterBinding } from './parked.js';
 import { currentBody, recordedDecisions, type Step, step } from './parking.js';

@@ -12,10 +12,11 @@
  */
 
 import type { Flow } from '../authoring/flow.js';
-import { type DecisionSpec, isDecision, type WireInputRequest } from '../authoring/inputs.js';
+import { type DecisionSpec, isDecision } from '../authoring/inputs.js';
 import type { RequestStateClaims, StateBinding } from '../codec/types.js';
 import type { DecisionRecord, ParkedRequest, RequestStatus } from '../contract/ledger.js';
 import type { ErrorOutcome, RoundOutcome } from '../contract/outcome.js';
+import type { WireInputRequest } from '../contract/wire.js';
 import { InvalidRequestStateError } from '../errors.js';
 import { isLedgerUnavailable, releaseAfterOutage } from '../ledgerOutage.js';
 import { readAnswers } from '../round/body.js';

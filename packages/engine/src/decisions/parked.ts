@@ -13,10 +13,10 @@
  * principal hashes and their constant-time comparison (four eyes).
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { FlowResult } from '../authoring/flow.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateCodec, StateBinding } from '../codec/types.js';
 import type { ParkedRequest, RequestStatus, WaitingFor } from '../contract/ledger.js';
+import type { FlowResult } from '../contract/outcome.js';
 import type { RoundBody } from '../round/body.js';
 import type { RoundEnd } from '../round/play.js';
 import { isCompactSnapshot } from '../round/snapshot.js';

@@ -17,11 +17,11 @@
  * that continues through `baton_resume`.
  */
 
-import type { Flow, FlowResult } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flow.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { StateBinding } from '../codec/types.js';
 import type { DecisionRecord, Ledger, ParkedRequest, RequestStatus } from '../contract/ledger.js';
-import type { CompleteOutcome, ErrorOutcome, RoundOutcome } from '../contract/outcome.js';
+import type { CompleteOutcome, ErrorOutcome, FlowResult, RoundOutcome } from '../contract/outcome.js';
 import { InvalidRequestStateError } from '../errors.js';
 import { type Answers, type RoundBody, readAnswers } from '../round/body.js';
 import { stateLifetime } from '../round/lifetimes.js';

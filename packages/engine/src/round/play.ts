@@ -12,11 +12,12 @@
  */
 import type { AnyActorRef, AnyMachineSnapshot, EventObject } from 'xstate';
 import type { Flow } from '../authoring/flow.js';
-import { type DecisionSpec, type InputKind, jsonLength, type WireInputRequest } from '../authoring/inputs.js';
+import { type DecisionSpec, jsonLength } from '../authoring/inputs.js';
 import { setStepExecutor } from '../authoring/steps.js';
 import type { RequestStateCodec, StateBinding } from '../codec/types.js';
 import type { AuditAnswer } from '../contract/audit.js';
 import type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome } from '../contract/outcome.js';
+import type { InputKind, WireInputRequest } from '../contract/wire.js';
 import { FlowError, StateTooLargeError } from '../errors.js';
 import { REDACTED } from '../inspection/inspector.js';
 import { isLedgerUnavailable } from '../ledgerOutage.js';

@@ -20,13 +20,13 @@ import {
   type StateValue,
 } from 'xstate';
 import { type Flow, needsLedgerOnlyForSteps } from '../authoring/flow.js';
-import type { InputKind } from '../authoring/inputs.js';
 import { createFlowServices } from '../authoring/services.js';
 import { randomBytesFromPool } from '../codec/randomPool.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from '../codec/types.js';
 import type { AuditAnswer, AuditLog } from '../contract/audit.js';
 import type { Ledger, ParkedRequest } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
+import type { InputKind } from '../contract/wire.js';
 import { requesterRound } from '../decisions/parking.js';
 import { type AuditRound, outcomeBinding, type PlayInput, type RunnerCore } from '../decisions/port.js';
 import {

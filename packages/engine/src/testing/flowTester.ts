@@ -28,7 +28,6 @@ import type {
   SamplingAnswer,
   SamplingResult,
   UrlAnswer,
-  WireInputRequest,
 } from '../authoring/inputs.js';
 import { isDecision } from '../authoring/inputs.js';
 import { type StepFunction, type StepLogic, step, stepOf } from '../authoring/steps.js';
@@ -36,6 +35,7 @@ import { generateKey } from '../codec/keyRing.js';
 import { createRequestStateCodec } from '../codec/requestStateCodec.js';
 import type { Ledger } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
+import type { WireInputRequest } from '../contract/wire.js';
 import {
   type CallContext,
   type ClientInputCapabilities,
