@@ -89,6 +89,7 @@ export {
   type StateBinding,
 } from './codec/index.js';
 export type { AuditAnswer, AuditEntry, AuditInstance, AuditLog, AuditOutcome } from './contract/audit.js';
+export type { CallContext, ClientInputCapabilities, FlowMethod, RunnerLogEvent, RunRequest } from './contract/call.js';
 export type {
   BatchStats,
   ClaimStep,
@@ -160,13 +161,4 @@ export {
 } from './errors.js';
 export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection/inspector.js';
 export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './round/lifetimes.js';
-export {
-  type CallContext,
-  type ClientInputCapabilities,
-  createRunner,
-  type FlowMethod,
-  type Runner,
-  type RunnerLogEvent,
-  type RunnerOptions,
-  type RunRequest,
-} from './runner/createRunner.js';
+export { createRunner, type Runner, type RunnerOptions } from './runner/createRunner.js';

@@ -24,9 +24,9 @@
  * server crashed mid-way or that are still running elsewhere.
  */
 
+import type { RunnerLogEvent } from './contract/call.js';
 import type { Ledger } from './contract/ledger.js';
 import { LedgerUnavailableError } from './errors.js';
-import type { RunnerLogEvent } from './runner/createRunner.js';
 
 /** Whether `error` is the ledger being unreachable (never a bug or a refusal). */
 export function isLedgerUnavailable(error: unknown): error is LedgerUnavailableError {

@@ -20,6 +20,7 @@
 import type { Flow } from '../authoring/flow.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { StateBinding } from '../codec/types.js';
+import type { CallContext } from '../contract/call.js';
 import type { DecisionRecord, Ledger, ParkedRequest, RequestStatus } from '../contract/ledger.js';
 import type { CompleteOutcome, ErrorOutcome, FlowResult, RoundOutcome } from '../contract/outcome.js';
 import { InvalidRequestStateError } from '../errors.js';
@@ -27,7 +28,6 @@ import { type Answers, type RoundBody, readAnswers } from '../round/body.js';
 import { stateLifetime } from '../round/lifetimes.js';
 import type { AwaitedDecision, InjectedDecision, RoundEnd } from '../round/play.js';
 import { toPersistedState } from '../round/snapshot.js';
-import type { CallContext } from '../runner/createRunner.js';
 import {
   type FinalOutcome,
   isRequester,

@@ -11,10 +11,11 @@ import type { Flow } from '../authoring/flow.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateCodec } from '../codec/types.js';
 import type { AuditAnswer, AuditOutcome } from '../contract/audit.js';
+import type { RunnerLogEvent } from '../contract/call.js';
 import type { Ledger } from '../contract/ledger.js';
 import type { RoundBody } from '../round/body.js';
 import type { RoundEnd, RoundInput, RoundSettings } from '../round/play.js';
-import type { RunnerLogEvent, RunnerOptions } from '../runner/createRunner.js';
+import type { RunnerOptions } from '../runner/createRunner.js';
 
 /** The decision settings of a runner, defaults applied. */
 export interface DecisionSettings {

@@ -17,9 +17,9 @@
 
 import type { Flow } from '../authoring/flow.js';
 import type { StateBinding } from '../codec/types.js';
+import type { CallContext } from '../contract/call.js';
 import type { ParkedRequest, RequestStatus, WaitingFor } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
-import type { CallContext } from '../runner/createRunner.js';
 import { decide } from './decide.js';
 import type { RunnerCore } from './port.js';
 import { inbox, requests, resume, withdraw } from './requestTools.js';

@@ -24,9 +24,9 @@ import { createFlowServices } from '../authoring/services.js';
 import { randomBytesFromPool } from '../codec/randomPool.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from '../codec/types.js';
 import type { AuditAnswer, AuditLog } from '../contract/audit.js';
+import type { CallContext, RunnerLogEvent, RunRequest } from '../contract/call.js';
 import type { Ledger, ParkedRequest } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
-import type { InputKind } from '../contract/wire.js';
 import { requesterRound } from '../decisions/parking.js';
 import { type AuditRound, outcomeBinding, type PlayInput, type RunnerCore } from '../decisions/port.js';
 import {
@@ -62,40 +62,6 @@ import { mintedExpiry, oversizedAnswer, Round, type RoundEnd, type RoundSettings
 import { expandSnapshot, toPersistedState } from '../round/snapshot.js';
 import { inertClock } from '../round/timers.js';
 import { RoundSteps, type StepSettings, withRunningSteps } from '../steps/durableSteps.js';
-
-/** The MCP methods that may answer `input_required`. */
-export type FlowMethod = 'tools/call' | 'prompts/get' | 'resources/read';
-
-/** Which input kinds the client declared; omitted means all. */
-export type ClientInputCapabilities = Partial<Record<InputKind, boolean>>;
-
-/** Who is calling, and how. Every field but `capabilities` and `roles` is bound into the state. */
-export interface CallContext {
-  /** Authenticated principal id (bearer token's principal, or the local user on stdio). */
-  readonly principal: string;
-  readonly method: FlowMethod;
-  /** Tool or prompt name, or resource URI. */
-  readonly target: string;
-  readonly capabilities?: ClientInputCapabilities;
-  /** The principal's roles (from the auth tokens file, or `--roles` on stdio): who may make which decisions. */
-  readonly roles?: readonly string[];
-}
-
-/** One request to a flow. Without `requestState` it starts a new run. */
-export interface RunRequest {
-  readonly flow: string;
-  readonly args: unknown;
-  readonly context: CallContext;
-  readonly requestState?: string;
-  readonly inputResponses?: Readonly<Record<string, unknown>>;
-}
-
-/** Structured events for the server log; never sent to clients. */
-export type RunnerLogEvent =
-  | { type: 'invalid_state'; flow: string; reason: InvalidStateReason; detail?: string }
-  | { type: 'flow_error'; flow: string; fid: string; error: unknown }
-  | { type: 'round'; flow: string; fid: string; round: number; outcome: RoundOutcome['type']; ms: number }
-  | { type: 'hook_error'; hook: 'onDecisionRequested' | 'onDecided'; error: unknown };
 
 /** Options of {@link createRunner}. */
 export interface RunnerOptions {

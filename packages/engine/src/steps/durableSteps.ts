@@ -29,10 +29,10 @@ import type { FlowServices } from '../authoring/services.js';
 import { backoffBefore, type StepDeclaration, type StepExecutor } from '../authoring/steps.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateCodec } from '../codec/types.js';
+import type { RunnerLogEvent } from '../contract/call.js';
 import type { Ledger, StepRecord } from '../contract/ledger.js';
 import { FlowError } from '../errors.js';
 import { isLedgerUnavailable } from '../ledgerOutage.js';
-import type { RunnerLogEvent } from '../runner/createRunner.js';
 
 /** What a step's execution came to, as sealed in the ledger: a result, or an error message (`f`: a FlowError). */
 export type StepOutcome =

@@ -33,15 +33,11 @@ import { isDecision } from '../authoring/inputs.js';
 import { type StepFunction, type StepLogic, step, stepOf } from '../authoring/steps.js';
 import { generateKey } from '../codec/keyRing.js';
 import { createRequestStateCodec } from '../codec/requestStateCodec.js';
+import type { CallContext, ClientInputCapabilities, FlowMethod } from '../contract/call.js';
 import type { Ledger } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
 import type { WireInputRequest } from '../contract/wire.js';
-import {
-  type CallContext,
-  type ClientInputCapabilities,
-  createRunner,
-  type FlowMethod,
-} from '../runner/createRunner.js';
+import { createRunner } from '../runner/createRunner.js';
 
 /**
  * What a client sends for an input (the wire answer in `inputResponses`): a form's
