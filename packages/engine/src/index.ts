@@ -134,19 +134,19 @@ export type {
   SamplingParams,
   WireInputRequest,
 } from './contract/wire.js';
-export {
-  DECIDE_TOOL,
-  type DecidedEvent,
-  type DecideRequest,
-  type DecisionCaller,
-  type DecisionRequestedEvent,
-  type DecisionTools,
-  type InboxItem,
-  RESUME_TOOL,
-  type RequestItem,
-  type ResumeRequest,
-  type WithdrawRequest,
-} from './decisions/tools.js';
+export { DECIDE_TOOL } from './decisions/decide.js';
+export { RESUME_TOOL } from './decisions/requestTools.js';
+export type {
+  DecidedEvent,
+  DecideRequest,
+  DecisionCaller,
+  DecisionRequestedEvent,
+  DecisionTools,
+  InboxItem,
+  RequestItem,
+  ResumeRequest,
+  WithdrawRequest,
+} from './decisions/types.js';
 export {
   FlowDefinitionError,
   FlowError,

@@ -15,7 +15,7 @@ import type { ErrorOutcome } from '../contract/outcome.js';
 import { openParked, type ParkedBlob } from './parked.js';
 import { currentBody } from './parking.js';
 import type { RunnerCore } from './port.js';
-import type { DecisionCaller } from './tools.js';
+import type { DecisionCaller } from './types.js';
 
 const ID = /^[A-Za-z0-9_-]{22}$/;
 

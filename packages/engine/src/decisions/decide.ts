@@ -25,7 +25,7 @@ import { allowed, load, refuse } from './access.js';
 import { advance, aftermath } from './advance.js';
 import { isRequester, type ParkedBlob, principalHash, sealDecision } from './parked.js';
 import { callHook, outcomeBinding, type RunnerCore } from './port.js';
-import type { DecideRequest, DecisionCaller } from './tools.js';
+import type { DecideRequest, DecisionCaller } from './types.js';
 
 /** The decide tool's name: decide states are bound to it. */
 export const DECIDE_TOOL = 'baton_decide';

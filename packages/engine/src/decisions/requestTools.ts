@@ -16,7 +16,7 @@ import { allowed, load, refuse } from './access.js';
 import { advance, aftermath, resultText } from './advance.js';
 import { isRequester, PARKED_RETENTION_MS, principalHash } from './parked.js';
 import type { RunnerCore } from './port.js';
-import type { DecisionCaller, InboxItem, RequestItem, ResumeRequest, ResumeServer, WithdrawRequest } from './tools.js';
+import type { DecisionCaller, InboxItem, RequestItem, ResumeRequest, ResumeServer, WithdrawRequest } from './types.js';
 
 /** The resume tool's name: resume states are bound to it. */
 export const RESUME_TOOL = 'baton_resume';

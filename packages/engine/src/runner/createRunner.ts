@@ -29,12 +29,8 @@ import type { Ledger, ParkedRequest } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
 import { requesterRound } from '../decisions/parking.js';
 import { type AuditRound, outcomeBinding, type PlayInput, type RunnerCore } from '../decisions/port.js';
-import {
-  createDecisionTools,
-  type DecidedEvent,
-  type DecisionRequestedEvent,
-  type DecisionTools,
-} from '../decisions/tools.js';
+import { createDecisionTools } from '../decisions/tools.js';
+import type { DecidedEvent, DecisionRequestedEvent, DecisionTools } from '../decisions/types.js';
 import { FlowError, InvalidRequestStateError, type InvalidStateReason } from '../errors.js';
 import {
   activeRedaction,
