@@ -1,10 +1,14 @@
 /**
- * What the runner's modules share: the runner's settings and the few
+ * The port of the decisions subsystem: what the runner lends the parked-flow
+ * rounds and the decision tools, as XState's `ActorScope` is what an actor is
+ * given by the system that runs it. The runner's settings and the few
  * operations every entry point needs (play a round of a flow on a fresh actor,
  * append an audit entry, call a hook without letting it fail or block a
- * round). `runner.ts` builds one `RunnerCore`; `instance.ts` (flow instances
- * parked while they await others) and the decision tools (`decisions.ts`,
- * `decide.ts`, `requestTools.ts`, `requestAccess.ts`, `advanceParked.ts`) use it. Internal: nothing here is exported from the package.
+ * round). `runner/createRunner.ts` builds one `RunnerCore` and implements it;
+ * `parking.ts` (flow instances parked while they await others) and the
+ * decision tools (`tools.ts`, `decide.ts`, `requestTools.ts`, `access.ts`,
+ * `advance.ts`) use it and never import the runner. Internal: nothing here is
+ * exported from the package.
  */
 import type { AnyActorRef, EventObject, StateValue } from 'xstate';
 import type { Flow } from '../authoring/flow.js';
@@ -15,7 +19,7 @@ import type { RunnerLogEvent } from '../contract/call.js';
 import type { Ledger } from '../contract/ledger.js';
 import type { RoundBody } from '../round/body.js';
 import type { RoundEnd, RoundInput, RoundSettings } from '../round/play.js';
-import type { RunnerOptions } from '../runner/createRunner.js';
+import type { DecidedEvent, DecisionRequestedEvent } from './types.js';
 
 /** The decision settings of a runner, defaults applied. */
 export interface DecisionSettings {
@@ -29,8 +33,8 @@ export interface DecisionSettings {
   readonly maxRetryLaterRounds: number;
   readonly storeRequesterNames: boolean;
   readonly hookPrincipals: 'hash' | 'id';
-  readonly onDecisionRequested: RunnerOptions['onDecisionRequested'];
-  readonly onDecided: RunnerOptions['onDecided'];
+  readonly onDecisionRequested: ((event: DecisionRequestedEvent) => unknown) | undefined;
+  readonly onDecided: ((event: DecidedEvent) => unknown) | undefined;
 }
 
 /**
