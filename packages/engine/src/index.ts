@@ -10,15 +10,8 @@
  */
 
 export { eventLabel, toMermaid } from './authoring/diagram.js';
-export {
-  defineFlow,
-  type Flow,
-  type FlowAnnotations,
-  type FlowConfig,
-  type Migration,
-  needsLedgerOnlyForSteps,
-  type PersistedState,
-} from './authoring/flow.js';
+export { defineFlow, needsLedgerOnlyForSteps } from './authoring/flow.js';
+export type { Flow, FlowAnnotations, FlowConfig, Migration, PersistedState } from './authoring/flowTypes.js';
 export {
   type MachineGraph,
   type MachineGraphAsk,

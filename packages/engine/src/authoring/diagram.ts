@@ -8,7 +8,7 @@
  * `note`, `class`, `classDef`, `end`, ...) are renamed and shown by their key.
  * Pure: reads the machine definition, runs nothing.
  */
-import type { Flow } from './flow.js';
+import type { Flow } from './flowTypes.js';
 import { type MachineGraphNode, machineGraph } from './graph.js';
 
 export { eventLabel } from './graph.js';

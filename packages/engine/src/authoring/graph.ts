@@ -13,7 +13,7 @@
  */
 import type { AnyStateMachine, StateValue } from 'xstate';
 import { FlowDefinitionError } from '../errors.js';
-import type { Flow } from './flow.js';
+import type { Flow } from './flowTypes.js';
 import { type InputCatalog, isDecision } from './inputs.js';
 
 type StateNodeLike = AnyStateMachine['root'];

@@ -8,7 +8,7 @@
  * (`decide.ts`) and the requester's tools (`requestTools.ts`).
  */
 
-import type { Flow } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
 import type { DecisionSpec } from '../authoring/inputs.js';
 import type { ParkedRequest } from '../contract/ledger.js';
 import type { ErrorOutcome } from '../contract/outcome.js';

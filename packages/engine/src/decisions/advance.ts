@@ -8,7 +8,7 @@
  * the requester's reply.
  */
 import type { EventObject } from 'xstate';
-import type { Flow } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
 import type { AuditAnswer } from '../contract/audit.js';
 import type { FlowResult, RoundOutcome } from '../contract/outcome.js';
 import { readAnswers } from '../round/body.js';

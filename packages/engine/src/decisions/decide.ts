@@ -11,7 +11,7 @@
  * outcome is sealed in the ledger so a retry of the same state answers alike.
  */
 
-import type { Flow } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
 import { type DecisionSpec, isDecision } from '../authoring/inputs.js';
 import type { RequestStateClaims, StateBinding } from '../codec/types.js';
 import type { DecisionRecord, ParkedRequest, RequestStatus } from '../contract/ledger.js';

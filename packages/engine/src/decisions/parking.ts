@@ -17,7 +17,7 @@
  * that continues through `baton_resume`.
  */
 
-import type { Flow } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { StateBinding } from '../codec/types.js';
 import type { CallContext } from '../contract/call.js';

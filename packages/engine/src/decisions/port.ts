@@ -11,7 +11,7 @@
  * exported from the package.
  */
 import type { AnyActorRef, EventObject, StateValue } from 'xstate';
-import type { Flow } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateCodec } from '../codec/types.js';
 import type { AuditAnswer, AuditOutcome } from '../contract/audit.js';

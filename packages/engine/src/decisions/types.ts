@@ -15,7 +15,7 @@
  * both finding requests through `access.ts` and advancing parked flows
  * through `advance.ts`.
  */
-import type { Flow } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
 import type { StateBinding } from '../codec/types.js';
 import type { CallContext } from '../contract/call.js';
 import type { ParkedRequest, RequestStatus, WaitingFor } from '../contract/ledger.js';

@@ -9,7 +9,7 @@
  * and delivery, so the two always see the same answers.
  */
 import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
-import type { Flow } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
 import { isDecision } from '../authoring/inputs.js';
 import type { RequestStateClaims } from '../codec/types.js';
 import { InvalidRequestStateError } from '../errors.js';

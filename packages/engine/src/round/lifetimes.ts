@@ -14,7 +14,7 @@
  * ({@link deadlineBeyondCap}: the round fails with a `FlowError` saying so).
  */
 import type { AnyStateMachine } from 'xstate';
-import type { Flow } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
 import { machineGraph } from '../authoring/graph.js';
 import { FlowDefinitionError, FlowError } from '../errors.js';
 import type { Deadline } from './timers.js';

@@ -11,7 +11,7 @@
  * allocates for its own bookkeeping.
  */
 import type { AnyActorRef, AnyMachineSnapshot, EventObject } from 'xstate';
-import type { Flow } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
 import { type DecisionSpec, jsonLength } from '../authoring/inputs.js';
 import { setStepExecutor } from '../authoring/steps.js';
 import type { RequestStateCodec, StateBinding } from '../codec/types.js';

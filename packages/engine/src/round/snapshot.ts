@@ -5,7 +5,7 @@
  * rebuilds the rest. This is also what migrations see and return.
  */
 import type { AnyMachineSnapshot, Snapshot, StateValue } from 'xstate';
-import type { PersistedState } from '../authoring/flow.js';
+import type { PersistedState } from '../authoring/flowTypes.js';
 
 /** `[value, context]` or `[value, context, historyValue]`. */
 export type CompactSnapshot = [value: StateValue, context: unknown, history?: Record<string, unknown>];

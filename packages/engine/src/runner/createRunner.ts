@@ -19,7 +19,8 @@ import {
   type Snapshot,
   type StateValue,
 } from 'xstate';
-import { type Flow, needsLedgerOnlyForSteps } from '../authoring/flow.js';
+import { needsLedgerOnlyForSteps } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
 import { createFlowServices } from '../authoring/services.js';
 import { randomBytesFromPool } from '../codec/randomPool.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from '../codec/types.js';

@@ -6,7 +6,7 @@
  */
 import type { AnyMachineSnapshot, EventObject, StateValue } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
-import type { Flow } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
 import { machineGraph, statesOfValue } from '../authoring/graph.js';
 import { askedKeys } from '../round/body.js';
 

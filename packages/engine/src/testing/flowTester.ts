@@ -17,7 +17,7 @@
  * and four eyes hold (the tester's principal is the requester).
  */
 import type { AnyStateMachine, StateMachine, StateValue } from 'xstate';
-import type { Flow } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
 import type {
   DecisionSpec,
   FormAnswer,
