@@ -38,7 +38,7 @@ export interface DecisionSettings {
 }
 
 /**
- * What one round of a flow is played from: a round's input (`round.ts`), except that it starts
+ * What one round of a flow is played from: a round's input (`round/play.ts`), except that it starts
  * from a restored body or the parsed arguments of a first call, and records the state values it
  * passes through.
  */
