@@ -22,40 +22,36 @@ export {
   machineGraph,
   statesOfValue,
 } from './authoring/graph.js';
+export { type AnswerSizeOptions, DEFAULT_ANSWER_MAX_LENGTH } from './authoring/inputs/answerSize.js';
+export { type AnswerOf, ask, defineInputs, type InputCatalog, type InputEvents } from './authoring/inputs/catalog.js';
 export {
-  type AnswerOf,
-  type AnswerSizeOptions,
-  ask,
-  type CommonOptions,
-  DEFAULT_ANSWER_MAX_LENGTH,
-  DEFAULT_MAX_ROOTS,
   type DecisionAnswer,
   type DecisionSpec,
   decision,
-  defineInputs,
-  type FormAnswer,
-  type FromContext,
-  form,
-  type InputCatalog,
-  type InputEvents,
-  type InputEventType,
-  type InputSpec,
   isDecision,
   type MayDecideArgs,
-  type ParsedAnswer,
-  type Root,
-  type RootsAnswer,
-  roots,
-  type SamplingAnswer,
-  type SamplingResult,
-  type SpecKind,
-  sampling,
-  type UnsupportedAnswer,
-  type UrlAnswer,
-  url,
   WITHDRAW_EVENT,
   type WithdrawEvent,
-} from './authoring/inputs.js';
+} from './authoring/inputs/decision.js';
+export { form } from './authoring/inputs/form.js';
+export { DEFAULT_MAX_ROOTS, roots } from './authoring/inputs/roots.js';
+export { sampling } from './authoring/inputs/sampling.js';
+export type {
+  CommonOptions,
+  FormAnswer,
+  FromContext,
+  InputEventType,
+  InputSpec,
+  ParsedAnswer,
+  Root,
+  RootsAnswer,
+  SamplingAnswer,
+  SamplingResult,
+  SpecKind,
+  UnsupportedAnswer,
+  UrlAnswer,
+} from './authoring/inputs/spec.js';
+export { url } from './authoring/inputs/url.js';
 export type { FlowServices, TokenService } from './authoring/services.js';
 export {
   type StepContext,

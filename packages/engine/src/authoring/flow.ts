@@ -14,7 +14,8 @@ import type { FlowResult } from '../contract/outcome.js';
 import { FlowDefinitionError } from '../errors.js';
 import type { Flow, FlowConfig } from './flowTypes.js';
 import { machineGraph } from './graph.js';
-import { type InputCatalog, isDecision } from './inputs.js';
+import type { InputCatalog } from './inputs/catalog.js';
+import { isDecision } from './inputs/decision.js';
 import { stepOf } from './steps.js';
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;

@@ -9,7 +9,7 @@
 import type { AnyStateMachine, ContextFrom, InputFrom, OutputFrom, StateValue } from 'xstate';
 import type { z } from 'zod';
 import type { FlowResult } from '../contract/outcome.js';
-import type { InputCatalog } from './inputs.js';
+import type { InputCatalog } from './inputs/catalog.js';
 import type { FlowServices } from './services.js';
 
 /** The persisted part of a machine state a migration rewrites. */

@@ -14,7 +14,8 @@
 import type { AnyStateMachine, StateValue } from 'xstate';
 import { FlowDefinitionError } from '../errors.js';
 import type { Flow } from './flowTypes.js';
-import { type InputCatalog, isDecision } from './inputs.js';
+import type { InputCatalog } from './inputs/catalog.js';
+import { isDecision } from './inputs/decision.js';
 
 type StateNodeLike = AnyStateMachine['root'];
 

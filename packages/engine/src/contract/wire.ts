@@ -2,7 +2,7 @@
  * The wire vocabulary of MRTR input requests, as types only: the input kinds
  * a client declares, the embedded requests a round sends in `inputRequests`
  * (form and URL elicitation, sampling, roots) and the restricted JSON Schema
- * of a form. Authoring (`authoring/inputs.ts`, `authoring/elicitationSchema.ts`)
+ * of a form. Authoring (`authoring/inputs/`, `authoring/elicitationSchema.ts`)
  * builds these values; the round's outcome (`contract/outcome.ts`) and the
  * adapters carry them. A leaf: it imports nothing.
  */

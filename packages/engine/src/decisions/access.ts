@@ -9,7 +9,7 @@
  */
 
 import type { Flow } from '../authoring/flowTypes.js';
-import type { DecisionSpec } from '../authoring/inputs.js';
+import type { DecisionSpec } from '../authoring/inputs/decision.js';
 import type { ParkedRequest } from '../contract/ledger.js';
 import type { ErrorOutcome } from '../contract/outcome.js';
 import { openParked, type ParkedBlob } from './parked.js';

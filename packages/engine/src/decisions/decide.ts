@@ -12,7 +12,7 @@
  */
 
 import type { Flow } from '../authoring/flowTypes.js';
-import { type DecisionSpec, isDecision } from '../authoring/inputs.js';
+import { type DecisionSpec, isDecision } from '../authoring/inputs/decision.js';
 import type { RequestStateClaims, StateBinding } from '../codec/types.js';
 import type { DecisionRecord, ParkedRequest, RequestStatus } from '../contract/ledger.js';
 import type { ErrorOutcome, RoundOutcome } from '../contract/outcome.js';

@@ -8,7 +8,7 @@
  * anyone but the requester is refused `resume` and `withdraw`.
  */
 
-import { isDecision, WITHDRAW_EVENT } from '../authoring/inputs.js';
+import { isDecision, WITHDRAW_EVENT } from '../authoring/inputs/decision.js';
 import type { StateBinding } from '../codec/types.js';
 import type { RoundOutcome } from '../contract/outcome.js';
 import { checkRoundInput } from '../round/clientInput.js';

@@ -10,7 +10,7 @@
  */
 import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import type { Flow } from '../authoring/flowTypes.js';
-import { isDecision } from '../authoring/inputs.js';
+import { isDecision } from '../authoring/inputs/decision.js';
 import type { RequestStateClaims } from '../codec/types.js';
 import { InvalidRequestStateError } from '../errors.js';
 import { isRunningSteps, type RunningSteps } from '../steps/durableSteps.js';

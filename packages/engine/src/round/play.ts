@@ -12,7 +12,8 @@
  */
 import type { AnyActorRef, AnyMachineSnapshot, EventObject } from 'xstate';
 import type { Flow } from '../authoring/flowTypes.js';
-import { type DecisionSpec, jsonLength } from '../authoring/inputs.js';
+import { jsonLength } from '../authoring/inputs/answerSize.js';
+import type { DecisionSpec } from '../authoring/inputs/decision.js';
 import { setStepExecutor } from '../authoring/steps.js';
 import type { RequestStateCodec, StateBinding } from '../codec/types.js';
 import type { AuditAnswer } from '../contract/audit.js';

@@ -18,18 +18,18 @@
  */
 import type { AnyStateMachine, StateMachine, StateValue } from 'xstate';
 import type { Flow } from '../authoring/flowTypes.js';
+import type { InputCatalog } from '../authoring/inputs/catalog.js';
+import type { DecisionSpec } from '../authoring/inputs/decision.js';
+import { isDecision } from '../authoring/inputs/decision.js';
 import type {
-  DecisionSpec,
   FormAnswer,
-  InputCatalog,
   InputSpec,
   Root,
   RootsAnswer,
   SamplingAnswer,
   SamplingResult,
   UrlAnswer,
-} from '../authoring/inputs.js';
-import { isDecision } from '../authoring/inputs.js';
+} from '../authoring/inputs/spec.js';
 import { type StepFunction, type StepLogic, step, stepOf } from '../authoring/steps.js';
 import { generateKey } from '../codec/keyRing.js';
 import { createRequestStateCodec } from '../codec/requestStateCodec.js';
