@@ -20,7 +20,7 @@ import { createMemoryLedger } from '@baton/store';
 import { createRequestStateCodec as createSdkCodec } from '@modelcontextprotocol/server';
 import { type AnyStateMachine, createActor } from 'xstate';
 import examples from '../examples/approvals/index.js';
-import { type CompactSnapshot, expandSnapshot } from '../packages/engine/src/compactSnapshot.js';
+import { type CompactSnapshot, expandSnapshot } from '../packages/engine/src/round/snapshot.js';
 
 /** One minted state: who it was minted for, the token and the claims it carries. */
 export interface MintedState {

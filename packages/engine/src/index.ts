@@ -8,7 +8,59 @@
  * requests, resume, withdraw). No transport, no database:
  * see `@baton/store` for ledgers and `@baton/adapters` for the MCP SDK.
  */
-export type { AuditAnswer, AuditEntry, AuditInstance, AuditLog, AuditOutcome, AuditVia } from './audit.js';
+
+export { eventLabel, toMermaid } from './authoring/diagram.js';
+export { defineFlow, needsLedgerOnlyForSteps } from './authoring/flow.js';
+export type { Flow, FlowAnnotations, FlowConfig, Migration, PersistedState } from './authoring/flowTypes.js';
+export {
+  type MachineGraph,
+  type MachineGraphAsk,
+  type MachineGraphDelay,
+  type MachineGraphEdge,
+  type MachineGraphEdgeKind,
+  type MachineGraphNode,
+  machineGraph,
+  statesOfValue,
+} from './authoring/graph.js';
+export { type AnswerSizeOptions, DEFAULT_ANSWER_MAX_LENGTH } from './authoring/inputs/answerSize.js';
+export { type AnswerOf, ask, defineInputs, type InputCatalog, type InputEvents } from './authoring/inputs/catalog.js';
+export {
+  type DecisionAnswer,
+  type DecisionSpec,
+  decision,
+  isDecision,
+  type MayDecideArgs,
+  WITHDRAW_EVENT,
+  type WithdrawEvent,
+} from './authoring/inputs/decision.js';
+export { form } from './authoring/inputs/form.js';
+export { DEFAULT_MAX_ROOTS, roots } from './authoring/inputs/roots.js';
+export { sampling } from './authoring/inputs/sampling.js';
+export type {
+  CommonOptions,
+  FormAnswer,
+  FromContext,
+  InputEventType,
+  InputSpec,
+  ParsedAnswer,
+  Root,
+  RootsAnswer,
+  SamplingAnswer,
+  SamplingResult,
+  SpecKind,
+  UnsupportedAnswer,
+  UrlAnswer,
+} from './authoring/inputs/spec.js';
+export { url } from './authoring/inputs/url.js';
+export type { FlowServices, TokenService } from './authoring/services.js';
+export {
+  type StepContext,
+  type StepFunction,
+  type StepLogic,
+  type StepOptions,
+  type StepRetry,
+  step,
+} from './authoring/steps.js';
 export {
   type CodecMode,
   createKeyRing,
@@ -25,95 +77,8 @@ export {
   type RingKey,
   type StateBinding,
 } from './codec/index.js';
-export {
-  DECIDE_TOOL,
-  type DecidedEvent,
-  type DecideRequest,
-  type DecisionCaller,
-  type DecisionRequestedEvent,
-  type DecisionTools,
-  type InboxItem,
-  RESUME_TOOL,
-  type RequestItem,
-  type ResumeRequest,
-  type WithdrawRequest,
-} from './decisions.js';
-export { eventLabel, toMermaid } from './diagram.js';
-export type { ElicitationProperty, ElicitationSchema } from './elicitationSchema.js';
-export {
-  FlowDefinitionError,
-  FlowError,
-  INVALID_REQUEST_STATE_MESSAGE,
-  InvalidParamsError,
-  InvalidRequestStateError,
-  type InvalidStateReason,
-  isInvalidRequestStateError,
-  LEDGER_RETRY_AFTER_MS,
-  LedgerUnavailableError,
-  RoundInProgressError,
-  StateTooLargeError,
-} from './errors.js';
-export {
-  type ContentBlock,
-  defineFlow,
-  type Flow,
-  type FlowAnnotations,
-  type FlowConfig,
-  type FlowResult,
-  type Migration,
-  needsLedgerOnlyForSteps,
-  type PersistedState,
-} from './flow.js';
-export {
-  type MachineGraph,
-  type MachineGraphAsk,
-  type MachineGraphDelay,
-  type MachineGraphEdge,
-  type MachineGraphEdgeKind,
-  type MachineGraphNode,
-  machineGraph,
-  statesOfValue,
-} from './graph.js';
-export {
-  type AnswerOf,
-  type AnswerSizeOptions,
-  ask,
-  type CommonOptions,
-  DEFAULT_ANSWER_MAX_LENGTH,
-  DEFAULT_MAX_ROOTS,
-  type DecisionAnswer,
-  type DecisionSpec,
-  decision,
-  defineInputs,
-  type FormAnswer,
-  type FromContext,
-  form,
-  type InputCatalog,
-  type InputEvents,
-  type InputEventType,
-  type InputKind,
-  type InputSpec,
-  isDecision,
-  type MayDecideArgs,
-  type ParsedAnswer,
-  type RefusedAnswerMeta,
-  type Root,
-  type RootsAnswer,
-  roots,
-  type SamplingAnswer,
-  type SamplingMessage,
-  type SamplingParams,
-  type SamplingResult,
-  type SpecKind,
-  sampling,
-  type UnsupportedAnswer,
-  type UrlAnswer,
-  url,
-  WITHDRAW_EVENT,
-  type WireInputRequest,
-  type WithdrawEvent,
-} from './inputs.js';
-export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection.js';
+export type { AuditAnswer, AuditEntry, AuditInstance, AuditLog, AuditOutcome, AuditVia } from './contract/audit.js';
+export type { CallContext, ClientInputCapabilities, FlowMethod, RunnerLogEvent, RunRequest } from './contract/call.js';
 export type {
   BatchStats,
   ClaimStep,
@@ -142,25 +107,50 @@ export type {
   StepRecord,
   StepStatus,
   WaitingFor,
-} from './ledger.js';
-export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './lifetimes.js';
-export type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome, RoundOutcome } from './outcome.js';
+} from './contract/ledger.js';
+export type {
+  CompleteOutcome,
+  ContentBlock,
+  ErrorOutcome,
+  FlowResult,
+  InputRequiredOutcome,
+  RoundOutcome,
+} from './contract/outcome.js';
+export type {
+  ElicitationProperty,
+  ElicitationSchema,
+  InputKind,
+  RefusedAnswerMeta,
+  SamplingMessage,
+  SamplingParams,
+  WireInputRequest,
+} from './contract/wire.js';
+export { DECIDE_TOOL } from './decisions/decide.js';
+export { RESUME_TOOL } from './decisions/requestTools.js';
+export type {
+  DecidedEvent,
+  DecideRequest,
+  DecisionCaller,
+  DecisionRequestedEvent,
+  DecisionTools,
+  InboxItem,
+  RequestItem,
+  ResumeRequest,
+  WithdrawRequest,
+} from './decisions/types.js';
 export {
-  type CallContext,
-  type ClientInputCapabilities,
-  createRunner,
-  type FlowMethod,
-  type Runner,
-  type RunnerLogEvent,
-  type RunnerOptions,
-  type RunRequest,
-} from './runner.js';
-export type { FlowServices, TokenService } from './services.js';
-export {
-  type StepContext,
-  type StepFunction,
-  type StepLogic,
-  type StepOptions,
-  type StepRetry,
-  step,
-} from './steps.js';
+  FlowDefinitionError,
+  FlowError,
+  INVALID_REQUEST_STATE_MESSAGE,
+  InvalidParamsError,
+  InvalidRequestStateError,
+  type InvalidStateReason,
+  isInvalidRequestStateError,
+  LEDGER_RETRY_AFTER_MS,
+  LedgerUnavailableError,
+  RoundInProgressError,
+  StateTooLargeError,
+} from './errors.js';
+export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection/inspector.js';
+export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './round/lifetimes.js';
+export { createRunner, type Runner, type RunnerOptions } from './runner/createRunner.js';

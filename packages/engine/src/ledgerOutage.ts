@@ -23,9 +23,10 @@
  * re-run any redeemed jti without an outcome, would also re-run rounds whose
  * server crashed mid-way or that are still running elsewhere.
  */
+
+import type { RunnerLogEvent } from './contract/call.js';
+import type { Ledger } from './contract/ledger.js';
 import { LedgerUnavailableError } from './errors.js';
-import type { Ledger } from './ledger.js';
-import type { RunnerLogEvent } from './runner.js';
 
 /** Whether `error` is the ledger being unreachable (never a bug or a refusal). */
 export function isLedgerUnavailable(error: unknown): error is LedgerUnavailableError {

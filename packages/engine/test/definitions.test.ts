@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import { z } from 'zod';
-import { toElicitationSchema } from '../src/elicitationSchema.js';
+import { toElicitationSchema } from '../src/authoring/elicitationSchema.js';
 import { ask, defineFlow, defineInputs, FlowDefinitionError, form, roots, sampling, url } from '../src/index.js';
 import { deployFlow } from './fixtures/deployFlow.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import approvals from '../../../examples/approvals/index.js';
-import { askedKeysByState } from '../src/flow.js';
+import { askedKeysByState } from '../src/authoring/flow.js';
 import { machineGraph, statesOfValue, toMermaid } from '../src/index.js';
-import { staticDelays } from '../src/lifetimes.js';
+import { staticDelays } from '../src/round/lifetimes.js';
 import { allStates } from '../src/testing/index.js';
 import { deployFlow } from './fixtures/deployFlow.js';
 import { reservedFlow, routedFlow } from './fixtures/graphFlows.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidParamsError } from '../src/index.js';
-import { checkJsonValue, checkRoundInput, MAX_INPUT_DEPTH } from '../src/jsonInput.js';
+import { checkJsonValue, checkRoundInput, MAX_INPUT_DEPTH } from '../src/round/clientInput.js';
 
 /** `levels` arrays, one inside the other, built without recursion. */
 function nestedArrays(levels: number, innermost: unknown = 1): unknown {

@@ -12,7 +12,7 @@ import {
   type InputRequiredOutcome,
   inspectionSessionId,
 } from '../src/index.js';
-import { inspectDirectly } from '../src/inspection.js';
+import { inspectDirectly } from '../src/inspection/inspector.js';
 import { deployFlow } from './fixtures/deployFlow.js';
 
 /** An AuditLog kept in an array (the store's real ones are tested in @baton/store). */

@@ -11,7 +11,7 @@
  * the output matches RFC 8785 (JCS). It recurses, so it refuses (with a
  * `TypeError`) values nested deeper than {@link MAX_CANONICAL_DEPTH} levels
  * before the call stack could overflow; a runner checks client input against
- * a far lower limit first (`jsonInput.ts`).
+ * a far lower limit first (`round/clientInput.ts`).
  */
 
 /**

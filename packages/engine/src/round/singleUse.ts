@@ -17,22 +17,23 @@
  * cut the round short (`ledgerOutage.ts`); seal and record the outcome.
  * Rejections are logged here, with the same detail whoever calls.
  */
+
+import type { Flow } from '../authoring/flowTypes.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from '../codec/types.js';
-import { type CompactSnapshot, toPersistedState } from '../compactSnapshot.js';
+import type { RunnerLogEvent } from '../contract/call.js';
+import type { Ledger, RedeemRequest, RedeemResult } from '../contract/ledger.js';
+import type { RoundOutcome } from '../contract/outcome.js';
 import {
   InvalidRequestStateError,
   type InvalidStateReason,
   RoundInProgressError,
   unknownKeySentence,
 } from '../errors.js';
-import type { Flow } from '../flow.js';
-import type { Ledger, RedeemRequest, RedeemResult } from '../ledger.js';
 import { isLedgerUnavailable, releaseAfterOutage } from '../ledgerOutage.js';
-import type { RoundOutcome } from '../outcome.js';
-import { oversizedAnswer } from '../round.js';
-import { type Answers, type RoundBody, readBody } from '../roundBody.js';
-import type { RunnerLogEvent } from '../runner.js';
+import { type Answers, type RoundBody, readBody } from './body.js';
+import { oversizedAnswer } from './play.js';
+import { type CompactSnapshot, toPersistedState } from './snapshot.js';
 
 /** What the protocol needs of its runner. */
 export interface SingleUseSettings {

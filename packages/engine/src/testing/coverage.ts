@@ -6,9 +6,9 @@
  */
 import type { AnyMachineSnapshot, EventObject, StateValue } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
-import type { Flow } from '../flow.js';
-import { machineGraph, statesOfValue } from '../graph.js';
-import { askedKeys } from '../roundBody.js';
+import type { Flow } from '../authoring/flowTypes.js';
+import { machineGraph, statesOfValue } from '../authoring/graph.js';
+import { askedKeys } from '../round/body.js';
 
 /** Ids of every state of the flow (the root excluded), in document order. */
 export function allStates(flow: Flow<any, any>): string[] {

@@ -17,26 +17,27 @@
  * and four eyes hold (the tester's principal is the requester).
  */
 import type { AnyStateMachine, StateMachine, StateValue } from 'xstate';
-import { generateKey } from '../codec/keyRing.js';
-import { createRequestStateCodec } from '../codec/requestStateCodec.js';
-import type { Flow } from '../flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
+import type { InputCatalog } from '../authoring/inputs/catalog.js';
+import type { DecisionSpec } from '../authoring/inputs/decision.js';
+import { isDecision } from '../authoring/inputs/decision.js';
 import type {
-  DecisionSpec,
   FormAnswer,
-  InputCatalog,
   InputSpec,
   Root,
   RootsAnswer,
   SamplingAnswer,
   SamplingResult,
   UrlAnswer,
-  WireInputRequest,
-} from '../inputs.js';
-import { isDecision } from '../inputs.js';
-import type { Ledger } from '../ledger.js';
-import type { RoundOutcome } from '../outcome.js';
-import { type CallContext, type ClientInputCapabilities, createRunner, type FlowMethod } from '../runner.js';
-import { type StepFunction, type StepLogic, step, stepOf } from '../steps.js';
+} from '../authoring/inputs/spec.js';
+import { type StepFunction, type StepLogic, step, stepOf } from '../authoring/steps.js';
+import { generateKey } from '../codec/keyRing.js';
+import { createRequestStateCodec } from '../codec/requestStateCodec.js';
+import type { CallContext, ClientInputCapabilities, FlowMethod } from '../contract/call.js';
+import type { Ledger } from '../contract/ledger.js';
+import type { RoundOutcome } from '../contract/outcome.js';
+import type { WireInputRequest } from '../contract/wire.js';
+import { createRunner } from '../runner/createRunner.js';
 
 /**
  * What a client sends for an input (the wire answer in `inputResponses`): a form's

@@ -1,0 +1,116 @@
+/**
+ * The shape of a defined flow, as types only: what an author passes to
+ * `defineFlow` (`FlowConfig`), what it returns (`Flow`), and the migrations and
+ * tool annotations a flow carries. `flow.ts` builds flows; the graph model
+ * (`graph.ts`), the round, the decision tools and the runner read this shape
+ * without importing `defineFlow`, so `flow.ts` and `graph.ts` do not import
+ * each other.
+ */
+import type { AnyStateMachine, ContextFrom, InputFrom, OutputFrom, StateValue } from 'xstate';
+import type { z } from 'zod';
+import type { FlowResult } from '../contract/outcome.js';
+import type { InputCatalog } from './inputs/catalog.js';
+import type { FlowServices } from './services.js';
+
+/** The persisted part of a machine state a migration rewrites. */
+export interface PersistedState<TContext = unknown> {
+  value: StateValue;
+  context: TContext;
+}
+
+/** Rewrites a state minted by an older definition into one the current machine accepts. */
+export type Migration<TContext = unknown> = (state: PersistedState<any>) => PersistedState<TContext>;
+
+/** MCP tool annotations passed through to `tools/list`. */
+export interface FlowAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** What an author passes to {@link defineFlow}. */
+export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends InputCatalog> {
+  /** Tool / prompt name: 1-64 of `[A-Za-z0-9_.-]`. */
+  name: string;
+  /** Human title. */
+  title?: string;
+  /** What the flow does (becomes the tool description). */
+  description: string;
+  /** Arguments schema; its output is the machine's `input`. Must be a `z.object`. */
+  args: z.ZodType<InputFrom<TMachine>>;
+  /** The inputs the machine's states may ask for. */
+  inputs: TInputs;
+  /** The machine, built with `setup()`. Give every `invoke` an explicit `id`. */
+  machine: TMachine;
+  /** Map the machine's output to a result; default: strings become text, objects JSON text + structuredContent. */
+  result?: (output: OutputFrom<TMachine>) => FlowResult | string;
+  /** Migrations keyed by the definition hash they upgrade from. */
+  migrations?: Record<string, Migration<ContextFrom<TMachine>>>;
+  /** Tool annotations. */
+  annotations?: FlowAnnotations;
+  /** Record answer values (not only keys and actions) in the audit trail. Off by default. */
+  auditValues?: boolean;
+  /**
+   * Context paths (dot-separated, e.g. `'code'` or `'account.token'`) that hold secrets: their
+   * values never reach an inspector (redacted to `'[redacted]'`, as are the outputs of the
+   * machine's invoked actors, which is how such values enter the context, and any other string
+   * equal to one). Mark secret answers with `form({ sensitive: true })`.
+   */
+  sensitive?: readonly string[];
+  /**
+   * The flow cannot work without a ledger (it mints or redeems single-use tokens, say). A runner
+   * without a ledger answers every round of it with an error saying so, and `baton serve`
+   * without `--ledger` leaves it out with a warning. Off by default; on for a flow that declares
+   * a `decision` (its instances are parked in the ledger while they wait) and for one with
+   * durable steps (`step()`: without a ledger a replayed round would run them again), unless
+   * the runner has `allowReplays`.
+   */
+  needsLedger?: boolean;
+  /**
+   * Bind the machine's placeholder actors/actions to runtime services
+   * (`machine.provide(implement(services))`), e.g. minting single-use tokens.
+   */
+  implement?: (services: FlowServices) => Parameters<TMachine['provide']>[0];
+}
+
+/**
+ * A defined flow, ready for a runner. `TArgs` is what a caller passes (the input type of the
+ * args schema, before defaults and transforms); only types read it (the test kit's `start()`).
+ */
+export interface Flow<
+  TMachine extends AnyStateMachine = AnyStateMachine,
+  TInputs extends InputCatalog = InputCatalog,
+  TArgs = InputFrom<TMachine>,
+> {
+  readonly name: string;
+  readonly title: string | undefined;
+  readonly description: string;
+  readonly args: z.ZodObject;
+  readonly inputs: TInputs;
+  readonly machine: TMachine;
+  /** Hash of the machine definition and the input catalog (base64url, 128 bit). */
+  readonly hash: string;
+  readonly migrations: Readonly<Record<string, Migration<ContextFrom<TMachine>>>>;
+  readonly annotations: FlowAnnotations | undefined;
+  /** Whether the audit trail records answer values. */
+  readonly auditValues: boolean;
+  /** Context paths whose values never reach an inspector ({@link FlowConfig.sensitive}). */
+  readonly sensitive: readonly string[];
+  /**
+   * Whether the flow can only be served by a runner with a ledger ({@link FlowConfig.needsLedger});
+   * always `true` for a flow that declares a decision.
+   */
+  readonly needsLedger: boolean;
+  /** The keys of the decisions the flow declares (someone other than the caller answers them); often empty. */
+  readonly decisions: readonly string[];
+  /** The ids of the durable steps (`step()`) in the machine's `setup({ actors })`; often empty. */
+  readonly steps: readonly string[];
+  /** The machine with runtime services bound (what a runner executes). */
+  machineWith(services: FlowServices): TMachine;
+  /** Build the result of a finished run. */
+  toResult(output: unknown): FlowResult;
+  /** Phantom: the arguments' input type (never set). */
+  readonly __args?: TArgs;
+}

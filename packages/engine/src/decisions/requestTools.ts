@@ -1,0 +1,221 @@
+/**
+ * The decision tools around deciding: `inbox` (the pending decisions a
+ * caller may make, never on their own requests), `requests` (the caller's
+ * own requests of the last 30 days), `resume` (the requester continues a
+ * parked flow as its own tool would, through the runner's `ResumeServer`)
+ * and `withdraw` (the requester's flow receives the withdrawal event and is
+ * advanced to its end). Each finds its request through `requestAccess.ts`;
+ * anyone but the requester is refused `resume` and `withdraw`.
+ */
+
+import { isDecision, WITHDRAW_EVENT } from '../authoring/inputs/decision.js';
+import type { StateBinding } from '../codec/types.js';
+import type { DecisionRecord, ParkedRequest } from '../contract/ledger.js';
+import type { RoundOutcome } from '../contract/outcome.js';
+import { checkRoundInput } from '../round/clientInput.js';
+import { allowed, load, refuse } from './access.js';
+import { advance, aftermath, finalText, resultText } from './advance.js';
+import { isRequester, PARKED_RETENTION_MS, principalHash } from './parked.js';
+import type { Step } from './parking.js';
+import type { RunnerCore } from './port.js';
+import type { DecisionCaller, InboxItem, RequestItem, ResumeRequest, ResumeServer, WithdrawRequest } from './types.js';
+
+/** The resume tool's name: resume states are bound to it. */
+export const RESUME_TOOL = 'baton_resume';
+
+/** The `inbox` tool: the pending decisions `context` may make, oldest first. */
+export async function inbox(core: RunnerCore, context: DecisionCaller): Promise<InboxItem[]> {
+  const { codec } = core;
+  const ledger = core.ledger;
+  if (!ledger) return [];
+  const now = core.now();
+  const records = await ledger.listDecisions({
+    pendingFor: { roles: context.roles ?? [], excludeRequester: principalHash(codec, context.principal), now },
+  });
+  const items: InboxItem[] = [];
+  const loaded = new Map<string, Awaited<ReturnType<typeof load>>>();
+  for (const record of records) {
+    if (!loaded.has(record.id)) loaded.set(record.id, await load(core, 'baton_inbox', record.id));
+    const request = loaded.get(record.id)!;
+    if ('refusal' in request) {
+      // Sealed with a key this server lacks: listed (without the decision's message, which this
+      // server cannot check the caller may read), so the decider learns why it cannot be decided here.
+      if (request.unknownKey) {
+        items.push({
+          id: record.id,
+          key: record.key,
+          flow: record.flow,
+          message: request.refusal.message,
+          requestedAt: record.requestedAt,
+          unreadable: request.unknownKey,
+        });
+      }
+      continue;
+    }
+    const { row, flow, blob } = request;
+    if (row.status !== 'waiting' || !isDecision(flow.inputs[record.key])) continue;
+    // The ledger filters by the stored hash; the parked requester is compared again here.
+    if (isRequester(codec, blob, context.principal)) continue;
+    if (allowed(flow, blob, record.key, context) !== true) continue;
+    items.push({
+      id: record.id,
+      key: record.key,
+      flow: record.flow,
+      message: record.message,
+      requestedAt: record.requestedAt,
+      ...(record.deadline === null ? {} : { deadline: record.deadline }),
+    });
+  }
+  return items;
+}
+
+/** The `requests` tool: the caller's own requests updated in the retention window, newest first. */
+export async function requests(core: RunnerCore, context: DecisionCaller): Promise<RequestItem[]> {
+  const { codec } = core;
+  const ledger = core.ledger;
+  if (!ledger) return [];
+  const rows = await ledger.listRequests(principalHash(codec, context.principal), core.now() - PARKED_RETENTION_MS);
+  return rows.map((row) => ({
+    id: row.id,
+    flow: row.flow,
+    status: row.status,
+    ...(row.status === 'waiting' ? { waitingFor: row.waitingFor.map((w) => ({ ...w })) } : {}),
+  }));
+}
+
+/** The `resume` tool: the requester continues a parked flow through the runner's resume round. */
+export async function resume(core: RunnerCore, server: ResumeServer, request: ResumeRequest): Promise<RoundOutcome> {
+  const { codec } = core;
+  const { id, context } = request;
+  checkRoundInput({ id }, request.inputResponses);
+  const loaded = await load(core, RESUME_TOOL, id);
+  if ('refusal' in loaded) return loaded.refusal!;
+  const { row, flow, blob } = loaded;
+  if (!isRequester(codec, blob, context.principal)) {
+    return refuse(RESUME_TOOL, `Only the requester may resume request ${row.id}.`, row);
+  }
+  const binding: StateBinding = {
+    principal: context.principal,
+    flow: flow.name,
+    method: 'tools/call',
+    target: RESUME_TOOL,
+    args: { id: row.id },
+  };
+  return server.resume(
+    flow,
+    binding,
+    context,
+    request.requestState,
+    request.inputResponses,
+    request.requestState ? undefined : row,
+  );
+}
+
+/** The withdraw tool's name (its refusals name it). */
+const WITHDRAW_TOOL = 'baton_withdraw';
+
+/**
+ * The `withdraw` tool: the requester's flow receives the withdrawal event and is advanced,
+ * unless a decision was recorded first. A withdrawal is delivered only to a state that has
+ * taken every decision recorded before it, and its write is the request's compare-and-set:
+ * a decision recorded meanwhile (its own compare-and-set on the version) wins, is delivered,
+ * and the withdrawal is refused saying so. Only a delivered withdrawal is acknowledged.
+ */
+export async function withdraw(core: RunnerCore, request: WithdrawRequest): Promise<RoundOutcome> {
+  const { codec } = core;
+  const { id, context } = request;
+  const loaded = await load(core, WITHDRAW_TOOL, id);
+  if ('refusal' in loaded) return loaded.refusal!;
+  const { ledger, row, flow, blob } = loaded;
+  const no = (message: string) => refuse(WITHDRAW_TOOL, message, row);
+  if (!isRequester(codec, blob, context.principal)) return no(`Only the requester may withdraw request ${row.id}.`);
+  if (row.status !== 'waiting') return no(endedFirst(core, row, 'before'));
+  const event = { type: WITHDRAW_EVENT };
+  if (!core.accepts(flow, blob.s, event)) {
+    return no(
+      `Request ${row.id} cannot be withdrawn now: "${flow.name}" has no withdrawal path (${WITHDRAW_EVENT}) where it stands. Nothing changed.`,
+    );
+  }
+  // Decisions recorded but not yet delivered when the request was read came first.
+  const decided = (records: readonly DecisionRecord[]) =>
+    records.filter((r) => r.status === 'decided').map((r) => r.key);
+  const delivered = new Set(blob.s.d ?? []);
+  const before = decided(await ledger.listDecisions({ id: row.id }));
+  const undelivered = before.filter((key) => !delivered.has(key));
+  if (undelivered.length > 0) {
+    const settled = await advance(core, flow, row.id, context.principal, 'withdraw');
+    const after = await load(core, WITHDRAW_TOOL, row.id);
+    if ('refusal' in after) return after.refusal!;
+    const took = after.row.status !== 'waiting' || undelivered.some((key) => (after.blob.s.d ?? []).includes(key));
+    if (took) return no(decidedFirst(core, after.row, settled));
+    // The rest are decisions the flow no longer awaits: they do not stop a withdrawal.
+  }
+  // Any decision recorded from here on wins the race: the withdrawal stops before it writes.
+  const known = new Set(before);
+  const result = await advance(core, flow, row.id, context.principal, 'withdraw', event, (records) =>
+    decided(records).every((key) => known.has(key)),
+  );
+  if (result?.type === 'conflict') {
+    const settled = await advance(core, flow, row.id, context.principal, 'withdraw');
+    const now = await ledger.getRequest(row.id);
+    return no(now ? decidedFirst(core, now, settled) : `There is no request ${row.id}.`);
+  }
+  if (!result) {
+    // It ended since it was read: by a decision recorded meanwhile, or otherwise (a deadline, its steps).
+    const now = await ledger.getRequest(row.id);
+    const byDecision = decided(await ledger.listDecisions({ id: row.id })).some((key) => !known.has(key));
+    return no(now ? endedFirst(core, now, byDecision ? 'decided' : 'meanwhile') : `There is no request ${row.id}.`);
+  }
+  const base = { flow: flow.name, fid: row.id, round: 1 };
+  if (result.type === 'done' && !result.end.terminal) {
+    return no(`Not withdrawn: request ${row.id} could not take the withdrawal: ${aftermath(row.id, result)}`);
+  }
+  if (!result.end.eventSent) {
+    // A decision recorded before (or a deadline) moved the flow first, where it takes no withdrawal.
+    const first = result.end.fired > 0 && result.end.delivered.length === 0 ? 'expired first' : 'was decided first';
+    const said = aftermath(row.id, result);
+    return no(
+      result.type === 'done'
+        ? `Not withdrawn: request ${row.id} ${first} and ${said.replace(/^The flow has ended/, 'has ended')}`
+        : `Not withdrawn: request ${row.id} ${first} and continues where it cannot be withdrawn. ${said}`,
+    );
+  }
+  const said =
+    result.type === 'done'
+      ? resultText(result.end.outcome.type === 'complete' ? result.end.outcome.result : undefined)
+      : '';
+  const status = result.type === 'done' ? result.status : 'waiting';
+  const textOut =
+    status === 'withdrawn'
+      ? `Withdrawn: request ${row.id} (${flow.name}).${said ? ` The flow says: ${said}` : ''}`
+      : `Withdrawal delivered to request ${row.id} (${flow.name}). ${aftermath(row.id, result)}`;
+  return {
+    type: 'complete',
+    ...base,
+    result: {
+      content: [{ type: 'text', text: textOut }],
+      structuredContent: { status: status ?? 'waiting', id: row.id },
+    },
+  };
+}
+
+/**
+ * Why a request that is no longer waiting was not withdrawn, with its final outcome: it had
+ * ended `before` the withdrawal read it, or ended `meanwhile`, or a decision recorded meanwhile
+ * (`decided`) ended it.
+ */
+function endedFirst(core: RunnerCore, row: ParkedRequest, when: 'before' | 'meanwhile' | 'decided'): string {
+  const said = finalText(core, row);
+  const end = said ? `: ${said}` : '.';
+  if (row.status === 'withdrawn') return `Request ${row.id} was already withdrawn.`;
+  const first = when === 'before' ? '' : ' first';
+  if (row.status === 'expired') return `Not withdrawn: request ${row.id} expired${first}${end}`;
+  if (when === 'decided') return `Not withdrawn: request ${row.id} was decided first and has ended${end}`;
+  return `Not withdrawn: request ${row.id} has ended${first}${end} It can no longer be withdrawn.`;
+}
+
+/** Why the withdrawal lost to a decision recorded first: what became of the request. */
+function decidedFirst(core: RunnerCore, row: ParkedRequest, settled: Step | undefined): string {
+  if (row.status !== 'waiting') return endedFirst(core, row, 'decided');
+  return `Not withdrawn: request ${row.id} was decided first and continues. ${aftermath(row.id, settled)}`;
+}

@@ -1,0 +1,587 @@
+/**
+ * One round of one flow, played on a live actor: start it (fresh or
+ * restored), fire the deadlines that came due, validate and deliver the
+ * answers, let the machine settle, and conclude `complete`, `input_required`
+ * (minting the next state; a refused answer is asked again with the reason,
+ * and a next state too large to mint falls back to the previous one) or
+ * `error`. The runner does everything around it (opening and redeeming the
+ * state, the audit trail); `oversizedAnswer` is the size check it makes
+ * before redeeming. A class rather than a nest of closures: a runner plays
+ * thousands of rounds a second, and one object per round is all this
+ * allocates for its own bookkeeping.
+ */
+import type { AnyActorRef, AnyMachineSnapshot, EventObject } from 'xstate';
+import type { Flow } from '../authoring/flowTypes.js';
+import { jsonLength } from '../authoring/inputs/answerSize.js';
+import type { DecisionSpec } from '../authoring/inputs/decision.js';
+import { setStepExecutor } from '../authoring/steps.js';
+import type { RequestStateCodec, StateBinding } from '../codec/types.js';
+import type { AuditAnswer } from '../contract/audit.js';
+import type { ClientInputCapabilities, RunnerLogEvent } from '../contract/call.js';
+import type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome } from '../contract/outcome.js';
+import type { InputKind, WireInputRequest } from '../contract/wire.js';
+import { FlowError, StateTooLargeError } from '../errors.js';
+import { REDACTED } from '../inspection/inspector.js';
+import { isLedgerUnavailable } from '../ledgerOutage.js';
+import { type RoundSteps, runningStepsOf } from '../steps/durableSteps.js';
+import { type Answers, awaitedDecisions, callerKeys, machineOutput, type RoundBody } from './body.js';
+import { deadlineBeyondCap, stateLifetime } from './lifetimes.js';
+import { isSettled, settle } from './settle.js';
+import { compactSnapshot } from './snapshot.js';
+import { type Deadline, restoreDeadlines, trackDeadlines } from './timers.js';
+
+/** What every round of one runner shares. */
+export interface RoundSettings {
+  readonly codec: RequestStateCodec;
+  readonly now: () => number;
+  /** Time budget for a round's invoked promises, ms. */
+  readonly budgetMs: number;
+  /** Lifetime of minted states, seconds; extended to outlive a pending deadline by a grace (`lifetimes.ts`). */
+  readonly ttlSeconds: number;
+  /** No state lives longer, seconds; a deadline it cannot cover fails the round. */
+  readonly maxTtlSeconds: number;
+  readonly log: (event: RunnerLogEvent) => void;
+  /** Whether minted outcomes record when their state expires (`mintedExpiry`: the audit trail reads it). */
+  readonly recordExpiry?: boolean;
+}
+
+/** What one round is about. */
+export interface RoundInput {
+  readonly flow: Flow;
+  readonly binding: StateBinding;
+  readonly fid: string;
+  readonly round: number;
+  readonly capabilities: ClientInputCapabilities | undefined;
+  /** The client's answers, read by `readAnswers` (the same the runner's retry digest covers). */
+  readonly answers: Answers;
+  /** The opened state's body and the keys it awaits; absent on a first call. */
+  readonly restored: { readonly body: RoundBody; readonly pending: readonly string[] } | undefined;
+  /** Answers received this round are appended here (for the audit trail). */
+  readonly received: AuditAnswer[];
+  /**
+   * Flows with decisions: what to deliver after due deadlines fired and before the caller's
+   * answers. `decisions`: recorded decisions by key, each delivered once, and only while the
+   * machine awaits it; `event`: one more event (the requester's withdrawal).
+   */
+  readonly inject?: {
+    readonly decisions?: ReadonlyMap<string, InjectedDecision>;
+    readonly event?: EventObject;
+  };
+  /** The round's durable steps (see `durableSteps.ts`). */
+  readonly steps: RoundSteps;
+}
+
+/** A recorded decision to deliver. */
+export interface InjectedDecision {
+  readonly content: unknown;
+  /** The decider's principal id (in the event the machine receives). */
+  readonly decider: string;
+  /** The decider as the audit trail records it (a keyed hash). */
+  readonly auditDecider: string;
+}
+
+/** A decision the machine awaits, rendered for the ledger. */
+export interface AwaitedDecision {
+  readonly key: string;
+  readonly role: string | null;
+  readonly message: string;
+  /** The decider's form (elicitation schema) as JSON text. */
+  readonly schema: string;
+  /** The earliest pending durable deadline (ms), or `null`. */
+  readonly deadline: number | null;
+}
+
+/** What a round found on the way, whatever it ended in. */
+export interface RoundFacts {
+  /** Durable deadlines that came due and fired. */
+  readonly fired: number;
+  /** Decision keys delivered this round. */
+  readonly delivered: readonly string[];
+  /** Whether `inject.event` was delivered: sent to a running machine that had a transition for it. */
+  readonly eventSent: boolean;
+}
+
+/**
+ * How a round ended.
+ * - `done`: a complete or error outcome; `terminal` when the flow instance is over (it reached a
+ *   final state or failed), not when the round merely could not finish (over budget, say).
+ * - `ask`: the caller must answer `asked`; `mint` seals `body` (plus `extra`) into the outcome.
+ * - `decisions`: only decisions by others are awaited; `body` is what to park.
+ * - `working`: (with a ledger) the budget ended while only durable steps were running; `body`
+ *   persists them (`r`) so a later round on any instance restores them and picks up their record.
+ */
+export type RoundEnd = RoundFacts &
+  (
+    | { readonly type: 'done'; readonly outcome: CompleteOutcome | ErrorOutcome; readonly terminal: boolean }
+    | {
+        readonly type: 'ask';
+        readonly body: RoundBody;
+        readonly asked: readonly string[];
+        mint(extra?: Pick<RoundBody, 'pv'>): InputRequiredOutcome | ErrorOutcome;
+      }
+    | {
+        readonly type: 'decisions';
+        readonly body: RoundBody;
+        readonly decisions: readonly AwaitedDecision[];
+        readonly live: readonly Deadline[];
+      }
+    | { readonly type: 'working'; readonly body: RoundBody; readonly steps: readonly string[] }
+  );
+
+const MAX_FALLBACK_PASSES = 32;
+
+const count = (n: number) => (Number.isFinite(n) ? n.toLocaleString('en-US') : 'beyond measure');
+
+/**
+ * The first answer over a size its input declares (sampling and roots answers, whose requests
+ * cannot tell the user why they are asked again), as a message for the user; `undefined` when
+ * none is. The runner checks this BEFORE redeeming a resumed round's state and ends the round
+ * with the message: nothing ran and nothing was used up, so the same requestState still takes a
+ * corrected answer.
+ */
+export function oversizedAnswer(flow: Flow, answers: Answers): string | undefined {
+  for (const key of Object.keys(answers)) {
+    const problem = flow.inputs[key]?.oversized(answers[key]);
+    if (problem) {
+      return `The answer to "${key}" was refused: ${problem}. Nothing was saved or used up: the flow can continue with a smaller answer.`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * An error observer, so XState does not rethrow a failing machine's error as unhandled; the
+ * error itself is read off the snapshot (status `error`).
+ */
+const IGNORE_ERRORS = { error: () => {} };
+
+/** Plays one round; see the module comment. */
+export class Round {
+  readonly #settings: RoundSettings;
+  readonly #input: RoundInput;
+  #deadlines: (() => Deadline[]) | undefined;
+
+  constructor(settings: RoundSettings, input: RoundInput) {
+    this.#settings = settings;
+    this.#input = input;
+  }
+
+  /** Play the round on `actor` (created, not started) and stop it. */
+  async play(actor: AnyActorRef): Promise<RoundEnd> {
+    const { flow, restored, answers } = this.#input;
+    const { budgetMs, now } = this.#settings;
+    // Observe timers and errors (the snapshot keeps the error) before start, then fire due deadlines.
+    this.#deadlines = trackDeadlines(actor, now);
+    actor.subscribe(IGNORE_ERRORS);
+    setStepExecutor(actor.system, this.#input.steps);
+    try {
+      actor.start();
+      if (restored?.body.t) this.#fired = restoreDeadlines(actor, restored.body.t, now());
+      // Awaited only when there is something to wait for (each await is a turn of the microtask queue).
+      if (!this.#settledNow(actor) && !(await settle(actor, budgetMs))) return this.#overBudget(actor);
+      if (this.#input.inject && !(await this.#deliverInjected(actor))) return this.#overBudget(actor);
+
+      let held: Record<string, unknown> = {};
+      let notes = new Map<string, string>();
+      // A first call may already carry answers to what the flow asks first (clients that
+      // answer ahead): they count as answers to the first round, except for inputs marked
+      // `onlyWhenAsked`, whose request must be shown first. Anything else is ignored.
+      if (restored || Object.keys(answers).length > 0) {
+        const pending = restored
+          ? restored.pending
+          : callerKeys(flow, actor.getSnapshot()).filter((key) => !flow.inputs[key]!.onlyWhenAsked);
+        const delivered = this.#deliverAnswers(actor, pending, restored?.body.h ?? {});
+        if (delivered.complete) {
+          if (!this.#settledNow(actor) && !(await settle(actor, budgetMs))) return this.#overBudget(actor);
+        } else {
+          held = delivered.held;
+          notes = delivered.notes;
+        }
+      }
+      return await this.#conclude(actor, held, notes);
+    } finally {
+      actor.stop();
+    }
+  }
+
+  #settledNow(actor: AnyActorRef): boolean {
+    return isSettled(actor.getSnapshot() as AnyMachineSnapshot);
+  }
+
+  #fired = 0;
+  readonly #delivered: string[] = [];
+  #eventSent = false;
+
+  // The round's facts are written out field by field in every RoundEnd (no spread of a getter's
+  // object: this runs every round, and the spread showed in profiles).
+
+  #done(outcome: CompleteOutcome | ErrorOutcome, terminal: boolean): RoundEnd {
+    return {
+      fired: this.#fired,
+      delivered: this.#delivered,
+      eventSent: this.#eventSent,
+      type: 'done',
+      outcome,
+      terminal,
+    };
+  }
+
+  /** Deliver recorded decisions the machine awaits (each once), then the injected event; `false`: over budget. */
+  async #deliverInjected(actor: AnyActorRef): Promise<boolean> {
+    const { flow, inject, restored, received } = this.#input;
+    if (inject === undefined) return true;
+    const { budgetMs } = this.#settings;
+    const already = new Set(restored?.body.d ?? []);
+    for (const [key, decided] of inject?.decisions ?? []) {
+      const snapshot = actor.getSnapshot() as AnyMachineSnapshot;
+      if (snapshot.status !== 'active' || already.has(key)) continue;
+      if (!awaitedDecisions(flow, snapshot).includes(key)) continue;
+      // With `auditValues` the decision's answer is recorded too (never a sensitive one's).
+      const shown = flow.auditValues
+        ? { value: flow.inputs[key]?.sensitive ? REDACTED : { action: 'accept', content: decided.content } }
+        : {};
+      received.push({ key, action: 'accept', decider: decided.auditDecider, ...shown });
+      actor.send({ type: `input.${key}`, action: 'accept', content: decided.content, decider: decided.decider });
+      this.#delivered.push(key);
+      if (!(await settle(actor, budgetMs))) return false;
+    }
+    const now = actor.getSnapshot() as AnyMachineSnapshot;
+    // Not sent where the machine cannot take it (a decision delivered above moved it on, say).
+    if (inject?.event && now.status === 'active' && now.can(inject.event)) {
+      actor.send(inject.event);
+      this.#eventSent = true;
+      if (!(await settle(actor, budgetMs))) return false;
+    }
+    return true;
+  }
+
+  get #base() {
+    const { flow, fid, round } = this.#input;
+    return { flow: flow.name, fid, round };
+  }
+
+  /**
+   * Validate answers for the asked keys; deliver them all, or hold the valid ones and re-ask the
+   * rest (`notes`: why a refused answer is asked again). What is held is each spec's parsed
+   * answer, never the raw input; held answers were validated when received and travel inside
+   * the authenticated state, so they are delivered as they are.
+   */
+  #deliverAnswers(actor: AnyActorRef, pending: readonly string[], heldBefore: Record<string, unknown>) {
+    const { flow, answers, received } = this.#input;
+    const asked = callerKeys(flow, actor.getSnapshot());
+    const held: Record<string, unknown> = {};
+    const notes = new Map<string, string>();
+    for (const key of asked) {
+      const fresh = pending.includes(key) ? answers[key] : undefined;
+      if (fresh === undefined) {
+        if (Object.hasOwn(heldBefore, key)) held[key] = heldBefore[key];
+        continue;
+      }
+      const parsed = flow.inputs[key]!.parse(fresh);
+      if (parsed.ok) held[key] = parsed.answer;
+      else notes.set(key, parsed.problem);
+      const action = parsed.ok ? String((parsed.answer as { action: string }).action) : 'invalid';
+      // A sensitive answer's value never reaches the audit trail.
+      const value = flow.inputs[key]!.sensitive ? REDACTED : fresh;
+      received.push({ key, action, ...(flow.auditValues ? { value } : {}) });
+    }
+    if (asked.length === 0 || Object.keys(held).length < asked.length) return { complete: false, held, notes };
+    // Answers held from an earlier round are used in this one: the audit trail says so here.
+    for (const key of asked) {
+      if (pending.includes(key) && answers[key] !== undefined) continue;
+      const answer = held[key] as { action: string };
+      const value = flow.inputs[key]!.sensitive ? REDACTED : answer;
+      received.push({ key, action: String(answer.action), held: true, ...(flow.auditValues ? { value } : {}) });
+    }
+    for (const key of asked) {
+      // A previous answer may have moved the machine on; later answers go only where still asked.
+      if (key !== asked[0] && !callerKeys(flow, actor.getSnapshot()).includes(key)) continue;
+      actor.send({ type: `input.${key}`, ...(held[key] as object) });
+    }
+    return { complete: true, held: {}, notes };
+  }
+
+  async #conclude(
+    actor: AnyActorRef,
+    held: Record<string, unknown>,
+    notes: ReadonlyMap<string, string>,
+  ): Promise<RoundEnd> {
+    const { flow, received } = this.#input;
+    for (let pass = 0; pass < MAX_FALLBACK_PASSES; pass++) {
+      const snap = actor.getSnapshot() as AnyMachineSnapshot;
+      if (snap.status === 'error') return this.#failed(snap.error);
+      if (snap.status === 'done') {
+        const result = flow.toResult(machineOutput(flow.machine, snap));
+        return this.#done({ type: 'complete', ...this.#base, result }, true);
+      }
+      const asked = callerKeys(flow, snap);
+      const unsupported =
+        this.#input.capabilities === undefined
+          ? []
+          : asked.filter((key) => !this.#capable(flow.inputs[key]!.kind as InputKind));
+      if (unsupported.length > 0) {
+        const noFallback = unsupported.find((key) => !flow.inputs[key]!.fallback);
+        if (noFallback) {
+          const kind = flow.inputs[noFallback]!.kind as InputKind;
+          const message = `This tool needs ${kind} input ("${noFallback}"), which the client did not declare in its capabilities.`;
+          return this.#done({ type: 'error', ...this.#base, message, undeclared: { key: noFallback, kind } }, false);
+        }
+        for (const key of unsupported) {
+          received.push({ key, action: 'unsupported' });
+          actor.send({ type: `input.${key}`, action: 'unsupported' });
+        }
+        if (!(await settle(actor, this.#settings.budgetMs))) return this.#overBudget(actor);
+        continue;
+      }
+      const live = this.#deadlines?.() ?? [];
+      // A deadline computed from context may be beyond the cap (constant ones are checked at load).
+      const beyondCap = deadlineBeyondCap(flow.name, this.#settings, live, this.#settings.now());
+      if (beyondCap) return this.#failed(beyondCap);
+      const awaited = awaitedDecisions(flow, snap);
+      if (asked.length === 0 && awaited.length === 0 && live.length === 0) {
+        return this.#failed(
+          new Error(`flow is stuck in ${JSON.stringify(snap.value)}: it neither asks for input nor ends`),
+        );
+      }
+      // A parallel machine may ask its caller and await a decision at once: the caller goes first.
+      if (asked.length === 0 && awaited.length > 0) return this.#awaitDecisions(snap, awaited, live);
+      return this.#ask(snap, asked, held, live, notes);
+    }
+    return this.#failed(new Error('fallback events did not settle the flow'));
+  }
+
+  /** The body a settled machine is persisted as (in a state, or parked). */
+  #body(snap: AnyMachineSnapshot, live: readonly Deadline[], held: Record<string, unknown>): RoundBody {
+    const body: RoundBody = { s: compactSnapshot(snap) };
+    if (live.length > 0) body.t = [...live];
+    if (Object.keys(held).length > 0) body.h = held;
+    const delivered = [...(this.#input.restored?.body.d ?? []), ...this.#delivered];
+    if (delivered.length > 0) body.d = delivered;
+    const counts = this.#input.steps.counts;
+    if (Object.keys(counts).length > 0) body.k = { ...counts };
+    return body;
+  }
+
+  #awaitDecisions(snap: AnyMachineSnapshot, awaited: readonly string[], live: readonly Deadline[]): RoundEnd {
+    const { flow } = this.#input;
+    const deadline = live.length > 0 ? Math.min(...live.map((d) => d[1])) : null;
+    const repeated = awaited.find(
+      (key) => this.#input.restored?.body.d?.includes(key) || this.#delivered.includes(key),
+    );
+    if (repeated) {
+      return this.#failed(
+        new FlowError(
+          `The flow "${flow.name}" awaits the decision "${repeated}" a second time; each decision is made once per request.`,
+        ),
+      );
+    }
+    let decisions: AwaitedDecision[];
+    try {
+      decisions = awaited.map((key) => {
+        const spec = flow.inputs[key] as DecisionSpec;
+        return {
+          key,
+          role: spec.role ?? null,
+          message: spec.message(snap.context),
+          schema: JSON.stringify(spec.requestedSchema),
+          deadline,
+        };
+      });
+    } catch (error) {
+      return this.#failed(error);
+    }
+    const body = this.#body(snap, live, {});
+    return {
+      fired: this.#fired,
+      delivered: this.#delivered,
+      eventSent: this.#eventSent,
+      type: 'decisions',
+      body,
+      decisions,
+      live,
+    };
+  }
+
+  #capable(kind: InputKind): boolean {
+    const { capabilities } = this.#input;
+    return capabilities === undefined || capabilities[kind] === true;
+  }
+
+  #ask(
+    snap: AnyMachineSnapshot,
+    asked: readonly string[],
+    held: Record<string, unknown>,
+    live: Deadline[],
+    notes: ReadonlyMap<string, string>,
+  ): RoundEnd {
+    const pending = Object.keys(held).length > 0 ? asked.filter((key) => !Object.hasOwn(held, key)) : asked;
+    const body = this.#body(snap, live, held);
+    const inputRequests = this.#requests(pending, snap.context, (key) => {
+      const problem = notes.get(key);
+      return problem ? `Your previous answer was not accepted (${problem}). Please answer again.` : undefined;
+    });
+    const mint = (extra?: Pick<RoundBody, 'pv'>): InputRequiredOutcome | ErrorOutcome => {
+      let requestState: string;
+      try {
+        requestState = this.#seal(extra?.pv === undefined ? body : { ...body, pv: extra.pv }, live);
+      } catch (error) {
+        return this.#unsaved(error);
+      }
+      return this.#expiring({ type: 'input_required', ...this.#base, inputRequests, requestState });
+    };
+    return {
+      fired: this.#fired,
+      delivered: this.#delivered,
+      eventSent: this.#eventSent,
+      type: 'ask',
+      body,
+      asked: pending,
+      mint,
+    };
+  }
+
+  #requests(keys: readonly string[], context: unknown, note: (key: string) => string | undefined) {
+    const { flow } = this.#input;
+    const requests: Record<string, WireInputRequest> = {};
+    for (const key of keys) requests[key] = flow.inputs[key]!.build(context, note(key));
+    return requests;
+  }
+
+  /** When the state sealed last expires (ms), for the audit trail. */
+  #minted = 0;
+
+  /** `outcome`, its expiry recorded for `mintedExpiry` when the runner keeps an audit trail. */
+  #expiring(outcome: InputRequiredOutcome): InputRequiredOutcome {
+    if (this.#settings.recordExpiry) expiries.set(outcome, this.#minted);
+    return outcome;
+  }
+
+  #seal(body: RoundBody, live: readonly Deadline[]): string {
+    const { flow, binding, fid, round } = this.#input;
+    const { codec } = this.#settings;
+    const { token, claims } = codec.mint(
+      binding,
+      { fid, hash: flow.hash, round, body },
+      { ttlSeconds: this.#ttlFor(live) },
+    );
+    this.#minted = claims.exp;
+    return token;
+  }
+
+  /**
+   * The next state could not be minted: most often it would pass the codec's size cap because
+   * of an answer or argument the client sent. Nothing a client controls may end in a bare
+   * "Internal error", and with a ledger the state this round opened is already redeemed, so an
+   * error would also lose the flow instance. Instead the round answers from the PREVIOUS state,
+   * minted afresh (new jti, this round's number): the same questions as before, each request
+   * that shows the user text saying what was too large and the limit. What the machine did
+   * this round is dropped (invoked work runs again with the corrected answers). A first call
+   * has no previous state: it ends in an error saying the same, and nothing was used up. So
+   * does a round whose previous requests show no text (only roots, or only a deadline): asking
+   * them again would loop without anyone learning why.
+   */
+  #unsaved(error: unknown): InputRequiredOutcome | ErrorOutcome {
+    const { flow, fid, restored } = this.#input;
+    const { log } = this.#settings;
+    log({ type: 'flow_error', flow: flow.name, fid, error });
+    const reason = this.#whyUnsaved(error);
+    const shown = restored?.pending.some((key) => {
+      const kind = flow.inputs[key]!.kind;
+      return kind === 'form' || kind === 'url';
+    });
+    if (restored && shown) {
+      const previous = restored.body;
+      const inputRequests = this.#requests(restored.pending, previous.s[1], () => reason);
+      try {
+        const requestState = this.#seal(previous, previous.t ?? []);
+        return this.#expiring({ type: 'input_required', ...this.#base, inputRequests, requestState });
+      } catch (again) {
+        log({ type: 'flow_error', flow: flow.name, fid, error: again });
+      }
+    }
+    return { type: 'error', ...this.#base, message: reason };
+  }
+
+  /** A sentence for a state that could not be minted: what to shorten, and the limit. */
+  #whyUnsaved(error: unknown): string {
+    const { flow, restored } = this.#input;
+    if (!(error instanceof StateTooLargeError)) {
+      return `The flow "${flow.name}" could not save its state; nothing was saved. The server log has details.`;
+    }
+    const unit = error.part === 'token' ? 'characters' : 'bytes';
+    const over = `the flow's state would be ${count(error.size)} ${unit}, over its limit of ${count(error.limit)}`;
+    const largest = this.#largestInput();
+    if (!largest) return `The flow "${flow.name}" cannot continue: ${over}. Nothing was saved.`;
+    const again = restored ? 'answer again' : 'call the tool again';
+    return `${largest.what} is too large (${count(largest.length)} characters): ${over}. Nothing was saved: shorten it and ${again}.`;
+  }
+
+  /** The largest answer received this round or argument, by the length of its JSON. */
+  #largestInput(): { what: string; length: number } | undefined {
+    const { answers, binding } = this.#input;
+    let largest: { what: string; length: number } | undefined;
+    const consider = (what: string, value: unknown) => {
+      const length = jsonLength(value);
+      if (!largest || length > largest.length) largest = { what, length };
+    };
+    for (const key of Object.keys(answers)) consider(`The answer to "${key}"`, answers[key]);
+    const args = binding.args;
+    if (typeof args === 'object' && args !== null && !Array.isArray(args)) {
+      for (const [name, value] of Object.entries(args)) consider(`The argument "${name}"`, value);
+    }
+    return largest;
+  }
+
+  /** A state outlives its earliest pending deadline by the grace (`lifetimes.ts`), within the cap. */
+  #ttlFor(live: readonly Deadline[]): number {
+    return stateLifetime(this.#settings, live, this.#settings.now());
+  }
+
+  #overBudget(actor: AnyActorRef): RoundEnd {
+    const { flow, fid, steps } = this.#input;
+    const { budgetMs, log } = this.#settings;
+    if (steps.durable) {
+      // Only durable steps still running: they go on, recorded when they settle; persist them.
+      const snap = actor.getSnapshot() as AnyMachineSnapshot;
+      const running = snap.status === 'active' ? runningStepsOf(actor.getPersistedSnapshot(), steps) : undefined;
+      if (running) {
+        const keys = steps.runningKeys();
+        const body = { ...this.#body(snap, this.#deadlines?.() ?? [], {}), r: running };
+        actor.stop();
+        return {
+          fired: this.#fired,
+          delivered: this.#delivered,
+          eventSent: this.#eventSent,
+          type: 'working',
+          body,
+          steps: keys,
+        };
+      }
+    }
+    log({ type: 'flow_error', flow: flow.name, fid, error: new Error(`round exceeded ${budgetMs} ms`) });
+    actor.stop();
+    const message = `The flow "${flow.name}" did not finish its work within ${budgetMs} ms; nothing was saved, try again.`;
+    return this.#done({ type: 'error', ...this.#base, message }, false);
+  }
+
+  #failed(error: unknown): RoundEnd {
+    const { flow, fid } = this.#input;
+    // The ledger was unreachable (a token call, say): not the flow's failure. See `ledgerOutage.ts`.
+    if (isLedgerUnavailable(error)) throw error;
+    this.#settings.log({ type: 'flow_error', flow: flow.name, fid, error });
+    const message =
+      error instanceof FlowError ? error.message : `The flow "${flow.name}" failed. The server log has details.`;
+    return this.#done({ type: 'error', ...this.#base, message }, true);
+  }
+}
+
+/** When each minted outcome's requestState expires: read by the audit trail, never sent (not a field). */
+const expiries = new WeakMap<InputRequiredOutcome, number>();
+
+/**
+ * When the requestState of an `input_required` outcome minted by a round expires (ms); `undefined`
+ * if unknown (always, unless the round's settings set `recordExpiry`).
+ */
+export function mintedExpiry(outcome: InputRequiredOutcome): number | undefined {
+  return expiries.get(outcome);
+}
