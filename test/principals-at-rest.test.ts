@@ -257,19 +257,24 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('on %s', (driver) => {
         `update baton_decisions set status = 'decided', decider = '${BOB}', content = '${legacy(waiting)}', decided_at = 1 where id = '${waiting}'`,
         `update baton_requests set status = 'completed', waiting_for = '[]' where id = '${ended}'`,
         'alter table baton_decisions drop column decider_name',
+        // Schema 7 (the audit trail's `via`) came after: undone too, back to 5.
+        'alter table baton_audit drop column via',
         `update baton_meta set value = '5' where key = 'schema_version'`,
       ];
       if (driver === 'SQLite') {
         const db = new Database(url.slice('sqlite:'.length));
         for (const statement of downgrade) db.exec(statement);
-        db.exec('delete from __baton_migrations where created_at = (select max(created_at) from __baton_migrations)');
+        // The migrations past 0005 (the first six are 0000 to 0005).
+        db.exec(
+          'delete from __baton_migrations where created_at > (select created_at from __baton_migrations order by created_at limit 1 offset 5)',
+        );
         db.close();
       } else {
         const client = new pg.Client({ connectionString: url });
         await client.connect();
         for (const statement of downgrade) await client.query(statement);
         await client.query(
-          'delete from drizzle.__baton_migrations where created_at = (select max(created_at) from drizzle.__baton_migrations)',
+          'delete from drizzle.__baton_migrations where created_at > (select created_at from drizzle.__baton_migrations order by created_at limit 1 offset 5)',
         );
         await client.end();
       }
