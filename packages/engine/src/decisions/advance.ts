@@ -14,7 +14,7 @@ import type { DecisionRecord, ParkedRequest } from '../contract/ledger.js';
 import type { FlowResult, RoundOutcome } from '../contract/outcome.js';
 import { readAnswers } from '../round/body.js';
 import { openParked, type ParkedBlob, requesterBinding } from './parked.js';
-import { currentBody, recordedDecisions, type Step, step } from './parking.js';
+import { currentBody, type ParkedPlay, playParked, recordedDecisions } from './parking.js';
 import type { RunnerCore } from './port.js';
 
 const MAX_ADVANCE_ATTEMPTS = 8;
@@ -48,7 +48,7 @@ export async function advance(
   via: Exclude<AuditVia, 'call' | 'resume'>,
   event?: EventObject,
   proceed?: (decisions: readonly DecisionRecord[]) => boolean,
-): Promise<Step | undefined> {
+): Promise<ParkedPlay | undefined> {
   const { codec, log } = core;
   const ledger = core.ledger!;
   for (let attempt = 0; attempt < MAX_ADVANCE_ATTEMPTS; attempt++) {
@@ -68,7 +68,7 @@ export async function advance(
       decisions: recordedDecisions(core, decisions, body),
       ...(event ? { event } : {}),
     };
-    const result = await step(core, {
+    const result = await playParked(core, {
       flow,
       parked: { row, blob },
       requester,
@@ -116,7 +116,7 @@ export function finalText(core: RunnerCore, row: ParkedRequest): string {
 }
 
 /** What became of the flow after a decision or a withdrawal, in a sentence. */
-export function aftermath(id: string, result: Step | undefined): string {
+export function aftermath(id: string, result: ParkedPlay | undefined): string {
   if (!result) return `Request ${id} continues when its requester comes back.`;
   if (result.type === 'done') {
     const said = text(result.end.outcome);

@@ -138,8 +138,8 @@ export function recordedDecisions(
   return out;
 }
 
-/** What one step on a (maybe) parked instance came to. */
-export type Step =
+/** What one round played on a (maybe) parked instance came to (`playParked`). */
+export type ParkedPlay =
   /** Someone wrote the request first: read it again and replay. */
   | { readonly type: 'conflict' }
   /** The round ended with an outcome (final or not); written back when it ended the flow. */
@@ -155,8 +155,8 @@ export type Step =
   /** Durable steps outlived the round; the instance is parked at `row` with them. */
   | { readonly type: 'working'; readonly end: Extract<RoundEnd, { type: 'working' }>; readonly row: ParkedRequest };
 
-/** What {@link step} plays. */
-export interface StepInput {
+/** What {@link playParked} plays. */
+export interface ParkedPlayInput {
   readonly flow: Flow;
   /** The parked request as read, with its opened blob; absent before the instance is first parked. */
   readonly parked: { readonly row: ParkedRequest; readonly blob: ParkedBlob } | undefined;
@@ -194,7 +194,7 @@ export interface StepInput {
  * (compare-and-set) when it was parked already and changed, ended (status, final outcome,
  * pending decisions closed) when it ended. Decisions newly awaited are requested.
  */
-export async function step(core: RunnerCore, input: StepInput): Promise<Step> {
+export async function playParked(core: RunnerCore, input: ParkedPlayInput): Promise<ParkedPlay> {
   const ledger = core.ledger!;
   const { flow, parked, fid } = input;
   const end = await core.play({
@@ -270,7 +270,7 @@ function unchanged(
 async function write(
   core: RunnerCore,
   ledger: Ledger,
-  input: StepInput,
+  input: ParkedPlayInput,
   status: RequestStatus,
   body: RoundBody,
   waiting: readonly AwaitedDecision[],
@@ -362,7 +362,7 @@ export interface RequesterRound {
   readonly answers: Answers;
   /** The parked request a resume starts from (already read and checked). */
   readonly resumeRow?: ParkedRequest;
-  readonly audit: StepInput['audit'];
+  readonly audit: ParkedPlayInput['audit'];
 }
 
 /**
@@ -380,9 +380,9 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
   let holdUntil: number | undefined;
   let answers = request.answers;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    let parked: StepInput['parked'];
-    let from: StepInput['from'];
-    let inject: StepInput['inject'];
+    let parked: ParkedPlayInput['parked'];
+    let from: ParkedPlayInput['from'];
+    let inject: ParkedPlayInput['inject'];
     if (row) {
       const blob = openParked(core.codec, row);
       if (!blob) return unreadable(core, flow, base(round), row);
@@ -420,7 +420,7 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
     const requester = parked ? requesterBinding(flow.name, parked.blob) : binding;
     request.audit.round ??= round;
     const recorded = [request.audit.path.length, request.audit.received.length] as const;
-    const result = await step(core, {
+    const result = await playParked(core, {
       flow,
       parked,
       requester,

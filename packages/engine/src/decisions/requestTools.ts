@@ -16,7 +16,7 @@ import { checkRoundInput } from '../round/clientInput.js';
 import { allowed, load, refuse } from './access.js';
 import { advance, aftermath, finalText, resultText } from './advance.js';
 import { isRequester, PARKED_RETENTION_MS, principalHash } from './parked.js';
-import type { Step } from './parking.js';
+import type { ParkedPlay } from './parking.js';
 import type { RunnerCore } from './port.js';
 import type { DecisionCaller, InboxItem, RequestItem, ResumeRequest, ResumeServer, WithdrawRequest } from './types.js';
 
@@ -215,7 +215,7 @@ function endedFirst(core: RunnerCore, row: ParkedRequest, when: 'before' | 'mean
 }
 
 /** Why the withdrawal lost to a decision recorded first: what became of the request. */
-function decidedFirst(core: RunnerCore, row: ParkedRequest, settled: Step | undefined): string {
+function decidedFirst(core: RunnerCore, row: ParkedRequest, settled: ParkedPlay | undefined): string {
   if (row.status !== 'waiting') return endedFirst(core, row, 'decided');
   return `Not withdrawn: request ${row.id} was decided first and continues. ${aftermath(row.id, settled)}`;
 }
