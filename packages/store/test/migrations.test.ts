@@ -177,7 +177,7 @@ describe('SQLite migrations', () => {
       expect(after.migrations).toHaveLength(journal('sqlite').entries.length);
       expect(after.migrations.slice(0, VERSION_2_MIGRATIONS)).toEqual(before.migrations);
       expect(after.redemptions).toEqual(before.redemptions);
-      // Old rows are kept; schema 5's new audit columns are empty on them, schema 6's `via` reads `call`.
+      // Old rows are kept; schema 5's new audit columns are empty on them, schema 7's `via` reads `call`.
       const added = { args: null, principal_name: null, expires_at: null, via: 'call' };
       expect({ tokens: dump('baton_tokens'), audit: dump('baton_audit') }).toEqual({
         ...old,
@@ -372,7 +372,7 @@ describePg('PostgreSQL migrations', (serverUrl) => {
         expect(await query('select value from baton_meta', fresh.url)).toEqual([{ value: String(SCHEMA_VERSION) }]);
         expect(after.migrations).toHaveLength(journal('pg').entries.length);
         expect(after.migrations.slice(0, VERSION_2_MIGRATIONS)).toEqual(before.migrations);
-        // Old rows are kept; schema 5's new audit columns are empty on them, schema 6's `via` reads `call`.
+        // Old rows are kept; schema 5's new audit columns are empty on them, schema 7's `via` reads `call`.
         const added = { args: null, principal_name: null, expires_at: null, via: 'call' };
         expect({ ...after, migrations: [] }).toEqual({
           ...before,
