@@ -487,7 +487,7 @@ describe('the published packages, installed with npm into a project outside the 
 
   it('runs npx baton --help', async () => {
     const ran = await ok('npx', ['baton', '--help'], app, env);
-    expect(ran.stdout + ran.stderr).toContain('usage: baton <command>');
+    expect(ran.stdout + ran.stderr).toContain('usage: npx baton <command>');
   });
 
   it.each([

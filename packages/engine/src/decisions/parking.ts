@@ -28,7 +28,6 @@ import { type Answers, type RoundBody, readAnswers } from '../round/body.js';
 import { stateLifetime } from '../round/lifetimes.js';
 import type { AwaitedDecision, InjectedDecision, RoundEnd } from '../round/play.js';
 import { migratedSnapshot } from '../round/singleUse.js';
-import { toPersistedState } from '../round/snapshot.js';
 import {
   type FinalOutcome,
   isRequester,

@@ -12,7 +12,6 @@
  */
 import type { AnyActorRef, EventObject, StateValue } from 'xstate';
 import type { Flow } from '../authoring/flowTypes.js';
-import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateCodec } from '../codec/types.js';
 import type { AuditAnswer, AuditOutcome, AuditVia } from '../contract/audit.js';
 import type { RunnerLogEvent } from '../contract/call.js';

@@ -33,7 +33,7 @@ import { MAX_ATTEMPTS, type RequesterRound, requesterRound } from '../decisions/
 import type { AuditRound, PlayInput, RunnerCore } from '../decisions/port.js';
 import { createDecisionTools } from '../decisions/tools.js';
 import type { DecidedEvent, DecisionRequestedEvent, DecisionTools } from '../decisions/types.js';
-import { FlowError, type InvalidStateReason } from '../errors.js';
+import { FlowError } from '../errors.js';
 import {
   activeRedaction,
   defersEvents,

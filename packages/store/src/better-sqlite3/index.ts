@@ -38,18 +38,12 @@ import type {
   RedeemTokenResult,
   StepRecord,
 } from '@baton/engine';
-import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { decisionFilterWhere } from '../core/decisionFilter.js';
 import { LedgerError } from '../core/errors.js';
 import { claimParams, mintTokenParams, newDecisionRow, parkParams } from '../core/params.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
-import {
-  encodeWaitingFor,
-  REWRITE_DECIDERS_BATCH,
-  toDecisionRecord,
-  toLegacyDecider,
-  toParkedRequest,
-} from '../core/requests.js';
+import { REWRITE_DECIDERS_BATCH, toDecisionRecord, toLegacyDecider, toParkedRequest } from '../core/requests.js';
 import {
   conflictResult,
   decisionFailure,
