@@ -44,7 +44,7 @@ import {
   unknownParkedKey,
   waitingForOf,
 } from './parked.js';
-import { callHook, type RunnerCore } from './port.js';
+import { callHook, type DecisionsPort } from './port.js';
 
 /** How many times a round is replayed from a newer parked state before it gives up (bounds how long a round runs). */
 export const MAX_ATTEMPTS = 8;
@@ -107,7 +107,7 @@ export function currentBody(flow: Flow, blob: ParkedBlob): RoundBody | undefined
 
 /** Recorded decisions not yet delivered, for a round's `inject`. */
 export function recordedDecisions(
-  core: RunnerCore,
+  core: DecisionsPort,
   decisions: readonly DecisionRecord[],
   body: RoundBody,
 ): Map<string, InjectedDecision> {
@@ -168,7 +168,7 @@ export interface ParkedPlayInput {
   readonly context: Pick<CallContext, 'capabilities'>;
   readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
   readonly answers: Answers;
-  readonly inject?: Parameters<RunnerCore['play']>[0]['inject'];
+  readonly inject?: Parameters<DecisionsPort['play']>[0]['inject'];
   readonly audit: {
     received: import('../contract/audit.js').AuditAnswer[];
     path: import('xstate').StateValue[];
@@ -193,7 +193,7 @@ export interface ParkedPlayInput {
  * (compare-and-set) when it was parked already and changed, ended (status, final outcome,
  * pending decisions closed) when it ended. Decisions newly awaited are requested.
  */
-export async function playParked(core: RunnerCore, input: ParkedPlayInput): Promise<ParkedPlay> {
+export async function playParked(core: DecisionsPort, input: ParkedPlayInput): Promise<ParkedPlay> {
   const ledger = core.ledger!;
   const { flow, parked, fid } = input;
   const end = await core.play({
@@ -267,7 +267,7 @@ function unchanged(
 
 /** Park or rewrite the request; the new row, or `undefined` on a conflict. */
 async function write(
-  core: RunnerCore,
+  core: DecisionsPort,
   ledger: Ledger,
   input: ParkedPlayInput,
   status: RequestStatus,
@@ -305,7 +305,7 @@ async function write(
 
 /** Record the awaited decisions (once each) and tell `onDecisionRequested` about the new ones. */
 async function requestDecisions(
-  core: RunnerCore,
+  core: DecisionsPort,
   ledger: Ledger,
   flow: Flow,
   row: ParkedRequest,
@@ -368,7 +368,7 @@ export interface RequesterRound {
  * Serve the requester's round of a flow that declares decisions.
  * @throws InvalidRequestStateError('bad_integrity') when a presented state's instance is parked for someone else.
  */
-export async function requesterRound(core: RunnerCore, request: RequesterRound): Promise<RoundOutcome> {
+export async function requesterRound(core: DecisionsPort, request: RequesterRound): Promise<RoundOutcome> {
   const ledger = core.ledger!;
   const { flow, fid, binding } = request;
   const base = (round: number) => ({ flow: flow.name, fid, round });
@@ -468,7 +468,7 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
 
 /** "Retry later" (a fresh state, no requests), or, past the call's wait, the complete "waiting" result. */
 function retryLater(
-  core: RunnerCore,
+  core: DecisionsPort,
   request: RequesterRound,
   body: RoundBody,
   row: ParkedRequest,
@@ -524,7 +524,7 @@ async function pollForChange(
 }
 
 function unreadable(
-  core: RunnerCore,
+  core: DecisionsPort,
   flow: Flow,
   base: { flow: string; fid: string; round: number },
   row: ParkedRequest,
@@ -547,7 +547,7 @@ function unreadable(
   };
 }
 
-function stale(core: RunnerCore, flow: Flow, base: { flow: string; fid: string; round: number }): ErrorOutcome {
+function stale(core: DecisionsPort, flow: Flow, base: { flow: string; fid: string; round: number }): ErrorOutcome {
   core.log({
     type: 'flow_error',
     flow: flow.name,

@@ -30,7 +30,7 @@ import type { Ledger, ParkedRequest } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
 import { rewriteLegacyDeciders } from '../decisions/legacyDeciders.js';
 import { MAX_ATTEMPTS, type RequesterRound, requesterRound } from '../decisions/parking.js';
-import type { AuditRound, PlayInput, RunnerCore } from '../decisions/port.js';
+import type { AuditRound, PlayInput, DecisionsPort } from '../decisions/port.js';
 import { createDecisionTools } from '../decisions/tools.js';
 import type { DecidedEvent, DecisionRequestedEvent, DecisionTools } from '../decisions/types.js';
 import { FlowError } from '../errors.js';
@@ -326,7 +326,7 @@ export function createRunner(options: RunnerOptions): Runner {
 
   const decisionHoldMs = positive('holdMs', options.holdMs ?? 7000);
   const storeNames = options.storePrincipalNames ?? options.storeRequesterNames ?? false;
-  const core: RunnerCore = {
+  const core: DecisionsPort = {
     flows,
     codec,
     ledger,
@@ -389,7 +389,7 @@ export function createRunner(options: RunnerOptions): Runner {
         ...(input.inject ? { inject: input.inject } : {}),
         steps,
       }).play(actor);
-      // A step met a ledger outage: abandon the round whatever the machine made of it (`ledgerOutage.ts`).
+      // A step met a ledger outage: abandon the round whatever the machine made of it (`releaseAfterOutage`, `round/singleUse.ts`).
       const ended = ledger
         ? played.then((end) => {
             if (steps.unavailable) throw steps.unavailable;
