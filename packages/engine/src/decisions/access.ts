@@ -13,7 +13,7 @@ import type { DecisionSpec } from '../authoring/inputs/decision.js';
 import type { ParkedRequest } from '../contract/ledger.js';
 import type { ErrorOutcome } from '../contract/outcome.js';
 import { openParked, type ParkedBlob, unknownParkedKey } from './parked.js';
-import { currentBody } from './parking.js';
+import { currentBody } from './playParked.js';
 import type { DecisionsPort } from './port.js';
 import type { DecisionCaller } from './types.js';
 

@@ -14,7 +14,7 @@ import type { DecisionRecord, ParkedRequest } from '../contract/ledger.js';
 import type { FlowResult, RoundOutcome } from '../contract/outcome.js';
 import { readAnswers } from '../round/body.js';
 import { openParked, type ParkedBlob, requesterBinding } from './parked.js';
-import { currentBody, type ParkedPlay, playParked, recordedDecisions } from './parking.js';
+import { currentBody, type ParkedPlay, playParked, recordedDecisions } from './playParked.js';
 import type { DecisionsPort } from './port.js';
 
 const MAX_ADVANCE_ATTEMPTS = 8;

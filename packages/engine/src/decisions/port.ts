@@ -5,7 +5,7 @@
  * operations every entry point needs (play a round of a flow on a fresh actor,
  * append an audit entry, call a hook without letting it fail or block a
  * round). `runner/createRunner.ts` builds one `DecisionsPort` and implements it;
- * `parking.ts` (flow instances parked while they await others) and the
+ * `playParked.ts` and `requesterRound.ts` (flow instances parked while they await others) and the
  * decision tools (`tools.ts`, `decide.ts`, `requestTools.ts`, `access.ts`,
  * `advance.ts`) use it and never import the runner. Internal: nothing here is
  * exported from the package.

@@ -16,7 +16,7 @@ import { checkRoundInput } from '../round/clientInput.js';
 import { allowed, load, refuse } from './access.js';
 import { advance, aftermath, finalText, resultText } from './advance.js';
 import { isRequester, PARKED_RETENTION_MS, principalHash } from './parked.js';
-import type { ParkedPlay } from './parking.js';
+import type { ParkedPlay } from './playParked.js';
 import type { DecisionsPort } from './port.js';
 import type { DecisionCaller, InboxItem, RequestItem, ResumeRequest, ResumeServer, WithdrawRequest } from './types.js';
 

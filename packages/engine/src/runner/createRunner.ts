@@ -29,8 +29,8 @@ import type { CallContext, RunnerLogEvent, RunRequest } from '../contract/call.j
 import type { Ledger, ParkedRequest } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
 import { rewriteLegacyDeciders } from '../decisions/legacyDeciders.js';
-import { MAX_ATTEMPTS, type RequesterRound, requesterRound } from '../decisions/parking.js';
-import type { AuditRound, PlayInput, DecisionsPort } from '../decisions/port.js';
+import type { AuditRound, DecisionsPort, PlayInput } from '../decisions/port.js';
+import { MAX_ATTEMPTS, type RequesterRound, requesterRound } from '../decisions/requesterRound.js';
 import { createDecisionTools } from '../decisions/tools.js';
 import type { DecidedEvent, DecisionRequestedEvent, DecisionTools } from '../decisions/types.js';
 import { FlowError } from '../errors.js';
