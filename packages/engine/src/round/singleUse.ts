@@ -1,6 +1,6 @@
 /**
  * The single-use protocol, written once for every round that presents a
- * requestState: a flow's round (`runner.ts`), `baton_resume` (which plays the
+ * requestState: a flow's round (`runner/serve.ts`), `baton_resume` (which plays the
  * flow's round) and the retry of `baton_decide` (`decide.ts`). In order: open
  * the state (envelope, binding, and for a flow's body the definition, migrated
  * here and only here when a migration is registered); refuse an answer over a
