@@ -14,38 +14,22 @@
  * `require`) with a ledger: a retry is not re-run, keys differ per instance.
  * Without a ledger, `--allow-replays` serves the flow, keyed per instance.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  connectHttp,
-  expectInputRequired,
-  type ServeProcess,
-  sleep,
-  startServe,
-  textOf,
-  toolRound,
-} from './helpers/mcpClients.js';
+import { connectHttp, type ServeProcess, startServe, textOf, toolRound } from './helpers/mcpClients.js';
+import { confirmedRound, continueUntilDone, stepEffects } from './helpers/stepFlows.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-cjs-steps-'));
 const LOG = join(dir, 'side-effects.log');
 writeFileSync(LOG, '');
+const effects = (order: string) => stepEffects(LOG, order);
 const env = { BATON_KEYS: generateKey(), BATON_STEP_LOG: LOG, BATON_STEP_LEASE_MS: '1000' };
 const MODULE = 'test/fixtures/cjs-step-flows';
 const http = ['--http', '127.0.0.1:0', '--round-budget', '300', '--wait-in-call', '1'];
-const CONFIRM = { confirm: { action: 'accept', content: { confirm: true } } };
-
-/** The side effects of `order`: `[idempotency key, pid]` per execution of its step. */
-function effects(order: string): [string, string][] {
-  return readFileSync(LOG, 'utf8')
-    .split('\n')
-    .filter((line) => line.startsWith(`${order} `))
-    .map((line) => line.split(' ').slice(1) as [string, string]);
-}
-
 /** `flows.ts` on two instances sharing a ledger, `flows.js` with its own, `flows.ts` without one. */
 const ts: ServeProcess[] = [];
 let js: ServeProcess;
@@ -73,38 +57,6 @@ async function client(server: ServeProcess): Promise<Client> {
   const { client } = await connectHttp(server.url);
   clients.push(client);
   return client;
-}
-
-/** The confirmed round of a new `charge_order` instance on `c`: what to send (again) to run the step. */
-async function confirmedRound(c: Client, order: string, delayMs: number) {
-  const args = { order, delayMs };
-  const first = expectInputRequired(await toolRound(c, { name: 'charge_order', arguments: args }));
-  return { name: 'charge_order', arguments: args, requestState: first.requestState, inputResponses: CONFIRM };
-}
-
-/** `baton_resume {id}` on `c` (following retry-later rounds) until the flow completes; its text. */
-async function continueUntilDone(c: Client, id: string, ms: number): Promise<string> {
-  const until = Date.now() + ms;
-  let state: string | undefined;
-  while (Date.now() < until) {
-    const result = (await toolRound(c, {
-      name: 'baton_resume',
-      arguments: { id },
-      ...(state ? { requestState: state } : {}),
-    })) as { resultType?: string; requestState?: string; structuredContent?: { status?: string } };
-    if (result.resultType === 'input_required') {
-      state = result.requestState;
-      await sleep(250);
-      continue;
-    }
-    state = undefined;
-    if (result.structuredContent?.status === 'working') {
-      await sleep(500);
-      continue;
-    }
-    return textOf(result as { content?: unknown });
-  }
-  throw new Error(`request ${id} did not complete within ${ms} ms`);
 }
 
 /**

@@ -308,6 +308,18 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('on %s', (driver) => {
         expect(await whereInClear(url, PRINCIPALS)).toEqual({});
         // Once rewritten, nothing is left to rewrite.
         expect(await after.rewriteLegacyDeciders!(() => ({ decider: 'x', deciderName: null, content: null }))).toBe(0);
+        // And the ledger says so: later starts read this one baton_meta row instead of scanning decisions.
+        const flag = "select value from baton_meta where key = 'legacy_deciders_rewritten'";
+        if (driver === 'SQLite') {
+          const db = new Database(url.slice('sqlite:'.length), { readonly: true });
+          expect(db.prepare(flag).all()).toEqual([{ value: '1' }]);
+          db.close();
+        } else {
+          const client = new pg.Client({ connectionString: url });
+          await client.connect();
+          expect((await client.query(flag)).rows).toEqual([{ value: '1' }]);
+          await client.end();
+        }
       } finally {
         await after.close();
       }

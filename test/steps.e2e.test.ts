@@ -12,7 +12,7 @@
  * completes; without a ledger the flow is left out unless --allow-replays.
  * Every wait is bounded.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
@@ -22,27 +22,20 @@ import {
   connectHttp,
   expectInputRequired,
   type ServeProcess,
-  sleep,
   startServe,
   textOf,
   toolRound,
 } from './helpers/mcpClients.js';
+import { CONFIRM, confirmedRound, continueUntilDone, stepEffects } from './helpers/stepFlows.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-steps-e2e-'));
 const BATON_KEYS = generateKey();
 const LOG = join(dir, 'side-effects.log');
 writeFileSync(LOG, '');
+const effects = (order: string) => stepEffects(LOG, order);
 const ledger = `sqlite:${join(dir, 'ledger.db')}`;
 const env = { BATON_KEYS, BATON_STEP_LOG: LOG, BATON_STEP_LEASE_MS: '1000' };
 const common = ['test/fixtures/step-flows', '--http', '127.0.0.1:0', '--ledger', ledger];
-
-/** The side effects of `order`: `[idempotency key, pid]` per execution of its step. */
-function effects(order: string): [string, string][] {
-  return readFileSync(LOG, 'utf8')
-    .split('\n')
-    .filter((line) => line.startsWith(`${order} `))
-    .map((line) => line.split(' ').slice(1) as [string, string]);
-}
 
 const servers: ServeProcess[] = [];
 const clients: Client[] = [];
@@ -59,8 +52,6 @@ async function client(server: ServeProcess): Promise<Client> {
   clients.push(client);
   return client;
 }
-
-const CONFIRM = { confirm: { action: 'accept', content: { confirm: true } } };
 
 /** The first round of `charge_order`: the confirmation is asked. */
 async function asked(c: Client, order: string, delayMs: number) {
@@ -80,9 +71,7 @@ describe('durable steps across baton serve processes on one SQLite ledger', () =
     const c = await client(servers[0]!);
     const d = await client(servers[1]!);
     const order = 'storm-1';
-    const first = await asked(c, order, 0);
-    const args = { order, delayMs: 0 };
-    const round = { name: 'charge_order', arguments: args, requestState: first.requestState, inputResponses: CONFIRM };
+    const round = await confirmedRound(c, order, 0);
     // Sixteen identical retries at once, half on each instance.
     const storm = await Promise.allSettled(Array.from({ length: 16 }, (_, i) => toolRound(i % 2 ? d : c, round)));
     const answered = storm.flatMap((s) => (s.status === 'fulfilled' ? [textOf(s.value as { content?: unknown })] : []));
@@ -126,31 +115,6 @@ describe('durable steps across baton serve processes on one SQLite ledger', () =
     expect(effects(order)).toHaveLength(1);
   });
 });
-
-/** `baton_resume {id}` on `c` (following retry-later rounds) until the flow completes; its text. */
-async function continueUntilDone(c: Client, id: string, ms: number): Promise<string> {
-  const until = Date.now() + ms;
-  let state: string | undefined;
-  while (Date.now() < until) {
-    const result = (await toolRound(c, {
-      name: 'baton_resume',
-      arguments: { id },
-      ...(state ? { requestState: state } : {}),
-    })) as { resultType?: string; requestState?: string; structuredContent?: { status?: string } };
-    if (result.resultType === 'input_required') {
-      state = result.requestState;
-      await sleep(250);
-      continue;
-    }
-    state = undefined;
-    if (result.structuredContent?.status === 'working') {
-      await sleep(500);
-      continue;
-    }
-    return textOf(result as { content?: unknown });
-  }
-  throw new Error(`request ${id} did not complete within ${ms} ms`);
-}
 
 describe('SIGKILL of the instance running a step', () => {
   const pair: ServeProcess[] = [];

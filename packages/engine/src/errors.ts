@@ -127,13 +127,18 @@ export const LEDGER_RETRY_AFTER_MS = 1000;
  * the client may retry the same requestState, which then either runs once or gets the
  * outcome already recorded for it. Thrown anywhere inside a round (a durable step, a token, a
  * decision), it abandons the round rather than ending the flow, and the runner releases the
- * round's redemption first (`ledgerOutage.ts`). Ledger drivers throw it for connection failures only
+ * round's redemption first (`releaseAfterOutage`, `round/singleUse.ts`). Ledger drivers throw it for connection failures only
  * (never for a constraint or a bug); adapters map it to JSON-RPC `-32000` "Ledger
  * unavailable" with `data: { reason: 'ledger_unavailable', retryAfterMs }`. The message is
  * for the server log and never names a password.
  */
 export class LedgerUnavailableError extends Error {
   override readonly name = 'LedgerUnavailableError';
+}
+
+/** Whether `error` is the ledger being unreachable (never a bug or a refusal). */
+export function isLedgerUnavailable(error: unknown): error is LedgerUnavailableError {
+  return error instanceof LedgerUnavailableError;
 }
 
 /**

@@ -39,6 +39,7 @@ import {
   LedgerUnavailableError,
   RoundInProgressError,
   type RoundOutcome,
+  type Runner,
   type RunnerOptions,
   step,
 } from '../src/index.js';
@@ -142,6 +143,18 @@ function expectInput(outcome: RoundOutcome): InputRequiredOutcome {
   if (outcome.type !== 'input_required') throw new Error(`expected input_required, got ${JSON.stringify(outcome)}`);
   return outcome;
 }
+/** A new `charge_order` instance for `order` on `runner`, confirmed: the round that runs its step (send it again to retry). */
+async function confirmedRound(runner: Runner, order: string) {
+  const args = { order };
+  const first = expectInput(await runner.run({ flow: 'charge_order', args, context: alice('charge_order') }));
+  return {
+    flow: 'charge_order',
+    args,
+    context: alice('charge_order'),
+    requestState: first.requestState,
+    inputResponses: CONFIRM,
+  };
+}
 const text = (outcome: RoundOutcome) =>
   outcome.type === 'complete'
     ? outcome.result.content.map((c) => (c as { text: string }).text).join('')
@@ -205,15 +218,7 @@ describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open)
     const [a, b] = [runnerWith(), runnerWith()];
     current = gate();
     runs = 0;
-    const args = { order: 'o-1' };
-    const first = expectInput(await a.run({ flow: 'charge_order', args, context: alice('charge_order') }));
-    const round = {
-      flow: 'charge_order',
-      args,
-      context: alice('charge_order'),
-      requestState: first.requestState,
-      inputResponses: CONFIRM,
-    };
+    const round = await confirmedRound(a, 'o-1');
     const storm = Array.from({ length: 8 }, (_, i) => settled((i % 2 ? b : a).run(round)));
     await sleep(400);
     current.open();
@@ -230,15 +235,7 @@ describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open)
   it('flow round: a duplicate with other answers while the round runs is replayed at once', async () => {
     const runner = runnerWith();
     current = gate();
-    const args = { order: 'o-2' };
-    const first = expectInput(await runner.run({ flow: 'charge_order', args, context: alice('charge_order') }));
-    const round = {
-      flow: 'charge_order',
-      args,
-      context: alice('charge_order'),
-      requestState: first.requestState,
-      inputResponses: CONFIRM,
-    };
+    const round = await confirmedRound(runner, 'o-2');
     const running = runner.run(round);
     await sleep(100);
     const other = { ...round, inputResponses: { confirm: { action: 'accept', content: { ok: false } } } };
@@ -254,15 +251,7 @@ describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open)
     const runner = runnerWith({ roundBudgetMs: 50 });
     current = gate();
     current.open();
-    const args = { order: 'o-3' };
-    const first = expectInput(await runner.run({ flow: 'charge_order', args, context: alice('charge_order') }));
-    const round = {
-      flow: 'charge_order',
-      args,
-      context: alice('charge_order'),
-      requestState: first.requestState,
-      inputResponses: CONFIRM,
-    };
+    const round = await confirmedRound(runner, 'o-3');
     expect(text(await dying.run(round))).toBe('Charged CH-o-3');
     const started = performance.now();
     const held = await runner.run(round).catch((error: unknown) => error);
@@ -287,15 +276,7 @@ describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open)
     const runner = runnerWith({ ledger: flaky });
     current = gate();
     current.open();
-    const args = { order: 'o-4' };
-    const first = expectInput(await runner.run({ flow: 'charge_order', args, context: alice('charge_order') }));
-    const round = {
-      flow: 'charge_order',
-      args,
-      context: alice('charge_order'),
-      requestState: first.requestState,
-      inputResponses: CONFIRM,
-    };
+    const round = await confirmedRound(runner, 'o-4');
     await expect(runner.run(round)).rejects.toBeInstanceOf(LedgerUnavailableError);
     failing = false;
     expect(text(await runner.run(round))).toBe('Charged CH-o-4');

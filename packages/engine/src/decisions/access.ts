@@ -13,8 +13,8 @@ import type { DecisionSpec } from '../authoring/inputs/decision.js';
 import type { ParkedRequest } from '../contract/ledger.js';
 import type { ErrorOutcome } from '../contract/outcome.js';
 import { openParked, type ParkedBlob, unknownParkedKey } from './parked.js';
-import { currentBody } from './parking.js';
-import type { RunnerCore } from './port.js';
+import { currentBody } from './playParked.js';
+import type { DecisionsPort } from './port.js';
 import type { DecisionCaller } from './types.js';
 
 const ID = /^[A-Za-z0-9_-]{22}$/;
@@ -25,7 +25,7 @@ export function refuse(tool: string, message: string, row?: Pick<ParkedRequest, 
 }
 
 /** A request by a client-given id, its flow and its opened blob; or why not, as a refusal. */
-export async function load(core: RunnerCore, tool: string, id: unknown) {
+export async function load(core: DecisionsPort, tool: string, id: unknown) {
   const { codec, log } = core;
   const ledger = core.ledger;
   if (!ledger) {

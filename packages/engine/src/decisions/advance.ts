@@ -14,8 +14,8 @@ import type { DecisionRecord, ParkedRequest } from '../contract/ledger.js';
 import type { FlowResult, RoundOutcome } from '../contract/outcome.js';
 import { readAnswers } from '../round/body.js';
 import { openParked, type ParkedBlob, requesterBinding } from './parked.js';
-import { currentBody, type ParkedPlay, playParked, recordedDecisions } from './parking.js';
-import type { RunnerCore } from './port.js';
+import { currentBody, type ParkedPlay, playParked, recordedDecisions } from './playParked.js';
+import type { DecisionsPort } from './port.js';
 
 const MAX_ADVANCE_ATTEMPTS = 8;
 
@@ -41,7 +41,7 @@ export function resultText(result: FlowResult | undefined): string {
  * written, with `{ type: 'conflict' }` (someone wrote what the caller does not go on from).
  */
 export async function advance(
-  core: RunnerCore,
+  core: DecisionsPort,
   flow: Flow,
   id: string,
   caller: string,
@@ -109,7 +109,7 @@ export async function advance(
 }
 
 /** What an ended request's final outcome says ('' when it says nothing, or does not open). */
-export function finalText(core: RunnerCore, row: ParkedRequest): string {
+export function finalText(core: DecisionsPort, row: ParkedRequest): string {
   const final = openParked(core.codec, row)?.o;
   if (!final) return '';
   return final.type === 'complete' ? resultText(final.result) : final.message;

@@ -17,14 +17,14 @@ import type { StateBinding } from '../codec/types.js';
 import type { DecisionRecord, ParkedRequest, RecordDecisionResult, RequestStatus } from '../contract/ledger.js';
 import type { ErrorOutcome, RoundOutcome } from '../contract/outcome.js';
 import type { WireInputRequest } from '../contract/wire.js';
-import { isLedgerUnavailable } from '../ledgerOutage.js';
+import { isLedgerUnavailable } from '../errors.js';
 import { readAnswers } from '../round/body.js';
 import { checkRoundInput } from '../round/clientInput.js';
 import { openClaims, redeemOnce, rejectState } from '../round/singleUse.js';
 import { allowed, load, refuse } from './access.js';
 import { advance, aftermath, finalText } from './advance.js';
 import { isRequester, type ParkedBlob, principalHash, sealDecision } from './parked.js';
-import { callHook, type RunnerCore } from './port.js';
+import { callHook, type DecisionsPort } from './port.js';
 import type { DecideRequest, DecisionCaller } from './types.js';
 
 /** The decide tool's name: decide states are bound to it. */
@@ -54,7 +54,7 @@ function notRecorded(id: string, key: string, status: RequestStatus | undefined)
 
 /** The decision the caller makes on this request, or a refusal saying why not. */
 function choose(
-  core: RunnerCore,
+  core: DecisionsPort,
   row: ParkedRequest,
   flow: Flow,
   blob: ParkedBlob,
@@ -113,7 +113,7 @@ function decideBinding(caller: DecisionCaller, flow: string, id: string, key: st
 
 /** The decider's form under the key `decision`, with a note when asked again. */
 function askDecision(
-  core: RunnerCore,
+  core: DecisionsPort,
   flow: Flow,
   row: ParkedRequest,
   record: DecisionRecord,
@@ -143,7 +143,7 @@ function askDecision(
   };
 }
 /** The `decide` tool: ask for the decision, or record the answer and advance the flow. */
-export async function decide(core: RunnerCore, request: DecideRequest): Promise<RoundOutcome> {
+export async function decide(core: DecisionsPort, request: DecideRequest): Promise<RoundOutcome> {
   const { log } = core;
   const { id, key, context } = request;
   checkRoundInput(key === undefined ? { id } : { id, key }, request.inputResponses);
@@ -194,7 +194,7 @@ export async function decide(core: RunnerCore, request: DecideRequest): Promise<
 
 /** The decide retry after redemption: validate, record once, tell `onDecided`, advance the flow. */
 async function record(
-  core: RunnerCore,
+  core: DecisionsPort,
   flow: Flow,
   row: ParkedRequest,
   blob: ParkedBlob,

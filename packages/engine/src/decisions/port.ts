@@ -4,8 +4,8 @@
  * given by the system that runs it. The runner's settings and the few
  * operations every entry point needs (play a round of a flow on a fresh actor,
  * append an audit entry, call a hook without letting it fail or block a
- * round). `runner/createRunner.ts` builds one `RunnerCore` and implements it;
- * `parking.ts` (flow instances parked while they await others) and the
+ * round). `runner/createRunner.ts` builds one `DecisionsPort` and implements it;
+ * `playParked.ts` and `requesterRound.ts` (flow instances parked while they await others) and the
  * decision tools (`tools.ts`, `decide.ts`, `requestTools.ts`, `access.ts`,
  * `advance.ts`) use it and never import the runner. Internal: nothing here is
  * exported from the package.
@@ -82,7 +82,7 @@ export interface AuditRound {
 }
 
 /** Shared by the runner's modules. */
-export interface RunnerCore {
+export interface DecisionsPort {
   readonly flows: ReadonlyMap<string, Flow<any, any>>;
   readonly codec: RequestStateCodec;
   readonly ledger: Ledger | undefined;
@@ -107,7 +107,7 @@ export interface RunnerCore {
  * holds the round.
  */
 export function callHook<E>(
-  core: Pick<RunnerCore, 'log'>,
+  core: Pick<DecisionsPort, 'log'>,
   name: 'onDecisionRequested' | 'onDecided',
   hook: ((event: E) => unknown) | undefined,
   event: E,

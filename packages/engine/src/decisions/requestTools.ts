@@ -16,15 +16,15 @@ import { checkRoundInput } from '../round/clientInput.js';
 import { allowed, load, refuse } from './access.js';
 import { advance, aftermath, finalText, resultText } from './advance.js';
 import { isRequester, PARKED_RETENTION_MS, principalHash } from './parked.js';
-import type { ParkedPlay } from './parking.js';
-import type { RunnerCore } from './port.js';
+import type { ParkedPlay } from './playParked.js';
+import type { DecisionsPort } from './port.js';
 import type { DecisionCaller, InboxItem, RequestItem, ResumeRequest, ResumeServer, WithdrawRequest } from './types.js';
 
 /** The resume tool's name: resume states are bound to it. */
 export const RESUME_TOOL = 'baton_resume';
 
 /** The `inbox` tool: the pending decisions `context` may make, oldest first. */
-export async function inbox(core: RunnerCore, context: DecisionCaller): Promise<InboxItem[]> {
+export async function inbox(core: DecisionsPort, context: DecisionCaller): Promise<InboxItem[]> {
   const { codec } = core;
   const ledger = core.ledger;
   if (!ledger) return [];
@@ -70,7 +70,7 @@ export async function inbox(core: RunnerCore, context: DecisionCaller): Promise<
 }
 
 /** The `requests` tool: the caller's own requests updated in the retention window, newest first. */
-export async function requests(core: RunnerCore, context: DecisionCaller): Promise<RequestItem[]> {
+export async function requests(core: DecisionsPort, context: DecisionCaller): Promise<RequestItem[]> {
   const { codec } = core;
   const ledger = core.ledger;
   if (!ledger) return [];
@@ -84,7 +84,7 @@ export async function requests(core: RunnerCore, context: DecisionCaller): Promi
 }
 
 /** The `resume` tool: the requester continues a parked flow through the runner's resume round. */
-export async function resume(core: RunnerCore, server: ResumeServer, request: ResumeRequest): Promise<RoundOutcome> {
+export async function resume(core: DecisionsPort, server: ResumeServer, request: ResumeRequest): Promise<RoundOutcome> {
   const { codec } = core;
   const { id, context } = request;
   checkRoundInput({ id }, request.inputResponses);
@@ -121,7 +121,7 @@ const WITHDRAW_TOOL = 'baton_withdraw';
  * a decision recorded meanwhile (its own compare-and-set on the version) wins, is delivered,
  * and the withdrawal is refused saying so. Only a delivered withdrawal is acknowledged.
  */
-export async function withdraw(core: RunnerCore, request: WithdrawRequest): Promise<RoundOutcome> {
+export async function withdraw(core: DecisionsPort, request: WithdrawRequest): Promise<RoundOutcome> {
   const { codec } = core;
   const { id, context } = request;
   const loaded = await load(core, WITHDRAW_TOOL, id);
@@ -204,7 +204,7 @@ export async function withdraw(core: RunnerCore, request: WithdrawRequest): Prom
  * ended `before` the withdrawal read it, or ended `meanwhile`, or a decision recorded meanwhile
  * (`decided`) ended it.
  */
-function endedFirst(core: RunnerCore, row: ParkedRequest, when: 'before' | 'meanwhile' | 'decided'): string {
+function endedFirst(core: DecisionsPort, row: ParkedRequest, when: 'before' | 'meanwhile' | 'decided'): string {
   const said = finalText(core, row);
   const end = said ? `: ${said}` : '.';
   if (row.status === 'withdrawn') return `Request ${row.id} was already withdrawn.`;
@@ -215,7 +215,7 @@ function endedFirst(core: RunnerCore, row: ParkedRequest, when: 'before' | 'mean
 }
 
 /** Why the withdrawal lost to a decision recorded first: what became of the request. */
-function decidedFirst(core: RunnerCore, row: ParkedRequest, settled: ParkedPlay | undefined): string {
+function decidedFirst(core: DecisionsPort, row: ParkedRequest, settled: ParkedPlay | undefined): string {
   if (row.status !== 'waiting') return endedFirst(core, row, 'decided');
   return `Not withdrawn: request ${row.id} was decided first and continues. ${aftermath(row.id, settled)}`;
 }

@@ -5,12 +5,12 @@
  * `requestTools.ts`.
  */
 import { decide } from './decide.js';
-import type { RunnerCore } from './port.js';
+import type { DecisionsPort } from './port.js';
 import { inbox, requests, resume, withdraw } from './requestTools.js';
 import type { DecisionTools, ResumeServer } from './types.js';
 
 /** Build the decision tools on a runner's core. */
-export function createDecisionTools(core: RunnerCore, server: ResumeServer): DecisionTools {
+export function createDecisionTools(core: DecisionsPort, server: ResumeServer): DecisionTools {
   return {
     inbox: (context) => inbox(core, context),
     decide: (request) => decide(core, request),

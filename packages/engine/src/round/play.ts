@@ -20,9 +20,8 @@ import type { AuditAnswer } from '../contract/audit.js';
 import type { ClientInputCapabilities, RunnerLogEvent } from '../contract/call.js';
 import type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome } from '../contract/outcome.js';
 import type { InputKind, WireInputRequest } from '../contract/wire.js';
-import { FlowError, StateTooLargeError } from '../errors.js';
+import { FlowError, isLedgerUnavailable, StateTooLargeError } from '../errors.js';
 import { REDACTED } from '../inspection/inspector.js';
-import { isLedgerUnavailable } from '../ledgerOutage.js';
 import { type RoundSteps, runningStepsOf } from '../steps/durableSteps.js';
 import { type Answers, awaitedDecisions, callerKeys, machineOutput, type RoundBody } from './body.js';
 import { deadlineBeyondCap, stateLifetime } from './lifetimes.js';
@@ -566,7 +565,7 @@ export class Round {
 
   #failed(error: unknown): RoundEnd {
     const { flow, fid } = this.#input;
-    // The ledger was unreachable (a token call, say): not the flow's failure. See `ledgerOutage.ts`.
+    // The ledger was unreachable (a token call, say): not the flow's failure. See `releaseAfterOutage` (`singleUse.ts`).
     if (isLedgerUnavailable(error)) throw error;
     this.#settings.log({ type: 'flow_error', flow: flow.name, fid, error });
     const message =

@@ -1,6 +1,6 @@
 /**
  * The single-use protocol, written once for every round that presents a
- * requestState: a flow's round (`runner.ts`), `baton_resume` (which plays the
+ * requestState: a flow's round (`runner/serve.ts`), `baton_resume` (which plays the
  * flow's round) and the retry of `baton_decide` (`decide.ts`). In order: open
  * the state (envelope, binding, and for a flow's body the definition, migrated
  * here and only here when a migration is registered); refuse an answer over a
@@ -14,7 +14,7 @@
  * redemption without an outcome older than any round can run was abandoned
  * (its process crashed) and stays `replayed`, as does a state presented with
  * other answers; run the round; release the redemption when a ledger outage
- * cut the round short (`ledgerOutage.ts`); seal and record the outcome.
+ * cut the round short (`releaseAfterOutage`, below); seal and record the outcome.
  * Rejections are logged here, with the same detail whoever calls.
  */
 
@@ -27,10 +27,10 @@ import type { RoundOutcome } from '../contract/outcome.js';
 import {
   InvalidRequestStateError,
   type InvalidStateReason,
+  isLedgerUnavailable,
   RoundInProgressError,
   unknownKeySentence,
 } from '../errors.js';
-import { isLedgerUnavailable, releaseAfterOutage } from '../ledgerOutage.js';
 import { type Answers, type RoundBody, readBody } from './body.js';
 import { oversizedAnswer } from './play.js';
 import { type CompactSnapshot, toPersistedState } from './snapshot.js';
@@ -246,7 +246,7 @@ async function redeemed(
   try {
     outcome = await play();
   } catch (error) {
-    // Cut short by a ledger outage: let the same state be retried (`ledgerOutage.ts`), then answer retryable.
+    // Cut short by a ledger outage: let the same state be retried (`releaseAfterOutage`), then answer retryable.
     if (isLedgerUnavailable(error)) {
       await releaseAfterOutage(ledger, { jti, responsesDigest }, { flow: flow.name, fid }, settings.log);
     }
@@ -319,4 +319,47 @@ function recordedOutcome(
     );
   }
   return JSON.parse(plaintext);
+}
+
+/**
+ * Release the redemption of a round cut short by a ledger outage, so the same requestState may
+ * be retried. Never throws: a release that fails is logged (the retry is then refused as
+ * `replayed`).
+ *
+ * Why: when the ledger becomes unreachable part-way through a round
+ * (a `LedgerUnavailableError` from a durable step's claim or record, a
+ * single-use token, a parked request or decision): the round is abandoned,
+ * never turned into the flow's error outcome, and the runner answers the
+ * retryable JSON-RPC `-32000 ledger_unavailable`. Its state was redeemed at
+ * the start of the round and no outcome was recorded for it, which the ledger
+ * would otherwise treat as a round that crashed mid-way (`replayed`: the flow
+ * instance lost). Since this round did not crash but was cut short by the
+ * operator's database, the runner RELEASES the redemption (deletes the row,
+ * only while it has no outcome and the same answers: `Ledger.releaseRedemption`,
+ * which the PostgreSQL ledger retries while the database restarts) before it
+ * answers, so the client's retry of the same requestState runs the round
+ * again. Re-running is safe for what the ledger keeps: a durable step recorded
+ * before the outage is delivered from its record, never run again; one whose
+ * claim failed never ran; one that ran but whose record failed keeps being
+ * recorded in the background on this runner (a later round awaits it), and
+ * runs again elsewhere only with its idempotency key after its lease ends; a
+ * token call that failed did nothing; parked requests are compare-and-set, so
+ * the re-run continues from whatever was parked. What the ledger does not
+ * keep, a plain invoked promise that completed earlier in the same round, runs
+ * again: put external effects in `step()`. The alternative, letting the ledger
+ * re-run any redeemed jti without an outcome, would also re-run rounds whose
+ * server crashed mid-way or that are still running elsewhere.
+ */
+export async function releaseAfterOutage(
+  ledger: Ledger,
+  redemption: { readonly jti: string; readonly responsesDigest: string },
+  where: { readonly flow: string; readonly fid: string },
+  log: (event: RunnerLogEvent) => void,
+): Promise<void> {
+  if (!ledger.releaseRedemption) return;
+  try {
+    await ledger.releaseRedemption(redemption.jti, redemption.responsesDigest);
+  } catch (error) {
+    log({ type: 'flow_error', flow: where.flow, fid: where.fid, error });
+  }
 }

@@ -19,7 +19,7 @@
  * When the ledger is unreachable (`LedgerUnavailableError` from a claim, a
  * record, or the step's own token call) the step is not settled: the error is
  * kept as the round's `unavailable` fault (the runner abandons the round, see
- * `ledgerOutage.ts`), no further step starts in that round, and an outcome
+ * `releaseAfterOutage` in `round/singleUse.ts`), no further step starts in that round, and an outcome
  * that ran but could not be recorded is recorded in the background while the
  * database comes back, so a retry on this runner picks it up instead of
  * running the step again.
@@ -31,8 +31,7 @@ import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateCodec } from '../codec/types.js';
 import type { RunnerLogEvent } from '../contract/call.js';
 import type { Ledger, StepRecord } from '../contract/ledger.js';
-import { FlowError } from '../errors.js';
-import { isLedgerUnavailable } from '../ledgerOutage.js';
+import { FlowError, isLedgerUnavailable } from '../errors.js';
 
 /** What a step's execution came to, as sealed in the ledger: a result, or an error message (`f`: a FlowError). */
 export type StepOutcome =

@@ -43,7 +43,13 @@ import { decisionFilterWhere } from '../core/decisionFilter.js';
 import { LedgerError } from '../core/errors.js';
 import { claimParams, mintTokenParams, newDecisionRow, parkParams } from '../core/params.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
-import { REWRITE_DECIDERS_BATCH, toDecisionRecord, toLegacyDecider, toParkedRequest } from '../core/requests.js';
+import {
+  LEGACY_DECIDERS_DONE_KEY,
+  REWRITE_DECIDERS_BATCH,
+  toDecisionRecord,
+  toLegacyDecider,
+  toParkedRequest,
+} from '../core/requests.js';
 import {
   conflictResult,
   decisionFailure,
@@ -57,7 +63,7 @@ import {
 import { withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
-import { decisions, redemptions, requests, steps, tokens } from '../schema/sqlite.js';
+import { decisions, meta, redemptions, requests, steps, tokens } from '../schema/sqlite.js';
 import { openMigratedSqlite } from './file.js';
 import { WriteBatcher } from './writeBatcher.js';
 
@@ -266,6 +272,16 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     .from(decisions)
     .where(and(isNull(decisions.decider), isNotNull(decisions.deciderName)))
     .limit(sql.placeholder('limit'))
+    .prepare();
+  const selectLegacyDone = db
+    .select({ value: meta.value })
+    .from(meta)
+    .where(eq(meta.key, LEGACY_DECIDERS_DONE_KEY))
+    .prepare();
+  const markLegacyDone = db
+    .insert(meta)
+    .values({ key: LEGACY_DECIDERS_DONE_KEY, value: '1' })
+    .onConflictDoNothing()
     .prepare();
   const rewriteDecider = db
     .update(decisions)
@@ -516,10 +532,15 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
 
     async rewriteLegacyDeciders(rewrite: (legacy: LegacyDecider) => DeciderRewrite): Promise<number> {
       assertOpen();
+      // Done before (see LEGACY_DECIDERS_DONE_KEY): one primary-key read instead of a scan.
+      if (selectLegacyDone.get() !== undefined) return 0;
       let total = 0;
       for (;;) {
         const legacy = selectLegacyDeciders.all({ limit: REWRITE_DECIDERS_BATCH }).map(toLegacyDecider);
-        if (legacy.length === 0) return total;
+        if (legacy.length === 0) {
+          await writes.submit(() => markLegacyDone.run());
+          return total;
+        }
         const rows = legacy.map((row) => ({ ...row, ...rewrite(row) }));
         const changed = await writes.submit(() => rewriteDeciders.immediate(rows));
         total += changed;

@@ -19,6 +19,7 @@ import {
   MIGRATIONS_TABLE,
   parseSchemaVersion,
 } from '../core/migrations.js';
+import { LEGACY_DECIDERS_DONE_KEY } from '../core/requests.js';
 import { sleepSync } from '../core/sleep.js';
 
 const ATTEMPTS = 5;
@@ -28,9 +29,15 @@ export function migrateSqlite(db: BetterSQLite3Database, where: string): void {
   const known = knownMigrations('sqlite');
   for (let attempt = 1; ; attempt++) {
     try {
-      assertNotNewer(readSchemaState(db, where), known, where);
+      const before = readSchemaState(db, where);
+      assertNotNewer(before, known, where);
       migrate(db, { migrationsFolder: known.folder, migrationsTable: MIGRATIONS_TABLE });
-      assertCurrent(readSchemaState(db, where).schemaVersion, where);
+      const after = readSchemaState(db, where);
+      assertCurrent(after.schemaVersion, where);
+      // A migration ran: legacy deciders may exist again (see LEGACY_DECIDERS_DONE_KEY).
+      if (after.newestAppliedMillis !== before.newestAppliedMillis) {
+        db.run(sql`delete from baton_meta where key = ${LEGACY_DECIDERS_DONE_KEY}`);
+      }
       return;
     } catch (error) {
       if (error instanceof LedgerSchemaError) throw error;

@@ -94,6 +94,14 @@ export function toDecisionRecord(row: StoredDecision): DecisionRecord {
 /** Legacy deciders (decided before schema 6) read and rewritten per batch by `rewriteLegacyDeciders`. */
 export const REWRITE_DECIDERS_BATCH = 500;
 
+/**
+ * The `baton_meta` key set once `rewriteLegacyDeciders` found no legacy decider left: later starts
+ * read this one row instead of scanning `baton_decisions` (the legacy rows have no index). Only
+ * migration 0006 makes legacy rows, so start-up deletes the key whenever it applies a migration
+ * (a database restored from before schema 6, say), and the next runner scans again.
+ */
+export const LEGACY_DECIDERS_DONE_KEY = 'legacy_deciders_rewritten';
+
 /** A row decided before schema 6 (readable `decider_name`, empty `decider`) as a `LegacyDecider`. */
 export function toLegacyDecider(row: {
   id: string;

@@ -48,7 +48,13 @@ import { decisionFilterWhere } from '../core/decisionFilter.js';
 import { LedgerError } from '../core/errors.js';
 import { claimParams, mintTokenParams, newDecisionRow, parkParams } from '../core/params.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
-import { REWRITE_DECIDERS_BATCH, toDecisionRecord, toLegacyDecider, toParkedRequest } from '../core/requests.js';
+import {
+  LEGACY_DECIDERS_DONE_KEY,
+  REWRITE_DECIDERS_BATCH,
+  toDecisionRecord,
+  toLegacyDecider,
+  toParkedRequest,
+} from '../core/requests.js';
 import {
   conflictResult,
   decisionFailure,
@@ -62,7 +68,7 @@ import {
 import { BatchCounter, withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
-import { decisions, redemptions, requests, steps, tokens } from '../schema/pg.js';
+import { decisions, meta, redemptions, requests, steps, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
 import { createRedemptionBatches, DEFAULT_REDEMPTION_BATCHING, type RedemptionBatching } from './redemptions.js';
 import { OUTCOME_RETRY_BUDGET_MS, retryWhileUnavailable, toUnavailable } from './unavailable.js';
@@ -270,6 +276,16 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     .where(and(isNull(decisions.decider), isNotNull(decisions.deciderName)))
     .limit(sql.placeholder('limit'))
     .prepare('baton_legacy_deciders');
+  const selectLegacyDone = db
+    .select({ value: meta.value })
+    .from(meta)
+    .where(eq(meta.key, LEGACY_DECIDERS_DONE_KEY))
+    .prepare('baton_legacy_deciders_done');
+  const markLegacyDone = db
+    .insert(meta)
+    .values({ key: LEGACY_DECIDERS_DONE_KEY, value: '1' })
+    .onConflictDoNothing()
+    .prepare('baton_mark_legacy_deciders_done');
   // Only while still legacy: two instances starting at once rewrite a row once.
   const rewriteDecider = db
     .update(decisions)
@@ -502,10 +518,15 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
 
     async rewriteLegacyDeciders(rewrite: (legacy: LegacyDecider) => DeciderRewrite): Promise<number> {
       assertOpen();
+      // Done before (see LEGACY_DECIDERS_DONE_KEY): one primary-key read instead of a scan.
+      if ((await selectLegacyDone.execute()).length > 0) return 0;
       let total = 0;
       for (;;) {
         const legacy = (await selectLegacyDeciders.execute({ limit: REWRITE_DECIDERS_BATCH })).map(toLegacyDecider);
-        if (legacy.length === 0) return total;
+        if (legacy.length === 0) {
+          await markLegacyDone.execute();
+          return total;
+        }
         let changed = 0;
         for (const row of legacy) {
           changed += (await rewriteDecider.execute({ ...row, ...rewrite(row) })).rowCount ?? 0;

@@ -21,6 +21,7 @@ import {
   PG_MIGRATIONS_SCHEMA,
   parseSchemaVersion,
 } from '../core/migrations.js';
+import { LEGACY_DECIDERS_DONE_KEY } from '../core/requests.js';
 
 /** The advisory lock (two-key form) that serialises ledger migrations: 'bato', 'n'. */
 const LOCK_KEYS = sql`1650553967, 110`;
@@ -31,7 +32,8 @@ export async function migratePostgres(client: pg.PoolClient, where: string, lock
   const db = drizzle({ client });
   await acquireLock(db, where, lockTimeoutMs);
   try {
-    assertNotNewer(await readSchemaState(db, where), known, where);
+    const before = await readSchemaState(db, where);
+    assertNotNewer(before, known, where);
     try {
       await migrate(db, {
         migrationsFolder: known.folder,
@@ -43,7 +45,12 @@ export async function migratePostgres(client: pg.PoolClient, where: string, lock
         cause: error,
       });
     }
-    assertCurrent((await readSchemaState(db, where)).schemaVersion, where);
+    const after = await readSchemaState(db, where);
+    assertCurrent(after.schemaVersion, where);
+    // A migration ran: legacy deciders may exist again (see LEGACY_DECIDERS_DONE_KEY).
+    if (after.newestAppliedMillis !== before.newestAppliedMillis) {
+      await db.execute(sql`delete from baton_meta where key = ${LEGACY_DECIDERS_DONE_KEY}`);
+    }
   } finally {
     await db.execute(sql`select pg_advisory_unlock(${LOCK_KEYS})`);
   }

@@ -1,0 +1,284 @@
+/**
+ * The write-back of a round played on a flow instance that awaits others.
+ * Once such an instance reaches a state that awaits only decisions (or
+ * durable steps that outlive the round) it is parked in the ledger, and from
+ * then on the parked request is the instance's source of truth: every round
+ * (the requester's, a decider's, a withdrawal) starts from its latest parked
+ * state (`currentBody`, migrated when needed), delivers the recorded
+ * decisions it awaits (`recordedDecisions`), and `playParked` writes the
+ * result back with compare-and-set on the request's version (a conflict
+ * answers `conflict`, and the caller replays the round from the newer state),
+ * requesting the decisions newly awaited. Who holds the round and how it is
+ * answered is `requesterRound.ts`'s job and the decision tools'.
+ */
+
+import type { StateValue } from 'xstate';
+import type { Flow } from '../authoring/flowTypes.js';
+import { canonicalJson } from '../codec/canonicalJson.js';
+import type { StateBinding } from '../codec/types.js';
+import type { AuditAnswer } from '../contract/audit.js';
+import type { CallContext } from '../contract/call.js';
+import type { DecisionRecord, Ledger, ParkedRequest, RequestStatus } from '../contract/ledger.js';
+import type { Answers, RoundBody } from '../round/body.js';
+import type { AwaitedDecision, InjectedDecision, RoundEnd } from '../round/play.js';
+import { migratedSnapshot } from '../round/singleUse.js';
+import {
+  type FinalOutcome,
+  openDecision,
+  type ParkedBlob,
+  parkedBody,
+  parkedExpiry,
+  principalHash,
+  sealParked,
+  statusAfter,
+  toParkedBinding,
+  waitingForOf,
+} from './parked.js';
+import { callHook, type DecisionsPort } from './port.js';
+
+/** The parked body the current definition can run: as parked, or migrated; `undefined` when neither. */
+export function currentBody(flow: Flow, blob: ParkedBlob): RoundBody | undefined {
+  if (blob.h === flow.hash) return blob.s;
+  const migrated = migratedSnapshot(flow, blob.h, blob.s.s);
+  return migrated && { ...blob.s, s: migrated };
+}
+
+/** Recorded decisions not yet delivered, for a round's `inject`. */
+export function recordedDecisions(
+  core: DecisionsPort,
+  decisions: readonly DecisionRecord[],
+  body: RoundBody,
+): Map<string, InjectedDecision> {
+  const delivered = new Set(body.d ?? []);
+  const out = new Map<string, InjectedDecision>();
+  for (const record of decisions) {
+    if (record.status !== 'decided' || delivered.has(record.key)) continue;
+    const opened = openDecision(core.codec, record);
+    if (!opened) {
+      core.log({
+        type: 'flow_error',
+        flow: record.flow,
+        fid: record.id,
+        error: new Error(
+          `the recorded decision "${record.key}" does not open: the ledger was altered, or its key left the ring`,
+        ),
+      });
+      continue;
+    }
+    const { content, principal } = opened;
+    out.set(record.key, {
+      content,
+      decider: principal,
+      auditDecider: core.codec.digest(principal, 'audit-principal'),
+    });
+  }
+  return out;
+}
+
+/** What one round played on a (maybe) parked instance came to (`playParked`). */
+export type ParkedPlay =
+  /** Someone wrote the request first: read it again and replay. */
+  | { readonly type: 'conflict' }
+  /** The round ended with an outcome (final or not); written back when it ended the flow. */
+  | { readonly type: 'done'; readonly end: Extract<RoundEnd, { type: 'done' }>; readonly status?: RequestStatus }
+  /** The caller must answer; `pv`: the parked version to mint into the state (when parked). */
+  | { readonly type: 'ask'; readonly end: Extract<RoundEnd, { type: 'ask' }>; readonly pv: number | undefined }
+  /** Only decisions are awaited; the request is parked at `row`. */
+  | {
+      readonly type: 'waiting';
+      readonly end: Extract<RoundEnd, { type: 'decisions' }>;
+      readonly row: ParkedRequest;
+    }
+  /** Durable steps outlived the round; the instance is parked at `row` with them. */
+  | { readonly type: 'working'; readonly end: Extract<RoundEnd, { type: 'working' }>; readonly row: ParkedRequest };
+
+/** What {@link playParked} plays. */
+export interface ParkedPlayInput {
+  readonly flow: Flow;
+  /** The parked request as read, with its opened blob; absent before the instance is first parked. */
+  readonly parked: { readonly row: ParkedRequest; readonly blob: ParkedBlob } | undefined;
+  /** The requester's binding (what is parked). */
+  readonly requester: StateBinding;
+  /** The binding of states minted for this round's caller. */
+  readonly binding: StateBinding;
+  readonly fid: string;
+  readonly round: number;
+  readonly context: Pick<CallContext, 'capabilities'>;
+  readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
+  readonly answers: Answers;
+  readonly inject?: Parameters<DecisionsPort['play']>[0]['inject'];
+  readonly audit: {
+    received: AuditAnswer[];
+    path: StateValue[];
+    /** The state the round first found on the parked request (set by `requesterRound`; the audit's `before`). */
+    before?: StateValue;
+    /**
+     * `null` when the round found the request ended by another call's round (a decider's, say),
+     * which has the state it ended in: this round cannot know it (set by `requesterRound`).
+     */
+    after?: null;
+    /**
+     * The number the round was served under: its first attempt's (set by `requesterRound`). A
+     * replay from a newer parked state mints later numbers, but the round began before the other
+     * call's round that moved the request, and its audit entry says so.
+     */
+    round?: number;
+  };
+}
+
+/**
+ * Play one round and write the instance back: parked when it awaits only decisions, rewritten
+ * (compare-and-set) when it was parked already and changed, ended (status, final outcome,
+ * pending decisions closed) when it ended. Decisions newly awaited are requested.
+ */
+export async function playParked(core: DecisionsPort, input: ParkedPlayInput): Promise<ParkedPlay> {
+  const ledger = core.ledger!;
+  const { flow, parked, fid } = input;
+  const end = await core.play({
+    flow,
+    binding: input.binding,
+    fid,
+    round: input.round,
+    capabilities: input.context.capabilities,
+    answers: input.answers,
+    from: input.from,
+    ...(input.inject ? { inject: input.inject } : {}),
+    received: input.audit.received,
+    path: input.audit.path,
+  });
+  const park = (status: RequestStatus, body: RoundBody, waiting: readonly AwaitedDecision[], o?: FinalOutcome) =>
+    write(
+      core,
+      ledger,
+      input,
+      status,
+      body,
+      waiting,
+      end.type === 'decisions' ? (end.decisions[0]?.deadline ?? null) : null,
+      o,
+    );
+
+  if (end.type === 'done') {
+    if (!end.terminal || !parked) return { type: 'done', end };
+    const status = statusAfter(end);
+    const { flow: _f, fid: _i, round: _r, ...final } = end.outcome;
+    const written = await park(status, parked.blob.s, [], final as FinalOutcome);
+    if (written === undefined) return { type: 'conflict' };
+    await ledger
+      .closeDecisions(fid, core.now())
+      .catch((error: unknown) => core.log({ type: 'flow_error', flow: flow.name, fid, error }));
+    return { type: 'done', end, status };
+  }
+  if (end.type === 'ask') {
+    if (!parked) return { type: 'ask', end, pv: undefined };
+    if (unchanged(parked, end.body, 'waiting', [])) return { type: 'ask', end, pv: parked.row.version };
+    const written = await park('waiting', end.body, []);
+    return written === undefined ? { type: 'conflict' } : { type: 'ask', end, pv: written.version };
+  }
+  if (end.type === 'working') {
+    if (parked && unchanged(parked, end.body, 'waiting', [])) return { type: 'working', end, row: parked.row };
+    const written = await park('waiting', end.body, []);
+    return written === undefined ? { type: 'conflict' } : { type: 'working', end, row: written };
+  }
+  let row: ParkedRequest | undefined = parked?.row;
+  if (!parked || !unchanged(parked, end.body, 'waiting', end.decisions)) {
+    row = await park('waiting', end.body, end.decisions);
+    if (row === undefined) return { type: 'conflict' };
+  }
+  await requestDecisions(core, ledger, flow, row!, input.requester.principal, end.decisions);
+  return { type: 'waiting', end, row: row! };
+}
+
+/** Whether a round left a parked instance as it was (then nothing is written). */
+function unchanged(
+  parked: { row: ParkedRequest; blob: ParkedBlob },
+  body: RoundBody,
+  status: RequestStatus,
+  waiting: readonly AwaitedDecision[],
+): boolean {
+  return (
+    parked.row.status === status &&
+    canonicalJson(parked.row.waitingFor) === canonicalJson(waitingForOf(waiting)) &&
+    canonicalJson(parkedBody(body)) === canonicalJson(parked.blob.s)
+  );
+}
+
+/** Park or rewrite the request; the new row, or `undefined` on a conflict. */
+async function write(
+  core: DecisionsPort,
+  ledger: Ledger,
+  input: ParkedPlayInput,
+  status: RequestStatus,
+  body: RoundBody,
+  waiting: readonly AwaitedDecision[],
+  deadline: number | null,
+  final?: FinalOutcome,
+): Promise<ParkedRequest | undefined> {
+  const { flow, fid, requester, parked } = input;
+  const now = core.now();
+  const blob: ParkedBlob = {
+    v: 1,
+    b: toParkedBinding(requester),
+    h: flow.hash,
+    r: input.round,
+    s: parkedBody(body),
+    ...(final ? { o: final } : {}),
+  };
+  const request = {
+    id: fid,
+    flow: flow.name,
+    requester: principalHash(core.codec, requester.principal),
+    requesterName: core.decisions.storePrincipalNames ? requester.principal : null,
+    status,
+    waitingFor: waitingForOf(waiting),
+    state: sealParked(core.codec, fid, flow.name, blob),
+    now,
+    expiresAt: parkedExpiry(now, deadline),
+  };
+  const result = await ledger.parkRequest(request, parked ? parked.row.version : null);
+  if (result.status === 'conflict') return undefined;
+  const { now: _now, ...fields } = request;
+  return { ...fields, version: result.version, createdAt: parked?.row.createdAt ?? now, updatedAt: now };
+}
+
+/** Record the awaited decisions (once each) and tell `onDecisionRequested` about the new ones. */
+async function requestDecisions(
+  core: DecisionsPort,
+  ledger: Ledger,
+  flow: Flow,
+  row: ParkedRequest,
+  requesterPrincipal: string,
+  awaited: readonly AwaitedDecision[],
+): Promise<void> {
+  const existing = new Set((await ledger.listDecisions({ id: row.id })).map((d) => d.key));
+  const fresh = awaited.filter((d) => !existing.has(d.key));
+  if (fresh.length === 0) return;
+  const requestedAt = core.now();
+  await ledger.requestDecisions(
+    fresh.map((d) => ({
+      id: row.id,
+      key: d.key,
+      flow: flow.name,
+      role: d.role,
+      message: d.message,
+      schema: d.schema,
+      requester: row.requester,
+      requestedAt,
+      deadline: d.deadline,
+    })),
+  );
+  const requester =
+    core.decisions.hookPrincipals === 'id' ? requesterPrincipal : principalHash(core.codec, requesterPrincipal);
+  for (const d of fresh) {
+    callHook(core, 'onDecisionRequested', core.decisions.onDecisionRequested, {
+      id: row.id,
+      key: d.key,
+      flow: flow.name,
+      ...(d.role === null ? {} : { role: d.role }),
+      message: d.message,
+      requestedAt,
+      ...(d.deadline === null ? {} : { deadline: d.deadline }),
+      requester,
+    });
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * The flow round entry: `run()` checks the client's input and the flow's need
+ * of a ledger, binds the call, and `serve()` plays one round of a flow from
+ * end to end: open and verify the presented state, restore the machine to
+ * find the keys it awaits, redeem the state once (`round/singleUse.ts`), play
+ * the round (on the port, or through `decisions/requesterRound.ts` for a flow
+ * that parks), then log it and append its audit entry. `baton_resume` serves
+ * its round here too (`via: 'resume'`). Changes with the path of one round.
+ */
+import type { AnyActorRef, AnyMachineSnapshot, StateValue } from 'xstate';
+import { needsLedgerOnlyForSteps } from '../authoring/flow.js';
+import type { Flow } from '../authoring/flowTypes.js';
+import type { StateBinding } from '../codec/types.js';
+import type { AuditAnswer, AuditVia } from '../contract/audit.js';
+import type { CallContext, RunRequest } from '../contract/call.js';
+import type { ParkedRequest } from '../contract/ledger.js';
+import type { RoundOutcome } from '../contract/outcome.js';
+import type { DecisionsPort } from '../decisions/port.js';
+import { type RequesterRound, requesterRound } from '../decisions/requesterRound.js';
+import { FlowError } from '../errors.js';
+import { callerKeys, readAnswers } from '../round/body.js';
+import { checkRoundInput } from '../round/clientInput.js';
+import { mintedExpiry } from '../round/play.js';
+import { openRoundState, redeemOnce, rejectState } from '../round/singleUse.js';
+import { expandSnapshot } from '../round/snapshot.js';
+import { createRoundActor } from './roundActor.js';
+import { newId, type RunnerState } from './state.js';
+
+/** A flow declared `needsLedger` on a runner without one: an error round, in words, before anything runs. */
+function needsLedger(state: RunnerState, flow: Flow): RoundOutcome {
+  const error = new FlowError(
+    `"${flow.name}" needs a ledger and this server has none: the server must run with a ledger (baton serve --ledger URL).`,
+  );
+  const fid = newId();
+  state.log({ type: 'flow_error', flow: flow.name, fid, error });
+  return { type: 'error', flow: flow.name, fid, round: 1, message: error.message };
+}
+
+/** Serve one request of a flow: `Runner.run`. */
+export async function run(state: RunnerState, port: DecisionsPort, request: RunRequest): Promise<RoundOutcome> {
+  const flow = state.flows.get(request.flow);
+  if (!flow) throw new Error(`unknown flow "${request.flow}"`);
+  // Bounded and iterative, before anything recursive (binding, digest, zod) walks client input.
+  checkRoundInput(request.args, request.inputResponses);
+  if (flow.needsLedger && !state.ledger && !(state.allowReplays && needsLedgerOnlyForSteps(flow))) {
+    return needsLedger(state, flow);
+  }
+  const { context } = request;
+  const binding: StateBinding = {
+    principal: context.principal,
+    flow: flow.name,
+    method: context.method,
+    target: context.target,
+    args: request.args,
+  };
+  return serve(state, port, flow, binding, context, request.requestState, request.inputResponses);
+}
+
+/**
+ * Serve one round of `flow` for `binding`: from a presented state, a fresh start, or (resume)
+ * the parked request `resumeRow`. `via`: whose call it is, for the audit trail.
+ */
+export async function serve(
+  state: RunnerState,
+  port: DecisionsPort,
+  flow: Flow,
+  binding: StateBinding,
+  context: Pick<CallContext, 'principal' | 'capabilities'>,
+  requestState: string | undefined,
+  inputResponses: Readonly<Record<string, unknown>> | undefined,
+  resumeRow?: ParkedRequest,
+  via: AuditVia = 'call',
+): Promise<RoundOutcome> {
+  const { ledger, log, now } = state;
+  const started = now();
+  // 1-2. Verify the envelope, its binding and the definition.
+  const opened = requestState === undefined ? undefined : openRoundState(port.singleUse, flow, requestState, binding);
+  const fid = opened?.claims.fid ?? resumeRow?.id ?? newId();
+  const round = (opened?.claims.round ?? 0) + 1;
+  const base = { flow: flow.name, fid, round };
+  const path: StateValue[] = [];
+  const received: AuditAnswer[] = [];
+  // A round on a parked instance says there which state it found (see `RequesterRound.audit`).
+  let audited: RequesterRound['audit'] | undefined;
+
+  // Restore the machine to check the snapshot and find the keys the state awaits (nothing runs
+  // before start()). A round that plays this very body unobserved plays this actor after
+  // redeeming (still unstarted: nothing ran); any other restores afresh.
+  let pending: readonly string[] = [];
+  let restoredActor: AnyActorRef | undefined;
+  if (opened) {
+    restoredActor = createRoundActor(
+      state.machines.get(flow.name)!,
+      { snapshot: expandSnapshot(opened.body.s) },
+      undefined,
+    );
+    const snapshot = restoredActor.getSnapshot() as AnyMachineSnapshot;
+    if (snapshot.status === 'error') {
+      rejectState(log, flow.name, 'bad_snapshot', 'the state value names states the machine does not have');
+    }
+    const held = opened.body.h ?? {};
+    const awaited = callerKeys(flow, snapshot);
+    pending = opened.body.h ? awaited.filter((key) => !Object.hasOwn(held, key)) : awaited;
+    // Running durable steps are restored into the snapshot's children: that needs its own actor.
+    if (opened.body.r !== undefined) restoredActor = undefined;
+  }
+
+  // The answers this round may deliver (own properties only: see readAnswers): on a resumed
+  // round those to the keys the state awaits, on a first call any (the round picks what the
+  // flow asks first; a resume's first call none). The retry digest covers exactly these.
+  const answers = readAnswers(inputResponses, opened ? pending : resumeRow ? [] : undefined);
+  const parsedArgs = opened || resumeRow ? undefined : flow.args.safeParse(binding.args ?? {});
+  const parks = (flow.decisions.length > 0 || flow.steps.length > 0) && ledger !== undefined;
+  // 3. Redeem before any side effect (`round/singleUse.ts`), then play.
+  let played = false as boolean; // set by the play callback: TS cannot see that
+  const outcome = await redeemOnce(
+    port.singleUse,
+    { flow, fid, round, claims: opened?.claims, answers, started, parks },
+    async (): Promise<RoundOutcome> => {
+      played = true;
+      if (parsedArgs && !parsedArgs.success) {
+        const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
+        return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
+      }
+      if (parks) {
+        audited = { received, path };
+        return requesterRound(port, {
+          flow,
+          binding,
+          context,
+          fid,
+          round,
+          presented: opened ? { body: opened.body, pending } : undefined,
+          input: parsedArgs?.data,
+          answers,
+          ...(resumeRow ? { resumeRow } : {}),
+          audit: audited,
+        });
+      }
+      const end = await port.play({
+        flow,
+        binding,
+        fid,
+        round,
+        capabilities: context.capabilities,
+        answers,
+        from: opened ? { body: opened.body, pending } : { input: parsedArgs?.data },
+        received,
+        path,
+        ...(restoredActor ? { restoredActor } : {}),
+      });
+      return end.type === 'done'
+        ? end.outcome
+        : end.type === 'ask'
+          ? end.mint()
+          : end.type === 'working'
+            ? { type: 'error', ...base, message: `The flow "${flow.name}" did not finish its steps in time.` }
+            : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
+    },
+  );
+  // Refused before redeeming (logged there), or answered from the record: nothing to log or audit.
+  if (!played) return outcome;
+  log({ type: 'round', flow: flow.name, fid, round: outcome.round, outcome: outcome.type, ms: now() - started });
+  // Without an audit log there is nothing to assemble (nor an await to pay for).
+  if (state.auditLog) {
+    await port.audit({
+      flow,
+      fid,
+      round: audited?.round ?? outcome.round,
+      started,
+      principal: context.principal,
+      via,
+      before: audited?.before ?? (opened ? opened.body.s[0] : null),
+      ...(audited?.after === null ? { after: null } : {}),
+      path,
+      asked: outcome.type === 'input_required' ? Object.keys(outcome.inputRequests) : [],
+      received,
+      outcome: outcome.type,
+      ...(outcome.type === 'error' ? { message: outcome.message } : {}),
+      ...(parsedArgs?.success ? { args: parsedArgs.data } : {}),
+      ...(outcome.type === 'input_required' ? { expiresAt: mintedExpiry(outcome) } : {}),
+    });
+  }
+  return outcome;
+}
