@@ -1,0 +1,162 @@
+/**
+ * A real authorization server on loopback for tests: panva's oidc-provider
+ * (OpenID certified) with resource indicators, client credentials, JWT access
+ * tokens for any resource, introspection, and a `groups` claim taken from
+ * each client's metadata (so two clients stand for two people with different
+ * groups). It sits behind a small HTTP front of its own so that tests can
+ * rotate the signing keys while it runs (`rotateKeys()`: a new provider with
+ * a new key first and the old one still published, same issuer and port) and
+ * take the JWKS endpoint down (`jwksDown = true`: 503) to simulate an outage.
+ */
+import { generateKeyPairSync, type JsonWebKey } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Provider from 'oidc-provider';
+
+/** A JSON Web Key with its id (a private one holds `d`). */
+export type JWK = JsonWebKey & { kid?: string; alg?: string; use?: string };
+
+/** A client of the test provider: one person or service, with its groups. */
+export interface TestClient {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** Put into every access token issued to it as `groups`. */
+  readonly groups?: readonly string[];
+  /** Put into every access token as `name` (display only). */
+  readonly name?: string;
+  /** Scopes it may ask for (default: all three Baton scopes). */
+  readonly scope?: string;
+}
+
+/** The running provider. */
+export interface TestIdentityProvider {
+  /** The issuer identifier, e.g. `http://127.0.0.1:43123`. */
+  readonly issuer: string;
+  /** The token endpoint. */
+  readonly tokenEndpoint: string;
+  /** The public keys currently published (as the JWKS serves them). */
+  readonly publicKeys: () => JWK[];
+  /** A client-credentials access token (a JWT) for `resource`, with `scope` (default the client's). */
+  token(client: TestClient, options: { resource: string; scope?: string }): Promise<string>;
+  /** Rotate: a new signing key first, the previous ones still published. Returns the new key id. */
+  rotateKeys(): Promise<string>;
+  /** While true, the JWKS endpoint answers 503. */
+  jwksDown: boolean;
+  /** How many times the JWKS was asked for (served or refused). */
+  readonly jwksRequests: () => number;
+  close(): Promise<void>;
+}
+
+async function signingKey(): Promise<JWK> {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwk = privateKey.export({ format: 'jwk' });
+  return { ...jwk, kid: `k${Math.random().toString(36).slice(2, 10)}`, alg: 'ES256', use: 'sig' };
+}
+
+const SCOPES = 'baton:call baton:decide baton:events';
+
+/** Start the provider on 127.0.0.1 with these clients. */
+export async function startIdentityProvider(clients: readonly TestClient[]): Promise<TestIdentityProvider> {
+  let keys: JWK[] = [await signingKey()];
+  let jwksRequests = 0;
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const byId = new Map(clients.map((client) => [client.clientId, client]));
+
+  const build = () =>
+    new Provider(issuer, {
+      clients: clients.map((client) => ({
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        scope: client.scope ?? SCOPES,
+        token_endpoint_auth_method: 'client_secret_basic',
+        id_token_signed_response_alg: 'ES256',
+      })),
+      jwks: { keys: keys as never },
+      ttl: { ClientCredentials: 300, AccessToken: 300 },
+      scopes: ['openid', 'offline_access', ...SCOPES.split(' ')],
+      features: {
+        devInteractions: { enabled: false },
+        clientCredentials: { enabled: true },
+        introspection: { enabled: true },
+        resourceIndicators: {
+          enabled: true,
+          useGrantedResource: () => true,
+          getResourceServerInfo: (_ctx: unknown, resourceIndicator: string) => ({
+            scope: SCOPES,
+            audience: resourceIndicator,
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: 300,
+            jwt: { sign: { alg: 'ES256' } },
+          }),
+        },
+      },
+      extraTokenClaims: (_ctx: unknown, token: { clientId?: string }) => {
+        const client = token.clientId ? byId.get(token.clientId) : undefined;
+        return {
+          ...(client?.groups ? { groups: [...client.groups] } : {}),
+          ...(client?.name ? { name: client.name } : {}),
+        };
+      },
+    } as never);
+  let provider = build();
+  provider.proxy = false;
+  // oidc-provider logs to console.warn about its development settings: keep test output clean.
+  let callback = provider.callback();
+  server.on('request', (req, res) => {
+    if (req.url?.startsWith('/jwks')) {
+      jwksRequests++;
+      if (idp.jwksDown) {
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('down');
+        return;
+      }
+    }
+    callback(req, res);
+  });
+
+  const metadata = await (await fetch(`${issuer}/.well-known/openid-configuration`)).json();
+  const tokenEndpoint = metadata.token_endpoint as string;
+
+  const idp: TestIdentityProvider = {
+    issuer,
+    tokenEndpoint,
+    publicKeys: () => keys.map(({ d: _d, ...pub }) => pub),
+    async token(client, options) {
+      const response = await fetch(tokenEndpoint, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          resource: options.resource,
+          scope: options.scope ?? client.scope ?? SCOPES,
+        }),
+      });
+      const body = (await response.json()) as { access_token?: string; error?: string; error_description?: string };
+      if (!body.access_token) throw new Error(`token request failed: ${body.error}: ${body.error_description}`);
+      return body.access_token;
+    },
+    async rotateKeys() {
+      const fresh = await signingKey();
+      keys = [fresh, ...keys];
+      provider = build();
+      provider.proxy = false;
+      callback = provider.callback();
+      return fresh.kid!;
+    },
+    jwksDown: false,
+    jwksRequests: () => jwksRequests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+  return idp;
+}
