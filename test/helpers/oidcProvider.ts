@@ -8,7 +8,7 @@
  * a new key first and the old one still published, same issuer and port) and
  * take the JWKS endpoint down (`jwksDown = true`: 503) to simulate an outage.
  */
-import { generateKeyPairSync, type JsonWebKey } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, type JsonWebKey, sign } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
@@ -38,6 +38,11 @@ export interface TestIdentityProvider {
   readonly publicKeys: () => JWK[];
   /** A client-credentials access token (a JWT) for `resource`, with `scope` (default the client's). */
   token(client: TestClient, options: { resource: string; scope?: string }): Promise<string>;
+  /**
+   * A JWT signed (ES256) with the provider's current key, with exactly these claims: for tokens the
+   * provider would never issue (another issuer, expired). `header` is merged into `{ alg, kid, typ }`.
+   */
+  sign(claims: Record<string, unknown>, header?: Record<string, unknown>): string;
   /** Rotate: a new signing key first, the previous ones still published. Returns the new key id. */
   rotateKeys(): Promise<string>;
   /** While true, the JWKS endpoint answers 503. */
@@ -52,6 +57,20 @@ async function signingKey(): Promise<JWK> {
   const jwk = privateKey.export({ format: 'jwk' });
   return { ...jwk, kid: `k${Math.random().toString(36).slice(2, 10)}`, alg: 'ES256', use: 'sig' };
 }
+
+/** A compact JWS, ES256 (P-256, IEEE P1363 signature), by `key`. */
+export function signJwt(key: JWK, claims: Record<string, unknown>, header: Record<string, unknown> = {}): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const input = `${part({ alg: 'ES256', typ: 'at+jwt', kid: key.kid, ...header })}.${part(claims)}`;
+  const signature = sign('sha256', Buffer.from(input), {
+    key: createPrivateKey({ key: key as JsonWebKey, format: 'jwk' }),
+    dsaEncoding: 'ieee-p1363',
+  });
+  return `${input}.${signature.toString('base64url')}`;
+}
+
+/** A fresh ES256 signing key (private JWK with a random kid). */
+export { signingKey as newSigningKey };
 
 const SCOPES = 'baton:call baton:decide baton:events';
 
@@ -142,6 +161,7 @@ export async function startIdentityProvider(clients: readonly TestClient[]): Pro
       if (!body.access_token) throw new Error(`token request failed: ${body.error}: ${body.error_description}`);
       return body.access_token;
     },
+    sign: (claims, header = {}) => signJwt(keys[0]!, claims, header),
     async rotateKeys() {
       const fresh = await signingKey();
       keys = [fresh, ...keys];

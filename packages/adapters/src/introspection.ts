@@ -12,9 +12,9 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import * as oidc from 'openid-client';
-import { type ClaimMapping, authInfoOf } from './oauthClaims.js';
 import type { AuthInfo } from '@modelcontextprotocol/server';
+import * as oidc from 'openid-client';
+import { authInfoOf, type ClaimMapping } from './oauthClaims.js';
 
 /** Longest time an introspection answer is reused, in seconds. */
 export const INTROSPECTION_CACHE_SECONDS = 300;

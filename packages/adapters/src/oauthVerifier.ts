@@ -32,8 +32,8 @@ import { authInfoOf, type ClaimMapping } from './oauthClaims.js';
 
 /** Clock skew tolerated on `exp` and `nbf`, in seconds. */
 export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 30;
-/** Longest access token accepted, in characters (a JWT with many groups fits). */
-export const MAX_ACCESS_TOKEN_CHARS = 16 * 1024;
+/** Longest access token accepted, in characters (a JWT with many groups fits; Node refuses headers over 16 KiB anyway). */
+export const MAX_ACCESS_TOKEN_CHARS = 12 * 1024;
 /** The JWS algorithms accepted: RSA, RSA-PSS, ECDSA and EdDSA, never `none` or HMAC. */
 export const ALLOWED_ALGORITHMS: readonly string[] = [
   'RS256',

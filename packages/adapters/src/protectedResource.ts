@@ -11,8 +11,8 @@
  */
 import {
   getOAuthProtectedResourceMetadataUrl,
-  oauthMetadataResponse,
   type OAuthMetadata,
+  oauthMetadataResponse,
   requireScopes,
 } from '@modelcontextprotocol/server';
 import { DECIDE_TOOL, INBOX_TOOL } from './decisionTools.js';

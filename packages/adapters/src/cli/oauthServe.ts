@@ -63,7 +63,9 @@ export function parseOAuthFlags(values: Values, usage: string): OAuthServeFlags 
   for (const flag of ['roles-claim', 'principal-claim'] as const) {
     const value = values[flag];
     if (value !== undefined && !/^[A-Za-z0-9_:/.-]{1,200}$/.test(value)) {
-      throw usageError(`--${flag} expects a claim name${flag === 'roles-claim' ? ' or dotted path' : ''}, got "${value}"`);
+      throw usageError(
+        `--${flag} expects a claim name${flag === 'roles-claim' ? ' or dotted path' : ''}, got "${value}"`,
+      );
     }
   }
   return {

@@ -1,0 +1,350 @@
+/**
+ * `baton serve --oauth-issuer` against a real authorization server on
+ * loopback (oidc-provider, `helpers/oidcProvider.ts`): one provider for the
+ * file, one `baton serve` process serving `examples/approvals` on a SQLite
+ * ledger with roles from the `groups` claim mapped by `--group-roles`, and one
+ * in-process server (the adapter options) for what needs short JWKS timings:
+ * key rotation and a JWKS outage.
+ *
+ * Covered: the official MCP client finds the Protected Resource Metadata from
+ * the 401, gets a client-credentials token for the resource and runs a flow;
+ * two provider accounts run `expense_approval` with four eyes on their `sub`
+ * (same role, the requester cannot decide); a token without `baton:decide`
+ * gets 403 `insufficient_scope`; forged tokens (another issuer, another
+ * audience, expired, unknown kid, `alg: none`, HS256 keyed with the public
+ * key, malformed, oversized) get 401 with the challenge, the log says why and
+ * never holds the token; an unreachable issuer at start-up is one line and
+ * exit 1; `--oauth-issuer` with `--auth-tokens` is refused.
+ */
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createFlowServerFactory,
+  createOAuthVerifier,
+  discoverOAuthIssuer,
+  type HttpServing,
+  type OAuthVerifier,
+  serveHttp,
+} from '@baton/adapters';
+import { createKeyRing, createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
+import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { OAuthMetadata } from '@modelcontextprotocol/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import approvals from '../examples/approvals/index.js';
+import { connectHttp, runCli, type ServeProcess, sleep, startServe, textOf } from './helpers/mcpClients.js';
+import {
+  newSigningKey,
+  signJwt,
+  startIdentityProvider,
+  type TestClient,
+  type TestIdentityProvider,
+} from './helpers/oidcProvider.js';
+
+const alice: TestClient = {
+  clientId: 'alice',
+  clientSecret: 'alice-secret-0123456789',
+  groups: ['managers'],
+  name: 'Alice',
+};
+const bob: TestClient = { clientId: 'bob', clientSecret: 'bob-secret-0123456789', groups: ['managers', 'staff'] };
+/** A manager whose client may only ask for `baton:call`. */
+const carol: TestClient = {
+  clientId: 'carol',
+  clientSecret: 'carol-secret-0123456789',
+  groups: ['managers'],
+  scope: 'baton:call',
+};
+
+let idp: TestIdentityProvider;
+let serve: ServeProcess;
+let dir: string;
+const BATON_KEYS = generateKey();
+
+beforeAll(async () => {
+  idp = await startIdentityProvider([alice, bob, carol]);
+  dir = mkdtempSync(join(tmpdir(), 'baton-oauth-'));
+  writeFileSync(join(dir, 'groups.json'), JSON.stringify({ managers: 'manager', 'finance-team': ['finance'] }));
+  serve = await startServe(
+    [
+      'examples/approvals',
+      '--http',
+      '127.0.0.1:0',
+      '--ledger',
+      `sqlite:${join(dir, 'ledger.db')}`,
+      '--wait-in-call',
+      '0',
+      '--oauth-issuer',
+      idp.issuer,
+      '--roles-claim',
+      'groups',
+      '--group-roles',
+      join(dir, 'groups.json'),
+    ],
+    { BATON_KEYS },
+  );
+}, 90_000);
+
+afterAll(async () => {
+  await serve?.stop();
+  await idp?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A raw POST of `tools/list` with this Authorization header value (or none). */
+async function post(url: URL, authorization?: string): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      ...(authorization ? { authorization } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+  });
+}
+
+const metadataUrl = (url: URL) => `${url.origin}/.well-known/oauth-protected-resource/mcp`;
+
+describe('baton serve --oauth-issuer (a real provider on loopback)', () => {
+  it('publishes Protected Resource Metadata and challenges a request without a token', async () => {
+    const refused = await post(serve.url);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toContain(`resource_metadata="${metadataUrl(serve.url)}"`);
+    for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
+      const document = await (await fetch(new URL(path, serve.url))).json();
+      expect(document).toMatchObject({
+        resource: serve.url.href,
+        authorization_servers: [idp.issuer],
+        scopes_supported: ['baton:call', 'baton:decide', 'baton:events'],
+      });
+    }
+  });
+
+  it('the official MCP client discovers the provider from the 401, gets a token and runs a flow', async () => {
+    const client = new Client({ name: 'oauth-e2e', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    const provider = new ClientCredentialsProvider({
+      clientId: bob.clientId,
+      clientSecret: bob.clientSecret,
+      scope: 'baton:call baton:decide',
+      expectedIssuer: idp.issuer,
+    });
+    await client.connect(new StreamableHTTPClientTransport(serve.url, { authProvider: provider }));
+    try {
+      const result = await client.callTool({ name: 'expense_approval', arguments: { amount: 10, purpose: 'pens' } });
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ status: 'waiting' });
+      expect(provider.tokens()?.access_token).toBeTypeOf('string');
+    } finally {
+      await client.close();
+    }
+  });
+
+  async function as(who: TestClient, scope?: string) {
+    const token = await idp.token(who, { resource: serve.url.href, ...(scope ? { scope } : {}) });
+    const connected = await connectHttp(serve.url, {
+      token,
+      elicit: () => ({ action: 'accept', content: { approve: true } }),
+    });
+    return connected.client;
+  }
+
+  it('four eyes on the provider sub: alice (manager) requests, cannot decide herself, bob (manager) does', async () => {
+    const aliceClient = await as(alice);
+    const requested = await aliceClient.callTool({
+      name: 'expense_approval',
+      arguments: { amount: 250, purpose: 'conference' },
+    });
+    const { id } = requested.structuredContent as { id: string; status: string };
+    expect(requested.structuredContent).toMatchObject({ status: 'waiting' });
+
+    const aliceInbox = await aliceClient.callTool({ name: 'baton_inbox', arguments: {} });
+    expect((aliceInbox.structuredContent as { decisions: { id: string }[] }).decisions.map((d) => d.id)).not.toContain(
+      id,
+    );
+    const own = await aliceClient.callTool({ name: 'baton_decide', arguments: { id } });
+    expect(own.isError).toBe(true);
+
+    const bobClient = await as(bob);
+    const bobInbox = await bobClient.callTool({ name: 'baton_inbox', arguments: {} });
+    expect((bobInbox.structuredContent as { decisions: { id: string }[] }).decisions.map((d) => d.id)).toContain(id);
+    const decided = await bobClient.callTool({ name: 'baton_decide', arguments: { id } });
+    expect(textOf(decided)).toMatch(/^Recorded/);
+
+    const done = await aliceClient.callTool({ name: 'baton_resume', arguments: { id } });
+    expect(textOf(done)).toContain('approved');
+    await Promise.all([aliceClient.close(), bobClient.close()]);
+  });
+
+  it('a token without baton:decide gets 403 insufficient_scope on baton_decide, and may still call flows', async () => {
+    const token = await idp.token(carol, { resource: serve.url.href });
+    const call = (name: string, args: Record<string, unknown>) =>
+      fetch(serve.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+          authorization: `Bearer ${token}`,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+      });
+    const refused = await call('baton_inbox', {});
+    expect(refused.status).toBe(403);
+    const challenge = refused.headers.get('www-authenticate') ?? '';
+    expect(challenge).toContain('error="insufficient_scope"');
+    expect(challenge).toContain('scope="baton:decide"');
+    expect(challenge).toContain(`resource_metadata="${metadataUrl(serve.url)}"`);
+    const client = await as(carol);
+    const listed = await client.listTools();
+    expect(listed.tools.map((tool) => tool.name)).toContain('expense_approval');
+    await client.close();
+  });
+
+  it('refuses forged, foreign, expired and malformed tokens with 401 and the challenge, and logs why without the token', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { sub: 'mallory', iat: now, exp: now + 300, scope: 'baton:call baton:decide', groups: ['managers'] };
+    const audience = serve.url.href;
+    const publicKey = idp.publicKeys()[0]!;
+    const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const hs256Input = `${part({ alg: 'HS256', typ: 'at+jwt', kid: publicKey.kid })}.${part({ ...claims, iss: idp.issuer, aud: audience })}`;
+    const hs256 = `${hs256Input}.${createHmac('sha256', JSON.stringify(publicKey)).update(hs256Input).digest('base64url')}`;
+    const cases: [string, string, RegExp][] = [
+      ['another issuer', idp.sign({ ...claims, iss: 'http://127.0.0.1:1', aud: audience }), /another issuer/],
+      ['another audience', await idp.token(bob, { resource: 'http://127.0.0.1:2/mcp' }), /another audience/],
+      ['expired', idp.sign({ ...claims, iss: idp.issuer, aud: audience, exp: now - 120 }), /expired/],
+      [
+        'unknown kid',
+        signJwt(await newSigningKey(), { ...claims, iss: idp.issuer, aud: audience }),
+        /signing key \(kid\) is not in/,
+      ],
+      [
+        'alg none',
+        `${part({ alg: 'none', typ: 'JWT' })}.${part({ ...claims, iss: idp.issuer, aud: audience })}.`,
+        /algorithm that is not allowed|malformed|unsupported/,
+      ],
+      ['HS256 keyed with the public key', hs256, /algorithm that is not allowed/],
+      ['malformed', 'bm90LWpzb24.e30.c2ln', /malformed/],
+      [
+        'forged signature',
+        `${idp.sign({ ...claims, iss: idp.issuer, aud: audience }).slice(0, -4)}AAAA`,
+        /signature does not verify/,
+      ],
+      ['opaque without introspection', 'opaque-token-0123456789', /not a JWT/],
+      ['oversized', `${'a'.repeat(13_000)}.b.c`, /longer than/],
+    ];
+    for (const [what, token, reason] of cases) {
+      const before = serve.stderr().length;
+      const response = await post(serve.url, `Bearer ${token}`);
+      expect(response.status, what).toBe(401);
+      const challenge = response.headers.get('www-authenticate') ?? '';
+      expect(challenge, what).toContain('error="invalid_token"');
+      expect(challenge, what).toContain(`resource_metadata="${metadataUrl(serve.url)}"`);
+      await sleep(50);
+      const logged = serve.stderr().slice(before);
+      expect(logged, what).toMatch(reason);
+      expect(logged, what).not.toContain(token.slice(0, 40));
+    }
+  });
+
+  it('an unreachable issuer at start-up is one line and exit 1; --auth-tokens with --oauth-issuer is refused', async () => {
+    const down = await runCli([
+      'serve',
+      'examples/approvals',
+      '--http',
+      '127.0.0.1:0',
+      '--oauth-issuer',
+      'http://127.0.0.1:1',
+    ]);
+    expect(down.code).toBe(1);
+    expect(down.stderr.trim().split('\n')).toHaveLength(1);
+    expect(down.stderr).toMatch(/cannot discover the OAuth issuer http:\/\/127\.0\.0\.1:1/);
+    const both = await runCli([
+      'serve',
+      'examples/approvals',
+      '--http',
+      '127.0.0.1:0',
+      '--oauth-issuer',
+      idp.issuer,
+      '--auth-tokens',
+      join(dir, 'groups.json'),
+    ]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('give --oauth-issuer or --auth-tokens, not both');
+  });
+});
+
+describe('key rotation and a JWKS outage (adapter options, in process)', () => {
+  let serving: HttpServing;
+  let verifier: OAuthVerifier;
+  const reasons: string[] = [];
+
+  beforeAll(async () => {
+    const runner = createRunner({
+      flows: approvals.filter((flow) => !flow.needsLedger),
+      codec: createRequestStateCodec({ keys: createKeyRing([generateKey()]) }),
+    });
+    const metadata = await discoverOAuthIssuer(idp.issuer);
+    let ready!: (v: OAuthVerifier) => void;
+    const made = new Promise<OAuthVerifier>((resolve) => {
+      ready = resolve;
+    });
+    serving = await serveHttp({
+      factory: createFlowServerFactory({ runner, requireScopes: true }),
+      host: '127.0.0.1',
+      port: 0,
+      verifier: { verifyAccessToken: async (token) => (await made).verifyAccessToken(token) },
+      oauth: { authorizationServer: metadata as OAuthMetadata },
+    });
+    verifier = await createOAuthVerifier({
+      issuer: idp.issuer,
+      audience: serving.url,
+      metadata,
+      rolesClaim: 'groups',
+      jwksCooldownMs: 0,
+      jwksCacheMaxAgeMs: 500,
+      onReject: (reason) => reasons.push(reason),
+    });
+    ready(verifier);
+  });
+  afterAll(async () => {
+    await serving?.close();
+  });
+
+  const listOk = async (token: string) => {
+    const { client } = await connectHttp(serving.url, { token });
+    try {
+      return (await client.listTools()).tools.length > 0;
+    } finally {
+      await client.close();
+    }
+  };
+
+  it('accepts tokens signed with a rotated key while the server runs, and old ones still', async () => {
+    const before = await idp.token(alice, { resource: serving.url.href });
+    expect(await listOk(before)).toBe(true);
+    const kid = await idp.rotateKeys();
+    const after = await idp.token(alice, { resource: serving.url.href });
+    expect(JSON.parse(Buffer.from(after.split('.')[0]!, 'base64url').toString()).kid).toBe(kid);
+    expect(await listOk(after)).toBe(true);
+    expect(await listOk(before)).toBe(true);
+  });
+
+  it('answers 503 with Retry-After while the JWKS cannot be fetched, then recovers', async () => {
+    const token = await idp.token(bob, { resource: serving.url.href });
+    expect(await listOk(token)).toBe(true);
+    idp.jwksDown = true;
+    try {
+      await sleep(700); // past jwksCacheMaxAgeMs: the keys must be fetched again
+      const response = await post(serving.url, `Bearer ${token}`);
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('10');
+      expect(reasons.at(-1)).toMatch(/JWKS cannot be fetched/);
+    } finally {
+      idp.jwksDown = false;
+    }
+    expect(await listOk(token)).toBe(true);
+  });
+});
