@@ -17,7 +17,7 @@
  * exit 1; `--oauth-issuer` with `--auth-tokens` is refused.
  */
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -247,6 +247,41 @@ describe('baton serve --oauth-issuer (a real provider on loopback)', () => {
       expect(logged, what).toMatch(reason);
       expect(logged, what).not.toContain(token.slice(0, 40));
     }
+  });
+
+  it('baton call --oauth with client credentials discovers the provider, signs in and caches the token (0600)', async () => {
+    const secretFile = join(dir, 'bob.secret');
+    writeFileSync(secretFile, `${bob.clientSecret}\n`);
+    const config = join(dir, 'config');
+    const argv = [
+      'call',
+      'expense_approval',
+      '--args',
+      '{"amount":20,"purpose":"books"}',
+      '--http',
+      serve.url.href,
+      '--oauth',
+      '--client-id',
+      bob.clientId,
+      '--client-secret-file',
+      secretFile,
+    ];
+    const first = await runCli(argv, { XDG_CONFIG_HOME: config });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/waiting for manager_approval/);
+    expect(first.stdout).toContain('--oauth --client-id bob --client-secret-file');
+    expect(statSync(join(config, 'baton')).mode & 0o777).toBe(0o700);
+    const cacheFile = join(config, 'baton', 'oauth.json');
+    expect(statSync(cacheFile).mode & 0o777).toBe(0o600);
+    const cached = JSON.parse(readFileSync(cacheFile, 'utf8'));
+    const [entry] = Object.values(cached) as { tokens: { access_token: string } }[];
+    expect(entry!.tokens.access_token).toBeTypeOf('string');
+    expect(first.stderr).not.toContain(entry!.tokens.access_token);
+    // The cached token is used again (same token in the cache afterwards).
+    const second = await runCli(argv, { XDG_CONFIG_HOME: config });
+    expect(second.code, second.stderr).toBe(0);
+    const again = Object.values(JSON.parse(readFileSync(cacheFile, 'utf8')))[0] as { tokens: { access_token: string } };
+    expect(again.tokens.access_token).toBe(entry!.tokens.access_token);
   });
 
   it('an unreachable issuer at start-up is one line and exit 1; --auth-tokens with --oauth-issuer is refused', async () => {

@@ -121,7 +121,7 @@ export async function startIdentityProvider(clients: readonly TestClient[]): Pro
           ...(client?.name ? { name: client.name } : {}),
         };
       },
-    } as never);
+    });
   let provider = build();
   provider.proxy = false;
   // oidc-provider logs to console.warn about its development settings: keep test output clean.
@@ -137,7 +137,9 @@ export async function startIdentityProvider(clients: readonly TestClient[]): Pro
     callback(req, res);
   });
 
-  const metadata = await (await fetch(`${issuer}/.well-known/openid-configuration`)).json();
+  const metadata = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as {
+    token_endpoint: string;
+  };
   const tokenEndpoint = metadata.token_endpoint as string;
 
   const idp: TestIdentityProvider = {
