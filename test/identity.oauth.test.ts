@@ -30,7 +30,6 @@ import {
 } from '@baton/adapters';
 import { createKeyRing, createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { OAuthMetadata } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import approvals from '../examples/approvals/index.js';
 import { connectHttp, runCli, type ServeProcess, sleep, startServe, textOf } from './helpers/mcpClients.js';
@@ -331,7 +330,7 @@ describe('key rotation and a JWKS outage (adapter options, in process)', () => {
       host: '127.0.0.1',
       port: 0,
       verifier: { verifyAccessToken: async (token) => (await made).verifyAccessToken(token) },
-      oauth: { authorizationServer: metadata as OAuthMetadata },
+      oauth: { authorizationServer: metadata },
     });
     verifier = await createOAuthVerifier({
       issuer: idp.issuer,

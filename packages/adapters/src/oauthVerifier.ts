@@ -156,14 +156,30 @@ export async function discoverOAuthIssuer(issuer: string): Promise<IssuerMetadat
  *
  * @example
  * ```ts
- * const verifier = await createOAuthVerifier({ issuer: 'https://idp.example.com/realms/acme', audience: 'https://baton.example.com/mcp', rolesClaim: 'realm_access.roles' });
- * await serveHttp({ factory, host: '0.0.0.0', port: 8080, verifier });
+ * import { createFlowServerFactory, createOAuthVerifier, serveHttp } from '@baton/adapters';
+ *
+ * const verifier = await createOAuthVerifier({
+ *   issuer: 'https://idp.example.com/realms/acme',
+ *   audience: 'https://baton.example.com/mcp',
+ *   rolesClaim: 'realm_access.roles',
+ * });
+ * await serveHttp({
+ *   factory: createFlowServerFactory({ runner, requireScopes: true }),
+ *   host: '0.0.0.0',
+ *   port: 8080,
+ *   verifier,
+ *   oauth: { authorizationServer: verifier.metadata, resource: verifier.resource },
+ * });
  * ```
  */
 export async function createOAuthVerifier(options: OAuthVerifierOptions): Promise<OAuthVerifier> {
-  const issuer = options.issuer;
-  const metadata = options.metadata ?? (await discoverOAuthIssuer(issuer));
-  if (metadata.issuer !== issuer) throw new Error(`the metadata given names issuer ${metadata.issuer}, not ${issuer}`);
+  const metadata = options.metadata ?? (await discoverOAuthIssuer(options.issuer));
+  const sameBut = (a: string, b: string) => a === b || a === `${b}/` || `${a}/` === b;
+  if (!sameBut(metadata.issuer, options.issuer)) {
+    throw new Error(`the issuer's metadata names issuer ${metadata.issuer}, not ${options.issuer}`);
+  }
+  // `iss` must equal the issuer as its metadata spells it (a trailing slash given or left out).
+  const issuer = metadata.issuer;
   const resource = new URL(options.audience);
   const mapping: ClaimMapping = { ...options, issuer };
   const introspect: Introspector | undefined = options.introspection

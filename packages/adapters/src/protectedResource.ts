@@ -23,8 +23,8 @@ import type { RegisteredFlows } from './registerFlows.js';
 export interface ProtectedResourceOptions {
   /** The resource URL, as tokens must name it in `aud` (e.g. `https://baton.example.com/mcp`). */
   readonly resource: URL;
-  /** The authorization server's metadata (its `issuer` is advertised). */
-  readonly authorizationServer: OAuthMetadata;
+  /** The authorization server's metadata (its `issuer` is advertised), e.g. `OAuthVerifier.metadata`. */
+  readonly authorizationServer: { readonly issuer: string };
   /** `resource_name` of the document (default `Baton`). */
   readonly resourceName?: string;
 }
@@ -46,7 +46,8 @@ export function protectedResourceRoutes(
 ): Map<string, (request: Request) => Promise<Response>> {
   const suffixed = new URL(resourceMetadataUrl(options.resource)).pathname;
   const metadata = {
-    oauthMetadata: options.authorizationServer,
+    // Only `issuer` is read (the authorization server's own document is not served here).
+    oauthMetadata: options.authorizationServer as OAuthMetadata,
     resourceServerUrl: options.resource,
     scopesSupported: [...SUPPORTED_SCOPES],
     resourceName: options.resourceName ?? 'Baton',

@@ -49,7 +49,7 @@ import {
   type RunnerLogEvent,
 } from '@baton/engine';
 import { openAuditLog, openLedger, parseLedgerUrl } from '@baton/store';
-import type { McpServerFactory, OAuthMetadata, OAuthTokenVerifier } from '@modelcontextprotocol/server';
+import type { McpServerFactory, OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { defaultRoles } from '../callContext.js';
@@ -457,7 +457,7 @@ export async function run(argv: string[]): Promise<number> {
                 verifyAccessToken: async (token: string) => (await oauthVerifier!).verifyAccessToken(token),
               },
               oauth: {
-                authorizationServer: oauth.metadata as OAuthMetadata,
+                authorizationServer: oauth.metadata,
                 ...(oauth.flags.audience ? { resource: oauth.flags.audience } : {}),
               },
             }
