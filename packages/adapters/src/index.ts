@@ -29,6 +29,7 @@ export {
   type FlowHttpHandler,
   type FlowHttpHandlerOptions,
   type HttpServing,
+  ISSUER_RETRY_AFTER_SECONDS,
   type ServeHttpOptions,
   serveHttp,
   servingWarning,
