@@ -14,7 +14,8 @@
  * audience, expired, unknown kid, `alg: none`, HS256 keyed with the public
  * key, malformed, oversized) get 401 with the challenge, the log says why and
  * never holds the token; an unreachable issuer at start-up is one line and
- * exit 1; `--oauth-issuer` with `--auth-tokens` is refused.
+ * exit 1; `--oauth-issuer` with `--auth-tokens` is refused; `baton call --oauth` with client
+ * credentials and its token cache; opaque tokens by introspection, cached.
  */
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -55,6 +56,8 @@ const carol: TestClient = {
   groups: ['managers'],
   scope: 'baton:call',
 };
+/** This server's own client at the provider, for introspection. */
+const introspector: TestClient = { clientId: 'baton-rs', clientSecret: 'baton-rs-secret-0123456789' };
 
 let idp: TestIdentityProvider;
 let serve: ServeProcess;
@@ -62,7 +65,7 @@ let dir: string;
 const BATON_KEYS = generateKey();
 
 beforeAll(async () => {
-  idp = await startIdentityProvider([alice, bob, carol]);
+  idp = await startIdentityProvider([alice, bob, carol, introspector]);
   dir = mkdtempSync(join(tmpdir(), 'baton-oauth-'));
   writeFileSync(join(dir, 'groups.json'), JSON.stringify({ managers: 'manager', 'finance-team': ['finance'] }));
   serve = await startServe(
@@ -380,5 +383,52 @@ describe('key rotation and a JWKS outage (adapter options, in process)', () => {
       idp.jwksDown = false;
     }
     expect(await listOk(token)).toBe(true);
+  });
+});
+
+describe('opaque tokens by introspection (RFC 7662)', () => {
+  let serving: HttpServing;
+  beforeAll(async () => {
+    const runner = createRunner({
+      flows: approvals.filter((flow) => !flow.needsLedger),
+      codec: createRequestStateCodec({ keys: createKeyRing([generateKey()]) }),
+    });
+    let ready!: (v: OAuthVerifier) => void;
+    const made = new Promise<OAuthVerifier>((resolve) => {
+      ready = resolve;
+    });
+    serving = await serveHttp({
+      factory: createFlowServerFactory({ runner, requireScopes: true }),
+      host: '127.0.0.1',
+      port: 0,
+      path: '/opaque',
+      verifier: { verifyAccessToken: async (token) => (await made).verifyAccessToken(token) },
+      oauth: { authorizationServer: { issuer: idp.issuer } },
+    });
+    ready(
+      await createOAuthVerifier({
+        issuer: idp.issuer,
+        audience: serving.url,
+        rolesClaim: 'groups',
+        introspection: { clientId: introspector.clientId, clientSecret: introspector.clientSecret },
+      }),
+    );
+  });
+  afterAll(async () => {
+    await serving?.close();
+  });
+
+  it('accepts an opaque token the issuer says is active, caches the answer, and refuses an unknown one', async () => {
+    const token = await idp.token(alice, { resource: serving.url.href });
+    expect(token.split('.')).toHaveLength(1);
+    const before = idp.introspections();
+    const { client } = await connectHttp(serving.url, { token });
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    await client.close();
+    const after = idp.introspections();
+    expect(after - before).toBe(1); // several requests, one introspection: cached by digest
+    const refused = await post(serving.url, 'Bearer not-a-token-the-issuer-knows-0123456789');
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
   });
 });

@@ -36,7 +36,7 @@ export interface TestIdentityProvider {
   readonly tokenEndpoint: string;
   /** The public keys currently published (as the JWKS serves them). */
   readonly publicKeys: () => JWK[];
-  /** A client-credentials access token (a JWT) for `resource`, with `scope` (default the client's). */
+  /** A client-credentials access token for `resource` (a JWT; opaque when its path ends in `/opaque`), with `scope` (default the client's). */
   token(client: TestClient, options: { resource: string; scope?: string }): Promise<string>;
   /**
    * A JWT signed (ES256) with the provider's current key, with exactly these claims: for tokens the
@@ -49,6 +49,8 @@ export interface TestIdentityProvider {
   jwksDown: boolean;
   /** How many times the JWKS was asked for (served or refused). */
   readonly jwksRequests: () => number;
+  /** How many introspection requests arrived. */
+  readonly introspections: () => number;
   close(): Promise<void>;
 }
 
@@ -78,6 +80,7 @@ const SCOPES = 'baton:call baton:decide baton:events';
 export async function startIdentityProvider(clients: readonly TestClient[]): Promise<TestIdentityProvider> {
   let keys: JWK[] = [await signingKey()];
   let jwksRequests = 0;
+  let introspections = 0;
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -105,12 +108,14 @@ export async function startIdentityProvider(clients: readonly TestClient[]): Pro
         resourceIndicators: {
           enabled: true,
           useGrantedResource: () => true,
+          // A resource whose path ends in /opaque gets opaque tokens (for introspection), others JWTs.
           getResourceServerInfo: (_ctx: unknown, resourceIndicator: string) => ({
             scope: SCOPES,
             audience: resourceIndicator,
-            accessTokenFormat: 'jwt',
             accessTokenTTL: 300,
-            jwt: { sign: { alg: 'ES256' } },
+            ...(resourceIndicator.endsWith('/opaque')
+              ? { accessTokenFormat: 'opaque' }
+              : { accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
           }),
         },
       },
@@ -127,6 +132,7 @@ export async function startIdentityProvider(clients: readonly TestClient[]): Pro
   // oidc-provider logs to console.warn about its development settings: keep test output clean.
   let callback = provider.callback();
   server.on('request', (req, res) => {
+    if (req.url?.startsWith('/token/introspection')) introspections++;
     if (req.url?.startsWith('/jwks')) {
       jwksRequests++;
       if (idp.jwksDown) {
@@ -174,6 +180,7 @@ export async function startIdentityProvider(clients: readonly TestClient[]): Pro
     },
     jwksDown: false,
     jwksRequests: () => jwksRequests,
+    introspections: () => introspections,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -7,7 +7,8 @@
  * token expires or {@link INTROSPECTION_CACHE_SECONDS} pass, whichever is
  * first (so a revoked token stops working within that time), in a cache of
  * at most {@link INTROSPECTION_CACHE_ENTRIES} entries (the oldest go first).
- * Inactive tokens are not cached. An introspection endpoint that cannot be
+ * Inactive tokens are not cached. An answer without `sub` (a client-credentials token) names
+ * its `client_id` as the account, as a JWT access token's `sub` would. An introspection endpoint that cannot be
  * reached is {@link IssuerUnavailableError} (503), not a 401.
  */
 import { createHash } from 'node:crypto';
@@ -83,7 +84,17 @@ export function createIntrospector(
     if (answer.iss !== undefined && answer.iss !== mapping.issuer) return 'the token is from another issuer';
     const audience = typeof answer.aud === 'string' ? [answer.aud] : (answer.aud ?? []);
     if (!audience.includes(resource.href)) return 'the token is for another audience';
-    const info = authInfoOf(token, answer as unknown as Record<string, unknown>, mapping, resource);
+    // A client-credentials token introspects without `sub` (RFC 7662 makes it optional): the
+    // client is the account, as `sub` says in a JWT access token (RFC 9068).
+    const claims: Record<string, unknown> = { ...answer };
+    if (
+      (mapping.principalClaim ?? 'sub') === 'sub' &&
+      claims.sub === undefined &&
+      typeof claims.client_id === 'string'
+    ) {
+      claims.sub = claims.client_id;
+    }
+    const info = authInfoOf(token, claims, mapping, resource);
     if (typeof info === 'string') return info;
     if (cache.size >= INTROSPECTION_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
     cache.set(key, { info, until: Math.min(info.expiresAt!, now + INTROSPECTION_CACHE_SECONDS) });
