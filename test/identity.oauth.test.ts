@@ -17,6 +17,7 @@
  * exit 1; `--oauth-issuer` with `--auth-tokens` is refused; `baton call --oauth` with client
  * credentials and its token cache; opaque tokens by introspection, cached.
  */
+import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,13 +34,24 @@ import { createKeyRing, createRequestStateCodec, createRunner, generateKey } fro
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import approvals from '../examples/approvals/index.js';
-import { connectHttp, runCli, type ServeProcess, sleep, startServe, textOf } from './helpers/mcpClients.js';
 import {
+  cliArgs,
+  connectHttp,
+  ROOT,
+  runCli,
+  type ServeProcess,
+  sleep,
+  startServe,
+  textOf,
+} from './helpers/mcpClients.js';
+import {
+  CLI_CLIENT_ID,
   newSigningKey,
   signJwt,
   startIdentityProvider,
   type TestClient,
   type TestIdentityProvider,
+  type TestUser,
 } from './helpers/oidcProvider.js';
 
 const alice: TestClient = {
@@ -56,6 +68,9 @@ const carol: TestClient = {
   groups: ['managers'],
   scope: 'baton:call',
 };
+/** Two people who sign in through the browser (authorization code), both managers. */
+const dave: TestUser = { accountId: 'dave', groups: ['managers'], name: 'Dave' };
+const erin: TestUser = { accountId: 'erin', groups: ['managers'], name: 'Erin' };
 /** This server's own client at the provider, for introspection. */
 const introspector: TestClient = { clientId: 'baton-rs', clientSecret: 'baton-rs-secret-0123456789' };
 
@@ -65,7 +80,7 @@ let dir: string;
 const BATON_KEYS = generateKey();
 
 beforeAll(async () => {
-  idp = await startIdentityProvider([alice, bob, carol, introspector]);
+  idp = await startIdentityProvider([alice, bob, carol, introspector], [dave, erin]);
   dir = mkdtempSync(join(tmpdir(), 'baton-oauth-'));
   writeFileSync(join(dir, 'groups.json'), JSON.stringify({ managers: 'manager', 'finance-team': ['finance'] }));
   serve = await startServe(
@@ -284,6 +299,65 @@ describe('baton serve --oauth-issuer (a real provider on loopback)', () => {
     expect(second.code, second.stderr).toBe(0);
     const again = Object.values(JSON.parse(readFileSync(cacheFile, 'utf8')))[0] as { tokens: { access_token: string } };
     expect(again.tokens.access_token).toBe(entry!.tokens.access_token);
+  });
+
+  /**
+   * `baton call --oauth --client-id baton-cli` as `user`: the sign-in URL it prints is opened by the
+   * test, which signs in at the provider's login page and consents; resolves when the call exits.
+   */
+  async function callSignedIn(user: TestUser, tool: string, args: object, config: string) {
+    const child = spawn(
+      process.execPath,
+      cliArgs([
+        'call',
+        tool,
+        '--args',
+        JSON.stringify(args),
+        '--http',
+        serve.url.href,
+        '--oauth',
+        '--client-id',
+        CLI_CLIENT_ID,
+      ]),
+      {
+        cwd: ROOT,
+        env: { ...process.env, XDG_CONFIG_HOME: config, BROWSER: 'true' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    let signedIn: Promise<string> | undefined;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const url = /Sign in to continue: open (\S+)/.exec(stderr)?.[1];
+      if (url && !signedIn) signedIn = idp.signIn(url, user.accountId);
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (signedIn) await signedIn;
+    return { code, stdout, stderr, signedIn: signedIn !== undefined };
+  }
+
+  it('two provider users sign in with authorization code + PKCE in baton call; four eyes holds on their sub', async () => {
+    const daveConfig = join(dir, 'dave-config');
+    const requested = await callSignedIn(dave, 'expense_approval', { amount: 75, purpose: 'taxi' }, daveConfig);
+    expect(requested.code, requested.stderr).toBe(0);
+    expect(requested.signedIn).toBe(true);
+    const id = /on request (\S+);/.exec(requested.stdout)?.[1];
+    expect(id, requested.stdout).toBeDefined();
+    // Dave's token is cached: no sign-in the second time; he may not decide his own request.
+    const own = await callSignedIn(dave, 'baton_decide', { id }, daveConfig);
+    expect(own.signedIn).toBe(false);
+    expect(own.code).toBe(1);
+    expect(own.stdout).toMatch(/four eyes/);
+    // Erin, another account with the same group, finds it in her inbox.
+    const inbox = await callSignedIn(erin, 'baton_inbox', {}, join(dir, 'erin-config'));
+    expect(inbox.code, inbox.stderr).toBe(0);
+    expect(inbox.signedIn).toBe(true);
+    expect(inbox.stdout).toContain(id);
   });
 
   it('an unreachable issuer at start-up is one line and exit 1; --auth-tokens with --oauth-issuer is refused', async () => {

@@ -28,6 +28,19 @@ export interface TestClient {
   readonly scope?: string;
 }
 
+/** A person who signs in (authorization code), with the groups their tokens carry. */
+export interface TestUser {
+  readonly accountId: string;
+  readonly groups?: readonly string[];
+  readonly name?: string;
+}
+
+/**
+ * The public client a command-line tool signs in with: a native application, so any loopback
+ * port is accepted for its redirect (RFC 8252), authorization code with PKCE, no secret.
+ */
+export const CLI_CLIENT_ID = 'baton-cli';
+
 /** The running provider. */
 export interface TestIdentityProvider {
   /** The issuer identifier, e.g. `http://127.0.0.1:43123`. */
@@ -49,6 +62,12 @@ export interface TestIdentityProvider {
   jwksDown: boolean;
   /** How many times the JWKS was asked for (served or refused). */
   readonly jwksRequests: () => number;
+  /**
+   * Play the user's part of an authorization-code sign-in: open `authorizationUrl`, sign in as
+   * `accountId` on the provider's development login page, consent, and follow the redirect back to
+   * the client (its loopback listener gets the code). Resolves with the final redirect URL.
+   */
+  signIn(authorizationUrl: string, accountId: string): Promise<string>;
   /** How many introspection requests arrived. */
   readonly introspections: () => number;
   close(): Promise<void>;
@@ -77,7 +96,10 @@ export { signingKey as newSigningKey };
 const SCOPES = 'baton:call baton:decide baton:events';
 
 /** Start the provider on 127.0.0.1 with these clients. */
-export async function startIdentityProvider(clients: readonly TestClient[]): Promise<TestIdentityProvider> {
+export async function startIdentityProvider(
+  clients: readonly TestClient[],
+  users: readonly TestUser[] = [],
+): Promise<TestIdentityProvider> {
   let keys: JWK[] = [await signingKey()];
   let jwksRequests = 0;
   let introspections = 0;
@@ -85,24 +107,45 @@ export async function startIdentityProvider(clients: readonly TestClient[]): Pro
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const byId = new Map(clients.map((client) => [client.clientId, client]));
+  const byAccount = new Map(users.map((user) => [user.accountId, user]));
 
   const build = () =>
     new Provider(issuer, {
-      clients: clients.map((client) => ({
-        client_id: client.clientId,
-        client_secret: client.clientSecret,
-        grant_types: ['client_credentials'],
-        response_types: [],
-        redirect_uris: [],
-        scope: client.scope ?? SCOPES,
-        token_endpoint_auth_method: 'client_secret_basic',
-        id_token_signed_response_alg: 'ES256',
-      })),
+      clients: [
+        {
+          client_id: CLI_CLIENT_ID,
+          application_type: 'native',
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+          redirect_uris: ['http://127.0.0.1/callback'],
+          token_endpoint_auth_method: 'none',
+          id_token_signed_response_alg: 'ES256',
+          scope: `openid offline_access ${SCOPES}`,
+        },
+        ...clients.map((client) => ({
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+          grant_types: ['client_credentials'],
+          response_types: [],
+          redirect_uris: [],
+          scope: client.scope ?? SCOPES,
+          token_endpoint_auth_method: 'client_secret_basic',
+          id_token_signed_response_alg: 'ES256',
+        })),
+      ],
+      findAccount: (_ctx: unknown, id: string) =>
+        byAccount.has(id)
+          ? {
+              accountId: id,
+              claims: () => ({ sub: id, ...(byAccount.get(id)!.name ? { name: byAccount.get(id)!.name } : {}) }),
+            }
+          : undefined,
+      pkce: { required: () => true },
       jwks: { keys: keys as never },
       ttl: { ClientCredentials: 300, AccessToken: 300 },
       scopes: ['openid', 'offline_access', ...SCOPES.split(' ')],
       features: {
-        devInteractions: { enabled: false },
+        devInteractions: { enabled: true },
         clientCredentials: { enabled: true },
         introspection: { enabled: true },
         resourceIndicators: {
@@ -119,8 +162,12 @@ export async function startIdentityProvider(clients: readonly TestClient[]): Pro
           }),
         },
       },
-      extraTokenClaims: (_ctx: unknown, token: { clientId?: string }) => {
-        const client = token.clientId ? byId.get(token.clientId) : undefined;
+      extraTokenClaims: (_ctx: unknown, token: { clientId?: string; accountId?: string }) => {
+        const client = token.accountId
+          ? byAccount.get(token.accountId)
+          : token.clientId
+            ? byId.get(token.clientId)
+            : undefined;
         return {
           ...(client?.groups ? { groups: [...client.groups] } : {}),
           ...(client?.name ? { name: client.name } : {}),
@@ -177,6 +224,47 @@ export async function startIdentityProvider(clients: readonly TestClient[]): Pro
       provider.proxy = false;
       callback = provider.callback();
       return fresh.kid!;
+    },
+    async signIn(authorizationUrl, accountId) {
+      const cookies = new Map<string, string>();
+      const go = async (url: string, init: RequestInit = {}) => {
+        const response = await fetch(url, {
+          ...init,
+          redirect: 'manual',
+          headers: {
+            ...(init.headers as Record<string, string>),
+            cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+          },
+        });
+        for (const line of response.headers.getSetCookie()) {
+          const [pair] = line.split(';');
+          const at = pair!.indexOf('=');
+          cookies.set(pair!.slice(0, at), pair!.slice(at + 1));
+        }
+        return response;
+      };
+      let url = authorizationUrl;
+      for (let step = 0; step < 12; step++) {
+        if (!url.startsWith(issuer)) {
+          await fetch(url); // the client's own redirect listener: it takes the code
+          return url;
+        }
+        let response = await go(url);
+        if (new URL(url).pathname.startsWith('/interaction/') && response.status === 200) {
+          const page = await response.text();
+          const prompt = /name="prompt" value="(login|consent)"/.exec(page)?.[1];
+          if (!prompt) throw new Error(`no sign-in form at ${url}`);
+          response = await go(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams(prompt === 'login' ? { prompt, login: accountId, password: 'x' } : { prompt }),
+          });
+        }
+        const location = response.headers.get('location');
+        if (!location) throw new Error(`sign-in stopped at ${url} (HTTP ${response.status})`);
+        url = new URL(location, url).href;
+      }
+      throw new Error('sign-in did not finish in 12 steps');
     },
     jwksDown: false,
     jwksRequests: () => jwksRequests,

@@ -23,6 +23,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
   ClientCredentialsProvider,
+  type OAuthClientInformationContext,
   type OAuthClientMetadata,
   type OAuthClientProvider,
   type StoredOAuthClientInformation,
@@ -54,6 +55,8 @@ interface CacheEntry {
   client?: StoredOAuthClientInformation;
   /** The redirect URI the cached client was registered with (the loopback port changes per run). */
   redirect?: string;
+  /** The authorization server first used with this server and client (trusted on first use). */
+  issuer?: string;
 }
 
 /** The token cache: one JSON file, entries keyed by server URL and client. */
@@ -87,6 +90,17 @@ class TokenCache {
   }
 }
 
+/**
+ * The issuer stamp of a client id given on the command line: the authorization server it was
+ * first used with for this server, remembered in the cache (trust on first use), so that the SDK
+ * refuses to send the credential to another one later (SEP-2352).
+ */
+function stampedIssuer(cache: TokenCache, offered: string | undefined): string | undefined {
+  const known = cache.get().issuer;
+  if (known === undefined && offered !== undefined) cache.update({ issuer: offered });
+  return known ?? offered;
+}
+
 /** Client credentials, with the token cached. */
 class CachedClientCredentials extends ClientCredentialsProvider {
   constructor(
@@ -95,6 +109,10 @@ class CachedClientCredentials extends ClientCredentialsProvider {
     readonly cache: TokenCache,
   ) {
     super({ clientId, clientSecret, clientName: 'baton call' });
+  }
+  override clientInformation(ctx?: OAuthClientInformationContext): StoredOAuthClientInformation {
+    const issuer = stampedIssuer(this.cache, ctx?.issuer);
+    return { ...super.clientInformation(), ...(issuer ? { issuer } : {}) };
   }
   override tokens(): StoredOAuthTokens | undefined {
     return this.cache.get().tokens;
@@ -170,8 +188,11 @@ class LoopbackAuthorization implements OAuthClientProvider {
   state(): string {
     return this.#state;
   }
-  clientInformation(): StoredOAuthClientInformation | undefined {
-    if (this.clientId) return { client_id: this.clientId };
+  clientInformation(ctx?: OAuthClientInformationContext): StoredOAuthClientInformation | undefined {
+    if (this.clientId) {
+      const issuer = stampedIssuer(this.cache, ctx?.issuer);
+      return { client_id: this.clientId, ...(issuer ? { issuer } : {}) };
+    }
     const cached = this.cache.get();
     return cached.redirect === this.redirect ? cached.client : undefined;
   }
