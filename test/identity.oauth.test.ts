@@ -34,6 +34,7 @@ import { createKeyRing, createRequestStateCodec, createRunner, generateKey } fro
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import approvals from '../examples/approvals/index.js';
+import { authInfoOf, rolesOf, scopesOf } from '../packages/adapters/src/oauthClaims.js';
 import {
   cliArgs,
   connectHttp,
@@ -504,5 +505,49 @@ describe('opaque tokens by introspection (RFC 7662)', () => {
     const refused = await post(serving.url, 'Bearer not-a-token-the-issuer-knows-0123456789');
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+  });
+});
+
+describe('claims to principal, roles and scopes (the shapes providers send)', () => {
+  const mapping = { issuer: 'https://idp.example.com/realms/acme' };
+  const resource = new URL('https://baton.example.com/mcp');
+  const exp = Math.floor(Date.now() / 1000) + 60;
+
+  it('reads Keycloak realm roles, Auth0 namespaced claims, Entra scp, and maps groups', () => {
+    expect(
+      rolesOf(
+        { realm_access: { roles: ['manager', 'offline_access'] } },
+        { ...mapping, rolesClaim: 'realm_access.roles' },
+      ),
+    ).toEqual(['manager', 'offline_access']);
+    expect(
+      rolesOf(
+        { 'https://baton.example.com/roles': ['finance'] },
+        { ...mapping, rolesClaim: 'https://baton.example.com/roles' },
+      ),
+    ).toEqual(['finance']);
+    expect(
+      rolesOf(
+        { groups: ['g-1', 'g-2', 'g-3'] },
+        { ...mapping, rolesClaim: 'groups', groupRoles: { 'g-1': ['manager'], 'g-3': ['finance', 'manager'] } },
+      ),
+    ).toEqual(['manager', 'finance']);
+    expect(rolesOf({ roles: 'not-a-list-but-a-string' }, mapping)).toEqual(['not-a-list-but-a-string']);
+    expect(rolesOf({ roles: [1, {}, 'ok'] }, mapping)).toEqual(['ok']);
+    expect(scopesOf({ scp: 'baton:call baton:decide' })).toEqual(['baton:call', 'baton:decide']);
+    expect(scopesOf({ scp: ['baton:call'] })).toEqual(['baton:call']);
+    expect(scopesOf({})).toEqual(['baton:call']);
+    expect(scopesOf({ scope: '' })).toEqual([]);
+  });
+
+  it('the principal is <iss>#<sub> (or the principal claim), never the e-mail; the name is display only', () => {
+    const info = authInfoOf('t', { sub: 'f81d', oid: 'o-1', email: 'a@example.com', exp }, mapping, resource);
+    expect(info).toMatchObject({
+      extra: { principal: 'https://idp.example.com/realms/acme#f81d', displayName: 'a@example.com' },
+    });
+    const byOid = authInfoOf('t', { sub: 'f81d', oid: 'o-1', exp }, { ...mapping, principalClaim: 'oid' }, resource);
+    expect(byOid).toMatchObject({ extra: { principal: 'https://idp.example.com/realms/acme#o-1' } });
+    expect(authInfoOf('t', { exp }, mapping, resource)).toBe('the token has no "sub" claim');
+    expect(authInfoOf('t', { sub: 'x' }, mapping, resource)).toBe('the token has no expiry');
   });
 });
