@@ -260,7 +260,8 @@ describe('baton serve --oauth-issuer (a real provider on loopback)', () => {
       const challenge = response.headers.get('www-authenticate') ?? '';
       expect(challenge, what).toContain('error="invalid_token"');
       expect(challenge, what).toContain(`resource_metadata="${metadataUrl(serve.url)}"`);
-      await sleep(50);
+      // The line is written before the answer, but reaches this process through a pipe: wait for it.
+      for (let waited = 0; waited < 5000 && !reason.test(serve.stderr().slice(before)); waited += 20) await sleep(20);
       const logged = serve.stderr().slice(before);
       expect(logged, what).toMatch(reason);
       expect(logged, what).not.toContain(token.slice(0, 40));

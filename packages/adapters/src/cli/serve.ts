@@ -1,6 +1,7 @@
 /**
  * `baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger URL]
- * [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles a,b]
+ * [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL
+ * ...(see oauthServe.ts)] [--roles a,b]
  * [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals
  * hash|id] [--store-principal-names] [--audit] [--inspect MODULE]
  * [--allow-replays] [--round-budget MS]`: the DESIGN.md section 5 contract.
@@ -10,7 +11,10 @@
  * one-time; without one, flows declared `needsLedger` are left out, one
  * warning line each. Over HTTP (stateless Streamable HTTP at `/mcp`) the
  * principal is the bearer token's principal from `--auth-tokens` (unknown or
- * missing token: 401), with the roles the file gives it, or `anonymous`; over
+ * missing token: 401), with the roles the file gives it, or, with
+ * `--oauth-issuer`, `<iss>#<sub>` of an access token from the identity provider
+ * with the roles of its claims (the issuer is discovered before the port is
+ * bound), or `anonymous`; over
  * stdio it is the local user, with the roles of `--roles`. With a ledger and
  * flows that await decisions, the decision tools are served too; a round waits
  * for decisions (and for durable steps that outlive `--round-budget`) up to
