@@ -473,6 +473,11 @@ export async function run(argv: string[]): Promise<number> {
       server = { what: 'the server', close: () => serving.close() };
       url = serving.url;
       if (oauth) {
+        if (!oauth.flags.audience && !serving.loopback) {
+          later(
+            `--oauth-audience is not set: tokens must name ${serving.url.href} in aud; give the public URL of /mcp (e.g. --oauth-audience https://baton.example.com/mcp)`,
+          );
+        }
         oauthVerifier = oauth.verifier(serving.url);
         oauthVerifier.catch(() => {});
         await oauthVerifier;
