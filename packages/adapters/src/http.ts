@@ -28,7 +28,12 @@ import {
 } from '@modelcontextprotocol/server';
 import { ANONYMOUS_PRINCIPAL } from './callContext.js';
 import { noteCalledTool } from './calledTool.js';
+import { IssuerUnavailableError } from './introspection.js';
 import { toFetchRequest } from './nodeRequest.js';
+import { type ProtectedResourceOptions, protectedResourceRoutes, resourceMetadataUrl } from './protectedResource.js';
+
+/** Seconds a client is told to wait (`Retry-After`) when the issuer's keys cannot be fetched. */
+export const ISSUER_RETRY_AFTER_SECONDS = 10;
 
 /** Default request body limit: 1 MiB (a requestState is capped at 16 KiB by default). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -55,6 +60,12 @@ export interface FlowHttpHandlerOptions {
    * `createObservabilityRoutes`): after the Host/Origin check, without bearer authentication.
    */
   readonly routes?: ReadonlyMap<string, (request: Request) => Promise<Response>>;
+  /**
+   * This server as an OAuth protected resource (with a verifier from `createOAuthVerifier`): serves
+   * the Protected Resource Metadata at `/.well-known/oauth-protected-resource` and its path-suffixed
+   * form, and points the 401 challenge there (`WWW-Authenticate: Bearer resource_metadata="…"`).
+   */
+  readonly oauth?: ProtectedResourceOptions;
 }
 
 /** The web-standard face: `fetch(request)` and `close()`. */
@@ -87,7 +98,11 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
   const path = options.path ?? '/mcp';
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const allowed = options.allowedHostnames ? [...options.allowedHostnames] : undefined;
-  const bearer = options.verifier ? requireBearerAuth({ verifier: options.verifier }) : undefined;
+  const metadataUrl = options.oauth ? resourceMetadataUrl(options.oauth.resource) : undefined;
+  const bearer = options.verifier ? bearerGate(options.verifier, metadataUrl) : undefined;
+  const routes = options.oauth
+    ? new Map([...(options.routes ?? []), ...protectedResourceRoutes(options.oauth)])
+    : options.routes;
   const mcp = createMcpHandler(options.factory, {
     maxRequestBodySize: maxBodyBytes,
     ...(options.onError ? { onerror: options.onError } : {}),
@@ -96,7 +111,7 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
   const gate: Gate = {
     async admit(request) {
       const pathname = new URL(request.url).pathname;
-      const route = pathname === path ? undefined : options.routes?.get(pathname);
+      const route = pathname === path ? undefined : routes?.get(pathname);
       if (pathname !== path && !route) return jsonError(404, 'Not found');
       if (allowed) {
         const rejected = hostHeaderValidationResponse(request, allowed) ?? originValidationResponse(request, allowed);
@@ -128,10 +143,38 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
 }
 
 /**
+ * The SDK's bearer gate, except that a token the issuer could not be asked about (its JWKS or
+ * introspection endpoint unreachable: {@link IssuerUnavailableError}) is a 503 with `Retry-After`,
+ * not a 500 (or a 401 for everyone).
+ */
+function bearerGate(verifier: OAuthTokenVerifier, metadataUrl: string | undefined) {
+  return async (request: Request): Promise<AuthInfo | Response> => {
+    let unavailable = false;
+    const watched: OAuthTokenVerifier = {
+      verifyAccessToken: (token) =>
+        verifier.verifyAccessToken(token).catch((error: unknown) => {
+          if (error instanceof IssuerUnavailableError) unavailable = true;
+          throw error;
+        }),
+    };
+    const verified = await requireBearerAuth({
+      verifier: watched,
+      ...(metadataUrl ? { resourceMetadataUrl: metadataUrl } : {}),
+    })(request);
+    if (!unavailable) return verified;
+    return Response.json(
+      { error: 'temporarily_unavailable', error_description: 'The token cannot be checked now: try again later' },
+      { status: 503, headers: { 'retry-after': String(ISSUER_RETRY_AFTER_SECONDS) } },
+    );
+  };
+}
+
+/**
  * Create the HTTP handler.
  *
  * Answers: 404 outside `path`; 403 for a disallowed `Host` or `Origin`; 401 (with
- * `WWW-Authenticate: Bearer ...`) for a missing or unknown token; 413 for a declared
+ * `WWW-Authenticate: Bearer ...`) for a missing or unknown token; 503 (with `Retry-After`) when
+ * the token's issuer cannot be asked; 413 for a declared
  * body over the limit; otherwise the SDK's stateless Streamable HTTP answer. All of
  * these checks read the headers only: the body is left to the SDK.
  */
@@ -173,7 +216,7 @@ export function loopbackHostnames(host: string): string[] {
 }
 
 /** Options of {@link serveHttp}. */
-export interface ServeHttpOptions extends Omit<FlowHttpHandlerOptions, 'allowedHostnames'> {
+export interface ServeHttpOptions extends Omit<FlowHttpHandlerOptions, 'allowedHostnames' | 'oauth'> {
   /** Address to bind, e.g. `127.0.0.1`. */
   readonly host: string;
   /** Port to bind; `0` picks a free one. */
@@ -184,6 +227,11 @@ export interface ServeHttpOptions extends Omit<FlowHttpHandlerOptions, 'allowedH
    * a reverse proxy and `--auth-tokens` in front).
    */
   readonly allowedHostnames?: readonly string[];
+  /**
+   * As {@link FlowHttpHandlerOptions.oauth}; `resource` defaults to the served URL (right on
+   * loopback; behind a proxy, give the public URL).
+   */
+  readonly oauth?: Omit<ProtectedResourceOptions, 'resource'> & { readonly resource?: URL };
 }
 
 /** A listening HTTP server. */
@@ -419,10 +467,17 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
   const allowedHostnames =
     options.allowedHostnames ??
     (loopback ? [...new Set([...loopbackHostnames(options.host), ...loopbackHostnames(bound)])] : undefined);
-  gate = createGate({ ...options, maxBodyBytes, allowedHostnames });
+  const url = new URL(`${base}${options.path ?? '/mcp'}`);
+  const { oauth, ...rest } = options;
+  gate = createGate({
+    ...rest,
+    maxBodyBytes,
+    allowedHostnames,
+    ...(oauth ? { oauth: { ...oauth, resource: oauth.resource ?? url } } : {}),
+  });
 
   return {
-    url: new URL(`${base}${options.path ?? '/mcp'}`),
+    url,
     loopback,
     checks: { hostAndOrigin: allowedHostnames !== undefined, bearer: options.verifier !== undefined },
     async close() {

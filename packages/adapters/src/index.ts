@@ -4,7 +4,9 @@
  * flow, prompts and resources); `createFlowServerFactory` builds such servers
  * for the SDK's serving entries; `serveHttp` / `createFlowHttpHandler` serve
  * them over stateless Streamable HTTP with Host/Origin checks, a body limit
- * and bearer tokens (with roles); `registerDecisionTools` adds the decision
+ * and bearer tokens (with roles): static ones, or an identity provider's through
+ * `createOAuthVerifier` (an OAuth 2.1 resource server with Protected Resource
+ * Metadata and scopes); `registerDecisionTools` adds the decision
  * tools (`baton_inbox`, `baton_decide`, ...) for flows that await decisions by
  * others; `createWebhookNotifier` tells deciders over HTTP; `loadFlowsModule`
  * reads what `baton serve` serves.
@@ -27,6 +29,7 @@ export {
   type FlowHttpHandler,
   type FlowHttpHandlerOptions,
   type HttpServing,
+  ISSUER_RETRY_AFTER_SECONDS,
   type ServeHttpOptions,
   serveHttp,
   servingWarning,
@@ -52,7 +55,25 @@ export {
   type ServeInspectOptions,
   serveInspect,
 } from './inspect/server.js';
+export {
+  INTROSPECTION_CACHE_ENTRIES,
+  INTROSPECTION_CACHE_SECONDS,
+  type IntrospectionCredentials,
+  IssuerUnavailableError,
+  loadIntrospectionCredentials,
+} from './introspection.js';
 export { type RoundFailure, ServingMetrics, type ServingMetricsSnapshot } from './metrics.js';
+export { BATON_SCOPES, DEFAULT_SCOPES_WITHOUT_CLAIM, oauthPrincipal } from './oauthClaims.js';
+export {
+  ALLOWED_ALGORITHMS,
+  createOAuthVerifier,
+  DEFAULT_CLOCK_TOLERANCE_SECONDS,
+  discoverOAuthIssuer,
+  type IssuerMetadata,
+  MAX_ACCESS_TOKEN_CHARS,
+  type OAuthVerifier,
+  type OAuthVerifierOptions,
+} from './oauthVerifier.js';
 export {
   createObservabilityRoutes,
   DEFAULT_PING_CACHE_MS,
@@ -61,6 +82,7 @@ export {
   type ObservabilityOptions,
   type Route,
 } from './observability.js';
+export { type ProtectedResourceOptions, SUPPORTED_SCOPES } from './protectedResource.js';
 export {
   FLOW_RESOURCE_PREFIX,
   type FlowExposure,

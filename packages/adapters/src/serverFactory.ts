@@ -10,6 +10,7 @@
  */
 import { McpServer, type McpServerFactory } from '@modelcontextprotocol/server';
 import { calledTool } from './calledTool.js';
+import { requireBatonScopes } from './protectedResource.js';
 import { prepareFlows, type RegisterFlowsOptions, registerPreparedFlows } from './registerFlows.js';
 
 /** Options of {@link createFlowServerFactory}. */
@@ -20,6 +21,12 @@ export interface FlowServerOptions extends RegisterFlowsOptions {
   readonly version?: string;
   /** Server instructions shown to the client's model. */
   readonly instructions?: string;
+  /**
+   * Require OAuth scopes (with `createOAuthVerifier`): flows and the requester's tools need
+   * `baton:call`, `baton_inbox` and `baton_decide` need `baton:decide`; a token without the scope
+   * gets HTTP 403 `insufficient_scope`. Leave off with static tokens (they carry no scopes).
+   */
+  readonly requireScopes?: boolean;
 }
 
 /**
@@ -41,7 +48,8 @@ export function createFlowServerFactory(options: FlowServerOptions): McpServerFa
   const prepared = prepareFlows(options);
   return (ctx) => {
     const server = new McpServer(info, serverOptions);
-    registerPreparedFlows(server, prepared, calledTool(ctx?.requestInfo));
+    const registered = registerPreparedFlows(server, prepared, calledTool(ctx?.requestInfo));
+    if (options.requireScopes) requireBatonScopes(registered);
     return server;
   };
 }

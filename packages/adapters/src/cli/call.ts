@@ -28,16 +28,19 @@ import {
   Client,
   ProtocolError,
   StreamableHTTPClientTransport,
+  UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CliError, EXIT_FAILURE, oneLine, usageError } from './cliError.js';
 import { askForm, CANCEL, DECLINE, type PromptIO, type RequestedSchema } from './formPrompt.js';
+import { createCallAuth, OAUTH_CALL_OPTIONS, type OAuthCallFlags } from './oauthLogin.js';
 import { parseFlags } from './parseFlags.js';
 import { runAs } from './runAs.js';
 import { checkToolCall } from './toolCheck.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
-export const USAGE = 'baton call <tool> [--args JSON] (--http URL [--token TOKEN] | --stdio "COMMAND")';
+export const USAGE =
+  'baton call <tool> [--args JSON] (--http URL [--token TOKEN | --oauth [--client-id ID [--client-secret-file FILE]]] | --stdio "COMMAND")';
 
 const help = () => `usage: ${USAGE}
 
@@ -46,6 +49,14 @@ Call a tool and answer what it asks at the terminal (forms field by field, URLs,
   --args JSON          the tool's arguments, a JSON object (default {})
   --http URL           a Streamable HTTP server, e.g. http://127.0.0.1:8080/mcp
   --token TOKEN        bearer token sent with every HTTP request
+  --oauth              sign in with the server's identity provider (found from its 401): with
+                       --client-id and --client-secret-file by client credentials, else in the
+                       browser (authorization code with PKCE; the URL is printed when no browser
+                       opens); tokens are cached in $XDG_CONFIG_HOME/baton/oauth.json (or
+                       ~/.config/baton), mode 0600
+  --client-id ID       the OAuth client id (without it, the browser sign-in registers one)
+  --client-secret-file FILE
+                       a file holding the client secret: client credentials, no browser
   --stdio "COMMAND"    a stdio server to start, e.g. "${runAs()} serve ./flows.ts --stdio"
 
 At any prompt ${DECLINE} declines and ${CANCEL} cancels the current request (the round's other
@@ -67,6 +78,8 @@ export interface CallOptions {
   readonly args: Record<string, unknown>;
   readonly http?: URL;
   readonly token?: string;
+  /** `--oauth`: sign in through the server's identity provider. */
+  readonly oauth?: OAuthCallFlags;
   readonly stdio?: readonly string[];
 }
 
@@ -114,6 +127,7 @@ export const OPTIONS = {
   args: { type: 'string' },
   http: { type: 'string' },
   token: { type: 'string' },
+  ...OAUTH_CALL_OPTIONS,
   stdio: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -142,6 +156,23 @@ export function parseCallArgs(argv: string[]): CallOptions | 'help' {
   if (values.token !== undefined && values.http === undefined) {
     throw usageError('--token applies to --http only', USAGE);
   }
+  if (values.oauth && values.http === undefined) throw usageError('--oauth applies to --http only', USAGE);
+  if (values.oauth && values.token !== undefined) throw usageError('give --token or --oauth, not both', USAGE);
+  if (!values.oauth && (values['client-id'] !== undefined || values['client-secret-file'] !== undefined)) {
+    throw usageError(
+      `--${values['client-id'] !== undefined ? 'client-id' : 'client-secret-file'} needs --oauth`,
+      USAGE,
+    );
+  }
+  if (values['client-secret-file'] !== undefined && values['client-id'] === undefined) {
+    throw usageError('--client-secret-file needs --client-id', USAGE);
+  }
+  const oauth: OAuthCallFlags | undefined = values.oauth
+    ? {
+        ...(values['client-id'] !== undefined ? { clientId: values['client-id'] } : {}),
+        ...(values['client-secret-file'] !== undefined ? { clientSecretFile: values['client-secret-file'] } : {}),
+      }
+    : undefined;
   const base = { tool: positionals[0]!, args: args as Record<string, unknown> };
   if (values.http !== undefined) {
     let url: URL;
@@ -153,7 +184,12 @@ export function parseCallArgs(argv: string[]): CallOptions | 'help' {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw usageError(`--http expects an http: or https: URL, got "${values.http}"`, USAGE);
     }
-    return { ...base, http: url, ...(values.token !== undefined ? { token: values.token } : {}) };
+    return {
+      ...base,
+      http: url,
+      ...(values.token !== undefined ? { token: values.token } : {}),
+      ...(oauth ? { oauth } : {}),
+    };
   }
   const command = splitCommand(values.stdio!);
   if (command.length === 0) throw usageError('--stdio needs a command', USAGE);
@@ -281,13 +317,20 @@ export function shellWord(word: string): string {
  * --token TOKEN` (the token as given: the user typed it on this command line already).
  */
 export function callCommand(
-  options: Pick<CallOptions, 'http' | 'token' | 'stdio'>,
+  options: Pick<CallOptions, 'http' | 'token' | 'stdio' | 'oauth'>,
   tool: string,
   args: object,
 ): string {
   const words = [runAs(), 'call', tool, '--args', shellWord(JSON.stringify(args))];
   if (options.http) words.push('--http', shellWord(options.http.href));
   if (options.token !== undefined) words.push('--token', shellWord(options.token));
+  if (options.oauth) {
+    words.push('--oauth');
+    if (options.oauth.clientId !== undefined) words.push('--client-id', shellWord(options.oauth.clientId));
+    if (options.oauth.clientSecretFile !== undefined) {
+      words.push('--client-secret-file', shellWord(options.oauth.clientSecretFile));
+    }
+  }
   if (options.stdio) words.push('--stdio', shellWord(options.stdio.map(shellWord).join(' ')));
   return words.join(' ');
 }
@@ -457,7 +500,11 @@ class HttpWatch {
   /** The line for the last answer when it was a 401 or a 404, else `undefined`. */
   refusal(url: URL, withToken: boolean): string | undefined {
     if (this.#last?.status === 401) {
-      if (!withToken) return 'this server needs a token: pass --token TOKEN (HTTP 401)';
+      if (!withToken) {
+        return this.#last.challenge?.includes('resource_metadata=')
+          ? 'this server needs a token: pass --token TOKEN, or --oauth to sign in with its identity provider (HTTP 401)'
+          : 'this server needs a token: pass --token TOKEN (HTTP 401)';
+      }
       const said = /error_description="((?:[^"\\]|\\.)*)"/.exec(this.#last.challenge ?? '')?.[1];
       return `the server refused the token: ${said ? said.replaceAll(/\\(.)/g, '$1') : 'invalid token'} (HTTP 401)`;
     }
@@ -492,16 +539,23 @@ export async function run(argv: string[]): Promise<number> {
   }
   const term = openTerminal();
   const rounds: RoundState = { round: 0, refused: false, announced: false };
-  const client = newClient(term, rounds);
+  let client = newClient(term, rounds);
   // Ctrl-C outside a prompt (connecting, waiting on the server) is a real SIGINT.
   process.once('SIGINT', interrupted);
   let serverStderr = '';
   const http = new HttpWatch();
-  const transport = options.http
-    ? new StreamableHTTPClientTransport(options.http, {
-        fetch: http.fetch,
-        ...(options.token ? { requestInit: { headers: { authorization: `Bearer ${options.token}` } } } : {}),
-      })
+  const auth =
+    options.http && options.oauth
+      ? await createCallAuth(options.http, options.oauth, (line) => process.stderr.write(`${line}\n`))
+      : undefined;
+  const httpTransport = (url: URL) =>
+    new StreamableHTTPClientTransport(url, {
+      fetch: http.fetch,
+      ...(options.token ? { requestInit: { headers: { authorization: `Bearer ${options.token}` } } } : {}),
+      ...(auth ? { authProvider: auth.provider } : {}),
+    });
+  let transport = options.http
+    ? httpTransport(options.http)
     : new StdioClientTransport({
         command: options.stdio![0]!,
         args: options.stdio!.slice(1),
@@ -516,11 +570,25 @@ export async function run(argv: string[]): Promise<number> {
   const where = options.http ? options.http.href : `"${options.stdio!.join(' ')}"`;
   try {
     try {
-      await client.connect(transport);
+      try {
+        await client.connect(transport);
+      } catch (error) {
+        // Authorization code: the SDK sent the user to sign in; finish with the redirect, reconnect.
+        if (
+          !(error instanceof UnauthorizedError && auth?.callback && transport instanceof StreamableHTTPClientTransport)
+        ) {
+          throw error;
+        }
+        await transport.finishAuth(await auth.callback());
+        client = newClient(term, rounds);
+        transport = httpTransport(options.http!);
+        await client.connect(transport);
+      }
     } catch (error) {
       const network = options.http ? networkFailure(error) : undefined;
       if (network) throw new CliError(`cannot reach ${where} (${network}): is the server running?`);
-      const refused = options.http && http.refusal(options.http, options.token !== undefined);
+      const refused =
+        options.http && http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);
       if (refused) throw new CliError(refused);
       const last = serverStderr.trim().split('\n').pop();
       throw new CliError(`cannot connect to ${where}: ${oneLine(error)}${last ? ` (server said: ${last})` : ''}`);
@@ -556,7 +624,8 @@ export async function run(argv: string[]): Promise<number> {
         },
       );
     } catch (error) {
-      const refused = options.http && http.refusal(options.http, options.token !== undefined);
+      const refused =
+        options.http && http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);
       throw refused ? new CliError(refused) : describeFailure(options.tool, where, error);
     }
     const text = resultText(result);
@@ -578,5 +647,6 @@ export async function run(argv: string[]): Promise<number> {
     process.off('SIGINT', interrupted);
     term.close();
     await client.close().catch(() => {});
+    await auth?.close();
   }
 }

@@ -1,6 +1,7 @@
 /**
  * `baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger URL]
- * [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles a,b]
+ * [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL
+ * ...(see oauthServe.ts)] [--roles a,b]
  * [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals
  * hash|id] [--store-principal-names] [--audit] [--inspect MODULE]
  * [--allow-replays] [--round-budget MS]`: the DESIGN.md section 5 contract.
@@ -10,7 +11,10 @@
  * one-time; without one, flows declared `needsLedger` are left out, one
  * warning line each. Over HTTP (stateless Streamable HTTP at `/mcp`) the
  * principal is the bearer token's principal from `--auth-tokens` (unknown or
- * missing token: 401), with the roles the file gives it, or `anonymous`; over
+ * missing token: 401), with the roles the file gives it, or, with
+ * `--oauth-issuer`, `<iss>#<sub>` of an access token from the identity provider
+ * with the roles of its claims (the issuer is discovered before the port is
+ * bound), or `anonymous`; over
  * stdio it is the local user, with the roles of `--roles`. With a ledger and
  * flows that await decisions, the decision tools are served too; a round waits
  * for decisions (and for durable steps that outlive `--round-budget`) up to
@@ -49,7 +53,7 @@ import {
   type RunnerLogEvent,
 } from '@baton/engine';
 import { openAuditLog, openLedger, parseLedgerUrl } from '@baton/store';
-import type { McpServerFactory } from '@modelcontextprotocol/server';
+import type { McpServerFactory, OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { defaultRoles } from '../callContext.js';
@@ -60,12 +64,13 @@ import { createObservabilityRoutes, type LedgerSource } from '../observability.j
 import { createFlowServerFactory } from '../serverFactory.js';
 import { createWebhookNotifier } from '../webhook.js';
 import { CliError, oneLine, usageError } from './cliError.js';
+import { OAUTH_OPTIONS, type OAuthServeFlags, parseOAuthFlags, prepareOAuth } from './oauthServe.js';
 import { parseFlags } from './parseFlags.js';
 import { runHint } from './runAs.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles ROLE,...] [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
 /** The help of `baton serve`, with the way to run it that fits how it was started. */
 function help(): string {
@@ -88,6 +93,21 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
   --auth-tokens FILE   JSON object token -> principal id, or token -> {"principal": "bob", "roles":
                        ["manager"]}; other callers get HTTP 401 (HTTP only); tokens need at least
                        16 characters
+  --oauth-issuer URL   accept access tokens of this OAuth/OpenID issuer instead (JWTs checked against
+                       its JWKS: iss, aud, exp/nbf with 30 s tolerance, RS/PS/ES/EdDSA only); serves
+                       /.well-known/oauth-protected-resource; scopes baton:call, baton:decide; the
+                       principal is "<iss>#<sub>"; not with --auth-tokens
+  --oauth-audience URL the resource URL tokens must name in aud (default: the served /mcp URL; give
+                       the public URL behind a proxy)
+  --roles-claim PATH   claim (dotted path) holding roles or groups (default roles; Keycloak:
+                       realm_access.roles)
+  --principal-claim NAME
+                       claim naming the account (default sub)
+  --group-roles FILE   JSON object group -> role or [roles], applied to the roles claim's values
+                       (only mapped groups give roles)
+  --introspection-client FILE
+                       {"client_id", "client_secret"} of this server at the issuer: opaque tokens
+                       are checked by introspection (RFC 7662), answers cached up to 5 minutes
   --roles ROLE,...     the local user's roles over --stdio (who may make which decisions)
   --wait-in-call SECONDS
                        how long one call waits for someone else's decision, or for durable steps
@@ -126,6 +146,7 @@ interface ServeOptions {
   readonly ttlSeconds?: number;
   readonly maxTtlSeconds?: number;
   readonly authTokens?: string;
+  readonly oauth?: OAuthServeFlags;
   readonly roles?: readonly string[];
   readonly waitInCallSeconds?: number;
   readonly notifyWebhook?: string;
@@ -180,6 +201,7 @@ export const OPTIONS = {
   inspect: { type: 'string' },
   'allow-replays': { type: 'boolean' },
   'round-budget': { type: 'string' },
+  ...OAUTH_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -208,6 +230,7 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     throw usageError('--roles applies to --stdio only (over HTTP the roles come from the --auth-tokens file)');
   }
   const roles = values.roles === undefined ? undefined : parseRoles(values.roles);
+  const oauth = parseOAuthFlags(values, USAGE);
   const waitInCallSeconds = values['wait-in-call'] === undefined ? undefined : waitInCall(values['wait-in-call']);
   const notifyWebhook = values['notify-webhook'] === undefined ? undefined : webhookUrl(values['notify-webhook']);
   const notifyPrincipals = values['notify-principals'];
@@ -236,6 +259,7 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
     ...(maxTtlSeconds !== undefined ? { maxTtlSeconds } : {}),
     ...(values['auth-tokens'] !== undefined ? { authTokens: values['auth-tokens'] } : {}),
+    ...(oauth ? { oauth } : {}),
     ...(roles ? { roles } : {}),
     ...(waitInCallSeconds !== undefined ? { waitInCallSeconds } : {}),
     ...(notifyWebhook ? { notifyWebhook } : {}),
@@ -403,6 +427,9 @@ export async function run(argv: string[]): Promise<number> {
           await loadAuthTokens(options.authTokens).catch((e) => Promise.reject(new CliError(oneLine(e)))),
         )
       : undefined;
+    // The issuer is discovered before the port is bound: unreachable, it is the one line said.
+    const oauth = options.oauth ? await prepareOAuth(options.oauth) : undefined;
+    let oauthVerifier: Promise<OAuthTokenVerifier> | undefined;
     // Bind the port before loading flows and opening the ledger, so a taken port is said before
     // anything else and leaves no database behind. A request that arrives meanwhile waits for
     // the server to be ready (or fails with it).
@@ -427,12 +454,34 @@ export async function run(argv: string[]): Promise<number> {
           keyIds: keys.keys.map((key) => key.kid),
         }),
         ...(verifier ? { verifier } : {}),
+        ...(oauth
+          ? {
+              // The verifier needs the served URL (the default audience): requests wait for it.
+              verifier: {
+                verifyAccessToken: async (token: string) => (await oauthVerifier!).verifyAccessToken(token),
+              },
+              oauth: {
+                authorizationServer: oauth.metadata,
+                ...(oauth.flags.audience ? { resource: oauth.flags.audience } : {}),
+              },
+            }
+          : {}),
         onError: (error) => process.stderr.write(`baton: http: ${oneLine(error)}\n`),
       }).catch((error) =>
         Promise.reject(new CliError(`cannot listen on ${options.http!.host}:${options.http!.port}: ${oneLine(error)}`)),
       );
       server = { what: 'the server', close: () => serving.close() };
       url = serving.url;
+      if (oauth) {
+        if (!oauth.flags.audience && !serving.loopback) {
+          later(
+            `--oauth-audience is not set: tokens must name ${serving.url.href} in aud; give the public URL of /mcp (e.g. --oauth-audience https://baton.example.com/mcp)`,
+          );
+        }
+        oauthVerifier = oauth.verifier(serving.url);
+        oauthVerifier.catch(() => {});
+        await oauthVerifier;
+      }
       // From the address bound, not its spelling: `127.1` is loopback, `0.0.0.0` is not.
       unchecked = servingWarning(serving);
     }
@@ -499,6 +548,7 @@ export async function run(argv: string[]): Promise<number> {
       runner,
       roles: (ctx) => defaultRoles(ctx, stdioRoles),
       metrics,
+      ...(oauth ? { requireScopes: true } : {}),
       ...(loaded.expose ? { expose: loaded.expose } : {}),
       onError: (error) => process.stderr.write(`baton: internal error: ${oneLine(error)}\n`),
     });
