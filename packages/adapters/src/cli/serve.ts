@@ -1,7 +1,7 @@
 /**
  * `baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger URL]
  * [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE] [--roles a,b]
- * [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals
+ * [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals
  * hash|id] [--store-principal-names] [--audit] [--inspect MODULE]
  * [--allow-replays] [--round-budget MS]`: the DESIGN.md section 5 contract.
  * Keys come from `BATON_KEYS` (comma-separated base64url secrets of at least
@@ -93,6 +93,8 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        how long one call waits for someone else's decision, or for durable steps
                        still running after the round budget, before it completes with a "waiting"
                        (or "working") result and the request id (default 20, at most 600)
+  --task-poll SECONDS  the poll interval a task waiting on a person suggests to clients that follow
+                       tasks (default 5; running steps and questions to the requester: a fifth of it)
   --notify-webhook URL POST JSON to URL for each decision requested and each decision made
                        (retried with backoff; never delays a round)
   --notify-principals hash|id
@@ -128,6 +130,8 @@ interface ServeOptions {
   readonly authTokens?: string;
   readonly roles?: readonly string[];
   readonly waitInCallSeconds?: number;
+  /** `--task-poll SECONDS`: the poll interval of a task waiting on a person. */
+  readonly taskPollSeconds?: number;
   readonly notifyWebhook?: string;
   readonly notifyPrincipals?: 'hash' | 'id';
   readonly storePrincipalNames?: boolean;
@@ -173,6 +177,7 @@ export const OPTIONS = {
   'auth-tokens': { type: 'string' },
   roles: { type: 'string' },
   'wait-in-call': { type: 'string' },
+  'task-poll': { type: 'string' },
   'notify-webhook': { type: 'string' },
   'notify-principals': { type: 'string' },
   'store-principal-names': { type: 'boolean' },
@@ -209,6 +214,10 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   }
   const roles = values.roles === undefined ? undefined : parseRoles(values.roles);
   const waitInCallSeconds = values['wait-in-call'] === undefined ? undefined : waitInCall(values['wait-in-call']);
+  const taskPoll = values['task-poll'];
+  if (taskPoll !== undefined && !(/^\d+(\.\d+)?$/.test(taskPoll) && Number(taskPoll) >= 0.2 && Number(taskPoll) <= 3600)) {
+    throw usageError(`--task-poll expects seconds from 0.2 to 3600, got "${taskPoll}"`);
+  }
   const notifyWebhook = values['notify-webhook'] === undefined ? undefined : webhookUrl(values['notify-webhook']);
   const notifyPrincipals = values['notify-principals'];
   if (notifyPrincipals !== undefined && notifyPrincipals !== 'hash' && notifyPrincipals !== 'id') {
@@ -238,6 +247,7 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     ...(values['auth-tokens'] !== undefined ? { authTokens: values['auth-tokens'] } : {}),
     ...(roles ? { roles } : {}),
     ...(waitInCallSeconds !== undefined ? { waitInCallSeconds } : {}),
+    ...(taskPoll !== undefined ? { taskPollSeconds: Number(taskPoll) } : {}),
     ...(notifyWebhook ? { notifyWebhook } : {}),
     ...(notifyPrincipals ? { notifyPrincipals } : {}),
   };
@@ -487,6 +497,7 @@ export async function run(argv: string[]): Promise<number> {
       ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}),
       ...(options.maxTtlSeconds ? { maxTtlSeconds: options.maxTtlSeconds } : {}),
       ...(options.waitInCallSeconds !== undefined ? { waitInCallSeconds: options.waitInCallSeconds } : {}),
+      ...(options.taskPollSeconds !== undefined ? { taskPollMs: options.taskPollSeconds * 1000 } : {}),
       ...(webhook ? { onDecisionRequested: webhook.onDecisionRequested, onDecided: webhook.onDecided } : {}),
       ...(options.notifyPrincipals ? { hookPrincipals: options.notifyPrincipals } : {}),
       ...(options.storePrincipalNames ? { storePrincipalNames: true } : {}),

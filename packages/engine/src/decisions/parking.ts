@@ -45,6 +45,7 @@ import {
   waitingForOf,
 } from './parked.js';
 import { callHook, type RunnerCore } from './port.js';
+import { markTask, workingTask } from './taskStatus.js';
 
 /** How many times a round is replayed from a newer parked state before it gives up (bounds how long a round runs). */
 export const MAX_ATTEMPTS = 8;
@@ -350,7 +351,7 @@ export interface RequesterRound {
   readonly flow: Flow;
   /** The binding of the presented state, or of this call (states are minted bound to it). */
   readonly binding: StateBinding;
-  readonly context: Pick<CallContext, 'capabilities'>;
+  readonly context: Pick<CallContext, 'capabilities' | 'tasks'>;
   readonly fid: string;
   /** This round's number. */
   readonly round: number;
@@ -444,6 +445,13 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
     if (result.type === 'ask') return result.end.mint(result.pv === undefined ? undefined : { pv: result.pv });
     // Waiting on decisions or on steps: hold the round open while someone may decide or the steps finish.
     row = result.row;
+    // A client that follows tasks gets one at once, the instance being durably parked (`taskStatus.ts`).
+    if (request.context.tasks) {
+      const waits = result.type === 'working' ? { steps: result.end.steps } : { decisions: result.end.decisions };
+      const shown = result.type === 'working' ? workingResult(fid, result.end.steps) : waitingResult(fid, row.waitingFor);
+      const task = workingTask(row, waits, core.decisions.taskPoll);
+      return markTask({ type: 'complete', ...base(round), result: shown }, task);
+    }
     holdUntil ??=
       performance.now() +
       Math.max(0, Math.min(core.decisions.holdMs, core.decisions.waitInCallMs - (core.now() - wait[0])));

@@ -31,6 +31,7 @@ import type { RoundOutcome } from '../contract/outcome.js';
 import { rewriteLegacyDeciders } from '../decisions/legacyDeciders.js';
 import { MAX_ATTEMPTS, type RequesterRound, requesterRound } from '../decisions/parking.js';
 import type { AuditRound, PlayInput, RunnerCore } from '../decisions/port.js';
+import { createTaskTools, type TaskTools } from '../decisions/taskTools.js';
 import { createDecisionTools } from '../decisions/tools.js';
 import type { DecidedEvent, DecisionRequestedEvent, DecisionTools } from '../decisions/types.js';
 import { FlowError } from '../errors.js';
@@ -138,6 +139,11 @@ export interface RunnerOptions {
   readonly onDecisionRequested?: (event: DecisionRequestedEvent) => unknown;
   /** Called (not awaited; errors logged) for each decision recorded. */
   readonly onDecided?: (event: DecidedEvent) => unknown;
+  /**
+   * The poll interval a task waiting on a person suggests, ms (default 5,000); a task whose steps
+   * run, or that waits for its requester, suggests a fifth of it (at least 200 ms, at most 1,000).
+   */
+  readonly taskPollMs?: number;
 }
 
 /** The runner's `ttlSeconds` and `maxTtlSeconds`, defaulted and checked (positive seconds, ttl within the cap). */
@@ -189,6 +195,13 @@ export interface Runner {
   resume: DecisionTools['resume'];
   /** See {@link DecisionTools.withdraw}. */
   withdraw: DecisionTools['withdraw'];
+  /** The tasks extension's `tasks/get`, `tasks/update` and `tasks/cancel` on parked instances. */
+  readonly tasks: TaskTools;
+}
+
+/** Poll intervals of tasks: `decisionMs` for a person, a fifth of it (200 ms to 1 s) otherwise. */
+function taskPollSettings(decisionMs: number) {
+  return { decisionMs, stepMs: Math.min(1000, Math.max(200, decisionMs / 5)) };
 }
 
 function newId(): string {
@@ -343,6 +356,7 @@ export function createRunner(options: RunnerOptions): Runner {
       hookPrincipals: options.hookPrincipals ?? 'hash',
       onDecisionRequested: options.onDecisionRequested,
       onDecided: options.onDecided,
+      taskPoll: taskPollSettings(positive('taskPollMs', options.taskPollMs ?? 5000)),
     },
     newId,
     accepts(flow, body, event) {
@@ -470,7 +484,7 @@ export function createRunner(options: RunnerOptions): Runner {
   async function serve(
     flow: Flow,
     binding: StateBinding,
-    context: Pick<CallContext, 'principal' | 'capabilities'>,
+    context: Pick<CallContext, 'principal' | 'capabilities' | 'tasks'>,
     requestState: string | undefined,
     inputResponses: Readonly<Record<string, unknown>> | undefined,
     resumeRow?: ParkedRequest,
@@ -589,11 +603,19 @@ export function createRunner(options: RunnerOptions): Runner {
   }
 
   if (ledger) void rewriteLegacyDeciders(ledger, codec, storeNames, log);
-  const tools = createDecisionTools(core, {
-    resume: (flow, binding, context, requestState, inputResponses, row) =>
-      serve(flow, binding, context, requestState, inputResponses, row, 'resume'),
-  });
+  const resumeServer = {
+    resume: (
+      flow: Flow,
+      binding: StateBinding,
+      context: Pick<CallContext, 'principal' | 'capabilities' | 'tasks'>,
+      requestState: string | undefined,
+      inputResponses: Readonly<Record<string, unknown>> | undefined,
+      row: ParkedRequest | undefined,
+    ) => serve(flow, binding, context, requestState, inputResponses, row, 'resume'),
+  };
+  const tools = createDecisionTools(core, resumeServer);
+  const tasks = createTaskTools(core, resumeServer);
   const awaitsDecisions = [...flows.values()].some((flow) => flow.decisions.length > 0);
   const hasDurableSteps = [...flows.values()].some((flow) => flow.steps.length > 0);
-  return { flows, run, awaitsDecisions, hasDurableSteps, hasLedger: ledger !== undefined, ...tools };
+  return { flows, run, awaitsDecisions, hasDurableSteps, hasLedger: ledger !== undefined, ...tools, tasks };
 }
