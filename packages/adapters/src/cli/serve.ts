@@ -215,7 +215,10 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   const roles = values.roles === undefined ? undefined : parseRoles(values.roles);
   const waitInCallSeconds = values['wait-in-call'] === undefined ? undefined : waitInCall(values['wait-in-call']);
   const taskPoll = values['task-poll'];
-  if (taskPoll !== undefined && !(/^\d+(\.\d+)?$/.test(taskPoll) && Number(taskPoll) >= 0.2 && Number(taskPoll) <= 3600)) {
+  if (
+    taskPoll !== undefined &&
+    !(/^\d+(\.\d+)?$/.test(taskPoll) && Number(taskPoll) >= 0.2 && Number(taskPoll) <= 3600)
+  ) {
     throw usageError(`--task-poll expects seconds from 0.2 to 3600, got "${taskPoll}"`);
   }
   const notifyWebhook = values['notify-webhook'] === undefined ? undefined : webhookUrl(values['notify-webhook']);

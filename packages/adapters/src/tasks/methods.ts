@@ -64,12 +64,14 @@ export function registerTaskMethods(server: McpServer, options: TaskMethodsOptio
       return detailedTask(task) as unknown as Record<string, unknown>;
     }),
   );
-  low.setRequestHandler('tasks/update', { params: UpdateTaskRequestV2Schema.shape.params }, (params, ctx) =>
+  // The SDK lifts `inputResponses` off every request's params (MRTR) into `ctx.mcpReq`: read it there.
+  const updateParams = UpdateTaskRequestV2Schema.shape.params.partial({ inputResponses: true });
+  low.setRequestHandler('tasks/update', { params: updateParams }, (params, ctx) =>
     guarded(async () => {
       const acknowledged = await runner.tasks.update({
         id: params.taskId,
         context: caller(ctx),
-        inputResponses: params.inputResponses,
+        inputResponses: params.inputResponses ?? ctx.mcpReq.inputResponses,
       });
       if (!acknowledged) throw unknownTask();
       return {};

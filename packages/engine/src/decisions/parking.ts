@@ -448,7 +448,8 @@ export async function requesterRound(core: RunnerCore, request: RequesterRound):
     // A client that follows tasks gets one at once, the instance being durably parked (`taskStatus.ts`).
     if (request.context.tasks) {
       const waits = result.type === 'working' ? { steps: result.end.steps } : { decisions: result.end.decisions };
-      const shown = result.type === 'working' ? workingResult(fid, result.end.steps) : waitingResult(fid, row.waitingFor);
+      const shown =
+        result.type === 'working' ? workingResult(fid, result.end.steps) : waitingResult(fid, row.waitingFor);
       const task = workingTask(row, waits, core.decisions.taskPoll);
       return markTask({ type: 'complete', ...base(round), result: shown }, task);
     }
