@@ -184,14 +184,25 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (_name, ledger) 
       error: { code: -32602, message: expect.stringMatching(/already withdrawn/) },
     });
 
-    const plain = await session.callTool('no_withdraw', {});
-    if (plain.kind !== 'task') throw new Error('expected a task');
-    const refused = await task('alice', 0, 'tasks/cancel', { taskId: plain.handle.taskId });
+    // The task answer on the wire, as a requester that declared the extension gets it.
+    const created = (await task('alice', 0, 'tools/call', { name: 'no_withdraw', arguments: {} })) as unknown as {
+      result: Record<string, unknown>;
+    };
+    expect(created.result).toMatchObject({
+      resultType: 'task',
+      taskId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+      status: 'working',
+      statusMessage: 'Waiting for a decision by someone with the role manager.',
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      lastUpdatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      ttlMs: expect.any(Number),
+      pollIntervalMs: 300,
+    });
+    const refused = await task('alice', 0, 'tasks/cancel', { taskId: created.result.taskId });
     expect(refused).toMatchObject({
       kind: 'error',
       error: { code: -32602, message: expect.stringMatching(/no withdrawal path/) },
     });
-    await plain.detach();
   });
 
   it.skipIf(!ledger)('every instance restarted mid-task: the task survives', async () => {
