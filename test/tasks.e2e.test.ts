@@ -12,6 +12,7 @@
  * every instance is restarted mid-task and the task survives; a client without
  * the extension still gets the waiting result and `baton_resume`.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +20,7 @@ import { generateKey } from '@baton/engine';
 import type { Client } from '@modelcontextprotocol/client';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectHttp, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
+import { cliArgs, connectHttp, ROOT, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
 import { type Elicit, taskRequest, taskSession } from './helpers/taskClient.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-tasks-e2e-'));
@@ -222,6 +223,53 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (_name, ledger) 
       return got.result?.status === 'completed' ? got : undefined;
     });
     expect(JSON.stringify(ended)).toContain('rejected');
+  });
+
+  it.skipIf(!ledger)('baton call --follow: a status line, the decision, the result; Ctrl-C detaches', async () => {
+    /** `baton call <tool> --follow` as alice, its stderr watched; `done` resolves with its exit and output. */
+    const follow = (tool: string, args: object) => {
+      const child = spawn(
+        process.execPath,
+        cliArgs([
+          'call',
+          tool,
+          '--args',
+          JSON.stringify(args),
+          '--http',
+          servers[0]!.url.href,
+          '--token',
+          token('alice'),
+          '--follow',
+        ]),
+        { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      const out = { stdout: '', stderr: '' };
+      child.stdout!.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
+      child.stderr!.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
+      const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      const done = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code))).finally(() =>
+        clearTimeout(killer),
+      );
+      const id = () => waitFor(async () => /-- task ([\w-]{22}): /.exec(out.stderr)?.[1], 40_000);
+      return { child, out, done, id };
+    };
+
+    const followed = follow('expense_approval', { amount: 40, purpose: 'Coffee' });
+    await bobDecides(1, await followed.id(), true);
+    expect(await followed.done, followed.out.stderr).toBe(0);
+    expect(followed.out.stdout.trim()).toBe('Expense of 40 approved.');
+    expect(followed.out.stderr).toMatch(
+      /Waiting for a decision by someone with the role manager, until .* \(waited \d+ s\)/,
+    );
+
+    const stopped = follow('expense_approval', { amount: 30, purpose: 'Tea' });
+    const id = await stopped.id();
+    stopped.child.kill('SIGINT');
+    expect(await stopped.done).toBe(130);
+    expect(stopped.out.stderr).toContain(`stopped following task ${id}; it goes on on the server`);
+    expect(stopped.out.stderr).toContain(`call baton_resume --args '{"id":"${id}"}'`);
+    // Detached, not cancelled: the task still waits for the manager.
+    expect(await task('alice', 1, 'tasks/get', { taskId: id })).toMatchObject({ result: { status: 'working' } });
   });
 
   it.skipIf(!ledger)('a client without the extension gets the waiting result and baton_resume', async () => {
