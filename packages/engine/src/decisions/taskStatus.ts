@@ -50,6 +50,11 @@ export interface TaskPollSettings {
   readonly stepMs: number;
 }
 
+/** Poll intervals of tasks: `decisionMs` for a person, a fifth of it (200 ms to 1 s) otherwise. */
+export function taskPollSettings(decisionMs: number): TaskPollSettings {
+  return { decisionMs, stepMs: Math.min(1000, Math.max(200, decisionMs / 5)) };
+}
+
 const marks = new WeakMap<RoundOutcome, TaskSnapshot>();
 
 /** Mark `outcome` (a parked instance's complete "waiting" or "working" result) as answered by `task`. */

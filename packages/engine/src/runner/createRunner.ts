@@ -31,6 +31,7 @@ import type { RoundOutcome } from '../contract/outcome.js';
 import { rewriteLegacyDeciders } from '../decisions/legacyDeciders.js';
 import { MAX_ATTEMPTS, type RequesterRound, requesterRound } from '../decisions/parking.js';
 import type { AuditRound, PlayInput, RunnerCore } from '../decisions/port.js';
+import { taskPollSettings } from '../decisions/taskStatus.js';
 import { createTaskTools, type TaskTools } from '../decisions/taskTools.js';
 import { createDecisionTools } from '../decisions/tools.js';
 import type { DecidedEvent, DecisionRequestedEvent, DecisionTools } from '../decisions/types.js';
@@ -197,11 +198,6 @@ export interface Runner {
   withdraw: DecisionTools['withdraw'];
   /** The tasks extension's `tasks/get`, `tasks/update` and `tasks/cancel` on parked instances. */
   readonly tasks: TaskTools;
-}
-
-/** Poll intervals of tasks: `decisionMs` for a person, a fifth of it (200 ms to 1 s) otherwise. */
-function taskPollSettings(decisionMs: number) {
-  return { decisionMs, stepMs: Math.min(1000, Math.max(200, decisionMs / 5)) };
 }
 
 function newId(): string {
