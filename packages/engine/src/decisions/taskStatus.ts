@@ -107,7 +107,9 @@ export function taskBase(row: Pick<ParkedRequest, 'id' | 'createdAt' | 'updatedA
 /** A parked request that waits on decisions or on its running steps, as a `working` task. */
 export function workingTask(
   row: ParkedRequest,
-  waits: { readonly decisions: readonly AwaitedDecision[] } | { readonly steps: readonly string[] },
+  waits:
+    | { readonly decisions: readonly Pick<AwaitedDecision, 'key' | 'role' | 'deadline'>[] }
+    | { readonly steps: readonly string[] },
   poll: TaskPollSettings,
 ): TaskSnapshot {
   const onPeople = 'decisions' in waits && waits.decisions.length > 0;

@@ -27,7 +27,7 @@ import { load } from './access.js';
 import { isRequester, openParked, type ParkedBlob, parkedBody, sealParked } from './parked.js';
 import type { RunnerCore } from './port.js';
 import { RESUME_TOOL, withdraw } from './requestTools.js';
-import { type TaskSnapshot, taskBase, taskOf } from './taskStatus.js';
+import { type TaskSnapshot, taskBase, taskOf, workingTask } from './taskStatus.js';
 import type { DecisionCaller, ResumeServer } from './types.js';
 
 /** Who calls a task method. */
@@ -92,6 +92,29 @@ function ended(core: RunnerCore, row: ParkedRequest, blob: ParkedBlob): TaskSnap
   }
   const result = final.type === 'complete' ? final.result : errorResult(final.message);
   return { ...base, status: 'completed', statusMessage: `Ended: ${row.status}.`, result };
+}
+
+/**
+ * The task of a request that only waits on people, read without playing a round (so a poll
+ * writes nothing, not even an audit entry): parked on decisions, no steps running, no deadline
+ * due, no question asked again, and every decision recorded already delivered. `undefined` when
+ * a round may move it on (the caller plays one).
+ */
+async function stillWaiting(core: RunnerCore, row: ParkedRequest, blob: ParkedBlob): Promise<TaskSnapshot | undefined> {
+  const now = core.now();
+  if (row.waitingFor.length === 0 || blob.s.r !== undefined || blob.q !== undefined) return undefined;
+  if ((blob.s.t ?? []).some((deadline) => deadline[1] <= now)) return undefined;
+  const delivered = new Set(blob.s.d ?? []);
+  const records = await core.ledger!.listDecisions({ id: row.id });
+  if (records.some((record) => record.status === 'decided' && !delivered.has(record.key))) return undefined;
+  const awaited = new Set(row.waitingFor.map((w) => w.key));
+  const pending = records.filter((record) => record.status === 'pending' && awaited.has(record.key));
+  if (pending.length !== awaited.size) return undefined;
+  return workingTask(
+    row,
+    { decisions: pending.map(({ key, role, deadline }) => ({ key, role, deadline })) },
+    core.decisions.taskPoll,
+  );
 }
 
 /** Task input keys for the flow's questions at `version`. */
@@ -212,6 +235,8 @@ export function createTaskTools(core: RunnerCore, server: ResumeServer): TaskToo
       if (!found) return undefined;
       const { row, flow, blob } = found;
       if (row.status !== 'waiting') return ended(core, row, blob);
+      const waiting = await stillWaiting(core, row, blob);
+      if (waiting) return waiting;
       const binding = resumeBinding(context.principal, flow, row.id);
       const outcome = await server.resume(flow, binding, tasksContext(context), undefined, undefined, row);
       return fromOutcome(core, row.id, outcome);
