@@ -4,9 +4,11 @@
  * requester's answers delivered as one round) and `cancel` (the flow's
  * withdrawal). Every one starts from the parked request and answers
  * `undefined` alike for an unknown id and for another principal's task (no
- * oracle). `get` plays the requester's round from the latest parked state with
- * nothing delivered (the round a `baton_resume` plays, without its hold), so
- * steps that finished or deadlines that came due move the flow on, and reads
+ * oracle). `get` answers a request that only waits on people from the ledger
+ * as it stands (a poll writes nothing); otherwise it plays the requester's
+ * round from the latest parked state with nothing delivered (the round a
+ * `baton_resume` plays, without its hold), so steps that finished or
+ * deadlines that came due move the flow on, and reads
  * what it came to: `working` with what it waits for, `input_required` with the
  * questions (keys suffixed with the request's version: a question asked again
  * is a new question), or its end. `update` mints a state of that round and
