@@ -206,7 +206,7 @@ async function keepAskedAgain(
   asked: Readonly<Record<string, WireInputRequest>>,
 ): Promise<void> {
   const found = await own(core, id, principal);
-  if (!found || found.row.status !== 'waiting') return;
+  if (found?.row.status !== 'waiting') return;
   const { row } = found;
   const opened = openParked(core.codec, row);
   if (!opened) return;
