@@ -13,8 +13,9 @@
  * flow awaits decisions by others and the runner has a ledger, the decision
  * tools are registered beside the flows (`decisionTools.ts`).
  */
-import type { Flow, RoundOutcome, Runner } from '@baton/engine';
+import { type Flow, type RoundOutcome, type Runner, taskOf } from '@baton/engine';
 import {
+  type CallToolResult,
   type McpServer,
   ProtocolError,
   ProtocolErrorCode,
@@ -35,6 +36,8 @@ import type { ServingMetrics } from './metrics.js';
 import { readableParamsErrors } from './paramsErrors.js';
 import { playRound } from './playRound.js';
 import { toPromptResult, toResourceResult, toToolResult } from './results.js';
+import { registerTaskMethods } from './tasks/methods.js';
+import { createTaskResult, declaresTasks } from './tasks/wire.js';
 import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
 
 /** The URI prefix of flow resources: `baton://flows/<name>`. */
@@ -51,9 +54,14 @@ export const FLOW_RESOURCE_PREFIX = 'baton://flows/';
  * - `resource`: `resources/read` of `baton://flows/<name>` (a static resource when the
  *   flow takes no arguments, else the template `baton://flows/<name>{?a,b}`, query
  *   parameters in any order); the finished result becomes one text content item.
+ * - `task`: (default `true`) a `tools/call` of the flow from a client that declared the tasks
+ *   extension answers with a task (`resultType: "task"`) once the flow is parked waiting on
+ *   someone else or on its running steps; `false` keeps today's answers for every client (the
+ *   held call, "retry later", the waiting result and `baton_resume`).
  */
 export interface FlowExposure {
   readonly tool?: boolean;
+  readonly task?: boolean;
   readonly prompt?: boolean;
   readonly resource?: boolean;
 }
@@ -149,6 +157,8 @@ export function registerFlows(server: McpServer, options: RegisterFlowsOptions):
 /** A flow's registrations, computed once: configs, schemas, argument types, resource template. */
 interface PreparedFlow {
   readonly flow: Flow;
+  /** Whether a tasks client's call of the tool is answered with a task once the flow parks. */
+  readonly task: boolean;
   readonly tool?: {
     readonly title?: string;
     readonly description: string;
@@ -180,6 +190,8 @@ export interface PreparedFlows {
   readonly onError: (error: unknown) => void;
   readonly flows: readonly PreparedFlow[];
   readonly decisionTools: boolean;
+  /** Whether the server offers the tasks extension (a ledger and flows that park). */
+  readonly tasks: boolean;
   /** Where rounds are counted (see `metrics.ts`), when anywhere. */
   readonly metrics?: ServingMetrics;
 }
@@ -201,6 +213,7 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
     const base = `${FLOW_RESOURCE_PREFIX}${flow.name}`;
     flows.push({
       flow,
+      task: (exposure.task ?? true) && (flow.decisions.length > 0 || flow.steps.length > 0),
       ...((exposure.tool ?? true)
         ? {
             tool: {
@@ -239,6 +252,7 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
     // completes with a "working" result that continues there.
     decisionTools:
       (runner.awaitsDecisions || runner.hasDurableSteps) && runner.hasLedger && (options.decisionTools ?? true),
+    tasks: runner.hasLedger && flows.some((prepared) => prepared.task),
   };
 }
 
@@ -266,6 +280,7 @@ export function registerPreparedFlows(
     target: string,
     args: unknown,
     ctx: ServerContext,
+    tasks = false,
   ): Promise<RoundOutcome> {
     return playRound(
       server,
@@ -276,6 +291,7 @@ export function registerPreparedFlows(
           const problem = argumentsProblem(flow, args);
           if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
         }
+        const declared = declaredCapabilities(server, ctx);
         return runner.run({
           flow: flow.name,
           args,
@@ -284,7 +300,8 @@ export function registerPreparedFlows(
             roles: rolesOf(ctx),
             method,
             target,
-            capabilities: toInputCapabilities(declaredCapabilities(server, ctx)),
+            capabilities: toInputCapabilities(declared),
+            ...(tasks && declaresTasks(declared) ? { tasks: true } : {}),
           },
           ...(requestState !== undefined ? { requestState } : {}),
           ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
@@ -294,12 +311,15 @@ export function registerPreparedFlows(
     );
   }
 
-  for (const { flow, tool: toolConfig, prompt: promptConfig, resource } of prepared.flows) {
+  for (const { flow, task, tool: toolConfig, prompt: promptConfig, resource } of prepared.flows) {
     if (narrowed && !(flowCall && flow.name === calledTool)) continue;
     if (toolConfig) {
       const tool = server.registerTool(flow.name, toolConfig, async (args: unknown, ctx: ServerContext) => {
         try {
-          return toToolResult(await round(flow, 'tools/call', flow.name, args, ctx));
+          const outcome = await round(flow, 'tools/call', flow.name, args, ctx, task && prepared.tasks);
+          // Parked for a client that follows tasks: the task instead of the waiting result (`tasks/`).
+          const parked = taskOf(outcome);
+          return parked ? (createTaskResult(parked) as unknown as CallToolResult) : toToolResult(outcome);
         } catch (error) {
           if (error instanceof ProtocolError) escapeToolError(server, ctx, error);
           throw error;
@@ -345,6 +365,7 @@ export function registerPreparedFlows(
       tools.set(name, tool);
     }
   }
+  if (prepared.tasks) registerTaskMethods(server, { runner, principal: principalOf, roles: rolesOf, onError });
   readableParamsErrors(server, ['tools/call', 'prompts/get', 'resources/read']);
   return { tools, prompts, resources };
 }

@@ -127,6 +127,8 @@ export type {
 } from './contract/wire.js';
 export { DECIDE_TOOL } from './decisions/decide.js';
 export { RESUME_TOOL } from './decisions/requestTools.js';
+export { type TaskSnapshot, type TaskStatus, taskOf } from './decisions/taskStatus.js';
+export type { TaskCaller, TaskCancelResult, TaskTools } from './decisions/taskTools.js';
 export type {
   DecidedEvent,
   DecideRequest,

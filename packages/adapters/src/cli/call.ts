@@ -32,6 +32,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CliError, EXIT_FAILURE, oneLine, usageError } from './cliError.js';
+import { followTask, type InputAnswers } from './followTask.js';
 import { askForm, CANCEL, DECLINE, type PromptIO, type RequestedSchema } from './formPrompt.js';
 import { createCallAuth, OAUTH_CALL_OPTIONS, type OAuthCallFlags } from './oauthLogin.js';
 import { parseFlags } from './parseFlags.js';
@@ -40,7 +41,7 @@ import { checkToolCall } from './toolCheck.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton call <tool> [--args JSON] (--http URL [--token TOKEN | --oauth [--client-id ID [--client-secret-file FILE]]] | --stdio "COMMAND")';
+  'baton call <tool> [--args JSON] (--http URL [--token TOKEN | --oauth [--client-id ID [--client-secret-file FILE]]] [--follow] | --stdio "COMMAND")';
 
 const help = () => `usage: ${USAGE}
 
@@ -57,6 +58,8 @@ Call a tool and answer what it asks at the terminal (forms field by field, URLs,
   --client-id ID       the OAuth client id (without it, the browser sign-in registers one)
   --client-secret-file FILE
                        a file holding the client secret: client credentials, no browser
+  --follow             follow the call's task to its end (tasks extension, --http only): a status
+                       line while it waits, its questions prompted; Ctrl-C stops following
   --stdio "COMMAND"    a stdio server to start, e.g. "${runAs()} serve ./flows.ts --stdio"
 
 At any prompt ${DECLINE} declines and ${CANCEL} cancels the current request (the round's other
@@ -81,6 +84,8 @@ export interface CallOptions {
   /** `--oauth`: sign in through the server's identity provider. */
   readonly oauth?: OAuthCallFlags;
   readonly stdio?: readonly string[];
+  /** `--follow`: follow the call's task (see `followTask.ts`). */
+  readonly follow?: boolean;
 }
 
 /**
@@ -129,6 +134,7 @@ export const OPTIONS = {
   token: { type: 'string' },
   ...OAUTH_CALL_OPTIONS,
   stdio: { type: 'string' },
+  follow: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -173,6 +179,9 @@ export function parseCallArgs(argv: string[]): CallOptions | 'help' {
         ...(values['client-secret-file'] !== undefined ? { clientSecretFile: values['client-secret-file'] } : {}),
       }
     : undefined;
+  if (values.follow && values.http === undefined) {
+    throw usageError('--follow applies to --http only', USAGE);
+  }
   const base = { tool: positionals[0]!, args: args as Record<string, unknown> };
   if (values.http !== undefined) {
     let url: URL;
@@ -189,6 +198,7 @@ export function parseCallArgs(argv: string[]): CallOptions | 'help' {
       http: url,
       ...(values.token !== undefined ? { token: values.token } : {}),
       ...(oauth ? { oauth } : {}),
+      ...(values.follow ? { follow: true } : {}),
     };
   }
   const command = splitCommand(values.stdio!);
@@ -376,77 +386,81 @@ function announce(term: Terminal, rounds: RoundState): void {
 export const WAITING_ROUND =
   'waiting for the server: a decision by someone else or a step still running (nothing to answer)';
 
-function newClient(term: Terminal, rounds: RoundState): Client {
-  const client = new Client(
-    { name: 'baton-call', version: '0.1.0' },
-    {
-      capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} },
-      versionNegotiation: { mode: 'auto' },
-    },
-  );
+/** What the client declares: every input kind the terminal can answer. */
+const CAPABILITIES = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
+const CLIENT_INFO = { name: 'baton-call', version: '0.1.0' };
 
-  client.setRequestHandler('elicitation/create', (request) =>
-    term.serial(async () => {
-      announce(term, rounds);
-      const params = request.params as { mode?: string; message: string; url?: string; requestedSchema?: unknown };
-      if (rounds.refused) {
+/** How the terminal answers the server's requests: MRTR rounds and followed tasks alike. */
+function terminalAnswers(term: Terminal, rounds: RoundState): InputAnswers {
+  return {
+    elicitation: (raw) =>
+      term.serial(async () => {
+        announce(term, rounds);
+        const params = raw as { mode?: string; message: string; url?: string; requestedSchema?: unknown };
+        if (rounds.refused) {
+          term.say(`? ${params.message}`);
+          term.say('  -> cancel (not asked: an earlier answer of this round was declined or cancelled)');
+          return { action: 'cancel' as const };
+        }
+        const refuse = <T extends { action: 'accept' | 'decline' | 'cancel' }>(outcome: T): T => {
+          if (outcome.action !== 'accept') rounds.refused = true;
+          return outcome;
+        };
+        if (params.mode === 'url') {
+          term.say(`? The server asks you to open a URL: ${params.message}`);
+          term.say(`    ${params.url}`);
+          const input = await term.ask(`  Press Enter when done (${DECLINE} declines, ${CANCEL} cancels): `);
+          const command = input.trim().toLowerCase();
+          const action = command === DECLINE ? 'decline' : command === CANCEL ? 'cancel' : 'accept';
+          term.say(`  -> ${action}`);
+          return refuse({ action });
+        }
         term.say(`? ${params.message}`);
-        term.say('  -> cancel (not asked: an earlier answer of this round was declined or cancelled)');
-        return { action: 'cancel' as const };
-      }
-      const refuse = <T extends { action: 'accept' | 'decline' | 'cancel' }>(outcome: T): T => {
-        if (outcome.action !== 'accept') rounds.refused = true;
-        return outcome;
-      };
-      if (params.mode === 'url') {
-        term.say(`? The server asks you to open a URL: ${params.message}`);
-        term.say(`    ${params.url}`);
-        const input = await term.ask(`  Press Enter when done (${DECLINE} declines, ${CANCEL} cancels): `);
-        const command = input.trim().toLowerCase();
-        const action = command === DECLINE ? 'decline' : command === CANCEL ? 'cancel' : 'accept';
-        term.say(`  -> ${action}`);
-        return refuse({ action });
-      }
-      term.say(`? ${params.message}`);
-      const outcome = await askForm(params.requestedSchema as RequestedSchema | undefined, term);
-      term.say(`  -> ${outcome.action}${outcome.action === 'accept' ? ` ${JSON.stringify(outcome.content)}` : ''}`);
-      return refuse(outcome);
-    }),
-  );
-
-  client.setRequestHandler('sampling/createMessage', (request) =>
-    term.serial(async () => {
+        const outcome = await askForm(params.requestedSchema as RequestedSchema | undefined, term);
+        term.say(`  -> ${outcome.action}${outcome.action === 'accept' ? ` ${JSON.stringify(outcome.content)}` : ''}`);
+        return refuse(outcome);
+      }),
+    sampling: (raw) =>
+      term.serial(async () => {
+        announce(term, rounds);
+        const params = raw as {
+          messages: { role: string; content: unknown }[];
+          systemPrompt?: string;
+          maxTokens?: number;
+        };
+        term.say(
+          `? The server asks for a model reply${params.maxTokens ? ` (at most ${params.maxTokens} tokens)` : ''}:`,
+        );
+        if (params.systemPrompt) term.say(indent(`system: ${params.systemPrompt}`));
+        for (const message of params.messages) term.say(indent(`${message.role}: ${contentText(message.content)}`));
+        const input = await term.ask(
+          `  Reply as the model (Enter for "${SUGGESTED_REPLY}", ${CANCEL} stops the call): `,
+        );
+        if (input.trim().toLowerCase() === CANCEL) throw new CliError('cancelled at the sampling request');
+        const text = input.trim() === '' ? SUGGESTED_REPLY : input;
+        term.say(`  -> replied ${JSON.stringify(text)}`);
+        return {
+          role: 'assistant' as const,
+          content: { type: 'text' as const, text },
+          model: 'human (baton call)',
+          stopReason: 'endTurn',
+        };
+      }),
+    roots: async () => {
       announce(term, rounds);
-      const params = request.params as {
-        messages: { role: string; content: unknown }[];
-        systemPrompt?: string;
-        maxTokens?: number;
-      };
-      term.say(
-        `? The server asks for a model reply${params.maxTokens ? ` (at most ${params.maxTokens} tokens)` : ''}:`,
-      );
-      if (params.systemPrompt) term.say(indent(`system: ${params.systemPrompt}`));
-      for (const message of params.messages) term.say(indent(`${message.role}: ${contentText(message.content)}`));
-      const input = await term.ask(`  Reply as the model (Enter for "${SUGGESTED_REPLY}", ${CANCEL} stops the call): `);
-      if (input.trim().toLowerCase() === CANCEL) throw new CliError('cancelled at the sampling request');
-      const text = input.trim() === '' ? SUGGESTED_REPLY : input;
-      term.say(`  -> replied ${JSON.stringify(text)}`);
-      return {
-        role: 'assistant' as const,
-        content: { type: 'text' as const, text },
-        model: 'human (baton call)',
-        stopReason: 'endTurn',
-      };
-    }),
-  );
+      const cwd = process.cwd();
+      const root = { uri: pathToFileURL(cwd).href, name: basename(cwd) || cwd };
+      term.say(`? The server asks for roots: sent ${root.uri}`);
+      return { roots: [root] };
+    },
+  };
+}
 
-  client.setRequestHandler('roots/list', async () => {
-    announce(term, rounds);
-    const cwd = process.cwd();
-    const root = { uri: pathToFileURL(cwd).href, name: basename(cwd) || cwd };
-    term.say(`? The server asks for roots: sent ${root.uri}`);
-    return { roots: [root] };
-  });
+function newClient(answers: InputAnswers): Client {
+  const client = new Client(CLIENT_INFO, { capabilities: CAPABILITIES, versionNegotiation: { mode: 'auto' } });
+  client.setRequestHandler('elicitation/create', (request) => answers.elicitation(request.params) as never);
+  client.setRequestHandler('sampling/createMessage', (request) => answers.sampling(request.params) as never);
+  client.setRequestHandler('roots/list', () => answers.roots() as never);
   return client;
 }
 
@@ -539,7 +553,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   const term = openTerminal();
   const rounds: RoundState = { round: 0, refused: false, announced: false };
-  let client = newClient(term, rounds);
+  const answers = terminalAnswers(term, rounds);
+  let client = newClient(answers);
   // Ctrl-C outside a prompt (connecting, waiting on the server) is a real SIGINT.
   process.once('SIGINT', interrupted);
   let serverStderr = '';
@@ -580,7 +595,7 @@ export async function run(argv: string[]): Promise<number> {
           throw error;
         }
         await transport.finishAuth(await auth.callback());
-        client = newClient(term, rounds);
+        client = newClient(answers);
         transport = httpTransport(options.http!);
         await client.connect(transport);
       }
@@ -598,35 +613,60 @@ export async function run(argv: string[]): Promise<number> {
     if (problem?.error) throw problem.error;
     process.stderr.write(`Calling ${options.tool} ${JSON.stringify(options.args)} on ${where}\n`);
     let result: CallToolResult;
-    try {
-      result = await client.callTool(
-        { name: options.tool, arguments: options.args },
-        {
-          onprogress: ({ progress, total, message }) => {
-            const round = message ? /\(round (\d+)\)/.exec(message)?.[1] : undefined;
-            if (!round) {
-              term.say(
-                `-- progress ${progress}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`,
-              );
-              return;
-            }
-            Object.assign(rounds, { round: Number(round), refused: false, announced: false });
-            // The SDK asks a round's questions as soon as it reports the round; one that has asked
-            // nothing a moment later asks nothing at all: the server's "retry later".
-            const current = rounds.round;
-            setTimeout(() => {
-              if (rounds.round === current && !rounds.announced) {
-                rounds.announced = true;
-                term.say(`\n-- round ${current}: ${WAITING_ROUND} --`);
+    if (options.follow && options.http) {
+      // Ctrl-C while following detaches from the task (it goes on on the server): see followTask.ts.
+      process.off('SIGINT', interrupted);
+      let followed: CallToolResult | undefined;
+      try {
+        followed = await followTask({
+          client,
+          url: options.http,
+          token: options.token ?? (await auth?.provider.tokens())?.access_token,
+          tool: options.tool,
+          args: options.args,
+          clientInfo: CLIENT_INFO,
+          capabilities: CAPABILITIES,
+          answers,
+          say: (line) => term.say(line),
+          lookAgain: (id) => callCommand(options, 'baton_resume', { id }),
+        });
+      } catch (error) {
+        const refused = http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);
+        throw refused ? new CliError(refused) : describeFailure(options.tool, where, error);
+      }
+      if (!followed) return EXIT_INTERRUPTED;
+      result = followed;
+    } else {
+      try {
+        result = await client.callTool(
+          { name: options.tool, arguments: options.args },
+          {
+            onprogress: ({ progress, total, message }) => {
+              const round = message ? /\(round (\d+)\)/.exec(message)?.[1] : undefined;
+              if (!round) {
+                term.say(
+                  `-- progress ${progress}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`,
+                );
+                return;
               }
-            }, 100).unref();
+              Object.assign(rounds, { round: Number(round), refused: false, announced: false });
+              // The SDK asks a round's questions as soon as it reports the round; one that has asked
+              // nothing a moment later asks nothing at all: the server's "retry later".
+              const current = rounds.round;
+              setTimeout(() => {
+                if (rounds.round === current && !rounds.announced) {
+                  rounds.announced = true;
+                  term.say(`\n-- round ${current}: ${WAITING_ROUND} --`);
+                }
+              }, 100).unref();
+            },
           },
-        },
-      );
-    } catch (error) {
-      const refused =
-        options.http && http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);
-      throw refused ? new CliError(refused) : describeFailure(options.tool, where, error);
+        );
+      } catch (error) {
+        const refused =
+          options.http && http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);
+        throw refused ? new CliError(refused) : describeFailure(options.tool, where, error);
+      }
     }
     const text = resultText(result);
     if (result.isError) {

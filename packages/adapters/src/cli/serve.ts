@@ -2,7 +2,7 @@
  * `baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger URL]
  * [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL
  * ...(see oauthServe.ts)] [--roles a,b]
- * [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals
+ * [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals
  * hash|id] [--store-principal-names] [--audit] [--inspect MODULE]
  * [--allow-replays] [--round-budget MS]`: the DESIGN.md section 5 contract.
  * Keys come from `BATON_KEYS` (comma-separated base64url secrets of at least
@@ -70,7 +70,7 @@ import { runHint } from './runAs.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
 /** The help of `baton serve`, with the way to run it that fits how it was started. */
 function help(): string {
@@ -113,6 +113,8 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        how long one call waits for someone else's decision, or for durable steps
                        still running after the round budget, before it completes with a "waiting"
                        (or "working") result and the request id (default 20, at most 600)
+  --task-poll SECONDS  the poll interval a task waiting on a person suggests to clients that follow
+                       tasks (default 5; running steps and questions to the requester: a fifth of it)
   --notify-webhook URL POST JSON to URL for each decision requested and each decision made
                        (retried with backoff; never delays a round)
   --notify-principals hash|id
@@ -149,6 +151,8 @@ interface ServeOptions {
   readonly oauth?: OAuthServeFlags;
   readonly roles?: readonly string[];
   readonly waitInCallSeconds?: number;
+  /** `--task-poll SECONDS`: the poll interval of a task waiting on a person. */
+  readonly taskPollSeconds?: number;
   readonly notifyWebhook?: string;
   readonly notifyPrincipals?: 'hash' | 'id';
   readonly storePrincipalNames?: boolean;
@@ -194,6 +198,7 @@ export const OPTIONS = {
   'auth-tokens': { type: 'string' },
   roles: { type: 'string' },
   'wait-in-call': { type: 'string' },
+  'task-poll': { type: 'string' },
   'notify-webhook': { type: 'string' },
   'notify-principals': { type: 'string' },
   'store-principal-names': { type: 'boolean' },
@@ -232,6 +237,13 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   const roles = values.roles === undefined ? undefined : parseRoles(values.roles);
   const oauth = parseOAuthFlags(values, USAGE);
   const waitInCallSeconds = values['wait-in-call'] === undefined ? undefined : waitInCall(values['wait-in-call']);
+  const taskPoll = values['task-poll'];
+  if (
+    taskPoll !== undefined &&
+    !(/^\d+(\.\d+)?$/.test(taskPoll) && Number(taskPoll) >= 0.2 && Number(taskPoll) <= 3600)
+  ) {
+    throw usageError(`--task-poll expects seconds from 0.2 to 3600, got "${taskPoll}"`);
+  }
   const notifyWebhook = values['notify-webhook'] === undefined ? undefined : webhookUrl(values['notify-webhook']);
   const notifyPrincipals = values['notify-principals'];
   if (notifyPrincipals !== undefined && notifyPrincipals !== 'hash' && notifyPrincipals !== 'id') {
@@ -262,6 +274,7 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     ...(oauth ? { oauth } : {}),
     ...(roles ? { roles } : {}),
     ...(waitInCallSeconds !== undefined ? { waitInCallSeconds } : {}),
+    ...(taskPoll !== undefined ? { taskPollSeconds: Number(taskPoll) } : {}),
     ...(notifyWebhook ? { notifyWebhook } : {}),
     ...(notifyPrincipals ? { notifyPrincipals } : {}),
   };
@@ -536,6 +549,7 @@ export async function run(argv: string[]): Promise<number> {
       ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}),
       ...(options.maxTtlSeconds ? { maxTtlSeconds: options.maxTtlSeconds } : {}),
       ...(options.waitInCallSeconds !== undefined ? { waitInCallSeconds: options.waitInCallSeconds } : {}),
+      ...(options.taskPollSeconds !== undefined ? { taskPollMs: options.taskPollSeconds * 1000 } : {}),
       ...(webhook ? { onDecisionRequested: webhook.onDecisionRequested, onDecided: webhook.onDecided } : {}),
       ...(options.notifyPrincipals ? { hookPrincipals: options.notifyPrincipals } : {}),
       ...(options.storePrincipalNames ? { storePrincipalNames: true } : {}),

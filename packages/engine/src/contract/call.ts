@@ -27,6 +27,12 @@ export interface CallContext {
   readonly capabilities?: ClientInputCapabilities;
   /** The principal's roles (from the auth tokens file, or `--roles` on stdio): who may make which decisions. */
   readonly roles?: readonly string[];
+  /**
+   * The client declared the tasks extension (`io.modelcontextprotocol/tasks`) on this request: a
+   * flow parked waiting on someone else or on its running steps answers at once with a task
+   * (`taskOf` on the outcome) instead of holding the call and answering "retry later".
+   */
+  readonly tasks?: boolean;
 }
 
 /** One request to a flow. Without `requestState` it starts a new run. */

@@ -51,6 +51,11 @@ export interface ParkedBlob {
   readonly s: RoundBody;
   /** Set once the flow has ended. */
   readonly o?: FinalOutcome;
+  /**
+   * Tasks only: what the requester was last asked, when a `tasks/update` answer was refused and
+   * asked again with the reason (`taskTools.ts`). Any later write of the request drops it.
+   */
+  readonly q?: Readonly<Record<string, import('../contract/wire.js').WireInputRequest>>;
 }
 
 const PURPOSE = 'parked';

@@ -19,6 +19,7 @@ import type { Ledger } from '../contract/ledger.js';
 import type { RoundBody } from '../round/body.js';
 import type { RoundEnd, RoundInput, RoundSettings } from '../round/play.js';
 import type { SingleUseSettings } from '../round/singleUse.js';
+import type { TaskPollSettings } from './taskStatus.js';
 import type { DecidedEvent, DecisionRequestedEvent } from './types.js';
 
 /** The decision settings of a runner, defaults applied. */
@@ -36,6 +37,8 @@ export interface DecisionSettings {
   readonly hookPrincipals: 'hash' | 'id';
   readonly onDecisionRequested: ((event: DecisionRequestedEvent) => unknown) | undefined;
   readonly onDecided: ((event: DecidedEvent) => unknown) | undefined;
+  /** The poll intervals a task suggests (`taskStatus.ts`). */
+  readonly taskPoll: TaskPollSettings;
 }
 
 /**

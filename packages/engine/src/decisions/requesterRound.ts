@@ -23,6 +23,7 @@ import { isRequester, openParked, parkedBody, requesterBinding } from './parked.
 import { finalOutcome, stale, unreadable, waitingResult, workingResult } from './parkedResults.js';
 import { currentBody, type ParkedPlayInput, playParked, recordedDecisions } from './playParked.js';
 import type { DecisionsPort } from './port.js';
+import { markTask, workingTask } from './taskStatus.js';
 
 /** How many times a round is replayed from a newer parked state before it gives up (bounds how long a round runs). */
 export const MAX_ATTEMPTS = 8;
@@ -32,7 +33,7 @@ export interface RequesterRound {
   readonly flow: Flow;
   /** The binding of the presented state, or of this call (states are minted bound to it). */
   readonly binding: StateBinding;
-  readonly context: Pick<CallContext, 'capabilities'>;
+  readonly context: Pick<CallContext, 'capabilities' | 'tasks'>;
   readonly fid: string;
   /** This round's number. */
   readonly round: number;
@@ -126,6 +127,14 @@ export async function requesterRound(core: DecisionsPort, request: RequesterRoun
     if (result.type === 'ask') return result.end.mint(result.pv === undefined ? undefined : { pv: result.pv });
     // Waiting on decisions or on steps: hold the round open while someone may decide or the steps finish.
     row = result.row;
+    // A client that follows tasks gets one at once, the instance being durably parked (`taskStatus.ts`).
+    if (request.context.tasks) {
+      const waits = result.type === 'working' ? { steps: result.end.steps } : { decisions: result.end.decisions };
+      const shown =
+        result.type === 'working' ? workingResult(fid, result.end.steps) : waitingResult(fid, row.waitingFor);
+      const task = workingTask(row, waits, core.decisions.taskPoll);
+      return markTask({ type: 'complete', ...base(round), result: shown }, task);
+    }
     holdUntil ??=
       performance.now() +
       Math.max(0, Math.min(core.decisions.holdMs, core.decisions.waitInCallMs - (core.now() - wait[0])));

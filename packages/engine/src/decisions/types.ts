@@ -145,7 +145,7 @@ export interface ResumeServer {
   resume(
     flow: Flow,
     binding: StateBinding,
-    context: DecisionCaller,
+    context: DecisionCaller & Pick<CallContext, 'tasks'>,
     requestState: string | undefined,
     inputResponses: Readonly<Record<string, unknown>> | undefined,
     row: ParkedRequest | undefined,

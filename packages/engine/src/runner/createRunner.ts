@@ -16,8 +16,9 @@ import type { Flow } from '../authoring/flowTypes.js';
 import type { RunRequest } from '../contract/call.js';
 import type { RoundOutcome } from '../contract/outcome.js';
 import { rewriteLegacyDeciders } from '../decisions/legacyDeciders.js';
+import { createTaskTools, type TaskTools } from '../decisions/taskTools.js';
 import { createDecisionTools } from '../decisions/tools.js';
-import type { DecisionTools } from '../decisions/types.js';
+import type { DecisionTools, ResumeServer } from '../decisions/types.js';
 import { createDecisionsPort } from './decisionsPort.js';
 import type { RunnerOptions } from './options.js';
 import { run, serve } from './serve.js';
@@ -55,6 +56,8 @@ export interface Runner {
   resume: DecisionTools['resume'];
   /** See {@link DecisionTools.withdraw}. */
   withdraw: DecisionTools['withdraw'];
+  /** The tasks extension's `tasks/get`, `tasks/update` and `tasks/cancel` on parked instances. */
+  readonly tasks: TaskTools;
 }
 
 /**
@@ -85,10 +88,12 @@ export function createRunner(options: RunnerOptions): Runner {
   const port = createDecisionsPort(state);
   const { flows, ledger } = state;
   if (ledger) void rewriteLegacyDeciders(ledger, state.codec, state.storeNames, state.log);
-  const tools = createDecisionTools(port, {
+  const resumeServer: ResumeServer = {
     resume: (flow, binding, context, requestState, inputResponses, row) =>
       serve(state, port, flow, binding, context, requestState, inputResponses, row, 'resume'),
-  });
+  };
+  const tools = createDecisionTools(port, resumeServer);
+  const tasks = createTaskTools(port, resumeServer);
   const awaitsDecisions = [...flows.values()].some((flow) => flow.decisions.length > 0);
   const hasDurableSteps = [...flows.values()].some((flow) => flow.steps.length > 0);
   return {
@@ -98,5 +103,6 @@ export function createRunner(options: RunnerOptions): Runner {
     hasDurableSteps,
     hasLedger: ledger !== undefined,
     ...tools,
+    tasks,
   };
 }

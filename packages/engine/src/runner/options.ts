@@ -91,6 +91,11 @@ export interface RunnerOptions {
   readonly onDecisionRequested?: (event: DecisionRequestedEvent) => unknown;
   /** Called (not awaited; errors logged) for each decision recorded. */
   readonly onDecided?: (event: DecidedEvent) => unknown;
+  /**
+   * The poll interval a task waiting on a person suggests, ms (default 5,000); a task whose steps
+   * run, or that waits for its requester, suggests a fifth of it (at least 200 ms, at most 1,000).
+   */
+  readonly taskPollMs?: number;
 }
 
 /** The runner's `ttlSeconds` and `maxTtlSeconds`, defaulted and checked (positive seconds, ttl within the cap). */

@@ -65,7 +65,7 @@ export async function serve(
   port: DecisionsPort,
   flow: Flow,
   binding: StateBinding,
-  context: Pick<CallContext, 'principal' | 'capabilities'>,
+  context: Pick<CallContext, 'principal' | 'capabilities' | 'tasks'>,
   requestState: string | undefined,
   inputResponses: Readonly<Record<string, unknown>> | undefined,
   resumeRow?: ParkedRequest,

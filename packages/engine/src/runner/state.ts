@@ -18,6 +18,7 @@ import type { RunnerLogEvent } from '../contract/call.js';
 import type { Ledger } from '../contract/ledger.js';
 import type { DecisionSettings } from '../decisions/port.js';
 import { MAX_ATTEMPTS } from '../decisions/requesterRound.js';
+import { taskPollSettings } from '../decisions/taskStatus.js';
 import {
   activeRedaction,
   defersEvents,
@@ -143,6 +144,7 @@ export function createRunnerState(options: RunnerOptions): RunnerState {
       hookPrincipals: options.hookPrincipals ?? 'hash',
       onDecisionRequested: options.onDecisionRequested,
       onDecided: options.onDecided,
+      taskPoll: taskPollSettings(positive('taskPollMs', options.taskPollMs ?? 5000)),
     },
     allowReplays: options.allowReplays ?? false,
     storeNames,

@@ -1,0 +1,124 @@
+/**
+ * Helpers for the tasks end-to-end tests: the official ext-tasks requester
+ * (`createTaskSessionFromClient`) on an official SDK client over Streamable
+ * HTTP, with the raw dispatch its 2026-07-28 task traffic needs (the SDK
+ * client's codec rejects `resultType: "task"`): one JSON-RPC request per POST
+ * with the standard headers (`MCP-Protocol-Version`, `Mcp-Method`, and the
+ * `Mcp-Name` the requester sets on `tasks/*`), answered as JSON or as an SSE
+ * stream. `rawRpc` is the same dispatch for the tests' own task requests.
+ */
+import { Client, type ClientCapabilities, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  type ApplicationInputRequest,
+  createTaskSessionFromClient,
+  type JsonRpcResponse,
+  type RawClientDispatch,
+  type TaskEnabledSession,
+} from '@modelcontextprotocol/ext-tasks/client';
+
+export const PROTOCOL = '2026-07-28';
+const CLIENT_INFO = { name: 'baton-tasks-e2e', version: '1.0.0' };
+const CAPABILITIES = { elicitation: { form: {} } } satisfies ClientCapabilities;
+
+let nextId = 1;
+
+/** A raw JSON-RPC dispatch to `url` as the holder of `token`. */
+export function rawRpc(url: URL, token: string): RawClientDispatch {
+  return async (request, options) => {
+    const message = { jsonrpc: '2.0', id: nextId++, ...(request as Record<string, unknown>) } as unknown as {
+      id: number;
+      method: string;
+      params?: Record<string, unknown>;
+    };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${token}`,
+      'mcp-protocol-version': PROTOCOL,
+      'mcp-method': message.method,
+      ...(options?.context?.headers ?? {}),
+    };
+    const name = message.params?.name ?? message.params?.taskId;
+    if (typeof name === 'string' && !Object.keys(headers).some((h) => h.toLowerCase() === 'mcp-name')) {
+      headers['mcp-name'] = name;
+    }
+    const response = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(message),
+      ...(options?.signal ? { signal: options.signal } : {}),
+    });
+    const text = await response.text();
+    const payloads = (response.headers.get('content-type') ?? '').includes('text/event-stream')
+      ? text
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5).trim())
+      : [text];
+    for (const payload of payloads) {
+      let parsed: { id?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+      try {
+        parsed = JSON.parse(payload);
+      } catch {
+        continue;
+      }
+      if (parsed.id !== message.id) continue;
+      if (parsed.error) return { kind: 'error', error: parsed.error } as JsonRpcResponse;
+      return { kind: 'result', result: parsed.result } as JsonRpcResponse;
+    }
+    throw new Error(`no JSON-RPC answer to ${message.method} (HTTP ${response.status}): ${text.slice(0, 300)}`);
+  };
+}
+
+/**
+ * One task request as the requester frames it (the 2026-07-28 envelope in `_meta`, the tasks
+ * extension declared), sent by {@link rawRpc}.
+ */
+export function taskRequest(url: URL, token: string) {
+  const dispatch = rawRpc(url, token);
+  return (method: string, params: Record<string, unknown>) =>
+    dispatch({
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': PROTOCOL,
+          'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
+          'io.modelcontextprotocol/clientCapabilities': {
+            ...CAPABILITIES,
+            extensions: { 'io.modelcontextprotocol/tasks': {} },
+          },
+        },
+      },
+    });
+}
+
+/** Answers the session gives to `elicitation/create` requests, by the order they come. */
+export type Elicit = (request: Extract<ApplicationInputRequest, { kind: 'elicitation' }>) => {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, string | number | boolean | string[]>;
+};
+
+/** A connected SDK client and its ext-tasks session, as the holder of `token`. */
+export async function taskSession(
+  url: URL,
+  token: string,
+  elicit?: Elicit,
+): Promise<{ client: Client; session: TaskEnabledSession; asked: string[] }> {
+  const asked: string[] = [];
+  const client = new Client(CLIENT_INFO, { capabilities: CAPABILITIES, versionNegotiation: { mode: 'auto' } });
+  await client.connect(
+    new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
+  const session = createTaskSessionFromClient(client, {
+    endpointId: `baton-e2e-${url.port}`,
+    rawDispatch: rawRpc(url, token),
+    v2RequestFraming: { protocolVersion: PROTOCOL, clientInfo: CLIENT_INFO, clientCapabilities: CAPABILITIES },
+    onInputRequest: (async (request: ApplicationInputRequest) => {
+      if (request.kind !== 'elicitation') throw new Error(`unexpected ${request.kind}`);
+      asked.push(String((request.params as { message?: string }).message));
+      return elicit ? elicit(request as never) : { action: 'cancel' };
+    }) as never,
+  });
+  return { client, session, asked };
+}
