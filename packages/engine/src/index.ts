@@ -104,6 +104,7 @@ export type {
   RedeemResult,
   RedeemTokenResult,
   RequestStatus,
+  RunFilter,
   StepRecord,
   StepStatus,
   WaitingFor,
