@@ -1,5 +1,6 @@
 /**
- * `baton runs list|show`: what an operator reads about flow runs, straight
+ * `baton runs list|show|cancel|terminate`: what an operator reads about flow
+ * runs, and does to them (`runsActions.ts`), straight
  * from the ledger (`--ledger URL`, the database `baton serve --ledger` and
  * `--audit` write). `list` finds parked runs by flow, status (as
  * `baton_requests` shows it), requester (keyed hash, or stored name) and
@@ -15,13 +16,18 @@ import type { AuditEntry, DecisionRecord, Ledger, ParkedRequest, RequestStatus, 
 import { openAuditLog, openLedger } from '@baton/store';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
+import { act, CANCEL_USAGE, TERMINATE_USAGE } from './runsActions.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
-export const USAGE = 'baton runs <list|show> --ledger URL [options]';
+export const USAGE = 'baton runs <list|show|cancel|terminate> --ledger URL [options]';
 
 const LIST_USAGE =
   'baton runs list --ledger URL [--flow NAME] [--status S] [--requester HASH|NAME] [--since DURATION|ISO] [--started-since DURATION|ISO] [--limit N] [--cursor C] [--json]';
 const SHOW_USAGE = 'baton runs show <id> --ledger URL [--json]';
+/** Each subcommand's synopsis. */
+const USAGES = { list: LIST_USAGE, show: SHOW_USAGE, cancel: CANCEL_USAGE, terminate: TERMINATE_USAGE } as const;
+/** Each subcommand's positional arguments: how many. */
+const ARITY: Record<keyof typeof USAGES, number> = { list: 0, show: 1, cancel: 2, terminate: 1 };
 
 const HELP = `usage: ${USAGE}
 
@@ -29,10 +35,16 @@ Operate flow runs parked in a ledger.
 
   ${LIST_USAGE}
       runs newest write first; --since and --started-since take 30m, 2h, 7d or an ISO time;
-      --status is waiting, completed, expired or withdrawn; --json prints { runs, cursor },
+      --status is waiting, completed, expired, withdrawn or terminated; --json prints { runs, cursor },
       and --cursor C continues after the last run of a page (default --limit 50, at most 1000)
   ${SHOW_USAGE}
       one run: status, what it waits for, decisions, durable steps, audit timeline
+  ${CANCEL_USAGE}
+      deliver the flow's withdrawal (refused when it has none where the run stands)
+  ${TERMINATE_USAGE}
+      end a waiting run whatever its flow says (status terminated)
+      Both need BATON_KEYS; the operator (--as, else the login name) and the reason are
+      recorded in the audit trail. Of two racing writes one wins; the other says what won.
 `;
 
 /** The flags the command parses (node:util `parseArgs` options); the README documents each. */
@@ -46,10 +58,13 @@ export const OPTIONS = {
   limit: { type: 'string' },
   cursor: { type: 'string' },
   json: { type: 'boolean' },
+  reason: { type: 'string' },
+  as: { type: 'string' },
+  'store-principal-names': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const STATUSES: readonly RequestStatus[] = ['waiting', 'completed', 'expired', 'withdrawn'];
+const STATUSES: readonly RequestStatus[] = ['waiting', 'completed', 'expired', 'withdrawn', 'terminated'];
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 1000;
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -317,17 +332,26 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(HELP);
     return 0;
   }
-  if (sub !== 'list' && sub !== 'show') {
+  const usage = sub !== undefined && Object.hasOwn(USAGES, sub) ? USAGES[sub as keyof typeof USAGES] : undefined;
+  if (usage === undefined) {
     throw usageError(sub === undefined ? 'missing a subcommand' : `unknown subcommand "${sub}"`, USAGE);
   }
-  const usage = sub === 'list' ? LIST_USAGE : SHOW_USAGE;
-  if (sub === 'list' && rest.length > 0) throw usageError(`unexpected argument "${rest[0]}"`, usage);
-  if (sub === 'show' && rest.length !== 1)
-    throw usageError(rest.length === 0 ? 'missing <id>' : 'expected one <id>', usage);
+  const arity = ARITY[sub as keyof typeof USAGES];
+  if (rest.length < arity)
+    throw usageError(sub === 'cancel' && rest.length === 1 ? 'missing <flows-module>' : 'missing <id>', usage);
+  if (rest.length > arity) throw usageError(`unexpected argument "${rest[arity]}"`, usage);
   if (values.ledger === undefined) throw usageError('--ledger URL is required', usage);
   const ledger = await openReader(values.ledger);
   try {
-    return sub === 'list' ? await list(ledger, values) : await show(ledger, values.ledger, rest[0]!, values);
+    if (sub === 'list') return await list(ledger, values);
+    if (sub === 'show') return await show(ledger, values.ledger, rest[0]!, values);
+    return await act(sub as 'cancel' | 'terminate', rest[0]!, rest[1], {
+      ledger,
+      url: values.ledger,
+      reason: values.reason,
+      as: values.as,
+      storePrincipalNames: values['store-principal-names'] === true,
+    });
   } finally {
     await ledger.close().catch(() => {});
   }

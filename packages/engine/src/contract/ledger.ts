@@ -66,8 +66,11 @@ export interface WaitingFor {
   readonly role?: string;
 }
 
-/** Where a parked request stands. */
-export type RequestStatus = 'waiting' | 'completed' | 'expired' | 'withdrawn';
+/**
+ * Where a parked request stands. `withdrawn`: its requester (or an operator's cancel) delivered
+ * the flow's withdrawal; `terminated`: an operator ended it whatever its flow says.
+ */
+export type RequestStatus = 'waiting' | 'completed' | 'expired' | 'withdrawn' | 'terminated';
 
 /**
  * A flow instance parked in the ledger while it waits on something other than its caller's

@@ -10,7 +10,7 @@
  * requests, resume, withdraw. This module only composes the parts: the
  * state (`state.ts`, from `options.ts`), the decisions port
  * (`decisionsPort.ts`), the flow round entry (`serve.ts`) and the decision
- * tools (`decisions/tools.ts`).
+ * tools (`decisions/tools.ts`) and the operators' actions (`operators/`).
  */
 import type { Flow } from '../authoring/flowTypes.js';
 import type { RunRequest } from '../contract/call.js';
@@ -18,6 +18,9 @@ import type { RoundOutcome } from '../contract/outcome.js';
 import { rewriteLegacyDeciders } from '../decisions/legacyDeciders.js';
 import { createDecisionTools } from '../decisions/tools.js';
 import type { DecisionTools } from '../decisions/types.js';
+import { cancelRun } from '../operators/cancel.js';
+import { terminateRun } from '../operators/terminate.js';
+import type { OperatorTools } from '../operators/types.js';
 import { createDecisionsPort } from './decisionsPort.js';
 import type { RunnerOptions } from './options.js';
 import { run, serve } from './serve.js';
@@ -55,6 +58,8 @@ export interface Runner {
   resume: DecisionTools['resume'];
   /** See {@link DecisionTools.withdraw}. */
   withdraw: DecisionTools['withdraw'];
+  /** What operators do to runs (`baton runs cancel`, `baton runs terminate`): see {@link OperatorTools}. */
+  readonly operators: OperatorTools;
 }
 
 /**
@@ -98,5 +103,9 @@ export function createRunner(options: RunnerOptions): Runner {
     hasDurableSteps,
     hasLedger: ledger !== undefined,
     ...tools,
+    operators: {
+      cancel: (request) => cancelRun(port, request),
+      terminate: (request) => terminateRun(port, request),
+    },
   };
 }
