@@ -19,7 +19,8 @@ import { parseFlags } from './parseFlags.js';
 import { act, CANCEL_USAGE, TERMINATE_USAGE } from './runsActions.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
-export const USAGE = 'baton runs <list|show|cancel|terminate> --ledger URL [options]';
+export const USAGE =
+  'baton runs (list | show <id> | cancel <id> <flows-module> | terminate <id>) --ledger URL [--flow NAME] [--status S] [--requester HASH|NAME] [--since DURATION|ISO] [--started-since DURATION|ISO] [--limit N] [--cursor C] [--json] [--reason TEXT] [--as NAME] [--store-principal-names]';
 
 const LIST_USAGE =
   'baton runs list --ledger URL [--flow NAME] [--status S] [--requester HASH|NAME] [--since DURATION|ISO] [--started-since DURATION|ISO] [--limit N] [--cursor C] [--json]';
