@@ -236,7 +236,7 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
       {
         title: 'Your requests',
         description:
-          'List your own requests from the last 30 days, newest first: { requests: [{ id, flow, status, waitingFor? }] }, where status is waiting, completed, expired or withdrawn, and waitingFor names the decisions (and roles) a waiting request needs. Continue one with baton_resume.',
+          'List your own requests from the last 30 days, newest first: { requests: [{ id, flow, status, waitingFor? }] }, where status is waiting, completed, expired, withdrawn or terminated (ended by an operator), and waitingFor names the decisions (and roles) a waiting request needs. Continue one with baton_resume.',
         inputSchema: noArguments,
         annotations: { readOnlyHint: true, openWorldHint: false },
       },

@@ -22,12 +22,15 @@ export type AuditOutcome = 'complete' | 'input_required' | 'error';
  * - `call`: the requester's own call of the flow's tool (every round before schema 6 reads so);
  * - `decide`: a decider's `baton_decide`, which recorded a decision and advanced the parked flow;
  * - `resume`: the requester's `baton_resume` of a parked flow;
- * - `withdraw`: the requester's `baton_withdraw`, which delivered the withdrawal event.
+ * - `withdraw`: the requester's `baton_withdraw`, which delivered the withdrawal event;
+ * - `operator`: an operator's `baton runs cancel` (the withdrawal event delivered) or
+ *   `baton runs terminate` (the run ended whatever its flow says); `principal` is the operator and
+ *   `message` the reason they gave.
  *
  * An open list: later versions add values (the scheduler firing a due timer, task updates,
  * events, operators), so a reader must accept a value it does not know (shown as is).
  */
-export type AuditVia = 'call' | 'decide' | 'resume' | 'withdraw';
+export type AuditVia = 'call' | 'decide' | 'resume' | 'withdraw' | 'operator';
 
 /** One answer a round received. */
 export interface AuditAnswer {
@@ -88,7 +91,7 @@ export interface AuditEntry {
   /** Answers received, in the order they were considered. */
   readonly received: readonly AuditAnswer[];
   readonly outcome: AuditOutcome;
-  /** The error message of an `error` outcome (what the user saw). */
+  /** The error message of an `error` outcome (what the user saw); for `via: 'operator'`, the reason given. */
   readonly message?: string;
   /**
    * The run's arguments as the machine got them: on the first round only, and only for flows

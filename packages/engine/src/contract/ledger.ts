@@ -66,8 +66,11 @@ export interface WaitingFor {
   readonly role?: string;
 }
 
-/** Where a parked request stands. */
-export type RequestStatus = 'waiting' | 'completed' | 'expired' | 'withdrawn';
+/**
+ * Where a parked request stands. `withdrawn`: its requester (or an operator's cancel) delivered
+ * the flow's withdrawal; `terminated`: an operator ended it whatever its flow says.
+ */
+export type RequestStatus = 'waiting' | 'completed' | 'expired' | 'withdrawn' | 'terminated';
 
 /**
  * A flow instance parked in the ledger while it waits on something other than its caller's
@@ -313,6 +316,27 @@ export type RecordStepResult =
   | { readonly status: 'already_recorded'; readonly record: StepRecord }
   | { readonly status: 'unknown' };
 
+/**
+ * Which parked requests {@link Ledger.listRuns} returns, for operators: every filter given must
+ * hold. Ordered by `updatedAt` newest first, then by `id` (code point order).
+ */
+export interface RunFilter {
+  /** Only this flow's requests. */
+  readonly flow?: string;
+  /** Only requests in this status. */
+  readonly status?: RequestStatus;
+  /** Only this requester's: its keyed hash, or its readable name where names are stored. */
+  readonly requester?: string;
+  /** Only requests written at or after this time (ms). */
+  readonly updatedSince?: number;
+  /** Only requests first parked at or after this time (ms). */
+  readonly createdSince?: number;
+  /** A page after this one: only requests that come after it in the order (keyset paging). */
+  readonly after?: { readonly updatedAt: number; readonly id: string };
+  /** At most this many. */
+  readonly limit: number;
+}
+
 /** Redemption latency over a bounded window of the most recent redemptions, in ms. */
 export interface LatencySummary {
   /** Redemptions timed since the ledger opened (cumulative). */
@@ -437,6 +461,13 @@ export interface Ledger {
   recordStep(record: RecordStep): Promise<RecordStepResult>;
   /** A step by flow instance id and key. */
   getStep(id: string, key: string): Promise<StepRecord | undefined>;
+  /**
+   * Parked requests of every requester, for operators (`baton runs list`), filtered and paged as
+   * {@link RunFilter} says. Optional: a ledger without it cannot list runs.
+   */
+  listRuns?(filter: RunFilter): Promise<ParkedRequest[]>;
+  /** Every durable step of one flow instance, by key. Optional, like {@link listRuns}. */
+  listSteps?(id: string): Promise<StepRecord[]>;
   /** Delete rows that expired before `now`; returns how many were removed. */
   prune(now: number): Promise<number>;
   /** Release connections and timers. */

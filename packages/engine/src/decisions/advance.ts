@@ -39,6 +39,7 @@ export function resultText(result: FlowResult | undefined): string {
  * when the request is not waiting (or does not open). `proceed`, when given, is asked on every
  * read of the request, with its decisions, before anything runs: `false` stops there, nothing
  * written, with `{ type: 'conflict' }` (someone wrote what the caller does not go on from).
+ * `reason`, an operator's, is the audit entry's `message` (before the flow's error, if any).
  */
 export async function advance(
   core: DecisionsPort,
@@ -48,6 +49,7 @@ export async function advance(
   via: Exclude<AuditVia, 'call' | 'resume'>,
   event?: EventObject,
   proceed?: (decisions: readonly DecisionRecord[]) => boolean,
+  reason?: string,
 ): Promise<ParkedPlay | undefined> {
   const { codec, log } = core;
   const ledger = core.ledger!;
@@ -95,7 +97,9 @@ export async function advance(
       asked: result.type === 'ask' ? result.end.asked : [],
       received,
       outcome: outcome ? outcome.type : 'input_required',
-      ...(outcome?.type === 'error' ? { message: outcome.message } : {}),
+      ...(outcome?.type === 'error' || reason !== undefined
+        ? { message: [reason, outcome?.type === 'error' ? outcome.message : undefined].filter(Boolean).join(': ') }
+        : {}),
     });
     return result;
   }

@@ -36,6 +36,7 @@ const ENDED: Record<Exclude<RequestStatus, 'waiting'>, (id: string) => string> =
   completed: (id) => `Request ${id} has ended: there is nothing left to decide.`,
   expired: (id) => `Request ${id} expired: its decisions can no longer be made.`,
   withdrawn: (id) => `Request ${id} was withdrawn by its requester: there is nothing left to decide.`,
+  terminated: (id) => `Request ${id} was ended by an operator: there is nothing left to decide.`,
 };
 
 /** How many times a decision is checked and recorded again while its request keeps changing. */

@@ -62,7 +62,8 @@ export interface PlayInput
 
 /** One round as the audit trail records it. */
 export interface AuditRound {
-  readonly flow: Flow;
+  /** The flow (what the entry names of it: a run whose flow is not served has only its row's name and hash). */
+  readonly flow: Pick<Flow, 'name' | 'hash' | 'auditValues'>;
   readonly fid: string;
   readonly round: number;
   readonly started: number;

@@ -122,13 +122,41 @@ const WITHDRAW_TOOL = 'baton_withdraw';
  * and the withdrawal is refused saying so. Only a delivered withdrawal is acknowledged.
  */
 export async function withdraw(core: DecisionsPort, request: WithdrawRequest): Promise<RoundOutcome> {
-  const { codec } = core;
   const { id, context } = request;
   const loaded = await load(core, WITHDRAW_TOOL, id);
   if ('refusal' in loaded) return loaded.refusal!;
+  if (!isRequester(core.codec, loaded.blob, context.principal)) {
+    return refuse(WITHDRAW_TOOL, `Only the requester may withdraw request ${loaded.row.id}.`, loaded.row);
+  }
+  return deliverWithdrawal(core, loaded, { caller: context.principal, via: 'withdraw', tool: WITHDRAW_TOOL });
+}
+
+/** A request found by `load`, its flow and its opened blob. */
+export type LoadedRequest = Exclude<Awaited<ReturnType<typeof load>>, { refusal: unknown }>;
+
+/** Who delivers a withdrawal: the requester (`withdraw`), or an operator cancelling the run with a reason. */
+export interface WithdrawalBy {
+  readonly caller: string;
+  readonly via: 'withdraw' | 'operator';
+  /** What refusals name. */
+  readonly tool: string;
+  /** The operator's reason, for the audit trail. */
+  readonly reason?: string;
+}
+
+/**
+ * Deliver the withdrawal event to a loaded request (whoever may: `withdraw` checked the requester),
+ * as `withdraw` describes: one compare-and-set write, refused saying what won when a decision or
+ * any other write came first. Shared by the `withdraw` tool and an operator's cancel.
+ */
+export async function deliverWithdrawal(
+  core: DecisionsPort,
+  loaded: LoadedRequest,
+  by: WithdrawalBy,
+): Promise<RoundOutcome> {
   const { ledger, row, flow, blob } = loaded;
-  const no = (message: string) => refuse(WITHDRAW_TOOL, message, row);
-  if (!isRequester(codec, blob, context.principal)) return no(`Only the requester may withdraw request ${row.id}.`);
+  const caller = by.caller;
+  const no = (message: string) => refuse(by.tool, message, row);
   if (row.status !== 'waiting') return no(endedFirst(core, row, 'before'));
   const event = { type: WITHDRAW_EVENT };
   if (!core.accepts(flow, blob.s, event)) {
@@ -143,8 +171,8 @@ export async function withdraw(core: DecisionsPort, request: WithdrawRequest): P
   const before = decided(await ledger.listDecisions({ id: row.id }));
   const undelivered = before.filter((key) => !delivered.has(key));
   if (undelivered.length > 0) {
-    const settled = await advance(core, flow, row.id, context.principal, 'withdraw');
-    const after = await load(core, WITHDRAW_TOOL, row.id);
+    const settled = await advance(core, flow, row.id, caller, by.via, undefined, undefined, by.reason);
+    const after = await load(core, by.tool, row.id);
     if ('refusal' in after) return after.refusal!;
     const took = after.row.status !== 'waiting' || undelivered.some((key) => (after.blob.s.d ?? []).includes(key));
     if (took) return no(decidedFirst(core, after.row, settled));
@@ -152,11 +180,18 @@ export async function withdraw(core: DecisionsPort, request: WithdrawRequest): P
   }
   // Any decision recorded from here on wins the race: the withdrawal stops before it writes.
   const known = new Set(before);
-  const result = await advance(core, flow, row.id, context.principal, 'withdraw', event, (records) =>
-    decided(records).every((key) => known.has(key)),
+  const result = await advance(
+    core,
+    flow,
+    row.id,
+    caller,
+    by.via,
+    event,
+    (records) => decided(records).every((key) => known.has(key)),
+    by.reason,
   );
   if (result?.type === 'conflict') {
-    const settled = await advance(core, flow, row.id, context.principal, 'withdraw');
+    const settled = await advance(core, flow, row.id, caller, by.via, undefined, undefined, by.reason);
     const now = await ledger.getRequest(row.id);
     return no(now ? decidedFirst(core, now, settled) : `There is no request ${row.id}.`);
   }

@@ -85,6 +85,14 @@ function ended(core: DecisionsPort, row: ParkedRequest, blob: ParkedBlob): TaskS
   if (row.status === 'withdrawn') {
     return { ...base, status: 'cancelled', statusMessage: `Withdrawn: request ${row.id} (${row.flow}).` };
   }
+  if (row.status === 'terminated') {
+    // An operator ended it (`baton runs terminate`): the task did not run to its end.
+    return {
+      ...base,
+      status: 'cancelled',
+      statusMessage: `Terminated by an operator: request ${row.id} (${row.flow}).`,
+    };
+  }
   if (!final) {
     return {
       ...base,

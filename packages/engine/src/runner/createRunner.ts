@@ -10,7 +10,7 @@
  * requests, resume, withdraw. This module only composes the parts: the
  * state (`state.ts`, from `options.ts`), the decisions port
  * (`decisionsPort.ts`), the flow round entry (`serve.ts`) and the decision
- * tools (`decisions/tools.ts`).
+ * tools (`decisions/tools.ts`) and the operators' actions (`operators/`).
  */
 import type { Flow } from '../authoring/flowTypes.js';
 import type { RunRequest } from '../contract/call.js';
@@ -19,6 +19,9 @@ import { rewriteLegacyDeciders } from '../decisions/legacyDeciders.js';
 import { createTaskTools, type TaskTools } from '../decisions/taskTools.js';
 import { createDecisionTools } from '../decisions/tools.js';
 import type { DecisionTools, ResumeServer } from '../decisions/types.js';
+import { cancelRun } from '../operators/cancel.js';
+import { terminateRun } from '../operators/terminate.js';
+import type { OperatorTools } from '../operators/types.js';
 import { createDecisionsPort } from './decisionsPort.js';
 import type { RunnerOptions } from './options.js';
 import { run, serve } from './serve.js';
@@ -58,6 +61,8 @@ export interface Runner {
   withdraw: DecisionTools['withdraw'];
   /** The tasks extension's `tasks/get`, `tasks/update` and `tasks/cancel` on parked instances. */
   readonly tasks: TaskTools;
+  /** What operators do to runs (`baton runs cancel`, `baton runs terminate`): see {@link OperatorTools}. */
+  readonly operators: OperatorTools;
 }
 
 /**
@@ -104,5 +109,9 @@ export function createRunner(options: RunnerOptions): Runner {
     hasLedger: ledger !== undefined,
     ...tools,
     tasks,
+    operators: {
+      cancel: (request) => cancelRun(port, request),
+      terminate: (request) => terminateRun(port, request),
+    },
   };
 }

@@ -36,6 +36,7 @@ import type {
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  RunFilter,
   StepRecord,
 } from '@baton/engine';
 import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
@@ -60,6 +61,7 @@ import {
   tokenFailure,
   tokenRedeemed,
 } from '../core/results.js';
+import { runFilterWhere } from '../core/runFilter.js';
 import { withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
@@ -574,6 +576,23 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       assertOpen();
       const row = selectStep.get({ id, key });
       return row === undefined ? undefined : toStepRecord(row);
+    },
+
+    async listRuns(filter: RunFilter): Promise<ParkedRequest[]> {
+      assertOpen();
+      return db
+        .select()
+        .from(requests)
+        .where(runFilterWhere(requests, filter, (id) => gt(requests.id, id)))
+        .orderBy(desc(requests.updatedAt), asc(requests.id))
+        .limit(filter.limit)
+        .all()
+        .map(toParkedRequest);
+    },
+
+    async listSteps(id: string): Promise<StepRecord[]> {
+      assertOpen();
+      return db.select().from(steps).where(eq(steps.id, id)).orderBy(asc(steps.key)).all().map(toStepRecord);
     },
 
     async prune(now: number): Promise<number> {

@@ -17,7 +17,13 @@ import type {
 } from '@baton/engine';
 import { LedgerError } from './errors.js';
 
-const REQUEST_STATUSES: ReadonlySet<string> = new Set<RequestStatus>(['waiting', 'completed', 'expired', 'withdrawn']);
+const REQUEST_STATUSES: ReadonlySet<string> = new Set<RequestStatus>([
+  'waiting',
+  'completed',
+  'expired',
+  'withdrawn',
+  'terminated',
+]);
 const DECISION_STATUSES: ReadonlySet<string> = new Set<DecisionStatus>(['pending', 'decided', 'closed']);
 
 /**

@@ -23,6 +23,7 @@ import type {
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  RunFilter,
   StepRecord,
 } from '@baton/engine';
 import { LedgerError } from '../core/errors.js';
@@ -266,6 +267,32 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
     async getStep(id: string, key: string): Promise<StepRecord | undefined> {
       assertOpen();
       return steps.get(decisionKey(id, key));
+    },
+
+    async listRuns(filter: RunFilter): Promise<ParkedRequest[]> {
+      assertOpen();
+      const { after } = filter;
+      return [...requests.values()]
+        .filter(
+          (row) =>
+            (filter.flow === undefined || row.flow === filter.flow) &&
+            (filter.status === undefined || row.status === filter.status) &&
+            (filter.requester === undefined ||
+              row.requester === filter.requester ||
+              row.requesterName === filter.requester) &&
+            (filter.updatedSince === undefined || row.updatedAt >= filter.updatedSince) &&
+            (filter.createdSince === undefined || row.createdAt >= filter.createdSince) &&
+            (after === undefined ||
+              row.updatedAt < after.updatedAt ||
+              (row.updatedAt === after.updatedAt && ordinal(row.id, after.id) > 0)),
+        )
+        .sort((a, b) => b.updatedAt - a.updatedAt || ordinal(a.id, b.id))
+        .slice(0, filter.limit);
+    },
+
+    async listSteps(id: string): Promise<StepRecord[]> {
+      assertOpen();
+      return [...steps.values()].filter((step) => step.id === id).sort((a, b) => ordinal(a.key, b.key));
     },
 
     async prune(now: number): Promise<number> {

@@ -39,6 +39,7 @@ import type {
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  RunFilter,
   StepRecord,
 } from '@baton/engine';
 import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
@@ -65,6 +66,7 @@ import {
   tokenFailure,
   tokenRedeemed,
 } from '../core/results.js';
+import { runFilterWhere } from '../core/runFilter.js';
 import { BatchCounter, withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
@@ -560,6 +562,27 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       assertOpen();
       const [row] = await selectStep.execute({ id, key });
       return row === undefined ? undefined : toStepRecord(row);
+    },
+
+    async listRuns(filter: RunFilter): Promise<ParkedRequest[]> {
+      assertOpen();
+      const rows = await db
+        .select()
+        .from(requests)
+        .where(runFilterWhere(requests, filter, (id) => sql`${byCodePoint(requests.id)} > ${id}`))
+        .orderBy(desc(requests.updatedAt), asc(byCodePoint(requests.id)))
+        .limit(filter.limit);
+      return rows.map(toParkedRequest);
+    },
+
+    async listSteps(id: string): Promise<StepRecord[]> {
+      assertOpen();
+      const rows = await db
+        .select()
+        .from(steps)
+        .where(eq(steps.id, id))
+        .orderBy(asc(byCodePoint(steps.key)));
+      return rows.map(toStepRecord);
     },
 
     async prune(now: number): Promise<number> {

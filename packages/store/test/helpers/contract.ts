@@ -9,7 +9,7 @@
  * suite, so every test uses fresh random ids and requesters.
  */
 import { randomBytes } from 'node:crypto';
-import type { Ledger, NewDecision, ParkRequest, RecordDecision } from '@baton/engine';
+import type { Ledger, NewDecision, ParkRequest, RecordDecision, RunFilter } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** A fixed "now" for the suite (ms). */
@@ -389,6 +389,34 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           version: 2,
         });
         expect(await ledger.listRequests(newId('hash'), 0)).toEqual([]);
+      });
+
+      it('lists runs for operators by flow, status, requester and time, paged by keyset, ties by id', async () => {
+        const flow = newId('flow');
+        const p = newId();
+        const at = (id: string, now: number, fields: Partial<ParkRequest> = {}) =>
+          ledger.parkRequest(parked(`${p}-${id}`, { flow, now, ...fields }), null);
+        await at('1', T0 + 10, { requester: 'hash-carol', requesterName: 'carol' });
+        await at('a', T0 + 40, { status: 'terminated', waitingFor: [] });
+        await at('B', T0 + 40);
+        await at('2', T0 + 20);
+        await ledger.parkRequest(parked(newId(), { now: T0 + 50 }), null); // another flow
+        expect(ledger.listRuns).toBeDefined();
+        const ids = async (filter: Partial<RunFilter>) =>
+          (await ledger.listRuns!({ flow, limit: 10, ...filter })).map((r) => r.id.slice(p.length + 1));
+        expect(await ids({})).toEqual(['B', 'a', '2', '1']);
+        expect(await ids({ status: 'terminated' })).toEqual(['a']);
+        expect(await ids({ requester: 'carol' })).toEqual(['1']);
+        expect(await ids({ requester: 'hash-carol' })).toEqual(['1']);
+        expect(await ids({ updatedSince: T0 + 20 })).toEqual(['B', 'a', '2']);
+        expect(await ids({ createdSince: T0 + 40 })).toEqual(['B', 'a']);
+        const first = await ledger.listRuns!({ flow, limit: 1 });
+        expect(await ids({ limit: 2, after: { updatedAt: first[0]!.updatedAt, id: first[0]!.id } })).toEqual([
+          'a',
+          '2',
+        ]);
+        expect(await ids({ after: { updatedAt: T0 + 40, id: `${p}-a` } })).toEqual(['2', '1']);
+        expect((await ledger.listRuns!({ flow, limit: 10 }))[1]).toMatchObject({ status: 'terminated', version: 1 });
       });
     });
 
@@ -771,6 +799,21 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         now: T0,
         expiresAt: T0 + DAY,
         ...fields,
+      });
+
+      it("lists one instance's steps by key, recorded or running", async () => {
+        const id = newId('F');
+        await ledger.claimStep(claim(id, 'a', { key: 'ship#0' }));
+        await ledger.claimStep(claim(id, 'a'));
+        await ledger.claimStep(claim(newId('F'), 'a'));
+        await ledger.recordStep({ id, key: 'refund#0', status: 'failed', outcome: 'sealed-error', now: T0 + 5 });
+        expect(ledger.listSteps).toBeDefined();
+        const steps = await ledger.listSteps!(id);
+        expect(steps.map((s) => [s.key, s.status, s.recordedAt])).toEqual([
+          ['refund#0', 'failed', T0 + 5],
+          ['ship#0', 'running', null],
+        ]);
+        expect(await ledger.listSteps!(newId('F'))).toEqual([]);
       });
 
       it('claims once: another owner is told it is held until the lease ends', async () => {
