@@ -52,6 +52,7 @@ export type {
   UrlAnswer,
 } from './authoring/inputs/spec.js';
 export { url } from './authoring/inputs/url.js';
+export { NOTIFY_EVENT, type Notification, notify } from './authoring/notify.js';
 export type { FlowServices, TokenService } from './authoring/services.js';
 export {
   type StepContext,
@@ -133,6 +134,7 @@ export type {
   WireInputRequest,
 } from './contract/wire.js';
 export { DECIDE_TOOL } from './decisions/decide.js';
+export type { OutboxEventType } from './decisions/outbox.js';
 export { RESUME_TOOL } from './decisions/requestTools.js';
 export type {
   DecidedEvent,
@@ -161,3 +163,5 @@ export {
 export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection/inspector.js';
 export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './round/lifetimes.js';
 export { createRunner, type Runner, type RunnerOptions } from './runner/createRunner.js';
+export { type FireOptions, type FireReport, SCHEDULER_PRINCIPAL } from './schedule/fire.js';
+export { createScheduler, type Fireable, type Scheduler, type SchedulerOptions } from './schedule/scheduler.js';

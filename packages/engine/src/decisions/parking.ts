@@ -28,6 +28,8 @@ import { type Answers, type RoundBody, readAnswers } from '../round/body.js';
 import { stateLifetime } from '../round/lifetimes.js';
 import type { AwaitedDecision, InjectedDecision, RoundEnd } from '../round/play.js';
 import { migratedSnapshot } from '../round/singleUse.js';
+import { nextDue } from '../round/timers.js';
+import { outboxMessages } from './outbox.js';
 import {
   type FinalOutcome,
   isRequester,
@@ -218,6 +220,7 @@ export async function playParked(core: RunnerCore, input: ParkedPlayInput): Prom
       waiting,
       end.type === 'decisions' ? (end.decisions[0]?.deadline ?? null) : null,
       o,
+      end,
     );
 
   if (end.type === 'done') {
@@ -274,10 +277,24 @@ async function write(
   body: RoundBody,
   waiting: readonly AwaitedDecision[],
   deadline: number | null,
-  final?: FinalOutcome,
+  final: FinalOutcome | undefined,
+  end: RoundEnd,
 ): Promise<ParkedRequest | undefined> {
   const { flow, fid, requester, parked } = input;
   const now = core.now();
+  // Timers hook (issue 23): the next due timer for the scheduler, and the round's notifications.
+  const outbox = outboxMessages(core, {
+    flow: flow.name,
+    fid,
+    round: input.round,
+    requesterPrincipal: requester.principal,
+    status,
+    before: parked?.row.status,
+    awaitedBefore: parked?.row.waitingFor.map((w) => w.key) ?? [],
+    awaited: waiting,
+    made: end.delivered.map((key) => ({ key, decider: input.inject?.decisions?.get(key)?.decider })),
+    notifications: end.notifications,
+  });
   const blob: ParkedBlob = {
     v: 1,
     b: toParkedBinding(requester),
@@ -296,10 +313,12 @@ async function write(
     state: sealParked(core.codec, fid, flow.name, blob),
     now,
     expiresAt: parkedExpiry(now, deadline),
+    dueAt: status === 'waiting' ? nextDue(body.t) : null,
+    ...(outbox.length > 0 ? { outbox } : {}),
   };
   const result = await ledger.parkRequest(request, parked ? parked.row.version : null);
   if (result.status === 'conflict') return undefined;
-  const { now: _now, ...fields } = request;
+  const { now: _now, outbox: _o, ...fields } = request;
   return { ...fields, version: result.version, createdAt: parked?.row.createdAt ?? now, updatedAt: now };
 }
 

@@ -59,6 +59,7 @@ import { mintedExpiry, Round, type RoundEnd, type RoundSettings } from '../round
 import { openRoundState, redeemOnce, rejectState, singleUseBounds } from '../round/singleUse.js';
 import { expandSnapshot } from '../round/snapshot.js';
 import { inertClock } from '../round/timers.js';
+import { type FireOptions, type FireReport, fireDueTimers } from '../schedule/fire.js';
 import { RoundSteps, type StepSettings, withRunningSteps } from '../steps/durableSteps.js';
 
 /** Options of {@link createRunner}. */
@@ -132,6 +133,12 @@ export interface RunnerOptions {
   /** How hooks see principals: keyed hashes (default) or the ids themselves. */
   readonly hookPrincipals?: 'hash' | 'id';
   /**
+   * Write notifications (`decision.requested`, `decision.made`, `request.ended`,
+   * `flow.notification`) into the ledger's outbox with each parked write, for delivery
+   * from it (`baton serve --notify-webhook`). Default `false`. Needs a ledger with an outbox.
+   */
+  readonly outbox?: boolean;
+  /**
    * Called (not awaited; errors logged) for each decision newly requested: tell the deciders.
    * `requester` is a keyed hash unless `hookPrincipals: 'id'`.
    */
@@ -189,6 +196,11 @@ export interface Runner {
   resume: DecisionTools['resume'];
   /** See {@link DecisionTools.withdraw}. */
   withdraw: DecisionTools['withdraw'];
+  /**
+   * Fire the due durable timers of parked instances once, with no client (see `createScheduler`).
+   * @throws Error when the runner has no ledger with a scheduler.
+   */
+  fireDueTimers(options?: FireOptions): Promise<FireReport>;
 }
 
 function newId(): string {
@@ -341,6 +353,7 @@ export function createRunner(options: RunnerOptions): Runner {
       maxRetryLaterRounds: 3,
       storePrincipalNames: storeNames,
       hookPrincipals: options.hookPrincipals ?? 'hash',
+      outbox: options.outbox === true && ledger !== undefined,
       onDecisionRequested: options.onDecisionRequested,
       onDecided: options.onDecided,
     },
@@ -595,5 +608,14 @@ export function createRunner(options: RunnerOptions): Runner {
   });
   const awaitsDecisions = [...flows.values()].some((flow) => flow.decisions.length > 0);
   const hasDurableSteps = [...flows.values()].some((flow) => flow.steps.length > 0);
-  return { flows, run, awaitsDecisions, hasDurableSteps, hasLedger: ledger !== undefined, ...tools };
+  const scheduler = { core, owner: newId() };
+  return {
+    flows,
+    run,
+    awaitsDecisions,
+    hasDurableSteps,
+    hasLedger: ledger !== undefined,
+    ...tools,
+    fireDueTimers: (fire) => fireDueTimers(scheduler, fire),
+  };
 }
