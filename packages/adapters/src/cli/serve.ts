@@ -301,6 +301,15 @@ function parseNotifySecrets(flag: string | undefined, file: string | undefined):
  */
 const SCHEDULER_POLL_MS = 1000;
 
+/**
+ * How long a claim on a due timer holds before another instance takes it over (an instance that
+ * died mid-fire): `BATON_SCHEDULER_LEASE_MS`, default 30,000 ms, at least 1,000.
+ */
+function schedulerLeaseMs(): number {
+  const value = Number(process.env.BATON_SCHEDULER_LEASE_MS ?? 30_000);
+  return Number.isFinite(value) ? Math.max(1000, value) : 30_000;
+}
+
 /** The longest `--wait-in-call`: ten minutes (a call held longer outlives most clients' patience). */
 const LONGEST_WAIT_IN_CALL_SECONDS = 600;
 
@@ -570,6 +579,7 @@ export async function run(argv: string[]): Promise<number> {
       const scheduler = createScheduler({
         runner,
         pollMs: SCHEDULER_POLL_MS,
+        leaseMs: schedulerLeaseMs(),
         onFire: (report) => metrics.timersFired(report),
         onError: (error) => warn(`scheduler: ${oneLine(error)}`),
       });
