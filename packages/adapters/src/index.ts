@@ -62,6 +62,13 @@ export {
   type Route,
 } from './observability.js';
 export {
+  checkWebhookSecret,
+  createOutboxDeliverer,
+  type OutboxDeliverer,
+  type OutboxDeliveryOptions,
+  signedHeaders,
+} from './outboxDelivery.js';
+export {
   FLOW_RESOURCE_PREFIX,
   type FlowExposure,
   type RegisteredFlows,
