@@ -30,6 +30,7 @@ import {
   type Ledger,
   notify,
 } from '../src/index.js';
+import { createFlowTester } from '../src/testing/index.js';
 
 const keys = [generateKey()];
 const DAY = 24 * 3600 * 1000;
@@ -178,6 +179,32 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
       ['reminder', 'manager'],
       ['escalated', 'director'],
     ]);
+    await ledger.close();
+  });
+});
+
+describe('the test kit fires due timers as the scheduler would', () => {
+  it('reminds, then escalates, with the clock moved and no round from the requester', async () => {
+    const ledger = createMemoryLedger({ pruneIntervalMs: 0 });
+    const tester = createFlowTester(escalation, { ledger, startAt: Date.UTC(2026, 11, 1, 9) });
+    const run = await tester.start({});
+    expect(run.status).toBe('input_required');
+    await tester.clock.advance(DAY + 1);
+    expect((await tester.notifications()).map((n) => [n.type, n.data.kind])).toEqual([
+      ['decision.requested', undefined],
+      ['flow.notification', 'reminder'],
+    ]);
+    await tester.clock.advance(2 * DAY);
+    const sent = await tester.notifications();
+    expect(sent.map((n) => [n.type, n.data.key ?? n.data.kind])).toEqual([
+      ['decision.requested', 'manager_approval'],
+      ['flow.notification', 'reminder'],
+      ['decision.requested', 'director_approval'],
+      ['flow.notification', 'escalated'],
+    ]);
+    expect(sent[2]!.data).toMatchObject({ role: 'director' });
+    await tester.clock.advance(4 * DAY);
+    expect((await tester.notifications()).at(-1)).toMatchObject({ type: 'request.ended', data: { status: 'expired' } });
     await ledger.close();
   });
 });
