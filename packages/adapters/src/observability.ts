@@ -180,7 +180,7 @@ function families(serving: ServingMetricsSnapshot, ledger: LedgerStats | null, u
       { labels: { result: 'claimed' }, value: serving.timers.claimed },
       { labels: { result: 'fired' }, value: serving.timers.fired },
     ]),
-    counter('baton_timer_lag_seconds_sum', 'Summed lag of claimed timers (fired minus due).', [
+    counter('baton_timer_lag_seconds_total', 'Summed lag of claimed timers (fired minus due).', [
       { value: serving.timers.lagSumMs / 1000 },
     ]),
     gauge('baton_timer_lag_max_seconds', 'Largest lag of a claimed timer since start.', [
