@@ -39,7 +39,10 @@ export function isNotifyEvent(event: unknown): event is NotifyEvent {
  *
  * @example
  * ```ts
- * after: { 86_400_000: { actions: notify({ kind: 'reminder', to: 'manager' }) } }
+ * import { notify } from '@baton/engine';
+ *
+ * // In a state that awaits a manager's decision: remind after a day.
+ * const after = { 86_400_000: { actions: notify({ kind: 'reminder', to: 'manager' }) } };
  * ```
  */
 export function notify<TContext = any, TEvent extends EventObject = any>(
