@@ -402,21 +402,26 @@ describe.each(ledgers)('two instances on one %s ledger', (_name, ledger) => {
     expect(byName.get('baton_decide')!.inputSchema.required).toEqual(['id']);
   });
 
-  it.skipIf(!ledger)('POSTs both hook events to the webhook, with ids as configured', async () => {
+  it.skipIf(!ledger)('POSTs both decision events to the webhook from the outbox, with ids as configured', async () => {
     const id = await request(700, 'webhook');
-    await waitFor(() => hooks.some((h) => h.id === id && h.type === 'decision_requested'));
+    const of = (type: string) => (h: Record<string, any>) => h.data?.requestId === id && h.type === type;
+    await waitFor(() => hooks.some(of('decision.requested')));
     expect((await decide('bob', 0, id)).text).toMatch(/^Recorded/);
-    await waitFor(() => hooks.some((h) => h.id === id && h.type === 'decided'));
-    const mine = hooks.filter((h) => h.id === id);
-    expect(mine[0]).toMatchObject({
-      type: 'decision_requested',
+    await waitFor(() => hooks.some(of('decision.made')));
+    const requested = hooks.find(of('decision.requested')) as Record<string, any>;
+    expect(requested.data).toMatchObject({
+      requestId: id,
       key: 'manager_approval',
       flow: 'expense_approval',
       role: 'manager',
       requester: 'alice',
     });
-    expect(new Date(mine[0]!.requestedAt as string).toISOString()).toBe(mine[0]!.requestedAt);
-    expect(mine.find((h) => h.type === 'decided')).toMatchObject({ key: 'manager_approval', decider: 'bob' });
+    expect(new Date(requested.timestamp).toISOString()).toBe(requested.timestamp);
+    expect(new Date(requested.data.deadline).toISOString()).toBe(requested.data.deadline);
+    expect((hooks.find(of('decision.made')) as Record<string, any>).data).toMatchObject({
+      key: 'manager_approval',
+      decider: 'bob',
+    });
   });
 
   it.skipIf(!ledger)('--roles over stdio: the local user decides with the given role', async () => {

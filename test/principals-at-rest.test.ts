@@ -259,6 +259,12 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('on %s', (driver) => {
         'alter table baton_decisions drop column decider_name',
         // Schema 7 (the audit trail's `via`) came after: undone too, back to 5.
         'alter table baton_audit drop column via',
+        // And schema 8 (timers and the outbox).
+        'drop index baton_requests_due_at_idx',
+        'alter table baton_requests drop column due_at',
+        'alter table baton_requests drop column lease_owner',
+        'alter table baton_requests drop column lease_until',
+        'drop table baton_outbox',
         `update baton_meta set value = '5' where key = 'schema_version'`,
       ];
       if (driver === 'SQLite') {

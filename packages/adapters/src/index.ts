@@ -82,6 +82,13 @@ export {
   type ObservabilityOptions,
   type Route,
 } from './observability.js';
+export {
+  checkWebhookSecret,
+  createOutboxDeliverer,
+  type OutboxDeliverer,
+  type OutboxDeliveryOptions,
+  signedHeaders,
+} from './outboxDelivery.js';
 export { type ProtectedResourceOptions, SUPPORTED_SCOPES } from './protectedResource.js';
 export {
   FLOW_RESOURCE_PREFIX,

@@ -23,6 +23,15 @@ export interface ServingMetricsSnapshot {
   readonly invalidState: Readonly<Partial<Record<InvalidStateReason, number>>>;
   /** Rounds that ended in a JSON-RPC error other than a rejected state. */
   readonly failures: Readonly<Record<RoundFailure, number>>;
+  /** The scheduler: timers claimed and fired, and the summed and largest firing lag (ms). */
+  readonly timers: {
+    readonly claimed: number;
+    readonly fired: number;
+    readonly lagSumMs: number;
+    readonly lagMaxMs: number;
+  };
+  /** Outbox delivery attempts, by result. */
+  readonly outbox: { readonly delivered: number; readonly failed: number };
 }
 
 /** Counters of one serving process; see the module comment. */
@@ -31,6 +40,24 @@ export class ServingMetrics {
   private readonly rounds = { complete: 0, input_required: 0, error: 0 };
   private readonly invalidStates = new Map<InvalidStateReason, number>();
   private readonly failures = { invalid_params: 0, ledger_unavailable: 0, in_progress: 0, internal_error: 0 };
+  private readonly timers = { claimed: 0, fired: 0, lagSumMs: 0, lagMaxMs: 0 };
+  private readonly deliveries = { delivered: 0, failed: 0 };
+
+  /** The scheduler fired timers (`createScheduler`'s `onFire`). */
+  timersFired(report: { claimed: number; fired: number; lagMs: readonly number[] }): void {
+    this.timers.claimed += report.claimed;
+    this.timers.fired += report.fired;
+    for (const lag of report.lagMs) {
+      this.timers.lagSumMs += lag;
+      if (lag > this.timers.lagMaxMs) this.timers.lagMaxMs = lag;
+    }
+  }
+
+  /** One outbox delivery attempt ended. */
+  outboxAttempt(attempt: { delivered: boolean }): void {
+    if (attempt.delivered) this.deliveries.delivered++;
+    else this.deliveries.failed++;
+  }
 
   /** A round produced an outcome. */
   outcome(type: RoundOutcome['type']): void {
@@ -53,6 +80,8 @@ export class ServingMetrics {
       rounds: { ...this.rounds },
       invalidState: Object.fromEntries(this.invalidStates),
       failures: { ...this.failures },
+      timers: { ...this.timers },
+      outbox: { ...this.deliveries },
     };
   }
 }

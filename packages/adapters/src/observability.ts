@@ -15,7 +15,7 @@
  * when it answers, 503 `ledger_unavailable` when not. `/metrics` is the same
  * figures in the Prometheus text format, plus `baton_ledger_up`.
  */
-import type { Ledger, LedgerStats } from '@baton/engine';
+import type { Ledger, LedgerStats, SchedulerStats } from '@baton/engine';
 import type { ServingMetrics, ServingMetricsSnapshot } from './metrics.js';
 import { type Family, PROMETHEUS_CONTENT_TYPE, renderPrometheus, type Sample } from './prometheus.js';
 
@@ -105,7 +105,12 @@ export function createObservabilityRoutes(options: ObservabilityOptions): Readon
 
   const metrics: Route = async () => {
     const up = (await health()).ok;
-    const body = renderPrometheus(families(options.metrics.snapshot(), stats(), up));
+    const out = families(options.metrics.snapshot(), stats(), up);
+    const source = options.ledger();
+    const scheduling =
+      source.ready && up ? await source.ledger?.schedulerStats?.(Date.now()).catch(() => undefined) : undefined;
+    if (scheduling) out.push(...schedulerFamilies(scheduling));
+    const body = renderPrometheus(out);
     return new Response(body, { status: 200, headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, ...NO_STORE } });
   };
 
@@ -136,6 +141,17 @@ function onlyGet(route: Route): Route {
 const counter = (name: string, help: string, samples: Sample[]): Family => ({ name, type: 'counter', help, samples });
 const gauge = (name: string, help: string, samples: Sample[]): Family => ({ name, type: 'gauge', help, samples });
 
+/** The ledger's scheduler and outbox gauges (schema 8). */
+function schedulerFamilies(stats: SchedulerStats): Family[] {
+  return [
+    gauge('baton_timers_due', 'Waiting requests whose timer is due now (not fired yet).', [{ value: stats.due }]),
+    gauge('baton_outbox_depth', 'Notifications not delivered yet.', [{ value: stats.outboxDepth }]),
+    gauge('baton_outbox_oldest_age_seconds', 'Age of the oldest undelivered notification (0: none).', [
+      { value: stats.outboxOldestAt === null ? 0 : Math.max(0, (Date.now() - stats.outboxOldestAt) / 1000) },
+    ]),
+  ];
+}
+
 /** The metric families of `/metrics`. */
 function families(serving: ServingMetricsSnapshot, ledger: LedgerStats | null, up: boolean): Family[] {
   const out: Family[] = [
@@ -159,6 +175,20 @@ function families(serving: ServingMetricsSnapshot, ledger: LedgerStats | null, u
     ),
     gauge('baton_ledger_up', 'Whether the ledger answered its last ping (1) or not (0); 1 without a ledger.', [
       { value: up ? 1 : 0 },
+    ]),
+    counter('baton_timers_fired_total', 'Due timers this instance claimed, and of those fired (the flow moved on).', [
+      { labels: { result: 'claimed' }, value: serving.timers.claimed },
+      { labels: { result: 'fired' }, value: serving.timers.fired },
+    ]),
+    counter('baton_timer_lag_seconds_total', 'Summed lag of claimed timers (fired minus due).', [
+      { value: serving.timers.lagSumMs / 1000 },
+    ]),
+    gauge('baton_timer_lag_max_seconds', 'Largest lag of a claimed timer since start.', [
+      { value: serving.timers.lagMaxMs / 1000 },
+    ]),
+    counter('baton_outbox_attempts_total', 'Notification delivery attempts, by result.', [
+      { labels: { result: 'delivered' }, value: serving.outbox.delivered },
+      { labels: { result: 'failed' }, value: serving.outbox.failed },
     ]),
   ];
   if (!ledger) return out;

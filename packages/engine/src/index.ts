@@ -52,6 +52,7 @@ export type {
   UrlAnswer,
 } from './authoring/inputs/spec.js';
 export { url } from './authoring/inputs/url.js';
+export { NOTIFY_EVENT, type Notification, notify } from './authoring/notify.js';
 export type { FlowServices, TokenService } from './authoring/services.js';
 export {
   type StepContext,
@@ -81,18 +82,23 @@ export type { AuditAnswer, AuditEntry, AuditInstance, AuditLog, AuditOutcome, Au
 export type { CallContext, ClientInputCapabilities, FlowMethod, RunnerLogEvent, RunRequest } from './contract/call.js';
 export type {
   BatchStats,
+  ClaimDue,
+  ClaimOutbox,
   ClaimStep,
   ClaimStepResult,
   DeciderRewrite,
   DecisionFilter,
   DecisionRecord,
   DecisionStatus,
+  DueRequest,
   LatencySummary,
   Ledger,
   LedgerStats,
   LegacyDecider,
   MintTokenRequest,
   NewDecision,
+  OutboxMessage,
+  OutboxRecord,
   ParkedRequest,
   ParkRequest,
   ParkResult,
@@ -105,6 +111,8 @@ export type {
   RedeemTokenResult,
   RequestStatus,
   RunFilter,
+  SchedulerStats,
+  SettleOutbox,
   StepRecord,
   StepStatus,
   WaitingFor,
@@ -127,6 +135,7 @@ export type {
   WireInputRequest,
 } from './contract/wire.js';
 export { DECIDE_TOOL } from './decisions/decide.js';
+export type { OutboxEventType } from './decisions/outbox.js';
 export { RESUME_TOOL } from './decisions/requestTools.js';
 export { type TaskSnapshot, type TaskStatus, taskOf } from './decisions/taskStatus.js';
 export type { TaskCaller, TaskCancelResult, TaskTools } from './decisions/taskTools.js';
@@ -158,3 +167,5 @@ export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED 
 export type { OperatorRequest, OperatorTools } from './operators/types.js';
 export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './round/lifetimes.js';
 export { createRunner, type Runner, type RunnerOptions } from './runner/createRunner.js';
+export { type FireOptions, type FireReport, SCHEDULER_PRINCIPAL } from './schedule/fire.js';
+export { createScheduler, type Fireable, type Scheduler, type SchedulerOptions } from './schedule/scheduler.js';

@@ -2,8 +2,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createMemoryLedger } from '../src/index.js';
 import { ledgerContract, newJti, T0 } from './helpers/contract.js';
+import { schedulingContract } from './helpers/schedulingContract.js';
 
 ledgerContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
+schedulingContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
 
 describe('memory ledger: scheduled pruning', () => {
   it('prunes on its interval, keeping a grace period after expiry, with an unref timer', async () => {

@@ -15,6 +15,7 @@ import { LedgerConnectionError, LedgerError, openLedger } from '../src/index.js'
 import { createPostgresLedger } from '../src/node-postgres/index.js';
 import { decisionRequest, ledgerContract, newJti, parked, T0 } from './helpers/contract.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
+import { schedulingContract } from './helpers/schedulingContract.js';
 
 describePg('postgres ledger', (serverUrl) => {
   let url = '';
@@ -25,6 +26,11 @@ describePg('postgres ledger', (serverUrl) => {
   afterAll(async () => drop());
 
   ledgerContract('postgres', async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }));
+  schedulingContract(
+    'postgres',
+    async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }),
+    async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }),
+  );
 
   it('fails fast with a clear error, without the password, when the server is unreachable', async () => {
     const started = Date.now();

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { createSqliteLedger } from '../src/better-sqlite3/index.js';
 import { LedgerError, openLedger } from '../src/index.js';
 import { ledgerContract, newJti, T0 } from './helpers/contract.js';
+import { schedulingContract } from './helpers/schedulingContract.js';
 import { useTempDir } from './helpers/tmp.js';
 
 const dir = useTempDir();
@@ -20,6 +21,12 @@ let n = 0;
 const freshPath = () => join(dir(), `ledger-${++n}.db`);
 
 ledgerContract('sqlite', async () => createSqliteLedger({ path: freshPath(), pruneIntervalMs: 0 }));
+const sharedPath = freshPath();
+schedulingContract(
+  'sqlite',
+  async () => createSqliteLedger({ path: sharedPath, pruneIntervalMs: 0 }),
+  async () => createSqliteLedger({ path: sharedPath, pruneIntervalMs: 0 }),
+);
 
 describe('sqlite ledger', () => {
   it('puts the file in WAL mode and creates missing folders', async () => {

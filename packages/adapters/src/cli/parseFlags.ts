@@ -91,6 +91,11 @@ export function parseFlags<const T extends FlagSpecs>(argv: string[], options: T
   const values: Record<string, string | boolean> = {};
   for (const [name, attribute] of attributes) {
     const value = command.getOptionValue(attribute) as string | boolean | undefined;
+    // Commander reads `--no-x` as the negation of `x` (true unless given): given is `true` here.
+    if (name.startsWith('no-') && typeof value === 'boolean') {
+      if (value === false) values[name] = true;
+      continue;
+    }
     if (value !== undefined) values[name] = value;
   }
   return { values: values as ParsedFlags<T>['values'], positionals: [...command.args] };

@@ -35,6 +35,7 @@
  * stderr.
  */
 
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -42,6 +43,7 @@ import {
   createKeyRing,
   createRequestStateCodec,
   createRunner,
+  createScheduler,
   DEFAULT_MAX_TTL_SECONDS,
   type Flow,
   generateKey,
@@ -61,6 +63,7 @@ import { loadFlowsModule } from '../flowsModule.js';
 import { serveHttp, servingWarning } from '../http.js';
 import { ServingMetrics } from '../metrics.js';
 import { createObservabilityRoutes, type LedgerSource } from '../observability.js';
+import { checkWebhookSecret, createOutboxDeliverer } from '../outboxDelivery.js';
 import { createFlowServerFactory } from '../serverFactory.js';
 import { createWebhookNotifier } from '../webhook.js';
 import { CliError, oneLine, usageError } from './cliError.js';
@@ -70,7 +73,7 @@ import { runHint } from './runAs.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
 /** The help of `baton serve`, with the way to run it that fits how it was started. */
 function help(): string {
@@ -119,6 +122,15 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        (retried with backoff; never delays a round)
   --notify-principals hash|id
                        how the webhook names requesters and deciders: keyed hashes (default) or ids
+  --notify-secret whsec_...[,whsec_...]
+                       sign webhooks (Standard Webhooks: webhook-id, webhook-timestamp,
+                       webhook-signature); several during a rotation, newest first; with a ledger the
+                       notifications go through its outbox (written with the round, delivered at
+                       least once under a stable webhook-id)
+  --notify-secrets-file FILE
+                       the same, one secret per line (keeps secrets out of the process list)
+  --no-scheduler       this instance fires no durable timers (by default every instance with a ledger
+                       fires due timers of parked requests, polling every second)
   --store-principal-names
                        store readable principal ids in the ledger beside their keyed hashes
                        (requesters, deciders, audited callers); by default no table holds one
@@ -155,6 +167,10 @@ interface ServeOptions {
   readonly taskPollSeconds?: number;
   readonly notifyWebhook?: string;
   readonly notifyPrincipals?: 'hash' | 'id';
+  /** `--notify-secret` / `--notify-secrets-file`: Standard Webhooks secrets, newest first. */
+  readonly notifySecrets?: readonly string[];
+  /** `--no-scheduler`: this instance fires no timers. */
+  readonly noScheduler?: boolean;
   readonly storePrincipalNames?: boolean;
   readonly audit?: boolean;
   readonly inspect?: string;
@@ -201,6 +217,9 @@ export const OPTIONS = {
   'task-poll': { type: 'string' },
   'notify-webhook': { type: 'string' },
   'notify-principals': { type: 'string' },
+  'notify-secret': { type: 'string' },
+  'notify-secrets-file': { type: 'string' },
+  'no-scheduler': { type: 'boolean' },
   'store-principal-names': { type: 'boolean' },
   audit: { type: 'boolean' },
   inspect: { type: 'string' },
@@ -249,6 +268,13 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   if (notifyPrincipals !== undefined && notifyPrincipals !== 'hash' && notifyPrincipals !== 'id') {
     throw usageError(`--notify-principals expects hash or id, got "${notifyPrincipals}"`);
   }
+  const notifySecrets = parseNotifySecrets(values['notify-secret'], values['notify-secrets-file']);
+  if (notifySecrets.length > 0 && notifyWebhook === undefined) {
+    throw usageError('--notify-secret signs what --notify-webhook sends: give --notify-webhook too', USAGE);
+  }
+  if (values['no-scheduler'] && values.ledger === undefined) {
+    throw usageError('--no-scheduler turns off the scheduler of a ledger: give --ledger too', USAGE);
+  }
   if (values.audit && values.ledger === undefined) {
     throw usageError("--audit records on the ledger's database: give --ledger too", USAGE);
   }
@@ -277,7 +303,48 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     ...(taskPoll !== undefined ? { taskPollSeconds: Number(taskPoll) } : {}),
     ...(notifyWebhook ? { notifyWebhook } : {}),
     ...(notifyPrincipals ? { notifyPrincipals } : {}),
+    ...(notifySecrets.length > 0 ? { notifySecrets } : {}),
+    ...(values['no-scheduler'] ? { noScheduler: true } : {}),
   };
+}
+
+/** `--notify-secret whsec_…[,whsec_…]` (newest first, comma-separated during a rotation) and `--notify-secrets-file FILE` (one per line). */
+function parseNotifySecrets(flag: string | undefined, file: string | undefined): string[] {
+  const secrets = flag === undefined ? [] : flag.split(',').map((secret) => secret.trim());
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw usageError(
+        `--notify-secrets-file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+      );
+    }
+    for (const line of text.split(/\r?\n/))
+      if (line.trim() !== '' && !line.trim().startsWith('#')) secrets.push(line.trim());
+  }
+  return secrets.map((secret, i) => {
+    try {
+      return checkWebhookSecret(secret);
+    } catch (error) {
+      throw usageError(`--notify-secret (${i + 1}): ${(error as Error).message}`);
+    }
+  });
+}
+
+/**
+ * How often the scheduler looks for due timers, ms: a due timer fires within about this plus the
+ * time to play the rounds due before it (and the skew between instances' clocks).
+ */
+const SCHEDULER_POLL_MS = 1000;
+
+/**
+ * How long a claim on a due timer holds before another instance takes it over (an instance that
+ * died mid-fire): `BATON_SCHEDULER_LEASE_MS`, default 30,000 ms, at least 1,000.
+ */
+function schedulerLeaseMs(): number {
+  const value = Number(process.env.BATON_SCHEDULER_LEASE_MS ?? 30_000);
+  return Number.isFinite(value) ? Math.max(1000, value) : 30_000;
 }
 
 /** The longest `--wait-in-call`: ten minutes (a call held longer outlives most clients' patience). */
@@ -533,9 +600,12 @@ export async function run(argv: string[]): Promise<number> {
       }
     }
 
-    const webhook = options.notifyWebhook
-      ? createWebhookNotifier({ url: options.notifyWebhook, onError: (message) => warn(message) })
-      : undefined;
+    // With a ledger that has an outbox, notifications are written with the rounds and delivered from it, signed.
+    const outboxed = options.notifyWebhook !== undefined && ledger?.claimOutbox !== undefined;
+    const webhook =
+      options.notifyWebhook && !outboxed
+        ? createWebhookNotifier({ url: options.notifyWebhook, onError: (message) => warn(message) })
+        : undefined;
     if (webhook) opened.push({ what: 'the webhook', close: () => webhook.flush(2000).then(() => webhook.close()) });
     if (webhook && !flows.some((flow) => flow.decisions.length > 0)) {
       later('--notify-webhook has nothing to send: no served flow awaits decisions');
@@ -552,11 +622,32 @@ export async function run(argv: string[]): Promise<number> {
       ...(options.taskPollSeconds !== undefined ? { taskPollMs: options.taskPollSeconds * 1000 } : {}),
       ...(webhook ? { onDecisionRequested: webhook.onDecisionRequested, onDecided: webhook.onDecided } : {}),
       ...(options.notifyPrincipals ? { hookPrincipals: options.notifyPrincipals } : {}),
+      ...(outboxed ? { outbox: true } : {}),
       ...(options.storePrincipalNames ? { storePrincipalNames: true } : {}),
       ...(options.allowReplays ? { allowReplays: true } : {}),
       ...(options.roundBudgetMs !== undefined ? { roundBudgetMs: options.roundBudgetMs } : {}),
       log: logEvent,
     });
+    if (outboxed && ledger) {
+      const deliverer = createOutboxDeliverer({
+        ledger,
+        url: options.notifyWebhook!,
+        secrets: options.notifySecrets ?? [],
+        onError: (message) => warn(message),
+        onAttempt: (attempt) => metrics.outboxAttempt(attempt),
+      });
+      opened.push({ what: 'the webhook', close: () => deliverer.stop() });
+    }
+    if (ledger?.claimDueRequests && !options.noScheduler) {
+      const scheduler = createScheduler({
+        runner,
+        pollMs: SCHEDULER_POLL_MS,
+        leaseMs: schedulerLeaseMs(),
+        onFire: (report) => metrics.timersFired(report),
+        onError: (error) => warn(`scheduler: ${oneLine(error)}`),
+      });
+      opened.push({ what: 'the scheduler', close: () => scheduler.stop() });
+    }
     const stdioRoles = options.roles ?? [];
     const factory = createFlowServerFactory({
       runner,

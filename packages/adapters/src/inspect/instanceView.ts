@@ -46,6 +46,10 @@ export interface TimesView {
   readonly lastRound: number;
   /** When what it waits for lapses: its requestState, or the earliest pending decision's deadline. */
   readonly expires: number | null;
+  /** When its next durable timer is scheduled to fire on the server (ms), or `null` (none, or ended). */
+  readonly timerDue: number | null;
+  /** The rounds the scheduler fired (audited `via: 'timer'`): round number and when. */
+  readonly timersFired: readonly { readonly round: number; readonly at: number }[];
 }
 
 /** One decision of the instance: who decided, when, and what. */
@@ -195,7 +199,13 @@ export function describeInstance(input: DescribeInput): InstanceDetails {
     startedBy,
     args,
     status,
-    times: { started: first.at, lastRound: last.at, expires },
+    times: {
+      started: first.at,
+      lastRound: last.at,
+      expires,
+      timerDue: request?.status === 'waiting' ? (request.dueAt ?? null) : null,
+      timersFired: rounds.filter((r) => r.via === 'timer').map((r) => ({ round: r.round, at: r.at })),
+    },
     decisions,
   };
 }

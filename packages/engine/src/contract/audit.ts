@@ -30,7 +30,7 @@ export type AuditOutcome = 'complete' | 'input_required' | 'error';
  * An open list: later versions add values (the scheduler firing a due timer, task updates,
  * events, operators), so a reader must accept a value it does not know (shown as is).
  */
-export type AuditVia = 'call' | 'decide' | 'resume' | 'withdraw' | 'operator';
+export type AuditVia = 'call' | 'decide' | 'resume' | 'withdraw' | 'timer' | 'operator';
 
 /** One answer a round received. */
 export interface AuditAnswer {

@@ -101,6 +101,82 @@ export interface ParkedRequest {
   readonly updatedAt: number;
   /** When the row may be pruned (ms). */
   readonly expiresAt: number;
+  /**
+   * When its earliest durable timer is due (ms), while `waiting`; `null` (or absent, from a ledger
+   * before schema 8): none. The scheduler fires it ({@link Ledger.claimDueRequests}).
+   */
+  readonly dueAt?: number | null;
+}
+
+/**
+ * A notification for the outbox, written in the same ledger write as the round that raised it
+ * ({@link ParkRequest.outbox}, or {@link Ledger.enqueueOutbox}), delivered later at least once.
+ */
+export interface OutboxMessage {
+  /** Stable id: every delivery attempt carries it (`webhook-id`); a second insert of one id is ignored. */
+  readonly id: string;
+  /** The event type (`decision.requested`, `decision.made`, `request.ended`, `flow.notification`). */
+  readonly type: string;
+  /** The body to deliver, JSON text (`{ type, timestamp, data }`). */
+  readonly body: string;
+}
+
+/** An outbox row as {@link Ledger.claimOutbox} hands it out. */
+export interface OutboxRecord extends OutboxMessage {
+  /** Delivery attempts before this one. */
+  readonly attempts: number;
+  /** When it was written (ms). */
+  readonly createdAt: number;
+}
+
+/** What {@link Ledger.claimDueRequests} asks for. */
+export interface ClaimDue {
+  /** Who claims: an opaque id per scheduler. */
+  readonly owner: string;
+  /** The current time (ms), from the engine's clock: timers due at or before it are claimed. */
+  readonly now: number;
+  /** The claim runs until then (ms); past it another scheduler may claim the request again. */
+  readonly leaseUntil: number;
+  /** At most this many. */
+  readonly limit: number;
+}
+
+/** A parked request whose timer is due, claimed by one scheduler under a lease. */
+export interface DueRequest {
+  readonly id: string;
+  readonly flow: string;
+  /** When its timer was due (ms). */
+  readonly dueAt: number;
+  /** Its version when claimed. */
+  readonly version: number;
+}
+
+/** What {@link Ledger.claimOutbox} asks for. */
+export interface ClaimOutbox {
+  readonly now: number;
+  /** Claimed rows are not handed out again before this time (ms): the delivery lease. */
+  readonly leaseUntil: number;
+  readonly limit: number;
+}
+
+/** What {@link Ledger.settleOutbox} records about one delivery attempt. */
+export interface SettleOutbox {
+  readonly id: string;
+  readonly now: number;
+  /** `true`: delivered (never handed out again). `false`: failed; try again at `nextAttemptAt`. */
+  readonly delivered: boolean;
+  /** When to try again after a failure (ms). */
+  readonly nextAttemptAt?: number;
+}
+
+/** What the scheduler's metrics read ({@link Ledger.schedulerStats}). */
+export interface SchedulerStats {
+  /** Waiting requests whose timer is due at `now` (fired or not yet). */
+  readonly due: number;
+  /** Notifications not delivered yet. */
+  readonly outboxDepth: number;
+  /** When the oldest of them was written (ms), or `null`. */
+  readonly outboxOldestAt: number | null;
 }
 
 /** What {@link Ledger.parkRequest} writes (the ledger sets `version` and `createdAt`). */
@@ -115,6 +191,13 @@ export interface ParkRequest {
   /** The current time (ms), from the engine's clock. */
   readonly now: number;
   readonly expiresAt: number;
+  /**
+   * When its earliest durable timer is due (ms); `null` or absent: none. Every write also ends
+   * any scheduler's claim on the request (schema 8).
+   */
+  readonly dueAt?: number | null;
+  /** Notifications raised by the round, inserted in the same transaction as the write (only when it succeeds). */
+  readonly outbox?: readonly OutboxMessage[];
 }
 
 /** The answer to {@link Ledger.parkRequest}. */
@@ -468,6 +551,27 @@ export interface Ledger {
   listRuns?(filter: RunFilter): Promise<ParkedRequest[]>;
   /** Every durable step of one flow instance, by key. Optional, like {@link listRuns}. */
   listSteps?(id: string): Promise<StepRecord[]>;
+  /**
+   * Claim up to `limit` waiting requests whose `dueAt` is at or before `now` and that no other
+   * scheduler holds under a running lease, earliest first, and hold them until `leaseUntil`.
+   * Atomic across processes (PostgreSQL: `FOR UPDATE SKIP LOCKED` on the due index; SQLite: one
+   * claimant at a time), so of concurrent claims exactly one gets each request. The claim does
+   * not change `version`: the fire itself is an ordinary compare-and-set write
+   * ({@link parkRequest}), which also ends the claim. Optional (schema 8): a ledger without it
+   * has no scheduler.
+   */
+  claimDueRequests?(claim: ClaimDue): Promise<DueRequest[]>;
+  /** Insert notifications outside a parked write (an id that exists is left as it is). Optional (schema 8). */
+  enqueueOutbox?(messages: readonly OutboxMessage[], now: number): Promise<void>;
+  /**
+   * Hand out up to `limit` undelivered notifications due for an attempt at `now`, oldest first,
+   * each to one caller until `leaseUntil` (atomic across processes). Optional (schema 8).
+   */
+  claimOutbox?(claim: ClaimOutbox): Promise<OutboxRecord[]>;
+  /** Record one delivery attempt's result (see {@link SettleOutbox}). Optional (schema 8). */
+  settleOutbox?(settle: SettleOutbox): Promise<void>;
+  /** Counts for `/metrics` (one cheap query each). Optional (schema 8). */
+  schedulerStats?(now: number): Promise<SchedulerStats>;
   /** Delete rows that expired before `now`; returns how many were removed. */
   prune(now: number): Promise<number>;
   /** Release connections and timers. */

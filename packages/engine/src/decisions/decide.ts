@@ -72,7 +72,9 @@ function choose(
     return no(`You requested ${id}, so you cannot decide it: a requester never decides their own request (four eyes).`);
   }
   const expired = (r: DecisionRecord) => r.deadline !== null && r.deadline <= now;
-  const decisionKey = (r: DecisionRecord) => isDecision(flow.inputs[r.key]);
+  // A pending decision the request no longer awaits (escalated elsewhere) cannot be made.
+  const decisionKey = (r: DecisionRecord) =>
+    isDecision(flow.inputs[r.key]) && (r.status !== 'pending' || row.waitingFor.some((w) => w.key === r.key));
   if (key !== undefined) {
     const record = records.find((r) => r.key === key);
     if (!record || !decisionKey(record)) return no(`Request ${id} has no decision "${key}".`);

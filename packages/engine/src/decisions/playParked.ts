@@ -22,6 +22,8 @@ import type { DecisionRecord, Ledger, ParkedRequest, RequestStatus } from '../co
 import type { Answers, RoundBody } from '../round/body.js';
 import type { AwaitedDecision, InjectedDecision, RoundEnd } from '../round/play.js';
 import { migratedSnapshot } from '../round/singleUse.js';
+import { nextDue } from '../round/timers.js';
+import { outboxMessages } from './outbox.js';
 import {
   type FinalOutcome,
   openDecision,
@@ -156,6 +158,7 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
       waiting,
       end.type === 'decisions' ? (end.decisions[0]?.deadline ?? null) : null,
       o,
+      end,
     );
 
   if (end.type === 'done') {
@@ -212,10 +215,24 @@ async function write(
   body: RoundBody,
   waiting: readonly AwaitedDecision[],
   deadline: number | null,
-  final?: FinalOutcome,
+  final: FinalOutcome | undefined,
+  end: RoundEnd,
 ): Promise<ParkedRequest | undefined> {
   const { flow, fid, requester, parked } = input;
   const now = core.now();
+  // The round's notifications, written with the parked state (the outbox: `outbox.ts`).
+  const outbox = outboxMessages(core, {
+    flow: flow.name,
+    fid,
+    round: input.round,
+    requesterPrincipal: requester.principal,
+    status,
+    before: parked?.row.status,
+    awaitedBefore: parked?.row.waitingFor.map((w) => w.key) ?? [],
+    awaited: waiting,
+    made: end.delivered.map((key) => ({ key, decider: input.inject?.decisions?.get(key)?.decider })),
+    notifications: end.notifications,
+  });
   const blob: ParkedBlob = {
     v: 1,
     b: toParkedBinding(requester),
@@ -234,10 +251,13 @@ async function write(
     state: sealParked(core.codec, fid, flow.name, blob),
     now,
     expiresAt: parkedExpiry(now, deadline),
+    // The next durable timer, for the scheduler (`schedule/fire.ts`).
+    dueAt: status === 'waiting' ? nextDue(body.t) : null,
+    ...(outbox.length > 0 ? { outbox } : {}),
   };
   const result = await ledger.parkRequest(request, parked ? parked.row.version : null);
   if (result.status === 'conflict') return undefined;
-  const { now: _now, ...fields } = request;
+  const { now: _now, outbox: _o, ...fields } = request;
   return { ...fields, version: result.version, createdAt: parked?.row.createdAt ?? now, updatedAt: now };
 }
 

@@ -35,6 +35,8 @@ export interface DecisionSettings {
   /** Store readable principal ids beside their keyed hashes (requesters, deciders, the audit trail). */
   readonly storePrincipalNames: boolean;
   readonly hookPrincipals: 'hash' | 'id';
+  /** Write notifications into the ledger's outbox with each parked write (`decisions/outbox.ts`). */
+  readonly outbox: boolean;
   readonly onDecisionRequested: ((event: DecisionRequestedEvent) => unknown) | undefined;
   readonly onDecided: ((event: DecidedEvent) => unknown) | undefined;
   /** The poll intervals a task suggests (`taskStatus.ts`). */

@@ -54,6 +54,8 @@ export async function inbox(core: DecisionsPort, context: DecisionCaller): Promi
     }
     const { row, flow, blob } = request;
     if (row.status !== 'waiting' || !isDecision(flow.inputs[record.key])) continue;
+    // No longer awaited (the flow moved on, e.g. escalated to another role): not in anyone's inbox.
+    if (!row.waitingFor.some((w) => w.key === record.key)) continue;
     // The ledger filters by the stored hash; the parked requester is compared again here.
     if (isRequester(codec, blob, context.principal)) continue;
     if (allowed(flow, blob, record.key, context) !== true) continue;

@@ -13,6 +13,7 @@ import type { ParkedRequest } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
 import { refuse } from '../decisions/access.js';
 import { finalText } from '../decisions/advance.js';
+import { outboxMessages } from '../decisions/outbox.js';
 import {
   type FinalOutcome,
   openParked,
@@ -63,6 +64,20 @@ export async function terminateRun(core: DecisionsPort, request: OperatorRequest
       state: sealParked(codec, id, row.flow, ending),
       now: started,
       expiresAt: parkedExpiry(started, null),
+      dueAt: null,
+      // The end is announced like any other (`request.ended`, status `terminated`).
+      outbox: outboxMessages(core, {
+        flow: row.flow,
+        fid: id,
+        round: ending.r,
+        requesterPrincipal: blob.b.p,
+        status: 'terminated',
+        before: row.status,
+        awaitedBefore: row.waitingFor.map((w) => w.key),
+        awaited: [],
+        made: [],
+        notifications: [],
+      }),
     },
     row.version,
   );

@@ -10,10 +10,11 @@
  * thousands of rounds a second, and one object per round is all this
  * allocates for its own bookkeeping.
  */
-import type { AnyActorRef, AnyMachineSnapshot, EventObject } from 'xstate';
+import { type AnyActorRef, type AnyMachineSnapshot, type EventObject, transition } from 'xstate';
 import type { Flow } from '../authoring/flowTypes.js';
 import { jsonLength } from '../authoring/inputs/answerSize.js';
 import type { DecisionSpec } from '../authoring/inputs/decision.js';
+import { isNotifyEvent, NOTIFY_EVENT, type Notification } from '../authoring/notify.js';
 import { setStepExecutor } from '../authoring/steps.js';
 import type { RequestStateCodec, StateBinding } from '../codec/types.js';
 import type { AuditAnswer } from '../contract/audit.js';
@@ -98,6 +99,8 @@ export interface RoundFacts {
   readonly delivered: readonly string[];
   /** Whether `inject.event` was delivered: sent to a running machine that had a transition for it. */
   readonly eventSent: boolean;
+  /** What the machine announced with `notify()` this round, in order. */
+  readonly notifications: readonly Notification[];
 }
 
 /**
@@ -128,6 +131,24 @@ export type RoundEnd = RoundFacts &
   );
 
 const MAX_FALLBACK_PASSES = 32;
+
+/**
+ * When the awaited decisions stop being decidable: the earliest live deadline whose event leaves
+ * the current state (an escalation, an expiry), not one that only acts in place (a reminder);
+ * the earliest of all when none is known to leave; `null` without deadlines.
+ */
+function decisionDeadline(snap: AnyMachineSnapshot, live: readonly Deadline[]): number | null {
+  if (live.length === 0) return null;
+  const leaving = live.filter((d) => {
+    try {
+      const [next] = transition(snap.machine, snap, d[2] ?? { type: d[0] });
+      return next.status !== 'active' || JSON.stringify(next.value) !== JSON.stringify(snap.value);
+    } catch {
+      return true;
+    }
+  });
+  return Math.min(...(leaving.length > 0 ? leaving : live).map((d) => d[1]));
+}
 
 const count = (n: number) => (Number.isFinite(n) ? n.toLocaleString('en-US') : 'beyond measure');
 
@@ -172,6 +193,11 @@ export class Round {
     // Observe timers and errors (the snapshot keeps the error) before start, then fire due deadlines.
     this.#deadlines = trackDeadlines(actor, now);
     actor.subscribe(IGNORE_ERRORS);
+    actor.on(NOTIFY_EVENT, (event: unknown) => {
+      if (!isNotifyEvent(event)) return;
+      const { type: _t, ...notification } = event;
+      this.#notifications.push(notification);
+    });
     setStepExecutor(actor.system, this.#input.steps);
     try {
       actor.start();
@@ -208,6 +234,7 @@ export class Round {
   }
 
   #fired = 0;
+  readonly #notifications: Notification[] = [];
   readonly #delivered: string[] = [];
   #eventSent = false;
 
@@ -217,6 +244,7 @@ export class Round {
   #done(outcome: CompleteOutcome | ErrorOutcome, terminal: boolean): RoundEnd {
     return {
       fired: this.#fired,
+      notifications: this.#notifications,
       delivered: this.#delivered,
       eventSent: this.#eventSent,
       type: 'done',
@@ -363,7 +391,7 @@ export class Round {
 
   #awaitDecisions(snap: AnyMachineSnapshot, awaited: readonly string[], live: readonly Deadline[]): RoundEnd {
     const { flow } = this.#input;
-    const deadline = live.length > 0 ? Math.min(...live.map((d) => d[1])) : null;
+    const deadline = decisionDeadline(snap, live);
     const repeated = awaited.find(
       (key) => this.#input.restored?.body.d?.includes(key) || this.#delivered.includes(key),
     );
@@ -392,6 +420,7 @@ export class Round {
     const body = this.#body(snap, live, {});
     return {
       fired: this.#fired,
+      notifications: this.#notifications,
       delivered: this.#delivered,
       eventSent: this.#eventSent,
       type: 'decisions',
@@ -430,6 +459,7 @@ export class Round {
     };
     return {
       fired: this.#fired,
+      notifications: this.#notifications,
       delivered: this.#delivered,
       eventSent: this.#eventSent,
       type: 'ask',
@@ -549,6 +579,7 @@ export class Round {
         actor.stop();
         return {
           fired: this.#fired,
+          notifications: this.#notifications,
           delivered: this.#delivered,
           eventSent: this.#eventSent,
           type: 'working',

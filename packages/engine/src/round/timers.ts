@@ -92,3 +92,11 @@ export function isDeadlineList(value: unknown): value is Deadline[] {
     )
   );
 }
+
+/** When the earliest of `deadlines` is due (ms), or `null` when there is none: the scheduler's due time. */
+export function nextDue(deadlines: readonly Deadline[] | undefined): number | null {
+  if (!deadlines || deadlines.length === 0) return null;
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const d of deadlines) if (d[1] < earliest) earliest = d[1];
+  return earliest;
+}

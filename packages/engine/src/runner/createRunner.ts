@@ -22,10 +22,11 @@ import type { DecisionTools, ResumeServer } from '../decisions/types.js';
 import { cancelRun } from '../operators/cancel.js';
 import { terminateRun } from '../operators/terminate.js';
 import type { OperatorTools } from '../operators/types.js';
+import { type FireOptions, type FireReport, fireDueTimers } from '../schedule/fire.js';
 import { createDecisionsPort } from './decisionsPort.js';
 import type { RunnerOptions } from './options.js';
 import { run, serve } from './serve.js';
-import { createRunnerState } from './state.js';
+import { createRunnerState, newId } from './state.js';
 
 export type { RunnerOptions } from './options.js';
 
@@ -63,6 +64,11 @@ export interface Runner {
   readonly tasks: TaskTools;
   /** What operators do to runs (`baton runs cancel`, `baton runs terminate`): see {@link OperatorTools}. */
   readonly operators: OperatorTools;
+  /**
+   * Fire the due durable timers of parked instances once, with no client (see `createScheduler`).
+   * @throws Error when the runner has no ledger with a scheduler.
+   */
+  fireDueTimers(options?: FireOptions): Promise<FireReport>;
 }
 
 /**
@@ -99,6 +105,7 @@ export function createRunner(options: RunnerOptions): Runner {
   };
   const tools = createDecisionTools(port, resumeServer);
   const tasks = createTaskTools(port, resumeServer);
+  const scheduler = { core: port, owner: newId() };
   const awaitsDecisions = [...flows.values()].some((flow) => flow.decisions.length > 0);
   const hasDurableSteps = [...flows.values()].some((flow) => flow.steps.length > 0);
   return {
@@ -113,5 +120,6 @@ export function createRunner(options: RunnerOptions): Runner {
       cancel: (request) => cancelRun(port, request),
       terminate: (request) => terminateRun(port, request),
     },
+    fireDueTimers: (fire) => fireDueTimers(scheduler, fire),
   };
 }

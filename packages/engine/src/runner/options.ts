@@ -85,6 +85,12 @@ export interface RunnerOptions {
   /** How hooks see principals: keyed hashes (default) or the ids themselves. */
   readonly hookPrincipals?: 'hash' | 'id';
   /**
+   * Write notifications (`decision.requested`, `decision.made`, `request.ended`,
+   * `flow.notification`) into the ledger's outbox with each parked write, for delivery
+   * from it (`baton serve --notify-webhook`). Default `false`. Needs a ledger with an outbox.
+   */
+  readonly outbox?: boolean;
+  /**
    * Called (not awaited; errors logged) for each decision newly requested: tell the deciders.
    * `requester` is a keyed hash unless `hookPrincipals: 'id'`.
    */

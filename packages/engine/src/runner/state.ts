@@ -142,6 +142,7 @@ export function createRunnerState(options: RunnerOptions): RunnerState {
       maxRetryLaterRounds: 3,
       storePrincipalNames: storeNames,
       hookPrincipals: options.hookPrincipals ?? 'hash',
+      outbox: options.outbox === true && ledger !== undefined,
       onDecisionRequested: options.onDecisionRequested,
       onDecided: options.onDecided,
       taskPoll: taskPollSettings(positive('taskPollMs', options.taskPollMs ?? 5000)),

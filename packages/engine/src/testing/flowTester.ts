@@ -148,8 +148,19 @@ export interface FlowTesterOptions<TMachine extends AnyStateMachine = AnyStateMa
 /** A moveable clock. */
 export interface TestClock {
   now(): number;
-  /** Move time forward by `ms` (any distance: days, for a flow whose deadline is days away). */
-  advance(ms: number): void;
+  /**
+   * Move time forward by `ms` (any distance: days, for a flow whose deadline is days away). With a
+   * ledger, the due timers of waiting (parked) runs then fire as the scheduler of `baton serve`
+   * would, with no round from the caller: await it before looking.
+   */
+  advance(ms: number): Promise<void>;
+}
+
+/** A notification the runs sent (an outbox message's body): `{ type, timestamp, data }`. */
+export interface TestNotification {
+  readonly type: string;
+  readonly timestamp: string;
+  readonly data: Readonly<Record<string, unknown>>;
 }
 
 /** One run of a flow under test. */
@@ -208,6 +219,11 @@ export interface FlowTester<TInputs extends InputCatalog = InputCatalog, TArgs =
   readonly visited: readonly StateValue[];
   /** How many times the durable step `id` ran (each attempt counts), across runs. */
   stepCalls(id: string): number;
+  /**
+   * Every notification sent so far, in order (`decision.requested`, `decision.made`,
+   * `request.ended`, `flow.notification` from `notify()`). Needs a ledger; `[]` without one.
+   */
+  notifications(): Promise<readonly TestNotification[]>;
 }
 
 /** An accepted elicitation answer: with a form's content, or without (a URL). */
@@ -251,9 +267,26 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
   let time = options.startAt ?? Date.now();
   const clock: TestClock = {
     now: () => time,
-    advance: (ms) => {
+    advance: async (ms) => {
       time += ms;
+      if (!options.ledger?.claimDueRequests) return;
+      // As the scheduler does: fire what is due until nothing is.
+      let report = await runner.fireDueTimers({ limit: 1000 });
+      while (report.claimed >= 1000) report = await runner.fireDueTimers({ limit: 1000 });
     },
+  };
+  const sent: TestNotification[] = [];
+  const notifications = async (): Promise<readonly TestNotification[]> => {
+    const ledger = options.ledger;
+    if (!ledger?.claimOutbox) return sent;
+    // Each message is handed out once: leased for good.
+    const claimed = await ledger.claimOutbox({
+      now: Number.MAX_SAFE_INTEGER - 1,
+      leaseUntil: Number.MAX_SAFE_INTEGER,
+      limit: 10_000,
+    });
+    for (const message of claimed) sent.push(JSON.parse(message.body) as TestNotification);
+    return sent;
   };
   const visited: StateValue[] = [];
   const calls = new Map<string, number>();
@@ -296,7 +329,7 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     roundBudgetMs: options.roundBudgetMs ?? 5000,
     ...(options.ttlSeconds !== undefined ? { ttlSeconds: options.ttlSeconds } : {}),
     ...(options.maxTtlSeconds !== undefined ? { maxTtlSeconds: options.maxTtlSeconds } : {}),
-    ...(options.ledger ? { ledger: options.ledger } : {}),
+    ...(options.ledger ? { ledger: options.ledger, outbox: true } : {}),
     // A round awaiting decisions answers "retry later" at once (no real-time hold in a test).
     holdMs: 0,
     pollMs: 1,
@@ -385,5 +418,5 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     }
   }
 
-  return { clock, start, startRaw: start, visited, stepCalls: (id) => calls.get(id) ?? 0 };
+  return { clock, start, startRaw: start, visited, stepCalls: (id) => calls.get(id) ?? 0, notifications };
 }

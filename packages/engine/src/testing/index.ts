@@ -18,5 +18,6 @@ export {
   type StepStubs,
   type TestAnswers,
   type TestClock,
+  type TestNotification,
   type WireAnswerOf,
 } from './flowTester.js';

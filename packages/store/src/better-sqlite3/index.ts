@@ -26,6 +26,7 @@ import type {
   LegacyDecider,
   MintTokenRequest,
   NewDecision,
+  OutboxMessage,
   ParkedRequest,
   ParkRequest,
   ParkResult,
@@ -67,6 +68,7 @@ import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 import { decisions, meta, redemptions, requests, steps, tokens } from '../schema/sqlite.js';
 import { openMigratedSqlite } from './file.js';
+import { createSqliteScheduling } from './scheduling.js';
 import { WriteBatcher } from './writeBatcher.js';
 
 export { createSqliteAuditLog, type SqliteAuditLogOptions } from './audit.js';
@@ -211,6 +213,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       createdAt: sql.placeholder('now'),
       updatedAt: sql.placeholder('now'),
       expiresAt: sql.placeholder('expiresAt'),
+      dueAt: sql.placeholder('dueAt'),
     })
     .onConflictDoNothing()
     .returning({ version: requests.version })
@@ -228,6 +231,10 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       version: sql`${requests.version} + 1`,
       updatedAt: sql`${sql.placeholder('now')}`,
       expiresAt: sql`${sql.placeholder('expiresAt')}`,
+      // Every write recomputes the next timer and ends a scheduler's claim.
+      dueAt: sql`${sql.placeholder('dueAt')}`,
+      leaseOwner: null,
+      leaseUntil: null,
     })
     .where(and(eq(requests.id, sql.placeholder('id')), eq(requests.version, sql.placeholder('expected'))))
     .returning({ version: requests.version })
@@ -436,6 +443,15 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
   // transaction when there is one. Multi-statement writes wrap themselves in a transaction
   // (a savepoint inside a batch), so a failure undoes all of that write and nothing else.
   const writes = new WriteBatcher(client);
+  const scheduling = createSqliteScheduling(db, client, writes, assertOpen);
+  /** A parked write and the notifications its round raised: together or not at all. */
+  const parkWithOutbox = client.transaction(
+    (write: () => { version: number } | undefined, messages: readonly OutboxMessage[], now: number) => {
+      const written = write();
+      if (written !== undefined) scheduling.insertOutbox(messages, now);
+      return written;
+    },
+  );
   let closed = false;
 
   const ledger: Ledger = {
@@ -486,13 +502,18 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     async parkRequest(request: ParkRequest, expectedVersion: number | null): Promise<ParkResult> {
       assertOpen();
       const params = parkParams(request);
-      const written = await writes.submit(() =>
+      const messages = request.outbox ?? [];
+      const write = () =>
         expectedVersion === null
           ? insertRequest.get(params)
-          : updateRequest.get({ ...params, expected: expectedVersion }),
+          : updateRequest.get({ ...params, expected: expectedVersion });
+      const written = await writes.submit(() =>
+        messages.length === 0 ? write() : parkWithOutbox.immediate(write, messages, request.now),
       );
       return written === undefined ? { status: 'conflict' } : { status: 'parked', version: written.version };
     },
+
+    ...scheduling.methods,
 
     async getRequest(id: string): Promise<ParkedRequest | undefined> {
       assertOpen();
@@ -598,7 +619,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     async prune(now: number): Promise<number> {
       assertOpen();
       let removed = 0;
-      for (const statement of [pruneRedemptions, pruneTokens, pruneSteps]) {
+      for (const statement of [pruneRedemptions, pruneTokens, pruneSteps, scheduling.pruneOutbox]) {
         for (;;) {
           if (closed) return removed;
           const { changes } = statement.run({ now, limit: PRUNE_BATCH });

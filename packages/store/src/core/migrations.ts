@@ -17,9 +17,10 @@ import { LedgerSchemaError } from './errors.js';
  * (`baton_steps`); 5, the audit trail's arguments, readable principal and state expiry; 6,
  * deciders as keyed hashes (`baton_decisions.decider`, the readable `decider_name` only when
  * names are stored; rows decided before are rewritten by the engine, see `rewriteLegacyDeciders`); 7,
- * whose call ran each audited round (`baton_audit.via`).
+ * whose call ran each audited round (`baton_audit.via`); 8, durable timers of parked requests
+ * (`baton_requests.due_at`, claimed under a lease) and the notification outbox (`baton_outbox`).
  */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /** drizzle's bookkeeping table for the ledger's migrations (kept apart from any app's own). */
 export const MIGRATIONS_TABLE = '__baton_migrations';

@@ -15,7 +15,10 @@ import { hashTokenCode } from './tokens.js';
  * The placeholders of a driver's park statements (insert, or compare-and-set update with
  * `expected`): the request, with `waitingFor` as the JSON text stored in `waiting_for`.
  */
-export type ParkParams = Omit<ParkRequest, 'waitingFor'> & { readonly waitingFor: string };
+export type ParkParams = Omit<ParkRequest, 'waitingFor' | 'dueAt' | 'outbox'> & {
+  readonly waitingFor: string;
+  readonly dueAt: number | null;
+};
 
 /** The placeholders of a driver's step-claim statements (insert, takeover). */
 export type ClaimParams = Pick<ClaimStep, 'id' | 'key' | 'owner' | 'leaseUntil' | 'now' | 'expiresAt'>;
@@ -38,6 +41,8 @@ export function parkParams(request: ParkRequest): ParkParams {
     state: request.state,
     now: request.now,
     expiresAt: request.expiresAt,
+    // A request that no longer waits has no timer to fire.
+    dueAt: request.status === 'waiting' ? (request.dueAt ?? null) : null,
   };
 }
 

@@ -30,9 +30,10 @@ const DECISION_STATUSES: ReadonlySet<string> = new Set<DecisionStatus>(['pending
  * A `baton_requests` row as drizzle returns it (camelCase fields): the engine's `ParkedRequest`,
  * with the status unchecked and `waitingFor` as its stored JSON text.
  */
-export type StoredRequest = Omit<ParkedRequest, 'status' | 'waitingFor'> & {
+export type StoredRequest = Omit<ParkedRequest, 'status' | 'waitingFor' | 'dueAt'> & {
   readonly status: string;
   readonly waitingFor: string;
+  readonly dueAt?: number | null;
 };
 
 /** A `baton_decisions` row as drizzle returns it (camelCase fields): a `DecisionRecord`, its status unchecked. */
@@ -71,6 +72,7 @@ export function toParkedRequest(row: StoredRequest): ParkedRequest {
     createdAt: Number(row.createdAt),
     updatedAt: Number(row.updatedAt),
     expiresAt: Number(row.expiresAt),
+    dueAt: row.dueAt === null || row.dueAt === undefined ? null : Number(row.dueAt),
   };
 }
 

@@ -6,13 +6,18 @@
  * semantics as the SQLite and PostgreSQL ledgers, including pruning.
  */
 import type {
+  ClaimDue,
+  ClaimOutbox,
   ClaimStep,
   ClaimStepResult,
   DecisionFilter,
   DecisionRecord,
+  DueRequest,
   Ledger,
   MintTokenRequest,
   NewDecision,
+  OutboxMessage,
+  OutboxRecord,
   ParkedRequest,
   ParkRequest,
   ParkResult,
@@ -24,9 +29,12 @@ import type {
   RedeemResult,
   RedeemTokenResult,
   RunFilter,
+  SchedulerStats,
+  SettleOutbox,
   StepRecord,
 } from '@baton/engine';
 import { LedgerError } from '../core/errors.js';
+import { OUTBOX_RETENTION_MS } from '../core/outbox.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
 import { normalizeWaitingFor } from '../core/requests.js';
 import {
@@ -52,6 +60,13 @@ export type MemoryLedgerOptions = PruningOptions;
 
 interface MemoryRedemption extends RedemptionRow {
   outcome: string | null;
+}
+
+interface MemoryOutbox extends OutboxRecord {
+  nextAttemptAt: number;
+  deliveredAt: number | null;
+  readonly expiresAt: number;
+  attempts: number;
 }
 
 interface MemoryToken extends TokenRow {
@@ -80,7 +95,25 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   const decisionKey = (id: string, key: string) => `${id}\u0000${key}`;
   /** Durable steps by `${id}\u0000${key}`. */
   const steps = new Map<string, StepRecord>();
+  /** Schedulers' claims on parked requests' timers, by request id. */
+  const leases = new Map<string, { owner: string; until: number }>();
+  const outbox = new Map<string, MemoryOutbox>();
   let closed = false;
+  const insertOutbox = (messages: readonly OutboxMessage[], now: number) => {
+    for (const m of messages) {
+      if (outbox.has(m.id)) continue;
+      outbox.set(m.id, {
+        id: m.id,
+        type: m.type,
+        body: m.body,
+        attempts: 0,
+        createdAt: now,
+        nextAttemptAt: now,
+        deliveredAt: null,
+        expiresAt: now + OUTBOX_RETENTION_MS,
+      });
+    }
+  };
 
   const ledger: Ledger = {
     async redeem(request: RedeemRequest): Promise<RedeemResult> {
@@ -140,14 +173,17 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
         return { status: 'conflict' };
       }
       const version = (existing?.version ?? 0) + 1;
-      const { now, ...fields } = request;
+      const { now, outbox: messages, dueAt, ...fields } = request;
       requests.set(request.id, {
         ...fields,
         waitingFor: normalizeWaitingFor(request.waitingFor),
         version,
         createdAt: existing?.createdAt ?? now,
         updatedAt: now,
+        dueAt: request.status === 'waiting' ? (dueAt ?? null) : null,
       });
+      leases.delete(request.id);
+      if (messages) insertOutbox(messages, now);
       return { status: 'parked', version };
     },
 
@@ -295,9 +331,63 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       return [...steps.values()].filter((step) => step.id === id).sort((a, b) => ordinal(a.key, b.key));
     },
 
+    async claimDueRequests(claim: ClaimDue): Promise<DueRequest[]> {
+      assertOpen();
+      const due = [...requests.values()]
+        .filter((r) => r.status === 'waiting' && r.dueAt != null && r.dueAt <= claim.now)
+        .filter((r) => (leases.get(r.id)?.until ?? -Infinity) < claim.now)
+        .sort((a, b) => a.dueAt! - b.dueAt! || ordinal(a.id, b.id))
+        .slice(0, claim.limit);
+      for (const r of due) leases.set(r.id, { owner: claim.owner, until: claim.leaseUntil });
+      return due.map((r) => ({ id: r.id, flow: r.flow, dueAt: r.dueAt!, version: r.version }));
+    },
+
+    async enqueueOutbox(messages: readonly OutboxMessage[], now: number): Promise<void> {
+      assertOpen();
+      insertOutbox(messages, now);
+    },
+
+    async claimOutbox(claim: ClaimOutbox): Promise<OutboxRecord[]> {
+      assertOpen();
+      const ready = [...outbox.values()]
+        .filter((m) => m.deliveredAt === null && m.nextAttemptAt <= claim.now)
+        .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
+        .slice(0, claim.limit);
+      for (const m of ready) m.nextAttemptAt = claim.leaseUntil;
+      return ready
+        .map(({ id, type, body, attempts, createdAt }) => ({ id, type, body, attempts, createdAt }))
+        .sort((a, b) => a.createdAt - b.createdAt);
+    },
+
+    async settleOutbox(settle: SettleOutbox): Promise<void> {
+      assertOpen();
+      const row = outbox.get(settle.id);
+      if (!row || row.deliveredAt !== null) return;
+      row.attempts++;
+      if (settle.delivered) row.deliveredAt = settle.now;
+      else row.nextAttemptAt = settle.nextAttemptAt ?? settle.now;
+    },
+
+    async schedulerStats(now: number): Promise<SchedulerStats> {
+      assertOpen();
+      let due = 0;
+      for (const r of requests.values()) if (r.status === 'waiting' && r.dueAt != null && r.dueAt <= now) due++;
+      let outboxDepth = 0;
+      let outboxOldestAt: number | null = null;
+      for (const m of outbox.values()) {
+        if (m.deliveredAt !== null) continue;
+        outboxDepth++;
+        outboxOldestAt = outboxOldestAt === null ? m.createdAt : Math.min(outboxOldestAt, m.createdAt);
+      }
+      return { due, outboxDepth, outboxOldestAt };
+    },
+
     async prune(now: number): Promise<number> {
       assertOpen();
       let removed = 0;
+      for (const [id, row] of outbox) {
+        if (row.expiresAt < now && outbox.delete(id)) removed++;
+      }
       for (const [at, row] of steps) {
         if (row.expiresAt < now && steps.delete(at)) removed++;
       }
@@ -327,6 +417,8 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       requests.clear();
       decisions.clear();
       steps.clear();
+      leases.clear();
+      outbox.clear();
     },
   };
 

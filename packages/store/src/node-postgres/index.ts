@@ -73,6 +73,7 @@ import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core
 import { decisions, meta, redemptions, requests, steps, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
 import { createRedemptionBatches, DEFAULT_REDEMPTION_BATCHING, type RedemptionBatching } from './redemptions.js';
+import { createPostgresScheduling } from './scheduling.js';
 import { OUTCOME_RETRY_BUDGET_MS, retryWhileUnavailable, toUnavailable } from './unavailable.js';
 
 export { createPostgresAuditLog, type PostgresAuditLogOptions } from './audit.js';
@@ -222,6 +223,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       ),
     )
     .prepare('baton_prune_tokens');
+  const scheduling = createPostgresScheduling(db, assertOpen);
 
   const insertRequest = db
     .insert(requests)
@@ -237,6 +239,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       createdAt: sql.placeholder('now'),
       updatedAt: sql.placeholder('now'),
       expiresAt: sql.placeholder('expiresAt'),
+      dueAt: sql.placeholder('dueAt'),
     })
     .onConflictDoNothing()
     .returning({ version: requests.version })
@@ -256,6 +259,10 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       version: sql`${requests.version} + 1`,
       updatedAt: sql`${sql.placeholder('now')}`,
       expiresAt: sql`${sql.placeholder('expiresAt')}`,
+      // Every write recomputes the next timer and ends a scheduler's claim.
+      dueAt: sql`${sql.placeholder('dueAt')}`,
+      leaseOwner: null,
+      leaseUntil: null,
     })
     .where(and(eq(requests.id, sql.placeholder('id')), eq(requests.version, sql.placeholder('expected'))))
     .returning({ version: requests.version })
@@ -430,12 +437,53 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     async parkRequest(request: ParkRequest, expectedVersion: number | null): Promise<ParkResult> {
       assertOpen();
       const params = parkParams(request);
+      const messages = request.outbox ?? [];
+      if (messages.length > 0) {
+        // The write and the notifications its round raised: together or not at all.
+        const written = await db.transaction(async (tx) => {
+          const [row] =
+            expectedVersion === null
+              ? await tx
+                  .insert(requests)
+                  .values({
+                    ...params,
+                    version: 1,
+                    createdAt: params.now,
+                    updatedAt: params.now,
+                  })
+                  .onConflictDoNothing()
+                  .returning({ version: requests.version })
+              : await tx
+                  .update(requests)
+                  .set({
+                    flow: params.flow,
+                    requester: params.requester,
+                    requesterName: params.requesterName,
+                    status: params.status,
+                    waitingFor: params.waitingFor,
+                    state: params.state,
+                    version: sql`${requests.version} + 1`,
+                    updatedAt: params.now,
+                    expiresAt: params.expiresAt,
+                    dueAt: params.dueAt,
+                    leaseOwner: null,
+                    leaseUntil: null,
+                  })
+                  .where(and(eq(requests.id, params.id), eq(requests.version, expectedVersion)))
+                  .returning({ version: requests.version });
+          if (row !== undefined) await scheduling.insertOutbox(tx, messages, params.now);
+          return row;
+        });
+        return written === undefined ? { status: 'conflict' } : { status: 'parked', version: written.version };
+      }
       const [written] =
         expectedVersion === null
           ? await insertRequest.execute(params)
           : await updateRequest.execute({ ...params, expected: expectedVersion });
       return written === undefined ? { status: 'conflict' } : { status: 'parked', version: written.version };
     },
+
+    ...scheduling.methods,
 
     async getRequest(id: string): Promise<ParkedRequest | undefined> {
       assertOpen();
@@ -598,7 +646,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
         removed += count;
         if (count < PRUNE_BATCH) break;
       }
-      for (const statement of [pruneRedemptions, pruneTokens]) {
+      for (const statement of [pruneRedemptions, pruneTokens, scheduling.pruneOutbox]) {
         for (;;) {
           if (connection.closed) return removed;
           const result = await statement.execute({ now, limit: PRUNE_BATCH });

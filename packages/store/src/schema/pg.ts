@@ -143,10 +143,17 @@ export const requests = pgTable(
     updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
     /** When the row (and its decisions) may be pruned (ms). */
     expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+    /** When its earliest durable timer is due (ms), while waiting; null: none (schema 8). */
+    dueAt: bigint('due_at', { mode: 'number' }),
+    /** The scheduler instance firing its timer now (an opaque runner id), or null (schema 8). */
+    leaseOwner: text('lease_owner'),
+    /** Until when that claim runs (ms); past it another instance may fire the timer (schema 8). */
+    leaseUntil: bigint('lease_until', { mode: 'number' }),
   },
   (table) => [
     index('baton_requests_requester_updated_at_idx').on(table.requester, table.updatedAt),
     index('baton_requests_expires_at_idx').on(table.expiresAt),
+    index('baton_requests_due_at_idx').on(table.dueAt),
   ],
 );
 
@@ -231,5 +238,37 @@ export const steps = pgTable(
   (table) => [
     primaryKey({ name: 'baton_steps_pk', columns: [table.id, table.key] }),
     index('baton_steps_expires_at_idx').on(table.expiresAt),
+  ],
+);
+
+/**
+ * The outbox (schema 8): notifications written in the same transaction as the round that raised
+ * them, then delivered (signed webhooks) with retries, at least once, under their stable `id`.
+ * `next_attempt_at` doubles as the delivery lease: a deliverer claims a row by moving it into
+ * the future. Pruned by `expires_at`.
+ */
+export const outbox = pgTable(
+  'baton_outbox',
+  {
+    /** Stable id (the `webhook-id` of every delivery attempt). */
+    id: text('id').primaryKey(),
+    /** The event type (`decision.requested`, `request.ended`, `flow.notification`, …). */
+    type: text('type').notNull(),
+    /** The body to deliver (JSON text: `{ type, timestamp, data }`). */
+    body: text('body').notNull(),
+    /** Delivery attempts so far. */
+    attempts: integer('attempts').notNull(),
+    /** When it may be tried (again) (ms); a claim moves it into the future. */
+    nextAttemptAt: bigint('next_attempt_at', { mode: 'number' }).notNull(),
+    /** When it was delivered (ms), or null while not yet. */
+    deliveredAt: bigint('delivered_at', { mode: 'number' }),
+    /** When it was written (ms). */
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    /** When the row may be pruned (ms). */
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+  },
+  (table) => [
+    index('baton_outbox_next_attempt_at_idx').on(table.deliveredAt, table.nextAttemptAt),
+    index('baton_outbox_expires_at_idx').on(table.expiresAt),
   ],
 );

@@ -280,6 +280,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           createdAt: T0 + 5,
           updatedAt: T0 + 5,
           expiresAt: T0 + 30 * DAY,
+          dueAt: null,
         });
       });
 
@@ -322,6 +323,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           createdAt: T0,
           updatedAt: T0 + 1000,
           expiresAt: T0 + 60 * DAY,
+          dueAt: null,
         });
         // A writer that read version 1 lost: it must read again.
         expect(await ledger.parkRequest(parked(id, { state: 'stale' }), 1)).toEqual({ status: 'conflict' });

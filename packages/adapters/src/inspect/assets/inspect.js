@@ -375,7 +375,11 @@ function renderDetails() {
   const times = details.times;
   document.getElementById('instance-times').textContent =
     `started ${timeText(times.started)} · last round ${timeText(times.lastRound)}` +
-    (times.expires !== null ? ` · expires ${timeText(times.expires)}` : '');
+    (times.expires !== null ? ` · expires ${timeText(times.expires)}` : '') +
+    (times.timerDue != null ? ` · timer scheduled ${timeText(times.timerDue)}` : '') +
+    ((times.timersFired ?? []).length > 0
+      ? ` · timers fired: ${times.timersFired.map((t) => `round ${t.round} at ${timeText(t.at)}`).join(', ')}`
+      : '');
   const decisions = document.getElementById('decisions');
   decisions.replaceChildren(
     ...details.decisions.map((d) => {

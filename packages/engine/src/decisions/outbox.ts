@@ -1,0 +1,94 @@
+/**
+ * The notifications a parked write carries into the ledger's outbox, in the
+ * same write (`ParkRequest.outbox`): `decision.requested` for each decision
+ * newly awaited, `decision.made` for each recorded decision the round
+ * delivered, `request.ended` once when the request stops waiting (with
+ * `data.status` as `baton_requests` shows it), and `flow.notification` for
+ * each `notify()` of the round. Bodies are `{ type, timestamp, data }`;
+ * `data` has `requestId` and `flow`, and for decisions `key`, `role` and
+ * `deadline` (ISO 8601). Principals are keyed hashes, or ids when the runner
+ * says so (`hookPrincipals`). Ids are derived from the request, the round and
+ * the event, so a write replayed after a conflict carries the same ids and
+ * the ledger keeps one row each.
+ */
+import type { Notification } from '../authoring/notify.js';
+import type { OutboxMessage, RequestStatus } from '../contract/ledger.js';
+import type { AwaitedDecision } from '../round/play.js';
+import { principalHash } from './parked.js';
+import type { DecisionsPort } from './port.js';
+
+/** The event types of the outbox (the contract of `../shared/DESIGN.md` §5b). */
+export type OutboxEventType = 'decision.requested' | 'decision.made' | 'request.ended' | 'flow.notification';
+
+/** What one parked write tells the outbox. */
+export interface OutboxFacts {
+  readonly flow: string;
+  readonly fid: string;
+  readonly round: number;
+  readonly requesterPrincipal: string;
+  readonly status: RequestStatus;
+  /** The request's status before this write (`undefined`: first parked now). */
+  readonly before: RequestStatus | undefined;
+  /** Decision keys awaited before this write. */
+  readonly awaitedBefore: readonly string[];
+  readonly awaited: readonly AwaitedDecision[];
+  /** Recorded decisions the round delivered: key and the decider's principal. */
+  readonly made: readonly { readonly key: string; readonly decider: string | undefined }[];
+  readonly notifications: readonly Notification[];
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The outbox messages of one parked write; empty when the runner writes no outbox. */
+export function outboxMessages(core: DecisionsPort, facts: OutboxFacts): OutboxMessage[] {
+  if (!core.decisions.outbox) return [];
+  const now = core.now();
+  const who = (principal: string) =>
+    core.decisions.hookPrincipals === 'id' ? principal : principalHash(core.codec, principal);
+  const base = { requestId: facts.fid, flow: facts.flow };
+  const out: OutboxMessage[] = [];
+  const add = (type: OutboxEventType, suffix: string, data: Record<string, unknown>) => {
+    const id = `msg_${core.codec.digest(`${facts.fid}\u0000${facts.round}\u0000${type}\u0000${suffix}`, 'outbox-id')}`;
+    out.push({ id, type, body: JSON.stringify({ type, timestamp: iso(now), data: { ...base, ...data } }) });
+  };
+  for (const made of facts.made) {
+    add('decision.made', made.key, {
+      key: made.key,
+      ...(made.decider === undefined ? {} : { decider: who(made.decider) }),
+    });
+  }
+  const before = new Set(facts.awaitedBefore);
+  if (facts.status === 'waiting') {
+    for (const d of facts.awaited) {
+      if (before.has(d.key)) continue;
+      add('decision.requested', d.key, {
+        key: d.key,
+        ...(d.role === null ? {} : { role: d.role }),
+        ...(d.deadline === null ? {} : { deadline: iso(d.deadline) }),
+        message: d.message,
+        requester: who(facts.requesterPrincipal),
+      });
+    }
+  }
+  facts.notifications.forEach((n, i) => {
+    add('flow.notification', String(i), {
+      kind: n.kind,
+      ...(n.to === undefined ? {} : { to: n.to }),
+      ...(n.data === undefined ? {} : { data: n.data }),
+    });
+  });
+  if (facts.status !== 'waiting' && facts.before !== facts.status) {
+    // Once per end: the id is the request's and the end's alone.
+    const id = `msg_${core.codec.digest(`${facts.fid}\u0000ended`, 'outbox-id')}`;
+    out.push({
+      id,
+      type: 'request.ended',
+      body: JSON.stringify({
+        type: 'request.ended',
+        timestamp: iso(now),
+        data: { ...base, status: facts.status, requester: who(facts.requesterPrincipal) },
+      }),
+    });
+  }
+  return out;
+}

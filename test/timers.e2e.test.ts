@@ -1,0 +1,202 @@
+/**
+ * The scheduler end to end: two `baton serve` processes sharing one ledger (a
+ * SQLite file, then the PostgreSQL the suite starts), both running the
+ * scheduler and delivering the outbox to a loopback webhook receiver with a
+ * Standard Webhooks secret. A decision with a 3-second deadline and no client
+ * ends `expired` on time; the requester's later `baton_resume` (on the other
+ * instance) sees it; the receiver gets one signed `request.ended` that
+ * verifies with `standardwebhooks`, while a wrong secret, an old timestamp and
+ * a changed body fail verification. Then the same while one instance is
+ * SIGKILLed around the due time: every request ends once, and each end is
+ * delivered at least once under one `webhook-id`.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateKey } from '@baton/engine';
+import { openLedger } from '@baton/store';
+import type { Client } from '@modelcontextprotocol/client';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+// standardwebhooks is a dependency of @baton/adapters (which signs with it), not of the workspace root.
+import { Webhook } from '../packages/adapters/node_modules/standardwebhooks/dist/index.js';
+import { createTestDatabase } from '../packages/store/test/helpers/postgres.js';
+import { connectHttp, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-timers-e2e-'));
+const BATON_KEYS = generateKey();
+const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+const OTHER_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+const token = (name: string) => `${name}-token-${'x'.repeat(24)}`;
+const tokensFile = join(dir, 'tokens.json');
+writeFileSync(
+  tokensFile,
+  JSON.stringify({
+    [token('alice')]: { principal: 'alice', roles: [] },
+    [token('bob')]: { principal: 'bob', roles: ['manager'] },
+  }),
+);
+
+interface Delivery {
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  readonly json: { type: string; timestamp: string; data: Record<string, any> };
+}
+const deliveries: Delivery[] = [];
+let receiver: Server;
+let hookUrl = '';
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      deliveries.push({ headers: req.headers, body, json: JSON.parse(body) });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+});
+afterAll(async () => {
+  await new Promise((resolve) => receiver.close(resolve));
+  rmSync(dir, { recursive: true, force: true });
+});
+const clients: Client[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+});
+
+const waitFor = async (check: () => boolean, ms: number) => {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+const headersOf = (d: Delivery) => ({
+  'webhook-id': String(d.headers['webhook-id']),
+  'webhook-timestamp': String(d.headers['webhook-timestamp']),
+  'webhook-signature': String(d.headers['webhook-signature']),
+});
+const endedOf = (id: string) =>
+  deliveries.filter((d) => d.json.type === 'request.ended' && d.json.data.requestId === id);
+
+const pgUrl = inject('batonPgUrl');
+const ledgers: [string, string | undefined][] = [
+  ['SQLite', `sqlite:${join(dir, 'ledger.db')}`],
+  ['PostgreSQL', pgUrl || undefined],
+];
+
+describe.each(ledgers)('the scheduler on two instances sharing one %s ledger', (name, given) => {
+  const servers: ServeProcess[] = [];
+  // A database of its own: instances of other test files must neither fire these timers nor deliver this outbox.
+  let ledger = given;
+  let drop = async () => {};
+  const serve = () =>
+    startServe(
+      [
+        'test/fixtures/timer-flows',
+        '--http',
+        '127.0.0.1:0',
+        '--ledger',
+        ledger!,
+        '--auth-tokens',
+        tokensFile,
+        '--wait-in-call',
+        '0',
+        '--notify-webhook',
+        hookUrl,
+        '--notify-secret',
+        SECRET,
+      ],
+      { BATON_KEYS, BATON_SCHEDULER_LEASE_MS: '2000' },
+    );
+  beforeAll(async () => {
+    if (!ledger) return;
+    if (name === 'PostgreSQL') {
+      const database = await createTestDatabase(given!);
+      ledger = database.url;
+      drop = database.drop;
+    }
+    servers.push(await serve(), await serve());
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+    await drop();
+  });
+
+  async function request(instance: number): Promise<string> {
+    const { client } = await connectHttp(servers[instance]!.url, { token: token('alice') });
+    clients.push(client);
+    const result = await client.callTool({ name: 'quick_approval', arguments: {} });
+    const waiting = result.structuredContent as { status: string; id: string };
+    expect(waiting.status).toBe('waiting');
+    return waiting.id;
+  }
+
+  it.skipIf(!ledger)(
+    'a 3-second deadline with no client ends on time; resume sees expired; one signed request.ended',
+    async () => {
+      const id = await request(0);
+      await waitFor(() => endedOf(id).length > 0, 20_000);
+      const store = await openLedger(ledger!);
+      const row = await store.getRequest(id).finally(() => store.close());
+      expect(row?.status).toBe('expired');
+      // On time: due 3 s after it was parked; fired within the poll interval (1 s) plus a loaded machine's slack.
+      const late = row!.updatedAt - row!.createdAt - 3000;
+      expect(late).toBeGreaterThanOrEqual(0);
+      expect(late).toBeLessThan(6000);
+
+      const { client } = await connectHttp(servers[1]!.url, { token: token('alice') });
+      clients.push(client);
+      const resumed = await client.callTool({ name: 'baton_resume', arguments: { id } });
+      expect(textOf(resumed)).toContain('expired: nobody decided within 3 seconds');
+
+      const [ended] = endedOf(id);
+      expect(ended!.json).toMatchObject({
+        type: 'request.ended',
+        data: { requestId: id, flow: 'quick_approval', status: 'expired' },
+      });
+      expect(new Date(ended!.json.timestamp).toISOString()).toBe(ended!.json.timestamp);
+      expect(new Webhook(SECRET).verify(ended!.body, headersOf(ended!))).toEqual(ended!.json);
+      // Refusals: a wrong secret, an old timestamp, a changed body.
+      expect(() => new Webhook(OTHER_SECRET).verify(ended!.body, headersOf(ended!))).toThrow();
+      const old = new Date(Date.now() - 10 * 60_000);
+      const oldHeaders = {
+        'webhook-id': headersOf(ended!)['webhook-id'],
+        'webhook-timestamp': String(Math.floor(old.getTime() / 1000)),
+        'webhook-signature': new Webhook(SECRET).sign(headersOf(ended!)['webhook-id'], old, ended!.body),
+      };
+      expect(() => new Webhook(SECRET).verify(ended!.body, oldHeaders)).toThrow(/timestamp/i);
+      expect(() =>
+        new Webhook(SECRET).verify(ended!.body.replace('expired', 'completed'), headersOf(ended!)),
+      ).toThrow();
+      // Recorded once: every delivery of this end carries one webhook-id.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(new Set(endedOf(id).map((d) => d.headers['webhook-id'])).size).toBe(1);
+    },
+    60_000,
+  );
+
+  it.skipIf(!ledger)(
+    'one instance SIGKILLed around the due time: each request ends once, delivered under one webhook-id',
+    async () => {
+      const ids = await Promise.all([0, 1, 0, 1, 0].map((instance) => request(instance)));
+      await new Promise((resolve) => setTimeout(resolve, 2900));
+      servers[0]!.child.kill('SIGKILL');
+      await waitFor(() => ids.every((id) => endedOf(id).length > 0), 30_000);
+      const store = await openLedger(ledger!);
+      try {
+        for (const id of ids) expect((await store.getRequest(id))?.status).toBe('expired');
+      } finally {
+        await store.close();
+      }
+      for (const id of ids) expect(new Set(endedOf(id).map((d) => d.headers['webhook-id'])).size).toBe(1);
+      servers[0] = await serve();
+    },
+    90_000,
+  );
+});
