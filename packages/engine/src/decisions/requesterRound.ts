@@ -83,7 +83,9 @@ export async function requesterRound(core: DecisionsPort, request: RequesterRoun
         request.audit.after = null;
         return finalOutcome(blob, base(round), row.status);
       }
-      request.audit.before ??= blob.s.s[0];
+      // The state the round first found: a first call found none (its `before` stays unset, even
+      // when a later attempt replays from the request another call's round moved meanwhile).
+      if (attempt === 0) request.audit.before ??= blob.s.s[0];
       const body = currentBody(flow, blob);
       if (!body) return stale(core, flow, base(round));
       parked = { row, blob: { ...blob, s: body } };
