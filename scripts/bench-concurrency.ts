@@ -27,8 +27,7 @@
  * server of scripts/pg.sh (default durability), stopped at the end.
  * `BENCH_HTTP_CPU_PROF=<dir>`: every server writes a V8 CPU profile there when it stops.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +37,7 @@ import { generateKey } from '@baton/engine';
 import type { Client } from '@modelcontextprotocol/client';
 import { localhostHostValidation, localhostOriginValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler } from '@modelcontextprotocol/server';
+import { benchPostgres } from './lib/benchPostgres.js';
 import {
   baselineFactory,
   type Child,
@@ -151,25 +151,6 @@ async function slice(side: Side, ms: number): Promise<void> {
   side.rates.push(flows / (elapsed / 1000));
 }
 
-/** A PostgreSQL URL: BATON_TEST_PG_URL, or a throwaway server of scripts/pg.sh (and how to stop it). */
-function postgres(): { url: string; stop: () => void; version: string } {
-  if (process.env.BATON_TEST_PG_URL) {
-    return { url: process.env.BATON_TEST_PG_URL, stop: () => {}, version: 'BATON_TEST_PG_URL' };
-  }
-  const state = join(ROOT, '.tmp', `pg-bench-concurrency-${process.pid}`);
-  const stopPg = () => execFileSync('bash', [join(ROOT, 'scripts/pg.sh'), 'stop', state], { stdio: 'ignore' });
-  try {
-    const out = execFileSync('bash', [join(ROOT, 'scripts/pg.sh'), 'start', state], { encoding: 'utf8' }).trim();
-    const datadir = readFileSync(join(state, 'datadir'), 'utf8').trim();
-    postmaster = Number(readFileSync(join(datadir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const version = `Debian PostgreSQL ${readdirSync('/usr/lib/postgresql').sort().at(-1)} (scripts/pg.sh)`;
-    return { url: out.split('\n').at(-1)!, stop: stopPg, version };
-  } catch (error) {
-    stopPg();
-    throw error;
-  }
-}
-
 async function main() {
   const { values } = parseArgs({
     options: {
@@ -198,7 +179,8 @@ async function main() {
   const key = generateKey();
   const env = { BATON_KEYS: key };
   const dir = mkdtempSync(join(tmpdir(), 'baton-bench-concurrency-'));
-  const pg = ledgerKind === 'postgres' ? postgres() : undefined;
+  const pg = ledgerKind === 'postgres' ? benchPostgres('concurrency') : undefined;
+  postmaster = pg?.postmaster;
   const ledgerUrl = pg
     ? pg.url
     : ledgerKind === 'sqlite'

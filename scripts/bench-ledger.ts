@@ -25,6 +25,7 @@ import type { Ledger } from '@baton/engine';
 import { createSqliteLedger } from '../packages/store/src/better-sqlite3/index.js';
 import { createMemoryLedger } from '../packages/store/src/index.js';
 import { createPostgresLedger } from '../packages/store/src/node-postgres/index.js';
+import { benchPostgresOrSkip } from './lib/benchPostgres.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const scale = Number(process.env.BENCH_SCALE ?? 1);
@@ -175,23 +176,6 @@ async function worker(kind: string, location: string, n: number, inFlight: numbe
   }
 }
 
-/** A PostgreSQL URL: BATON_TEST_PG_URL, or a server started now (and a function that stops it). */
-function postgres(): { url: string; stop: () => void } | undefined {
-  if (process.env.BATON_TEST_PG_URL) return { url: process.env.BATON_TEST_PG_URL, stop: () => {} };
-  const state = join(root, '.tmp', `pg-bench-${process.pid}`);
-  const stop = () => {
-    execFileSync('bash', [join(root, 'scripts/pg.sh'), 'stop', state], { stdio: 'ignore' });
-  };
-  try {
-    const url = execFileSync('bash', [join(root, 'scripts/pg.sh'), 'start', state], { encoding: 'utf8' }).trim();
-    return { url: url.split('\n').at(-1)!, stop };
-  } catch (error) {
-    stop();
-    console.warn(`PostgreSQL unavailable, skipped: ${String(error)}`);
-    return undefined;
-  }
-}
-
 /** The server's fsync and synchronous_commit settings (the target needs both on), read with psql. */
 function serverDurability(url: string): Record<string, string> {
   const psql = join('/usr/lib/postgresql', readdirSync('/usr/lib/postgresql').sort().at(-1)!, 'bin/psql');
@@ -253,7 +237,7 @@ async function main(): Promise<void> {
     }
   }
 
-  const server = only.has('postgres') ? postgres() : undefined;
+  const server = only.has('postgres') ? benchPostgresOrSkip('ledger') : undefined;
   let durability: Record<string, string> | undefined;
   if (server) {
     try {
@@ -296,12 +280,7 @@ async function main(): Promise<void> {
     }
   }
 
-  let postgresVersion = 'skipped';
-  if (server) {
-    postgresVersion = process.env.BATON_TEST_PG_URL
-      ? 'BATON_TEST_PG_URL'
-      : `Debian PostgreSQL ${readdirSync('/usr/lib/postgresql').sort().at(-1)} (scripts/pg.sh)`;
-  }
+  const postgresVersion = server?.version ?? 'skipped';
   const report = {
     generatedAt: new Date().toISOString(),
     machine: {

@@ -13,7 +13,6 @@
  *   pnpm exec tsx scripts/bench-scheduler.ts
  *   BENCH_ONLY=sqlite BENCH_SCHED_PARKED=20000 BENCH_SCHED_SECONDS=10 ...   a quicker run
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +33,7 @@ import {
 } from '../packages/engine/src/index.js';
 import { createSqliteLedger } from '../packages/store/src/better-sqlite3/index.js';
 import { createPostgresLedger } from '../packages/store/src/node-postgres/index.js';
+import { benchPostgresOrSkip } from './lib/benchPostgres.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const PARKED = Number(process.env.BENCH_SCHED_PARKED ?? 100_000);
@@ -200,7 +200,7 @@ try {
     await ledger.close();
   }
   if (only.has('postgres')) {
-    const pg = postgres();
+    const pg = benchPostgresOrSkip('scheduler');
     if (pg) {
       try {
         const ledger = await createPostgresLedger({ connectionString: pg.url, pruneIntervalMs: 0 });
@@ -219,20 +219,3 @@ writeFileSync(
   join(root, 'bench/reports/scheduler.json'),
   `${JSON.stringify({ at: new Date().toISOString(), results }, null, 2)}\n`,
 );
-
-/** A PostgreSQL URL: BATON_TEST_PG_URL, or a server started now (and a function that stops it). */
-function postgres(): { url: string; stop: () => void } | undefined {
-  if (process.env.BATON_TEST_PG_URL) return { url: process.env.BATON_TEST_PG_URL, stop: () => {} };
-  const state = join(root, '.tmp', `pg-bench-sched-${process.pid}`);
-  const stop = () => {
-    execFileSync('bash', [join(root, 'scripts/pg.sh'), 'stop', state], { stdio: 'ignore' });
-  };
-  try {
-    const url = execFileSync('bash', [join(root, 'scripts/pg.sh'), 'start', state], { encoding: 'utf8' }).trim();
-    return { url: url.split('\n').at(-1)!, stop };
-  } catch (error) {
-    stop();
-    console.warn(`PostgreSQL unavailable, skipped: ${String(error)}`);
-    return undefined;
-  }
-}
