@@ -29,7 +29,7 @@ import { createReceiver, type SlackMessage } from '../examples/slack-approvals/r
 // standardwebhooks is a dependency of @baton/adapters (which signs with it), not of the workspace root.
 import { Webhook } from '../packages/adapters/node_modules/standardwebhooks/dist/index.js';
 import { createTestDatabase } from '../packages/store/test/helpers/postgres.js';
-import { connectHttp, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
+import { connectHttp, runCli, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
 import { startIdentityProvider, type TestClient, type TestIdentityProvider } from './helpers/oidcProvider.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-decisions-api-'));
@@ -532,5 +532,27 @@ describe('the decision API with OAuth (a real provider on loopback)', () => {
     const withScope = await idp.token(bob, { resource: server.url.href });
     const listed = await api(server.url, '/api/decisions', { who: withScope });
     expect(listed).toMatchObject({ status: 200, body: { decisions: [] } });
+  });
+});
+
+describe('baton serve --public-url', () => {
+  it('refuses what is not an absolute http(s) URL without query, in one line', async () => {
+    const cases: [string, RegExp][] = [
+      ['baton.example.com', /--public-url expects an absolute http: or https: URL, got "baton.example.com"/],
+      ['https://baton.example.com/?token=x', /--public-url must have no query, fragment or credentials/],
+    ];
+    for (const [value, message] of cases) {
+      const { code, stderr } = await runCli([
+        'serve',
+        'examples/approvals',
+        '--http',
+        '127.0.0.1:0',
+        '--public-url',
+        value,
+      ]);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(message);
+      expect(stderr.trim().split('\n')).toHaveLength(1);
+    }
   });
 });
