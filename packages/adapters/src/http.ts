@@ -12,6 +12,9 @@
  * lingeringly when it answers before the body is in (answer, half-close,
  * discard what still arrives for a bounded time and size, then destroy), so a
  * client still uploading gets its 401 or 413 rather than a TCP reset.
+ * Authenticated routes (`authenticatedRoutes`, e.g. the decision API under
+ * `/api/decisions`) pass the same checks as `/mcp`, get the bounded body, and
+ * answer its refusals in their own format.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo, BlockList, isIP } from 'node:net';
@@ -66,6 +69,37 @@ export interface FlowHttpHandlerOptions {
    * form, and points the 401 challenge there (`WWW-Authenticate: Bearer resource_metadata="…"`).
    */
   readonly oauth?: ProtectedResourceOptions;
+  /**
+   * Routes under a path prefix (a key `/api/decisions` answers `/api/decisions` and
+   * `/api/decisions/…`) that act as the caller: after the Host/Origin check and the bearer gate of
+   * `/mcp`, with the body read (bounded by `maxBodyBytes`). A refusal of those checks (403, 401,
+   * 503, 413) is handed to the route to answer in its own format (see {@link RouteAdmission}).
+   */
+  readonly authenticatedRoutes?: ReadonlyMap<string, AuthenticatedRoute>;
+}
+
+/**
+ * What an authenticated route is told about its request: admitted, with the verified token when
+ * the server has a verifier; or refused by the server's checks, with the answer `/mcp` would give
+ * (status and headers such as `WWW-Authenticate` and `Retry-After` to keep).
+ */
+export type RouteAdmission =
+  | { readonly status: 'admitted'; readonly authInfo?: AuthInfo }
+  | { readonly status: 'refused'; readonly response: Response };
+
+/** A route answering as the caller (see {@link FlowHttpHandlerOptions.authenticatedRoutes}). */
+export type AuthenticatedRoute = (request: Request, admission: RouteAdmission) => Promise<Response>;
+
+/** The authenticated route whose prefix `pathname` is under, if any. */
+function routeUnder(
+  routes: ReadonlyMap<string, AuthenticatedRoute> | undefined,
+  pathname: string,
+): AuthenticatedRoute | undefined {
+  if (!routes) return undefined;
+  for (const [prefix, route] of routes) {
+    if (pathname === prefix || pathname.startsWith(`${prefix}/`)) return route;
+  }
+  return undefined;
 }
 
 /** The web-standard face: `fetch(request)` and `close()`. */
@@ -84,6 +118,8 @@ const jsonError = (status: number, message: string) =>
 /** A request that passed the header checks, with the verified token when there is a verifier. */
 interface Admitted {
   readonly authInfo?: AuthInfo;
+  /** Set for a request to an authenticated route: it answers instead of the SDK. */
+  readonly route?: AuthenticatedRoute;
 }
 
 /** The handler in two steps, so that `serveHttp` can check the headers before it reads a body. */
@@ -112,23 +148,32 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
     async admit(request) {
       const pathname = new URL(request.url).pathname;
       const route = pathname === path ? undefined : routes?.get(pathname);
-      if (pathname !== path && !route) return jsonError(404, 'Not found');
+      const acting = pathname === path || route ? undefined : routeUnder(options.authenticatedRoutes, pathname);
+      if (pathname !== path && !route && !acting) return jsonError(404, 'Not found');
+      const refused = (response: Response) =>
+        acting ? acting(request, { status: 'refused', response }) : Promise.resolve(response);
       if (allowed) {
         const rejected = hostHeaderValidationResponse(request, allowed) ?? originValidationResponse(request, allowed);
-        if (rejected) return rejected;
+        if (rejected) return refused(rejected);
       }
       if (route) return route(request);
       let authInfo: AuthInfo | undefined;
       if (bearer) {
         const verified = await bearer(request);
-        if (verified instanceof Response) return verified;
+        if (verified instanceof Response) return refused(verified);
         authInfo = verified;
       }
       const declared = Number(request.headers.get('content-length') ?? 0);
-      if (declared > maxBodyBytes) return jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`);
-      return authInfo ? { authInfo } : {};
+      if (declared > maxBodyBytes) return refused(jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`));
+      return { ...(authInfo ? { authInfo } : {}), ...(acting ? { route: acting } : {}) };
     },
     serve(request, admitted, parsed) {
+      if (admitted.route) {
+        return admitted.route(request, {
+          status: 'admitted',
+          ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}),
+        });
+      }
       const body = parsed && 'parsedBody' in parsed ? { parsedBody: parsed.parsedBody } : {};
       if ('parsedBody' in body) noteCalledTool(request, body.parsedBody);
       return mcp.fetch(request, { ...body, ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}) });
@@ -430,7 +475,21 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
       const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
       const body = hasBody ? await readBody(req, maxBodyBytes) : undefined;
       if (body === TOO_LARGE) {
-        return await answerEarly(req, res, jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`));
+        const tooLarge = jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`);
+        const route = admitted.route;
+        return await answerEarly(
+          req,
+          res,
+          route ? await route(head, { status: 'refused', response: tooLarge }) : tooLarge,
+        );
+      }
+      if (admitted.route) {
+        // An authenticated route reads its own body (raw bytes, already bounded).
+        const request =
+          body && body.length > 0
+            ? toFetchRequest(req, base, { body: new Uint8Array(body), signal: aborted.signal })
+            : head;
+        return await writeResponse(res, await gate!.serve(request, admitted));
       }
       // The body is read (and bounded) already: parse it once and hand the SDK the value, rather
       // than a body stream for it to read and parse again.

@@ -52,6 +52,7 @@ import {
   type Ledger,
   needsLedgerOnlyForSteps,
   parseKeyRingEnv,
+  type Runner,
   type RunnerLogEvent,
 } from '@baton/engine';
 import { openAuditLog, openLedger, parseLedgerUrl } from '@baton/store';
@@ -59,6 +60,8 @@ import type { McpServerFactory, OAuthTokenVerifier } from '@modelcontextprotocol
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { defaultRoles } from '../callContext.js';
+import { createDecisionApi } from '../decisionApi.js';
+import { decisionPageUrl, parsePublicUrl } from '../decisionLinks.js';
 import { loadFlowsModule } from '../flowsModule.js';
 import { serveHttp, servingWarning } from '../http.js';
 import { ServingMetrics } from '../metrics.js';
@@ -73,7 +76,7 @@ import { runHint } from './runAs.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--public-url URL] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
 /** The help of `baton serve`, with the way to run it that fits how it was started. */
 function help(): string {
@@ -129,6 +132,9 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        least once under a stable webhook-id)
   --notify-secrets-file FILE
                        the same, one secret per line (keeps secrets out of the process list)
+  --public-url URL     this server's external base (e.g. https://baton.example.com): every
+                       decision.requested notification carries data.url = URL/decide/<id>, the
+                       signed-in decision page (the link carries no secret)
   --no-scheduler       this instance fires no durable timers (by default every instance with a ledger
                        fires due timers of parked requests, polling every second)
   --store-principal-names
@@ -169,6 +175,8 @@ interface ServeOptions {
   readonly notifyPrincipals?: 'hash' | 'id';
   /** `--notify-secret` / `--notify-secrets-file`: Standard Webhooks secrets, newest first. */
   readonly notifySecrets?: readonly string[];
+  /** `--public-url`: the external base of decision links (`decisionLinks.ts`). */
+  readonly publicUrl?: string;
   /** `--no-scheduler`: this instance fires no timers. */
   readonly noScheduler?: boolean;
   readonly storePrincipalNames?: boolean;
@@ -220,6 +228,7 @@ export const OPTIONS = {
   'notify-secret': { type: 'string' },
   'notify-secrets-file': { type: 'string' },
   'no-scheduler': { type: 'boolean' },
+  'public-url': { type: 'string' },
   'store-principal-names': { type: 'boolean' },
   audit: { type: 'boolean' },
   inspect: { type: 'string' },
@@ -272,6 +281,7 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   if (notifySecrets.length > 0 && notifyWebhook === undefined) {
     throw usageError('--notify-secret signs what --notify-webhook sends: give --notify-webhook too', USAGE);
   }
+  const publicUrl = values['public-url'] === undefined ? undefined : publicUrlFlag(values['public-url']);
   if (values['no-scheduler'] && values.ledger === undefined) {
     throw usageError('--no-scheduler turns off the scheduler of a ledger: give --ledger too', USAGE);
   }
@@ -305,6 +315,7 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     ...(notifyPrincipals ? { notifyPrincipals } : {}),
     ...(notifySecrets.length > 0 ? { notifySecrets } : {}),
     ...(values['no-scheduler'] ? { noScheduler: true } : {}),
+    ...(publicUrl ? { publicUrl } : {}),
   };
 }
 
@@ -368,6 +379,15 @@ function parseRoles(value: string): string[] {
     throw usageError(`--roles expects comma-separated role names (e.g. manager,finance), got "${value}"`);
   }
   return [...new Set(roles)];
+}
+
+/** `--public-url URL`: an absolute http: or https: URL (`parsePublicUrl`). */
+function publicUrlFlag(value: string): string {
+  try {
+    return parsePublicUrl(value);
+  } catch (error) {
+    throw usageError((error as Error).message);
+  }
 }
 
 /** `--notify-webhook URL`: an http: or https: URL. */
@@ -523,6 +543,7 @@ export async function run(argv: string[]): Promise<number> {
     let unchecked: string | undefined;
     const metrics = new ServingMetrics();
     let ledgerSource: LedgerSource = { ready: false };
+    let servedRunner: Runner | undefined;
     if (options.http) {
       const serving = await serveHttp({
         factory: async (ctx) => (await whenReady)(ctx),
@@ -532,6 +553,14 @@ export async function run(argv: string[]): Promise<number> {
           metrics,
           ledger: () => ledgerSource,
           keyIds: keys.keys.map((key) => key.kid),
+        }),
+        authenticatedRoutes: createDecisionApi({
+          runner: async () => {
+            await whenReady;
+            return servedRunner!;
+          },
+          requireScope: oauth !== undefined,
+          onError: (error) => process.stderr.write(`baton: decision api: ${oneLine(error)}\n`),
         }),
         ...(verifier ? { verifier } : {}),
         ...(oauth
@@ -623,11 +652,13 @@ export async function run(argv: string[]): Promise<number> {
       ...(webhook ? { onDecisionRequested: webhook.onDecisionRequested, onDecided: webhook.onDecided } : {}),
       ...(options.notifyPrincipals ? { hookPrincipals: options.notifyPrincipals } : {}),
       ...(outboxed ? { outbox: true } : {}),
+      ...(options.publicUrl ? { decisionUrl: decisionPageUrl(options.publicUrl) } : {}),
       ...(options.storePrincipalNames ? { storePrincipalNames: true } : {}),
       ...(options.allowReplays ? { allowReplays: true } : {}),
       ...(options.roundBudgetMs !== undefined ? { roundBudgetMs: options.roundBudgetMs } : {}),
       log: logEvent,
     });
+    servedRunner = runner;
     if (outboxed && ledger) {
       const deliverer = createOutboxDeliverer({
         ledger,
