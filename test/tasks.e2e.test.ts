@@ -10,7 +10,8 @@
  * key); `tasks/cancel` withdraws; a flow with no withdrawal path refuses; bob
  * cannot see, update or cancel alice's task (the same error as an unknown id);
  * every instance is restarted mid-task and the task survives; a client without
- * the extension still gets the waiting result and `baton_resume`.
+ * the extension still gets the waiting result and `baton_resume`. Over stdio
+ * the server sends `notifications/tasks` as its task moves.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cliArgs, connectHttp, ROOT, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
-import { type Elicit, taskRequest, taskSession } from './helpers/taskClient.js';
+import { type Elicit, stdioTaskSession, taskRequest, taskSession } from './helpers/taskClient.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-tasks-e2e-'));
 const BATON_KEYS = generateKey();
@@ -283,5 +284,51 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (_name, ledger) 
       arguments: { id: (result.structuredContent as { id: string }).id },
     });
     expect(resumed.structuredContent).toMatchObject({ status: 'waiting' });
+  });
+});
+
+describe('notifications/tasks on stdio', () => {
+  it('the server tells its stdio client how its task moved, as the SDK client and the requester receive it', async () => {
+    const { client, session, notifications } = await stdioTaskSession(
+      [
+        'serve',
+        'test/fixtures/task-flows',
+        '--stdio',
+        '--ledger',
+        `sqlite:${join(dir, 'stdio.db')}`,
+        '--task-poll',
+        '0.3',
+      ],
+      { BATON_KEYS },
+      cliArgs,
+      ROOT,
+    );
+    closers.push(
+      () => session.close(),
+      () => client.close(),
+    );
+    const execution = await session.callTool('quick_approval', {});
+    if (execution.kind !== 'task') throw new Error('expected a task');
+    const { outcome } = await execution.settle();
+    expect(textOf(resultFromTaskOutcome(outcome) as { content: [] })).toBe('expired: nobody decided within 3 seconds');
+    // Polling is the contract; the notification comes too, once the server read the change.
+    const sent = await waitFor(async () =>
+      notifications.find((n) => n.params?.taskId === execution.handle.taskId && n.params.status === 'completed'),
+    );
+    expect(sent).toMatchObject({
+      jsonrpc: '2.0',
+      method: 'notifications/tasks',
+      params: {
+        status: 'completed',
+        result: {
+          resultType: 'complete',
+          content: [{ type: 'text', text: 'expired: nobody decided within 3 seconds' }],
+        },
+        createdAt: expect.stringMatching(/^\d{4}-/),
+        lastUpdatedAt: expect.stringMatching(/^\d{4}-/),
+      },
+    });
+    // One per change: the task moved once (working to completed).
+    expect(notifications.filter((n) => n.params?.taskId === execution.handle.taskId)).toHaveLength(1);
   });
 });
