@@ -9,9 +9,10 @@
  * `tasks/update` (a refused answer is asked again, with the reason, under a new
  * key); `tasks/cancel` withdraws; a flow with no withdrawal path refuses; bob
  * cannot see, update or cancel alice's task (the same error as an unknown id);
- * every instance is restarted mid-task and the task survives; a client without
- * the extension still gets the waiting result and `baton_resume`. Over stdio
- * the server sends `notifications/tasks` as its task moves.
+ * every instance is restarted mid-task and the task survives; a task parked
+ * on a 3-second timer ends when the scheduler fires it, followed by
+ * `tasks/get` alone; a client without the extension still gets the waiting
+ * result and `baton_resume`.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -272,6 +273,35 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (_name, ledger) 
     // Detached, not cancelled: the task still waits for the manager.
     expect(await task('alice', 1, 'tasks/get', { taskId: id })).toMatchObject({ result: { status: 'working' } });
   });
+
+  it.skipIf(!ledger)(
+    'a task parked on a timer: the scheduler fires its deadline with no client round, tasks/get reads the outcome',
+    async () => {
+      const { session } = await alice(1);
+      const started = Date.now();
+      const execution = await session.callTool('quick_approval', {});
+      if (execution.kind !== 'task') throw new Error('expected a task');
+      const id = execution.handle.taskId;
+      // The requester follows it with tasks/get only, which reads the ledger and plays no round:
+      // its 3-second deadline is fired by whichever instance's scheduler claims it.
+      const { outcome } = await execution.settle();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+      expect(textOf(resultFromTaskOutcome(outcome) as { content: [] })).toBe(
+        'expired: nobody decided within 3 seconds',
+      );
+      expect(await task('alice', 0, 'tasks/get', { taskId: id })).toMatchObject({
+        kind: 'result',
+        result: {
+          taskId: id,
+          status: 'completed',
+          result: {
+            resultType: 'complete',
+            content: [{ type: 'text', text: 'expired: nobody decided within 3 seconds' }],
+          },
+        },
+      });
+    },
+  );
 
   it.skipIf(!ledger)('a client without the extension gets the waiting result and baton_resume', async () => {
     const { client } = await connectHttp(servers[0]!.url, { token: token('alice') });
