@@ -10,15 +10,17 @@
  * key); `tasks/cancel` withdraws; a flow with no withdrawal path refuses; bob
  * cannot see, update or cancel alice's task (the same error as an unknown id);
  * every instance is restarted mid-task and the task survives; a task parked
- * on a 3-second timer ends when the scheduler fires it, followed by
- * `tasks/get` alone; a client without the extension still gets the waiting
- * result and `baton_resume`.
+ * on a 3-second timer ends when the scheduler fires it with no client, and
+ * the requester follows it to that outcome later; a client without the
+ * extension still gets the waiting result and `baton_resume`. Over stdio the
+ * server sends `notifications/tasks` as its task moves.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
+import { openLedger } from '@baton/store';
 import type { Client } from '@modelcontextprotocol/client';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -275,17 +277,28 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (_name, ledger) 
   });
 
   it.skipIf(!ledger)(
-    'a task parked on a timer: the scheduler fires its deadline with no client round, tasks/get reads the outcome',
+    'a task parked on a timer: the scheduler fires its deadline with no client, tasks/get reads the outcome',
     async () => {
       const { session } = await alice(1);
       const started = Date.now();
       const execution = await session.callTool('quick_approval', {});
       if (execution.kind !== 'task') throw new Error('expected a task');
       const id = execution.handle.taskId;
-      // The requester follows it with tasks/get only, which reads the ledger and plays no round:
-      // its 3-second deadline is fired by whichever instance's scheduler claims it.
-      const { outcome } = await execution.settle();
-      expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+      // Nobody follows it while its 3-second deadline passes (a tasks/get past the deadline would
+      // play the round itself): the ledger, read directly, shows what the scheduler did alone.
+      const reference = execution.serializeReference();
+      await execution.detach();
+      const reader = await openLedger(ledger!, { pruneIntervalMs: 0 });
+      closers.push(() => reader.close());
+      const row = await waitFor(async () => {
+        const found = await reader.getRequest(id);
+        return found && found.status !== 'waiting' ? found : undefined;
+      });
+      expect(row.status).toBe('expired');
+      expect(row.updatedAt - started).toBeGreaterThanOrEqual(2900);
+      // The requester comes back and follows the task to its outcome; any instance reads it.
+      const { session: later } = await alice(1);
+      const { outcome } = await (await later.resumeTask(reference)).settle();
       expect(textOf(resultFromTaskOutcome(outcome) as { content: [] })).toBe(
         'expired: nobody decided within 3 seconds',
       );
