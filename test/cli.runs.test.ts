@@ -8,12 +8,16 @@
  * withdrawal, refuses to cancel one that has none and terminates it, and
  * races a cancel against a terminate from two processes: exactly one wins,
  * the other says what won; the ledger, the audit trail and the requester's
- * own tools agree. Most listing calls run the command in this process (the
+ * own tools agree. A durable step that outlived its call and then failed for
+ * good is retried with `retry-step` (refused while it runs, for a run that
+ * waits on no step and for one that ended): a server's scheduler runs it
+ * again under the same idempotency key, and the requester's `baton_resume`
+ * gets the charge. Most listing calls run the command in this process (the
  * same `run` the binary calls); the ones that matter run the real binary, and
  * every cancel does (a flows module loaded under vitest's transform has
  * another definition hash than the servers').
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
@@ -22,7 +26,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { reportFailure } from '../packages/adapters/src/cli/cliError.js';
 import { run as runsCommand } from '../packages/adapters/src/cli/runs.js';
 import { createTestDatabase } from '../packages/store/test/helpers/postgres.js';
-import { connectHttp, runCli, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
+import { connectHttp, runCli, type ServeProcess, sleep, startServe, textOf } from './helpers/mcpClients.js';
+import { continueUntilDone } from './helpers/stepFlows.js';
 
 const FLOWS = 'test/fixtures/operator-flows';
 const dir = mkdtempSync(join(tmpdir(), 'baton-runs-'));
@@ -122,6 +127,8 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('baton runs on %s', (driver) =>
     return JSON.parse(out.stdout) as { run: RunJson; audit: AuditJson[]; decisions: { status: string }[] };
   };
   const operator = ['--as', 'ops', '--store-principal-names'];
+  const stepLog = join(dir, `steps-${driver}.log`);
+  const chargeOk = join(dir, `charge-ok-${driver}`);
 
   beforeAll(async () => {
     if (!available) return;
@@ -132,9 +139,11 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('baton runs on %s', (driver) =>
       ledger = database.url;
     }
     const args = [FLOWS, '--http', '127.0.0.1:0', '--ledger', ledger, '--audit', '--auth-tokens', tokensFile];
-    const rest = ['--wait-in-call', '0', '--store-principal-names'];
-    servers = [await startServe([...args, ...rest], { BATON_KEYS })];
-    servers.push(await startServe([...args, ...rest], { BATON_KEYS }));
+    // A round budget shorter than flaky_charge's step, so its call parks the run on the step.
+    const rest = ['--wait-in-call', '0', '--store-principal-names', '--round-budget', '200'];
+    const env = { BATON_KEYS, BATON_STEP_LOG: stepLog, BATON_CHARGE_OK: chargeOk };
+    servers = [await startServe([...args, ...rest], env)];
+    servers.push(await startServe([...args, ...rest], env));
     ids.alice1 = await request(servers[0]!, 'alice', 250);
     ids.carol = await request(servers[1]!, 'carol', 300);
     ids.alice2 = await request(servers[1]!, 'alice', 400);
@@ -291,6 +300,76 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('baton runs on %s', (driver) =>
     },
   );
 
+  it.skipIf(!available)(
+    'retry-step runs a step whose retries ran out again, with the same idempotency key, audited; refuses otherwise',
+    async () => {
+      writeFileSync(stepLog, '');
+      const alice = await as(servers[0]!, 'alice');
+      const called = await alice.callTool({ name: 'flaky_charge', arguments: { order: `o-${driver}` } });
+      expect(called.structuredContent).toMatchObject({ status: 'working' });
+      const id = (called.structuredContent as { id: string }).id;
+      const retry = (step: string, reason = 'processor back') =>
+        runs('retry-step', id, step, '--reason', reason, ...operator);
+
+      // Still running (its first attempts): nothing to retry.
+      const early = await retry('charge');
+      expect(early.stderr).toMatch(
+        new RegExp(
+          `^baton: Not retried: step charge#0 of run ${id} has not failed: it is still running\\. Nothing changed\\.\n$`,
+        ),
+      );
+      expect(early.code).toBe(1);
+      // Two attempts, both failed: the run still waits on the step, whose record says failed.
+      const stepsOf = async () =>
+        (JSON.parse((await runs('show', id, '--json')).stdout) as { steps: { status: string }[] }).steps;
+      const until = Date.now() + 30_000;
+      while ((await stepsOf())[0]?.status !== 'failed') {
+        if (Date.now() > until) throw new Error('the step did not fail in time');
+        await sleep(100);
+      }
+      expect((await showJson(id)).run).toMatchObject({ status: 'waiting' });
+      const unknown = await retry('ship');
+      expect(unknown.stderr).toMatch(
+        /^baton: Not retried: run \S+ does not wait on step ship#0\. Nothing changed\.\n$/,
+      );
+      const noStep = await runs('retry-step', ids.alice2, 'charge', '--reason', 'x', ...operator);
+      expect(noStep.stderr).toMatch(
+        /^baton: Not retried: run \S+ does not wait on a durable step \(it waits for manager_approval\)\. Nothing changed\.\n$/,
+      );
+      expect(noStep.code).toBe(1);
+
+      // The operator fixed the processor, and retries: the step runs again, the requester gets the charge.
+      writeFileSync(chargeOk, 'ok');
+      const retried = await spawned('retry-step', id, 'charge', '--reason', 'processor back', ...operator);
+      expect(retried.stderr).toBe('');
+      expect(retried.stdout).toMatch(new RegExp(`^Retrying: step charge#0 of run ${id} \\(flaky_charge\\) runs again`));
+      expect(retried.code).toBe(0);
+      expect(await continueUntilDone(alice, id, 30_000)).toBe(`Charged CH-o-${driver}`);
+      rmSync(chargeOk);
+
+      const attempts = readFileSync(stepLog, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' '));
+      expect(attempts.map((a) => a[2])).toEqual(['1', '2', '1']);
+      expect(new Set(attempts.map((a) => a[1])).size).toBe(1);
+      const shown = JSON.parse((await runs('show', id, '--json')).stdout) as {
+        steps: { key: string; status: string; claims: number }[];
+        audit: AuditJson[];
+        run: RunJson;
+      };
+      expect(shown.run.status).toBe('completed');
+      expect(shown.steps).toEqual([expect.objectContaining({ key: 'charge#0', status: 'succeeded' })]);
+      expect(shown.audit.filter((e) => e.via === 'operator')).toEqual([
+        expect.objectContaining({ principal: 'ops', message: 'retry-step charge#0: processor back' }),
+      ]);
+      const late = await retry('charge#0');
+      expect(late.stderr).toMatch(/^baton: Not retried: run \S+ ended \(completed\) already: Charged CH-/);
+      expect(late.code).toBe(1);
+      expect(existsSync(chargeOk)).toBe(false);
+    },
+  );
+
   it.skipIf(!available || driver !== 'SQLite')('refuses bad flags and unknown runs in one line', async () => {
     for (const [args, code, message] of [
       [['list', '--limit', '0'], 2, /^baton: --limit expects 1 to 1000, got "0"/],
@@ -301,6 +380,8 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('baton runs on %s', (driver) =>
       [['show'], 2, /^baton: missing <id>/],
       [['cancel', ids.alice2], 2, /^baton: missing <flows-module>/],
       [['terminate', ids.alice2], 2, /^baton: --reason TEXT is required/],
+      [['retry-step', ids.alice2], 2, /^baton: missing <step>/],
+      [['retry-step', ids.alice2, 'charge'], 2, /^baton: --reason TEXT is required/],
       [['show', 'R-nope'], 1, /^baton: no run "R-nope" in this ledger\n$/],
       [['terminate', 'R-nope', '--reason', 'x'], 1, /^baton: There is no run R-nope\.\n$/],
     ] as const) {

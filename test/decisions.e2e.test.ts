@@ -164,7 +164,9 @@ describe.each(ledgers)('two instances on one %s ledger', (_name, ledger) => {
       expect(item).toMatchObject({ id, key: 'manager_approval', flow: 'expense_approval' });
       expect(item.message).toContain('250');
       expect(new Date(item.requestedAt).toISOString()).toBe(item.requestedAt);
-      expect(new Date(item.deadline).getTime()).toBeGreaterThan(Date.now() + 6 * 86_400_000);
+      // The manager's until the escalation to a director, 3 days on.
+      expect(new Date(item.deadline).getTime()).toBeGreaterThan(Date.now() + 2.9 * 86_400_000);
+      expect(new Date(item.deadline).getTime()).toBeLessThan(Date.now() + 3.1 * 86_400_000);
       expect(bobs.text).toContain(id);
       // Nobody lists their own request, and someone without a role sees nothing.
       expect((await inbox('alice', 1)).decisions.map((d) => d.id)).not.toContain(id);

@@ -258,20 +258,26 @@ describe('expense_approval (decided by others through the decision tools)', () =
     const late = await decide('bob', 1, id, true);
     expect(late.isError).toBe(true);
     expect(textOf(late)).toContain('expired');
-    // The call's own state outlives the 7-day deadline by the grace (5 minutes): the requester's
-    // next round, on the other server, takes the flow's after branch instead of -32602 "expired".
-    const done = await toolRound((await connect({}, 1)).client, { ...call(777), requestState: first.requestState });
-    expect(completedText(done)).toContain('expired');
+    // The call's own state outlives only its earliest timer (the 24 h reminder) by the grace:
+    // a week later it is refused, and the requester continues with baton_resume, on any server,
+    // whose round fires the reminder, the escalation and the 7-day window in order.
+    const stale = await protocolError(
+      toolRound((await connect({}, 1)).client, { ...call(777), requestState: first.requestState }),
+    );
+    expect(stale).toMatchObject({ code: -32602, data: { reason: 'expired' } });
     const resumed = await (await connect({}, 1)).client.callTool({ name: 'baton_resume', arguments: { id } });
-    expect(completedText(resumed)).toContain('expired');
+    expect(completedText(resumed)).toContain('expired: no decision within 7 days');
   });
 
-  it('a 7-day-old state expires once the grace after its deadline has passed', async () => {
+  it("a day later the call's state still opens: its round fires the manager's reminder and waits on", async () => {
     const { client } = await connect();
     const first = expectInputRequired(await toolRound(client, call(778)));
-    advance(7 * 86_400_000 + 5 * 60_000 + 60_000);
-    const stale = await protocolError(toolRound(client, { ...call(778), requestState: first.requestState }));
-    expect(stale).toMatchObject({ code: -32602, data: { reason: 'expired' } });
+    expect((await idOf('bob', 0, 778))!.key).toBe('manager_approval');
+    advance(86_400_000 + 60_000);
+    // Past the call's wait (a day): the round completes with the "waiting" result.
+    const next = await toolRound(client, { ...call(778), requestState: first.requestState });
+    expect(completedText(next)).toMatch(/^Waiting for a decision by someone with the role "manager"/);
+    expect(await idOf('bob', 1, 778)).toMatchObject({ key: 'manager_approval' });
   });
 });
 

@@ -250,30 +250,41 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
     await page.close();
   });
 
-  it('works at 800 px: no horizontal scroll of the page, a wide graph scaled into its panel', async () => {
-    const narrow = await launchChromium({ width: 800, height: 900 });
-    try {
-      const page = await narrow.newPage();
-      await page.goto(new URL(`/#flow=expense_approval&fid=${scenario.fids.expenseRejected}`, serving.url).href);
-      await page.waitForSelector('body[data-ready="true"] #details:not([hidden])');
-      const sizes = await page.evaluate(() => {
+  it('works at 800 px: no horizontal scroll of the page; a wide graph scaled into its panel, or scrolled there', async () => {
+    const sizesOf = (page: Page) =>
+      page.evaluate(() => {
         const graph = (globalThis as any).document.getElementById('graph');
         return {
           page: (globalThis as any).document.documentElement.scrollWidth,
           body: (globalThis as any).document.body.scrollWidth,
           graphRight: graph.getBoundingClientRect().right,
+          graphScroll: graph.scrollWidth,
+          graphClient: graph.clientWidth,
           svg: (globalThis as any).document.getElementById('graph-svg').getBoundingClientRect().width,
           natural: Number((globalThis as any).document.getElementById('graph-svg').viewBox.baseVal.width),
           scaled: (globalThis as any).document.getElementById('graph-svg').dataset.scaled,
         };
       });
+    // At 1280 px, expense_approval (wider than its panel) is scaled down to it, its text at 60 % or more.
+    const wide = await open(`flow=expense_approval&fid=${scenario.fids.expenseRejected}`);
+    const fitted = await sizesOf(wide);
+    expect(fitted.natural).toBeGreaterThan(fitted.graphClient);
+    expect(fitted.scaled).toBe('true');
+    expect(fitted.svg).toBeLessThanOrEqual(fitted.graphRight);
+    expect(fitted.svg / fitted.natural).toBeGreaterThanOrEqual(0.6);
+    await wide.close();
+    const narrow = await launchChromium({ width: 800, height: 900 });
+    try {
+      const page = await narrow.newPage();
+      await page.goto(new URL(`/#flow=expense_approval&fid=${scenario.fids.expenseRejected}`, serving.url).href);
+      await page.waitForSelector('body[data-ready="true"] #details:not([hidden])');
+      const sizes = await sizesOf(page);
       expect(sizes.page).toBeLessThanOrEqual(800);
       expect(sizes.body).toBeLessThanOrEqual(800);
       expect(sizes.graphRight).toBeLessThanOrEqual(800);
-      // expense_approval is wider than the window: scaled down to its panel (text at 60 % or more), not the page.
-      expect(sizes.scaled).toBe('true');
-      expect(sizes.svg).toBeLessThanOrEqual(sizes.graphRight);
-      expect(sizes.svg / sizes.natural).toBeGreaterThanOrEqual(0.6);
+      // At 800 px it could only fit below 60 %: it keeps its size and scrolls inside its panel, not the page.
+      expect(sizes.scaled).toBeUndefined();
+      expect(sizes.graphScroll).toBeGreaterThan(sizes.graphClient);
       expect(await page.locator('#instance-status').isVisible()).toBe(true);
       await page.screenshot({ path: join(OUTPUT, 'inspect-800.png'), fullPage: true });
     } finally {

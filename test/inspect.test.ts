@@ -577,9 +577,9 @@ describe('inspect: instances recorded in SQLite by the real runner', () => {
       ms: 1,
       principal: 'aGFzaA',
       via: 'call',
-      before: 'manager',
-      after: 'manager',
-      path: ['manager'],
+      before: { deciding: 'manager' },
+      after: { deciding: 'manager' },
+      path: [{ deciding: 'manager' }],
       asked: [],
       received: [],
       outcome: 'complete',
@@ -594,7 +594,7 @@ describe('inspect: instances recorded in SQLite by the real runner', () => {
     // A decider's round ended it; the requester's resume found it ended (after: null).
     const ended = [
       ...waited,
-      entry(2, { via: 'decide', principal: 'Ym9i', path: ['manager', 'approved'], after: 'approved' }),
+      entry(2, { via: 'decide', principal: 'Ym9i', path: [{ deciding: 'manager' }, 'approved'], after: 'approved' }),
       entry(3, { via: 'resume', before: null, after: null, path: [] }),
     ];
     expect(status(ended, { ...row, status: 'completed', waitingFor: [] })).toEqual({

@@ -9,19 +9,23 @@
  * `tasks/update` (a refused answer is asked again, with the reason, under a new
  * key); `tasks/cancel` withdraws; a flow with no withdrawal path refuses; bob
  * cannot see, update or cancel alice's task (the same error as an unknown id);
- * every instance is restarted mid-task and the task survives; a client without
- * the extension still gets the waiting result and `baton_resume`.
+ * every instance is restarted mid-task and the task survives; a task parked
+ * on a 3-second timer ends when the scheduler fires it with no client, and
+ * the requester follows it to that outcome later; a client without the
+ * extension still gets the waiting result and `baton_resume`. Over stdio the
+ * server sends `notifications/tasks` as its task moves.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
+import { openLedger } from '@baton/store';
 import type { Client } from '@modelcontextprotocol/client';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cliArgs, connectHttp, ROOT, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
-import { type Elicit, taskRequest, taskSession } from './helpers/taskClient.js';
+import { type Elicit, stdioTaskSession, taskRequest, taskSession } from './helpers/taskClient.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-tasks-e2e-'));
 const BATON_KEYS = generateKey();
@@ -272,6 +276,46 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (_name, ledger) 
     expect(await task('alice', 1, 'tasks/get', { taskId: id })).toMatchObject({ result: { status: 'working' } });
   });
 
+  it.skipIf(!ledger)(
+    'a task parked on a timer: the scheduler fires its deadline with no client, tasks/get reads the outcome',
+    async () => {
+      const { session } = await alice(1);
+      const started = Date.now();
+      const execution = await session.callTool('quick_approval', {});
+      if (execution.kind !== 'task') throw new Error('expected a task');
+      const id = execution.handle.taskId;
+      // Nobody follows it while its 3-second deadline passes (a tasks/get past the deadline would
+      // play the round itself): the ledger, read directly, shows what the scheduler did alone.
+      const reference = execution.serializeReference();
+      await execution.detach();
+      const reader = await openLedger(ledger!, { pruneIntervalMs: 0 });
+      closers.push(() => reader.close());
+      const row = await waitFor(async () => {
+        const found = await reader.getRequest(id);
+        return found && found.status !== 'waiting' ? found : undefined;
+      });
+      expect(row.status).toBe('expired');
+      expect(row.updatedAt - started).toBeGreaterThanOrEqual(2900);
+      // The requester comes back and follows the task to its outcome; any instance reads it.
+      const { session: later } = await alice(1);
+      const { outcome } = await (await later.resumeTask(reference)).settle();
+      expect(textOf(resultFromTaskOutcome(outcome) as { content: [] })).toBe(
+        'expired: nobody decided within 3 seconds',
+      );
+      expect(await task('alice', 0, 'tasks/get', { taskId: id })).toMatchObject({
+        kind: 'result',
+        result: {
+          taskId: id,
+          status: 'completed',
+          result: {
+            resultType: 'complete',
+            content: [{ type: 'text', text: 'expired: nobody decided within 3 seconds' }],
+          },
+        },
+      });
+    },
+  );
+
   it.skipIf(!ledger)('a client without the extension gets the waiting result and baton_resume', async () => {
     const { client } = await connectHttp(servers[0]!.url, { token: token('alice') });
     closers.push(() => (client as Client).close());
@@ -283,5 +327,51 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (_name, ledger) 
       arguments: { id: (result.structuredContent as { id: string }).id },
     });
     expect(resumed.structuredContent).toMatchObject({ status: 'waiting' });
+  });
+});
+
+describe('notifications/tasks on stdio', () => {
+  it('the server tells its stdio client how its task moved, as the SDK client and the requester receive it', async () => {
+    const { client, session, notifications } = await stdioTaskSession(
+      [
+        'serve',
+        'test/fixtures/task-flows',
+        '--stdio',
+        '--ledger',
+        `sqlite:${join(dir, 'stdio.db')}`,
+        '--task-poll',
+        '0.3',
+      ],
+      { BATON_KEYS },
+      cliArgs,
+      ROOT,
+    );
+    closers.push(
+      () => session.close(),
+      () => client.close(),
+    );
+    const execution = await session.callTool('quick_approval', {});
+    if (execution.kind !== 'task') throw new Error('expected a task');
+    const { outcome } = await execution.settle();
+    expect(textOf(resultFromTaskOutcome(outcome) as { content: [] })).toBe('expired: nobody decided within 3 seconds');
+    // Polling is the contract; the notification comes too, once the server read the change.
+    const sent = await waitFor(async () =>
+      notifications.find((n) => n.params?.taskId === execution.handle.taskId && n.params.status === 'completed'),
+    );
+    expect(sent).toMatchObject({
+      jsonrpc: '2.0',
+      method: 'notifications/tasks',
+      params: {
+        status: 'completed',
+        result: {
+          resultType: 'complete',
+          content: [{ type: 'text', text: 'expired: nobody decided within 3 seconds' }],
+        },
+        createdAt: expect.stringMatching(/^\d{4}-/),
+        lastUpdatedAt: expect.stringMatching(/^\d{4}-/),
+      },
+    });
+    // One per change: the task moved once (working to completed).
+    expect(notifications.filter((n) => n.params?.taskId === execution.handle.taskId)).toHaveLength(1);
   });
 });

@@ -6,8 +6,19 @@
  * with the standard headers (`MCP-Protocol-Version`, `Mcp-Method`, and the
  * `Mcp-Name` the requester sets on `tasks/*`), answered as JSON or as an SSE
  * stream. `rawRpc` is the same dispatch for the tests' own task requests.
+ * `stdioTaskSession` is the requester on an SDK client over stdio
+ * (`StdioClientTransport` spawning `baton serve --stdio`), whose raw dispatch
+ * writes its own JSON-RPC requests on that same stdio and takes their answers
+ * before the client sees them; it records the `notifications/tasks` the server
+ * sends, which the client (and the requester's session) receive as well.
  */
-import { Client, type ClientCapabilities, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  Client,
+  type ClientCapabilities,
+  type JSONRPCMessage,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import {
   type ApplicationInputRequest,
   createTaskSessionFromClient,
@@ -121,4 +132,54 @@ export async function taskSession(
     }) as never,
   });
   return { client, session, asked };
+}
+
+/**
+ * The requester's session on an SDK client over stdio, to a `baton serve --stdio` it spawns with
+ * `args` (the CLI's arguments) and `env`; `notifications` fills with the `notifications/tasks`
+ * messages the server sends.
+ */
+export async function stdioTaskSession(
+  args: readonly string[],
+  env: Record<string, string>,
+  spawnArgs: (args: string[]) => string[],
+  cwd: string,
+): Promise<{ client: Client; session: TaskEnabledSession; notifications: Record<string, any>[] }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: spawnArgs([...args]),
+    cwd,
+    env: { ...(process.env as Record<string, string>), ...env },
+    stderr: 'ignore',
+  });
+  const client = new Client(CLIENT_INFO, { capabilities: CAPABILITIES, versionNegotiation: { mode: 'auto' } });
+  await client.connect(transport, { timeout: 30_000 });
+  const notifications: Record<string, any>[] = [];
+  const pending = new Map<string, (message: Record<string, any>) => void>();
+  // The client's own handler stays in place for everything but the raw dispatch's answers.
+  const forward = transport.onmessage;
+  transport.onmessage = ((message: Record<string, any>, extra?: unknown) => {
+    const answer = typeof message.id === 'string' ? pending.get(message.id) : undefined;
+    if (answer && !('method' in message)) {
+      pending.delete(message.id);
+      answer(message);
+      return;
+    }
+    if (message.method === 'notifications/tasks') notifications.push(message);
+    (forward as ((m: unknown, e?: unknown) => void) | undefined)?.(message, extra);
+  }) as typeof transport.onmessage;
+  const rawDispatch: RawClientDispatch = async (request) => {
+    const id = `raw-${nextId++}`;
+    const answered = new Promise<Record<string, any>>((resolve) => pending.set(id, resolve));
+    await transport.send({ jsonrpc: '2.0', id, ...(request as Record<string, unknown>) } as JSONRPCMessage);
+    const message = await answered;
+    if (message.error) return { kind: 'error', error: message.error } as JsonRpcResponse;
+    return { kind: 'result', result: message.result } as JsonRpcResponse;
+  };
+  const session = createTaskSessionFromClient(client, {
+    endpointId: 'baton-e2e-stdio',
+    rawDispatch,
+    v2RequestFraming: { protocolVersion: PROTOCOL, clientInfo: CLIENT_INFO, clientCapabilities: CAPABILITIES },
+  });
+  return { client, session, notifications };
 }

@@ -37,6 +37,7 @@ import { readableParamsErrors } from './paramsErrors.js';
 import { playRound } from './playRound.js';
 import { toPromptResult, toResourceResult, toToolResult } from './results.js';
 import { registerTaskMethods } from './tasks/methods.js';
+import { createTaskNotifier } from './tasks/notifications.js';
 import { createTaskResult, declaresTasks } from './tasks/wire.js';
 import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
 
@@ -97,6 +98,13 @@ export interface RegisterFlowsOptions {
    * runner has a ledger. Default `true`.
    */
   readonly decisionTools?: boolean;
+  /**
+   * Send `notifications/tasks` for the tasks this server's tool calls create, on connections
+   * that carry them: a server per connection, as `serveStdio` makes (`baton serve --stdio` sets
+   * it). Stateless HTTP cannot carry them (see `tasks/notifications.ts`). Default `false`:
+   * polling `tasks/get` is the contract either way.
+   */
+  readonly taskNotifications?: boolean;
 }
 
 /** What {@link registerFlows} registered, by flow name (to disable, enable or remove later); `tools` includes the decision tools. */
@@ -192,6 +200,8 @@ export interface PreparedFlows {
   readonly decisionTools: boolean;
   /** Whether the server offers the tasks extension (a ledger and flows that park). */
   readonly tasks: boolean;
+  /** Whether each server sends `notifications/tasks` for the tasks it creates (a server per connection). */
+  readonly taskNotifications: boolean;
   /** Where rounds are counted (see `metrics.ts`), when anywhere. */
   readonly metrics?: ServingMetrics;
 }
@@ -253,6 +263,7 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
     decisionTools:
       (runner.awaitsDecisions || runner.hasDurableSteps) && runner.hasLedger && (options.decisionTools ?? true),
     tasks: runner.hasLedger && flows.some((prepared) => prepared.task),
+    taskNotifications: options.taskNotifications === true,
   };
 }
 
@@ -273,6 +284,16 @@ export function registerPreparedFlows(
   const tools = new Map<string, RegisteredTool>();
   const prompts = new Map<string, RegisteredPrompt>();
   const resources = new Map<string, RegisteredResource | RegisteredResourceTemplate>();
+  // This server's connection carries notifications: watch the tasks it creates (`tasks/notifications.ts`).
+  const notifier =
+    prepared.tasks && prepared.taskNotifications ? createTaskNotifier(server, { runner, onError }) : undefined;
+  if (notifier) {
+    const previous = server.server.onclose;
+    server.server.onclose = () => {
+      notifier.close();
+      previous?.();
+    };
+  }
 
   async function round(
     flow: Flow,
@@ -319,6 +340,10 @@ export function registerPreparedFlows(
           const outcome = await round(flow, 'tools/call', flow.name, args, ctx, task && prepared.tasks);
           // Parked for a client that follows tasks: the task instead of the waiting result (`tasks/`).
           const parked = taskOf(outcome);
+          if (parked && notifier) {
+            const capabilities = toInputCapabilities(declaredCapabilities(server, ctx));
+            notifier.watch(parked, { principal: principalOf(ctx), roles: rolesOf(ctx), capabilities });
+          }
           return parked ? (createTaskResult(parked) as unknown as CallToolResult) : toToolResult(outcome);
         } catch (error) {
           if (error instanceof ProtocolError) escapeToolError(server, ctx, error);

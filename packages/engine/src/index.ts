@@ -174,7 +174,7 @@ export {
   StateTooLargeError,
 } from './errors.js';
 export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection/inspector.js';
-export type { OperatorRequest, OperatorTools } from './operators/types.js';
+export type { OperatorRequest, OperatorTools, RetryStepRequest } from './operators/types.js';
 export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './round/lifetimes.js';
 export { createRunner, type Runner, type RunnerOptions } from './runner/createRunner.js';
 export { type FireOptions, type FireReport, SCHEDULER_PRINCIPAL } from './schedule/fire.js';

@@ -164,7 +164,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
 
     it('makes the flow need a ledger: without one its rounds say so', async () => {
       expect(expenseApproval.needsLedger).toBe(true);
-      expect(expenseApproval.decisions).toEqual(['manager_approval', 'finance_approval']);
+      expect(expenseApproval.decisions).toEqual(['manager_approval', 'director_approval', 'finance_approval']);
       const runner = createRunner({ flows: [expenseApproval], codec: createRequestStateCodec({ keys, now }), now });
       expect(runner.awaitsDecisions).toBe(true);
       const out = await runner.run({ flow: 'expense_approval', args: args(5), context: requester });
@@ -256,7 +256,8 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
           flow: 'expense_approval',
           message: 'Approve an expense of 250 for "conference"?',
           requestedAt: START,
-          deadline: START + 7 * DAY,
+          // Decidable by a manager until the escalation to a director (3 days).
+          deadline: START + 3 * DAY,
         },
       ]);
       const asked = expectInput(await runner.decide({ id: first.fid, context: bob }));
@@ -545,7 +546,8 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     it('past the deadline a decision is neither listed nor decidable, and the requester gets the after branch', async () => {
       const runner = makeRunner();
       const first = await request(runner);
-      clock += 7 * DAY - 60_000;
+      // The manager's decision lasts until the escalation (3 days), then a director's until 7 days.
+      clock += 3 * DAY - 60_000;
       const asked = expectInput(await runner.decide({ id: first.fid, context: bob }));
       clock += 61_000;
       expect(await runner.inbox(bob)).toEqual([]);
@@ -560,13 +562,21 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
           }),
         ),
       ).toMatch(/expired/);
+      // With no scheduler here, the requester's next round fires the reminder and the escalation:
+      // a director now decides ("retry later" for the requester), until 7 days.
+      expect((await runner.resume({ id: first.fid, context: requester })).type).toBe('input_required');
+      expect((await runner.inbox({ principal: 'dan', roles: ['director'] })).map((d) => d.key)).toEqual([
+        'director_approval',
+      ]);
+      clock += 4 * DAY;
+      expect(await runner.inbox({ principal: 'dan', roles: ['director'] })).toEqual([]);
       expect(text(await runner.resume({ id: first.fid, context: requester }))).toBe(
         'Expense of 250 expired: no decision within 7 days.',
       );
       expect(await runner.requests(requester)).toEqual([
         { id: first.fid, flow: 'expense_approval', status: 'expired' },
       ]);
-      expect((await ledger.listDecisions({ id: first.fid }))[0]?.status).toBe('closed');
+      expect((await ledger.listDecisions({ id: first.fid })).map((d) => d.status)).toEqual(['closed', 'closed']);
     });
 
     it('withdraw: only the requester, only while waiting; the flow takes its withdrawal path', async () => {
@@ -662,7 +672,8 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
         role: 'manager',
         message: 'Approve an expense of 2500 for "conference"?',
         requestedAt: START,
-        deadline: START + 7 * DAY,
+        // Decidable by a manager until the escalation to a director (3 days).
+        deadline: START + 3 * DAY,
       });
       expect(requested[0]!.requester).not.toBe('alice');
       expect(decided).toEqual([
@@ -724,7 +735,11 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
         [5, 'resume', hash('alice'), 'complete'],
       ]);
       // The decider's round took the transition; the resume found the flow ended, and moved nothing.
-      expect(rounds[3]).toMatchObject({ before: 'manager', after: 'approved', path: ['manager', 'approved'] });
+      expect(rounds[3]).toMatchObject({
+        before: { deciding: 'manager' },
+        after: 'approved',
+        path: [{ deciding: 'manager' }, 'approved'],
+      });
       expect(rounds[4]).toMatchObject({ before: null, after: null, path: [] });
     });
 
@@ -746,8 +761,8 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       const rounds = await audit.rounds(id);
       expect(rounds.map((r) => [r.round, r.via, r.before, r.path, r.after])).toEqual([
         // Alice's round began first and parked the request; another call's round ended it.
-        [1, 'call', null, ['manager'], null],
-        [2, 'decide', 'manager', ['manager', 'approved'], 'approved'],
+        [1, 'call', null, [{ deciding: 'manager' }], null],
+        [2, 'decide', { deciding: 'manager' }, [{ deciding: 'manager' }, 'approved'], 'approved'],
       ]);
     });
 
@@ -759,7 +774,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       expect(text(await runner.withdraw({ id: first.fid, context: requester }))).toMatch(/^Withdrawn/);
       const rounds = await audit.rounds(first.fid);
       expect(rounds.map((r) => [r.round, r.via, r.outcome, r.after])).toEqual([
-        [1, 'call', 'input_required', 'manager'],
+        [1, 'call', 'input_required', { deciding: 'manager' }],
         [2, 'withdraw', 'complete', 'withdrawn'],
       ]);
       expect(rounds[1]!.principal).toBe(codec.digest('alice', 'audit-principal'));

@@ -98,7 +98,8 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
 
   it('ends a deadline with no client: expired, out of the inbox, audited via timer, seen on resume', async () => {
     const ledger = LEDGERS[name]!();
-    const clock = { now: Date.UTC(2026, 11, 1, 9) };
+    const start = Date.UTC(2026, 11, 1, 9);
+    const clock = { now: start };
     const { runner, audit } = setupRunner(ledger, clock);
     const first = await runner.run({
       flow: 'expense_approval',
@@ -107,13 +108,22 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     });
     expect(first.type).toBe('complete');
     const id = (first as unknown as { result: { structuredContent: { id: string } } }).result.structuredContent.id;
-    expect((await ledger.getRequest(id))?.dueAt).toBe(clock.now + 7 * DAY);
+    // expense_approval's timers: the reminder (24 h), the escalation (3 days), the window (7 days).
+    expect((await ledger.getRequest(id))?.dueAt).toBe(start + DAY);
     expect(await runner.inbox({ principal: 'bob', roles: ['manager'] })).toHaveLength(1);
 
     // Not yet due: nothing happens.
-    clock.now += 6 * DAY;
+    clock.now = start + DAY - 1000;
     expect(await runner.fireDueTimers()).toMatchObject({ claimed: 0, fired: 0 });
-    clock.now += DAY + 1000;
+    clock.now = start + DAY;
+    expect(await runner.fireDueTimers()).toMatchObject({ claimed: 1, fired: 1 });
+    expect((await ledger.getRequest(id))?.dueAt).toBe(start + 3 * DAY);
+    clock.now = start + 3 * DAY;
+    expect(await runner.fireDueTimers()).toMatchObject({ claimed: 1, fired: 1 });
+    expect((await ledger.getRequest(id))?.dueAt).toBe(start + 7 * DAY);
+    expect(await runner.inbox({ principal: 'bob', roles: ['manager'] })).toEqual([]);
+    expect(await runner.inbox({ principal: 'dan', roles: ['director'] })).toHaveLength(1);
+    clock.now = start + 7 * DAY + 1000;
     // A second runner on the same ledger: of the two, one fires it.
     const other = setupRunner(ledger, clock).runner;
     const [a, b] = await Promise.all([runner.fireDueTimers(), other.fireDueTimers()]);
@@ -122,24 +132,40 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
 
     const row = await ledger.getRequest(id);
     expect(row).toMatchObject({ status: 'expired', dueAt: null });
-    expect(await runner.inbox({ principal: 'bob', roles: ['manager'] })).toEqual([]);
-    expect((await ledger.listDecisions({ id }))[0]?.status).toBe('closed');
+    expect(await runner.inbox({ principal: 'dan', roles: ['director'] })).toEqual([]);
+    expect((await ledger.listDecisions({ id })).map((d) => d.status)).toEqual(['closed', 'closed']);
     const entries = await audit.rounds(id);
     expect(entries.at(-1)).toMatchObject({ via: 'timer', outcome: 'complete', after: 'expired' });
+    // The reminder acts in place, the escalation moves the decision: both recorded, with no client.
+    expect(entries.filter((e) => e.via === 'timer').map((e) => [e.before, e.after])).toEqual([
+      [{ deciding: 'manager' }, { deciding: 'manager' }],
+      [{ deciding: 'manager' }, { deciding: 'director' }],
+      [{ deciding: 'director' }, 'expired'],
+    ]);
 
     const resumed = await runner.resume({ id, context: { principal: 'alice' } });
     expect(JSON.stringify(resumed)).toContain('expired: no decision within 7 days');
     expect(await runner.fireDueTimers()).toMatchObject({ claimed: 0 });
 
     const sent = await outbox(ledger, clock.now);
-    expect(sent.map((m) => m.type)).toEqual(['decision.requested', 'request.ended']);
+    expect(sent.map((m) => [m.type, m.data.key ?? m.data.kind ?? m.data.status])).toEqual([
+      ['decision.requested', 'manager_approval'],
+      ['flow.notification', 'reminder'],
+      ['decision.requested', 'director_approval'],
+      ['flow.notification', 'escalated'],
+      ['flow.notification', 'expired'],
+      ['request.ended', 'expired'],
+    ]);
     expect(sent[0]).toMatchObject({
       type: 'decision.requested',
       data: { requestId: id, flow: 'expense_approval', key: 'manager_approval', role: 'manager' },
     });
-    expect(sent[0].data.deadline).toBe(new Date(Date.UTC(2026, 11, 1, 9) + 7 * DAY).toISOString());
-    expect(sent[1]).toMatchObject({ type: 'request.ended', data: { requestId: id, status: 'expired' } });
-    expect(sent[1].data.requester).not.toContain('alice');
+    // The manager's decision is decidable until the escalation takes it away.
+    expect(sent[0].data.deadline).toBe(new Date(start + 3 * DAY).toISOString());
+    expect(sent[2].data).toMatchObject({ role: 'director', deadline: new Date(start + 7 * DAY).toISOString() });
+    expect(sent[4].data).toMatchObject({ to: 'requester', data: { amount: 50, purpose: 'books' } });
+    expect(sent[5]).toMatchObject({ type: 'request.ended', data: { requestId: id, status: 'expired' } });
+    expect(sent[5].data.requester).not.toContain('alice');
     await ledger.close();
   });
 
@@ -205,6 +231,46 @@ describe('the test kit fires due timers as the scheduler would', () => {
     expect(sent[2]!.data).toMatchObject({ role: 'director' });
     await tester.clock.advance(4 * DAY);
     expect((await tester.notifications()).at(-1)).toMatchObject({ type: 'request.ended', data: { status: 'expired' } });
+    await ledger.close();
+  });
+
+  it('expense_approval: the manager is reminded after 24 h, a director gets it after 3 days, the requester hears the end', async () => {
+    const ledger = createMemoryLedger({ pruneIntervalMs: 0 });
+    const tester = createFlowTester(expenseApproval, { ledger, principal: 'alice', startAt: Date.UTC(2026, 11, 1, 9) });
+    const run = await tester.start({ amount: 80, purpose: 'train' });
+    expect(run.status).toBe('input_required');
+    const kinds = async () =>
+      (await tester.notifications()).map((n) => [n.type, n.data.key ?? n.data.kind ?? n.data.status, n.data.to]);
+    // Not yet: a minute before the day is out, nothing but the request.
+    await tester.clock.advance(DAY - 60_000);
+    expect(await kinds()).toEqual([['decision.requested', 'manager_approval', undefined]]);
+    await tester.clock.advance(60_000);
+    expect((await kinds()).at(-1)).toEqual(['flow.notification', 'reminder', 'manager']);
+    // The reminder leaves the decision with the manager ...
+    expect((await tester.notifications()).filter((n) => n.data.kind === 'reminder')).toHaveLength(1);
+    await tester.clock.advance(2 * DAY - 60_000);
+    expect((await kinds()).at(-1)).toEqual(['flow.notification', 'reminder', 'manager']);
+    // ... until the escalation at 3 days moves it to a director.
+    await tester.clock.advance(60_000);
+    expect((await kinds()).slice(2)).toEqual([
+      ['decision.requested', 'director_approval', undefined],
+      ['flow.notification', 'escalated', 'director'],
+    ]);
+    expect(
+      await run.decide('manager_approval', { approve: true }, { principal: 'bob', roles: ['manager'] }),
+    ).toMatchObject({
+      type: 'error',
+    });
+    const decided = await run.decide('director_approval', { approve: true }, { principal: 'dan', roles: ['director'] });
+    expect(decided.type).toBe('complete');
+    expect(await run.resume()).toMatchObject({ type: 'complete' });
+    expect(run.text).toBe('Expense of 80 approved.');
+    expect((await kinds()).slice(4)).toEqual([
+      ['decision.made', 'director_approval', undefined],
+      ['flow.notification', 'approved', 'requester'],
+      ['request.ended', 'completed', undefined],
+    ]);
+    expect(tester.visited).toContainEqual({ deciding: 'director' });
     await ledger.close();
   });
 });

@@ -114,7 +114,7 @@ describe('the typed test kit', () => {
     const tester = createFlowTester(expenseApproval);
     type Run = Awaited<ReturnType<typeof tester.start>>;
     type Inputs = typeof expenseApproval.inputs;
-    expectTypeOf<DecisionKeys<Inputs>>().toEqualTypeOf<'manager_approval' | 'finance_approval'>();
+    expectTypeOf<DecisionKeys<Inputs>>().toEqualTypeOf<'manager_approval' | 'director_approval' | 'finance_approval'>();
     expectTypeOf<DecisionContentOf<Inputs['manager_approval']>>().toEqualTypeOf<{
       approve: boolean;
       comment?: string | undefined;

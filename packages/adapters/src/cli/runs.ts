@@ -1,5 +1,5 @@
 /**
- * `baton runs list|show|cancel|terminate`: what an operator reads about flow
+ * `baton runs list|show|cancel|terminate|retry-step`: what an operator reads about flow
  * runs, and does to them (`runsActions.ts`), straight
  * from the ledger (`--ledger URL`, the database `baton serve --ledger` and
  * `--audit` write). `list` finds parked runs by flow, status (as
@@ -16,19 +16,25 @@ import type { AuditEntry, DecisionRecord, Ledger, ParkedRequest, RequestStatus, 
 import { openAuditLog, openLedger } from '@baton/store';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
-import { act, CANCEL_USAGE, TERMINATE_USAGE } from './runsActions.js';
+import { act, CANCEL_USAGE, RETRY_STEP_USAGE, TERMINATE_USAGE } from './runsActions.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton runs (list | show <id> | cancel <id> <flows-module> | terminate <id>) --ledger URL [--flow NAME] [--status S] [--requester HASH|NAME] [--since DURATION|ISO] [--started-since DURATION|ISO] [--limit N] [--cursor C] [--json] [--reason TEXT] [--as NAME] [--store-principal-names]';
+  'baton runs (list | show <id> | cancel <id> <flows-module> | terminate <id> | retry-step <id> <step>) --ledger URL [--flow NAME] [--status S] [--requester HASH|NAME] [--since DURATION|ISO] [--started-since DURATION|ISO] [--limit N] [--cursor C] [--json] [--reason TEXT] [--as NAME] [--store-principal-names]';
 
 const LIST_USAGE =
   'baton runs list --ledger URL [--flow NAME] [--status S] [--requester HASH|NAME] [--since DURATION|ISO] [--started-since DURATION|ISO] [--limit N] [--cursor C] [--json]';
 const SHOW_USAGE = 'baton runs show <id> --ledger URL [--json]';
 /** Each subcommand's synopsis. */
-const USAGES = { list: LIST_USAGE, show: SHOW_USAGE, cancel: CANCEL_USAGE, terminate: TERMINATE_USAGE } as const;
+const USAGES = {
+  list: LIST_USAGE,
+  show: SHOW_USAGE,
+  cancel: CANCEL_USAGE,
+  terminate: TERMINATE_USAGE,
+  'retry-step': RETRY_STEP_USAGE,
+} as const;
 /** Each subcommand's positional arguments: how many. */
-const ARITY: Record<keyof typeof USAGES, number> = { list: 0, show: 1, cancel: 2, terminate: 1 };
+const ARITY: Record<keyof typeof USAGES, number> = { list: 0, show: 1, cancel: 2, terminate: 1, 'retry-step': 2 };
 
 const HELP = `usage: ${USAGE}
 
@@ -44,7 +50,10 @@ Operate flow runs parked in a ledger.
       deliver the flow's withdrawal (refused when it has none where the run stands)
   ${TERMINATE_USAGE}
       end a waiting run whatever its flow says (status terminated)
-      Both need BATON_KEYS; the operator (--as, else the login name) and the reason are
+  ${RETRY_STEP_USAGE}
+      run a durable step again after its retries ran out (same idempotency key); the run must be
+      waiting on it, and a server's scheduler runs it within about a second
+      All three need BATON_KEYS; the operator (--as, else the login name) and the reason are
       recorded in the audit trail. Of two racing writes one wins; the other says what won.
 `;
 
@@ -339,14 +348,17 @@ export async function run(argv: string[]): Promise<number> {
   }
   const arity = ARITY[sub as keyof typeof USAGES];
   if (rest.length < arity)
-    throw usageError(sub === 'cancel' && rest.length === 1 ? 'missing <flows-module>' : 'missing <id>', usage);
+    throw usageError(
+      rest.length === 1 ? (sub === 'cancel' ? 'missing <flows-module>' : 'missing <step>') : 'missing <id>',
+      usage,
+    );
   if (rest.length > arity) throw usageError(`unexpected argument "${rest[arity]}"`, usage);
   if (values.ledger === undefined) throw usageError('--ledger URL is required', usage);
   const ledger = await openReader(values.ledger);
   try {
     if (sub === 'list') return await list(ledger, values);
     if (sub === 'show') return await show(ledger, values.ledger, rest[0]!, values);
-    return await act(sub as 'cancel' | 'terminate', rest[0]!, rest[1], {
+    return await act(sub as 'cancel' | 'terminate' | 'retry-step', rest[0]!, rest[1], {
       ledger,
       url: values.ledger,
       reason: values.reason,

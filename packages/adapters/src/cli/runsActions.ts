@@ -1,10 +1,12 @@
 /**
- * `baton runs cancel|terminate`: what an operator does to a stuck run, on the
- * ledger the servers share. `cancel <id> <flows-module>` delivers the flow's
+ * `baton runs cancel|terminate|retry-step`: what an operator does to a stuck
+ * run, on the ledger the servers share. `cancel <id> <flows-module>` delivers the flow's
  * withdrawal (as `baton_withdraw` does for the requester); a flow with no
  * withdrawal path where it stands refuses, and nothing changes.
  * `terminate <id>` ends the run whatever its flow says (status
- * `terminated`), without running the flow. Each is one compare-and-set write
+ * `terminated`), without running the flow. `retry-step <id> <step>` runs a
+ * durable step again after its retries ran out (the run must be waiting on
+ * it; a server's scheduler plays the round that runs it). Each is one compare-and-set write
  * of the run: of two racing writes exactly one wins, and the loser says what
  * won. The operator (`--as NAME`, else the login name) and `--reason` are
  * recorded in the audit trail (`via: 'operator'`), the operator as a keyed
@@ -24,11 +26,13 @@ import { openAuditLog } from '@baton/store';
 import { loadFlowsModule } from '../flowsModule.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 
-/** The synopses of the two actions. */
+/** The synopses of the three actions. */
 export const CANCEL_USAGE =
   'baton runs cancel <id> <flows-module> --ledger URL --reason TEXT [--as NAME] [--store-principal-names]';
 export const TERMINATE_USAGE =
   'baton runs terminate <id> --ledger URL --reason TEXT [--as NAME] [--store-principal-names]';
+export const RETRY_STEP_USAGE =
+  'baton runs retry-step <id> <step> --ledger URL --reason TEXT [--as NAME] [--store-principal-names]';
 
 /** What the actions read of the parsed flags. */
 export interface ActionFlags {
@@ -67,14 +71,18 @@ function report(outcome: RoundOutcome): number {
   return 0;
 }
 
-/** Run `cancel` (with the flows module) or `terminate` (without) on run `id`. */
+/**
+ * Run `cancel` (`arg`: the flows module), `terminate` (no `arg`) or `retry-step` (`arg`: the
+ * step) on run `id`.
+ */
 export async function act(
-  action: 'cancel' | 'terminate',
+  action: 'cancel' | 'terminate' | 'retry-step',
   id: string,
-  flowsModule: string | undefined,
+  arg: string | undefined,
   flags: ActionFlags,
 ): Promise<number> {
-  const usage = action === 'cancel' ? CANCEL_USAGE : TERMINATE_USAGE;
+  const usage = action === 'cancel' ? CANCEL_USAGE : action === 'terminate' ? TERMINATE_USAGE : RETRY_STEP_USAGE;
+  const flowsModule = action === 'cancel' ? arg : undefined;
   const reason = flags.reason?.trim();
   if (!reason) throw usageError('--reason TEXT is required: it goes into the audit trail', usage);
   const operator = operatorName(flags.as);
@@ -102,7 +110,13 @@ export async function act(
       },
     });
     const request = { id, operator, reason };
-    return report(await (action === 'cancel' ? runner.operators.cancel(request) : runner.operators.terminate(request)));
+    const outcome =
+      action === 'cancel'
+        ? runner.operators.cancel(request)
+        : action === 'terminate'
+          ? runner.operators.terminate(request)
+          : runner.operators.retryStep({ ...request, step: arg! });
+    return report(await outcome);
   } finally {
     await audit.close().catch(() => {});
   }

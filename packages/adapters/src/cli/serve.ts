@@ -686,6 +686,8 @@ export async function run(argv: string[]): Promise<number> {
       metrics,
       ...(oauth ? { requireScopes: true } : {}),
       ...(loaded.expose ? { expose: loaded.expose } : {}),
+      // One server per stdio connection: it can tell its client how its tasks move.
+      ...(url ? {} : { taskNotifications: true }),
       onError: (error) => process.stderr.write(`baton: internal error: ${oneLine(error)}\n`),
     });
     resolveReady(factory);

@@ -545,6 +545,15 @@ export interface Ledger {
   /** A step by flow instance id and key. */
   getStep(id: string, key: string): Promise<StepRecord | undefined>;
   /**
+   * Reopen a step whose record says `failed` for another execution (an operator's
+   * `baton runs retry-step`): back to `running` with no outcome and a lease that has ended, so
+   * the next claim takes it (and counts as a new owner in `claims`). Only while it is `failed`:
+   * `true` when it was reopened, `false` otherwise (unknown, running, succeeded, or reopened by
+   * another call first; of concurrent calls exactly one reopens it). Optional: a ledger without it
+   * cannot retry steps.
+   */
+  reopenStep?(id: string, key: string, now: number): Promise<boolean>;
+  /**
    * Parked requests of every requester, for operators (`baton runs list`), filtered and paged as
    * {@link RunFilter} says. Optional: a ledger without it cannot list runs.
    */

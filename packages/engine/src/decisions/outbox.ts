@@ -10,7 +10,11 @@
  * `decisionUrl`. Principals are keyed hashes, or ids when the runner
  * says so (`hookPrincipals`). Ids are derived from the request, the round and
  * the event, so a write replayed after a conflict carries the same ids and
- * the ledger keeps one row each.
+ * the ledger keeps one row each. A round that writes no parked request (a
+ * flow that completes, or asks its caller, before it ever parks) still
+ * delivers its `notify()`s: `enqueueRoundNotifications` writes them on their
+ * own, before the round answers and before its outcome is recorded for
+ * retries, so a retry answered from that record finds them written.
  */
 import type { Notification } from '../authoring/notify.js';
 import type { OutboxMessage, RequestStatus } from '../contract/ledger.js';
@@ -40,6 +44,48 @@ export interface OutboxFacts {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** One outbox message of request `fid`'s round `round`: its id is derived from them, the type and `suffix`. */
+function message(
+  core: DecisionsPort,
+  at: { readonly fid: string; readonly flow: string; readonly round: number },
+  type: OutboxEventType,
+  suffix: string,
+  data: Record<string, unknown>,
+): OutboxMessage {
+  const id = `msg_${core.codec.digest(`${at.fid}\u0000${at.round}\u0000${type}\u0000${suffix}`, 'outbox-id')}`;
+  const body = { type, timestamp: iso(core.now()), data: { requestId: at.fid, flow: at.flow, ...data } };
+  return { id, type, body: JSON.stringify(body) };
+}
+
+/** The `flow.notification` messages of a round's `notify()`s, in order. */
+function flowNotifications(
+  core: DecisionsPort,
+  at: { readonly fid: string; readonly flow: string; readonly round: number },
+  notifications: readonly Notification[],
+): OutboxMessage[] {
+  return notifications.map((n, i) =>
+    message(core, at, 'flow.notification', String(i), {
+      kind: n.kind,
+      ...(n.to === undefined ? {} : { to: n.to }),
+      ...(n.data === undefined ? {} : { data: n.data }),
+    }),
+  );
+}
+
+/**
+ * Write the `notify()`s of a round that writes no parked request into the outbox (see the module
+ * comment); nothing when the runner writes no outbox or the round announced nothing.
+ */
+export async function enqueueRoundNotifications(
+  core: DecisionsPort,
+  at: { readonly fid: string; readonly flow: string; readonly round: number },
+  notifications: readonly Notification[],
+): Promise<void> {
+  if (!core.decisions.outbox || notifications.length === 0) return;
+  // `createRunner` refuses an outbox on a ledger without `enqueueOutbox` (`runner/state.ts`).
+  await core.ledger!.enqueueOutbox!(flowNotifications(core, at, notifications), core.now());
+}
+
 /** The outbox messages of one parked write; empty when the runner writes no outbox. */
 export function outboxMessages(core: DecisionsPort, facts: OutboxFacts): OutboxMessage[] {
   if (!core.decisions.outbox) return [];
@@ -47,10 +93,10 @@ export function outboxMessages(core: DecisionsPort, facts: OutboxFacts): OutboxM
   const who = (principal: string) =>
     core.decisions.hookPrincipals === 'id' ? principal : principalHash(core.codec, principal);
   const base = { requestId: facts.fid, flow: facts.flow };
+  const at = { fid: facts.fid, flow: facts.flow, round: facts.round };
   const out: OutboxMessage[] = [];
   const add = (type: OutboxEventType, suffix: string, data: Record<string, unknown>) => {
-    const id = `msg_${core.codec.digest(`${facts.fid}\u0000${facts.round}\u0000${type}\u0000${suffix}`, 'outbox-id')}`;
-    out.push({ id, type, body: JSON.stringify({ type, timestamp: iso(now), data: { ...base, ...data } }) });
+    out.push(message(core, at, type, suffix, data));
   };
   for (const made of facts.made) {
     add('decision.made', made.key, {
@@ -73,13 +119,7 @@ export function outboxMessages(core: DecisionsPort, facts: OutboxFacts): OutboxM
       });
     }
   }
-  facts.notifications.forEach((n, i) => {
-    add('flow.notification', String(i), {
-      kind: n.kind,
-      ...(n.to === undefined ? {} : { to: n.to }),
-      ...(n.data === undefined ? {} : { data: n.data }),
-    });
-  });
+  out.push(...flowNotifications(core, at, facts.notifications));
   if (facts.status !== 'waiting' && facts.before !== facts.status) {
     // Once per end: the id is the request's and the end's alone.
     const id = `msg_${core.codec.digest(`${facts.fid}\u0000ended`, 'outbox-id')}`;

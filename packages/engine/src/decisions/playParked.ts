@@ -23,7 +23,7 @@ import type { Answers, RoundBody } from '../round/body.js';
 import type { AwaitedDecision, InjectedDecision, RoundEnd } from '../round/play.js';
 import { migratedSnapshot } from '../round/singleUse.js';
 import { nextDue } from '../round/timers.js';
-import { outboxMessages } from './outbox.js';
+import { enqueueRoundNotifications, outboxMessages } from './outbox.js';
 import {
   type FinalOutcome,
   openDecision,
@@ -161,8 +161,15 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
       end,
     );
 
+  // A round that writes nothing still delivers what it announced (`enqueueRoundNotifications`).
+  const unwritten = () =>
+    enqueueRoundNotifications(core, { fid, flow: flow.name, round: input.round }, end.notifications);
+
   if (end.type === 'done') {
-    if (!end.terminal || !parked) return { type: 'done', end };
+    if (!end.terminal || !parked) {
+      await unwritten();
+      return { type: 'done', end };
+    }
     const status = statusAfter(end);
     const { flow: _f, fid: _i, round: _r, ...final } = end.outcome;
     const written = await park(status, parked.blob.s, [], final as FinalOutcome);
@@ -173,13 +180,18 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
     return { type: 'done', end, status };
   }
   if (end.type === 'ask') {
-    if (!parked) return { type: 'ask', end, pv: undefined };
-    if (unchanged(parked, end.body, 'waiting', [])) return { type: 'ask', end, pv: parked.row.version };
+    if (!parked || unchanged(parked, end.body, 'waiting', [])) {
+      await unwritten();
+      return { type: 'ask', end, pv: parked?.row.version };
+    }
     const written = await park('waiting', end.body, []);
     return written === undefined ? { type: 'conflict' } : { type: 'ask', end, pv: written.version };
   }
   if (end.type === 'working') {
-    if (parked && unchanged(parked, end.body, 'waiting', [])) return { type: 'working', end, row: parked.row };
+    if (parked && unchanged(parked, end.body, 'waiting', [])) {
+      await unwritten();
+      return { type: 'working', end, row: parked.row };
+    }
     const written = await park('waiting', end.body, []);
     return written === undefined ? { type: 'conflict' } : { type: 'working', end, row: written };
   }
@@ -187,7 +199,7 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
   if (!parked || !unchanged(parked, end.body, 'waiting', end.decisions)) {
     row = await park('waiting', end.body, end.decisions);
     if (row === undefined) return { type: 'conflict' };
-  }
+  } else await unwritten();
   await requestDecisions(core, ledger, flow, row!, input.requester.principal, end.decisions);
   return { type: 'waiting', end, row: row! };
 }

@@ -20,6 +20,7 @@ import { createTaskTools, type TaskTools } from '../decisions/taskTools.js';
 import { createDecisionTools } from '../decisions/tools.js';
 import type { DecisionTools, ResumeServer } from '../decisions/types.js';
 import { cancelRun } from '../operators/cancel.js';
+import { retryStepRun } from '../operators/retryStep.js';
 import { terminateRun } from '../operators/terminate.js';
 import type { OperatorTools } from '../operators/types.js';
 import { type FireOptions, type FireReport, fireDueTimers } from '../schedule/fire.js';
@@ -66,7 +67,7 @@ export interface Runner {
   withdraw: DecisionTools['withdraw'];
   /** The tasks extension's `tasks/get`, `tasks/update` and `tasks/cancel` on parked instances. */
   readonly tasks: TaskTools;
-  /** What operators do to runs (`baton runs cancel`, `baton runs terminate`): see {@link OperatorTools}. */
+  /** What operators do to runs (`baton runs cancel`, `terminate`, `retry-step`): see {@link OperatorTools}. */
   readonly operators: OperatorTools;
   /**
    * Fire the due durable timers of parked instances once, with no client (see `createScheduler`).
@@ -123,6 +124,7 @@ export function createRunner(options: RunnerOptions): Runner {
     operators: {
       cancel: (request) => cancelRun(port, request),
       terminate: (request) => terminateRun(port, request),
+      retryStep: (request) => retryStepRun(port, request),
     },
     fireDueTimers: (fire) => fireDueTimers(scheduler, fire),
   };

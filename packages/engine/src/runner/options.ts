@@ -87,7 +87,9 @@ export interface RunnerOptions {
   /**
    * Write notifications (`decision.requested`, `decision.made`, `request.ended`,
    * `flow.notification`) into the ledger's outbox with each parked write, for delivery
-   * from it (`baton serve --notify-webhook`). Default `false`. Needs a ledger with an outbox.
+   * from it (`baton serve --notify-webhook`), and the `notify()`s of rounds that park nothing on
+   * their own. Default `false`. Needs a ledger with an outbox (`enqueueOutbox`, `claimOutbox`):
+   * `createRunner` throws otherwise.
    */
   readonly outbox?: boolean;
   /**

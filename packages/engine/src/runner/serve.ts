@@ -15,6 +15,7 @@ import type { AuditAnswer, AuditVia } from '../contract/audit.js';
 import type { CallContext, RunRequest } from '../contract/call.js';
 import type { ParkedRequest } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
+import { enqueueRoundNotifications } from '../decisions/outbox.js';
 import type { DecisionsPort } from '../decisions/port.js';
 import { type RequesterRound, requesterRound } from '../decisions/requesterRound.js';
 import { FlowError } from '../errors.js';
@@ -149,6 +150,8 @@ export async function serve(
         path,
         ...(restoredActor ? { restoredActor } : {}),
       });
+      // No parked request to carry them: what the round announced goes to the outbox on its own.
+      if (end.notifications.length > 0) await enqueueRoundNotifications(port, base, end.notifications);
       return end.type === 'done'
         ? end.outcome
         : end.type === 'ask'

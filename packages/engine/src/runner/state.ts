@@ -124,6 +124,12 @@ export function createRunnerState(options: RunnerOptions): RunnerState {
   };
 
   const decisionHoldMs = positive('holdMs', options.holdMs ?? 7000);
+  // A round that parks nothing writes its notify()s outside a parked write: refused here, not dropped later.
+  if (options.outbox === true && ledger !== undefined && !ledger.enqueueOutbox) {
+    throw new TypeError(
+      'runner: outbox needs a ledger with an outbox (enqueueOutbox, claimOutbox: @baton/store ledgers at schema 8)',
+    );
+  }
   const storeNames = options.storePrincipalNames ?? options.storeRequesterNames ?? false;
   return {
     flows,

@@ -329,7 +329,8 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     roundBudgetMs: options.roundBudgetMs ?? 5000,
     ...(options.ttlSeconds !== undefined ? { ttlSeconds: options.ttlSeconds } : {}),
     ...(options.maxTtlSeconds !== undefined ? { maxTtlSeconds: options.maxTtlSeconds } : {}),
-    ...(options.ledger ? { ledger: options.ledger, outbox: true } : {}),
+    // What the runs announce is read back from the ledger's outbox, when it has one.
+    ...(options.ledger ? { ledger: options.ledger, outbox: options.ledger.enqueueOutbox !== undefined } : {}),
     // A round awaiting decisions answers "retry later" at once (no real-time hold in a test).
     holdMs: 0,
     pollMs: 1,

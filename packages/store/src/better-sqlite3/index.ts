@@ -423,6 +423,13 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     .where(and(eq(steps.id, sql.placeholder('id')), eq(steps.key, sql.placeholder('key')), eq(steps.status, 'running')))
     .returning({ key: steps.key })
     .prepare();
+  // An operator's retry: a failed step back to running, unowned, its lease ended (the next claim takes it).
+  const reopenStep = db
+    .update(steps)
+    .set({ status: 'running', owner: '', leaseUntil: 0, outcome: null, recordedAt: null })
+    .where(and(eq(steps.id, sql.placeholder('id')), eq(steps.key, sql.placeholder('key')), eq(steps.status, 'failed')))
+    .returning({ key: steps.key })
+    .prepare();
   const selectStep = db
     .select()
     .from(steps)
@@ -597,6 +604,11 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       assertOpen();
       const row = selectStep.get({ id, key });
       return row === undefined ? undefined : toStepRecord(row);
+    },
+
+    async reopenStep(id: string, key: string, _now: number): Promise<boolean> {
+      assertOpen();
+      return writes.submit(() => reopenStep.get({ id, key }) !== undefined);
     },
 
     async listRuns(filter: RunFilter): Promise<ParkedRequest[]> {

@@ -305,6 +305,15 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       return steps.get(decisionKey(id, key));
     },
 
+    async reopenStep(id: string, key: string, _now: number): Promise<boolean> {
+      assertOpen();
+      const at = decisionKey(id, key);
+      const row = steps.get(at);
+      if (row?.status !== 'failed') return false;
+      steps.set(at, { ...row, status: 'running', owner: '', leaseUntil: 0, outcome: null, recordedAt: null });
+      return true;
+    },
+
     async listRuns(filter: RunFilter): Promise<ParkedRequest[]> {
       assertOpen();
       const { after } = filter;

@@ -362,6 +362,13 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     .where(and(eq(steps.id, sql.placeholder('id')), eq(steps.key, sql.placeholder('key')), eq(steps.status, 'running')))
     .returning({ key: steps.key })
     .prepare('baton_step_finish');
+  // An operator's retry: a failed step back to running, unowned, its lease ended (the next claim takes it).
+  const reopenStep = db
+    .update(steps)
+    .set({ status: 'running', owner: '', leaseUntil: 0, outcome: null, recordedAt: null })
+    .where(and(eq(steps.id, sql.placeholder('id')), eq(steps.key, sql.placeholder('key')), eq(steps.status, 'failed')))
+    .returning({ key: steps.key })
+    .prepare('baton_step_reopen');
   const selectStep = db
     .select()
     .from(steps)
@@ -610,6 +617,12 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       assertOpen();
       const [row] = await selectStep.execute({ id, key });
       return row === undefined ? undefined : toStepRecord(row);
+    },
+
+    async reopenStep(id: string, key: string, _now: number): Promise<boolean> {
+      assertOpen();
+      const [reopened] = await reopenStep.execute({ id, key });
+      return reopened !== undefined;
     },
 
     async listRuns(filter: RunFilter): Promise<ParkedRequest[]> {

@@ -895,6 +895,35 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           await ledger.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'b', now: T0 + 1 }),
         ).toMatchObject({ status: 'already_recorded', record: { status: 'failed', outcome: 'late-a', owner: 'b' } });
       });
+
+      it('reopens a failed step once (an operator retry): the next claim takes it over and runs it again', async () => {
+        const id = newId('F');
+        expect(ledger.reopenStep).toBeDefined();
+        expect(await ledger.reopenStep!(id, 'refund#0', T0)).toBe(false); // unknown
+        await ledger.claimStep(claim(id, 'a'));
+        expect(await ledger.reopenStep!(id, 'refund#0', T0)).toBe(false); // running
+        await ledger.recordStep({ id, key: 'refund#0', status: 'failed', outcome: 'sealed-error', now: T0 + 5 });
+        const [first, second] = await Promise.all([
+          ledger.reopenStep!(id, 'refund#0', T0 + 10),
+          ledger.reopenStep!(id, 'refund#0', T0 + 10),
+        ]);
+        expect([first, second].sort()).toEqual([false, true]);
+        expect(await ledger.getStep(id, 'refund#0')).toMatchObject({
+          status: 'running',
+          outcome: null,
+          recordedAt: null,
+          leaseUntil: 0,
+          claims: 1,
+        });
+        // Its former owner or any other takes it at once, as a new owner.
+        expect(await ledger.claimStep(claim(id, 'b', { now: T0 + 11 }))).toEqual({ status: 'claimed', claims: 2 });
+        expect(
+          await ledger.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'ok', now: T0 + 12 }),
+        ).toEqual({
+          status: 'recorded',
+        });
+        expect(await ledger.reopenStep!(id, 'refund#0', T0 + 13)).toBe(false); // succeeded
+      });
     });
 
     describe('prune', () => {

@@ -1,0 +1,131 @@
+/**
+ * An operator's retry of a durable step whose retries ran out. A run parked
+ * while a step ran past its round (its body persists the running invocation,
+ * `r`) stays waiting on that step; when the step then fails for good, its
+ * record says `failed` and the next round would deliver the failure to the
+ * flow. Before anyone plays that round, an operator who fixed the cause may
+ * run the step again: the run is rewritten (one compare-and-set on the version
+ * read, so of it and any racing write exactly one wins, and a lost retry says
+ * what won) due at once for the scheduler, then the step's record is reopened
+ * (`Ledger.reopenStep`: only while it is `failed`). The next round, on any
+ * server, claims the invocation under its old key and runs it with fresh
+ * attempts, under the same idempotency key. Audited `via: 'operator'` with the
+ * operator and the reason. The flow's code is never run here: only the keys.
+ */
+import type { ParkedRequest } from '../contract/ledger.js';
+import type { RoundOutcome } from '../contract/outcome.js';
+import { refuse } from '../decisions/access.js';
+import { finalText } from '../decisions/advance.js';
+import { openParked, type ParkedBlob, sealParked, unknownParkedKey } from '../decisions/parked.js';
+import type { DecisionsPort } from '../decisions/port.js';
+import type { RetryStepRequest } from './types.js';
+
+/** What refusals of a retry name. */
+const RETRY = 'baton runs retry-step';
+
+/** Why a run that is no longer waiting was not retried. */
+function ended(core: DecisionsPort, row: ParkedRequest, meanwhile: boolean): string {
+  const said = finalText(core, row);
+  return `Not retried: run ${row.id} ended (${row.status})${meanwhile ? ' first' : ' already'}${said ? `: ${said}` : '.'}`;
+}
+
+/** The invocation key `step` names in a body whose settled counts are `counts`: `charge` is `charge#<settled>`. */
+function invocationKey(step: string, counts: Readonly<Record<string, number>> | undefined): string {
+  if (/#\d+$/.test(step)) return step;
+  return `${step}#${counts?.[step] ?? 0}`;
+}
+
+/** Run a failed durable step of a waiting run again (see `OperatorTools.retryStep`). */
+export async function retryStepRun(core: DecisionsPort, request: RetryStepRequest): Promise<RoundOutcome> {
+  const { codec } = core;
+  const ledger = core.ledger;
+  const { id, operator, reason } = request;
+  if (!ledger) return refuse(RETRY, 'There is no ledger to retry steps in.');
+  if (!ledger.reopenStep) return refuse(RETRY, 'This ledger cannot reopen a step (it has no reopenStep).');
+  const row = await ledger.getRequest(id);
+  if (!row) return refuse(RETRY, `There is no run ${id}.`);
+  const no = (message: string) => refuse(RETRY, message, row);
+  if (row.status !== 'waiting') return no(ended(core, row, false));
+  const blob = openParked(codec, row);
+  if (!blob) {
+    const key = unknownParkedKey(codec, row);
+    return no(`Run ${id} cannot be read with these keys${key ? `: it was ${key}` : ''}. Nothing changed.`);
+  }
+  const body = blob.s;
+  const key = invocationKey(request.step, body.k);
+  const [stepId, n] = [key.slice(0, key.lastIndexOf('#')), Number(key.slice(key.lastIndexOf('#') + 1))];
+  const waitsOn = row.waitingFor.map((w) => w.key);
+  if (body.r === undefined) {
+    return no(
+      `Not retried: run ${id} does not wait on a durable step${waitsOn.length > 0 ? ` (it waits for ${waitsOn.join(', ')})` : ''}. Nothing changed.`,
+    );
+  }
+  const record = n >= (body.k?.[stepId] ?? 0) ? await ledger.getStep(id, key) : undefined;
+  if (!record) return no(`Not retried: run ${id} does not wait on step ${key}. Nothing changed.`);
+  if (record.status !== 'failed') {
+    const how =
+      record.status === 'running' ? 'it is still running' : 'it succeeded (the run takes its result on its next round)';
+    return no(`Not retried: step ${key} of run ${id} has not failed: ${how}. Nothing changed.`);
+  }
+
+  const started = core.now();
+  const next: ParkedBlob = { ...blob, r: blob.r + 1 };
+  const written = await ledger.parkRequest(
+    {
+      id,
+      flow: row.flow,
+      requester: row.requester,
+      requesterName: row.requesterName,
+      status: 'waiting',
+      waitingFor: row.waitingFor,
+      state: sealParked(codec, id, row.flow, next),
+      now: started,
+      expiresAt: row.expiresAt,
+      // Due now: a server's scheduler plays the next round at once, which runs the step.
+      dueAt: started,
+    },
+    row.version,
+  );
+  if (written.status === 'conflict') {
+    const now = await ledger.getRequest(id);
+    if (!now) return no(`Not retried: run ${id} is gone.`);
+    if (now.status !== 'waiting') return no(ended(core, now, true));
+    return no(
+      `Not retried: run ${id} was written meanwhile (version ${now.version}: its next round or another operator came first). Nothing changed; look again with baton runs show and retry.`,
+    );
+  }
+  if (!(await ledger.reopenStep(id, key, started))) {
+    return no(`Not retried: step ${key} of run ${id} was reopened or recorded meanwhile, by another operator.`);
+  }
+  const before = body.s[0];
+  await core.audit({
+    flow: core.flows.get(row.flow) ?? { name: row.flow, hash: blob.h, auditValues: false },
+    fid: id,
+    round: next.r,
+    started,
+    principal: operator,
+    via: 'operator',
+    before,
+    after: before,
+    path: [],
+    asked: [],
+    received: [],
+    outcome: 'input_required',
+    message: `retry-step ${key}: ${reason}`,
+  });
+  return {
+    type: 'complete',
+    flow: row.flow,
+    fid: id,
+    round: next.r,
+    result: {
+      content: [
+        {
+          type: 'text',
+          text: `Retrying: step ${key} of run ${id} (${row.flow}) runs again with the same idempotency key, on the next round (a server's scheduler plays it within about a second; else the requester's baton_resume).`,
+        },
+      ],
+      structuredContent: { status: 'retrying', id, step: key },
+    },
+  };
+}
