@@ -61,6 +61,12 @@ export interface FlowHttpHandlerOptions {
    */
   readonly routes?: ReadonlyMap<string, (request: Request) => Promise<Response>>;
   /**
+   * Paths under a prefix (ending in `/`, e.g. `/events/`) answered by the server itself with the
+   * request's body (e.g. `createEventsRoute`): after the Host/Origin check and the body limit,
+   * without the bearer gate (the handler authenticates).
+   */
+  readonly bodyRoutes?: ReadonlyMap<string, (request: Request) => Promise<Response>>;
+  /**
    * This server as an OAuth protected resource (with a verifier from `createOAuthVerifier`): serves
    * the Protected Resource Metadata at `/.well-known/oauth-protected-resource` and its path-suffixed
    * form, and points the 401 challenge there (`WWW-Authenticate: Bearer resource_metadata="…"`).
@@ -84,6 +90,8 @@ const jsonError = (status: number, message: string) =>
 /** A request that passed the header checks, with the verified token when there is a verifier. */
 interface Admitted {
   readonly authInfo?: AuthInfo;
+  /** A body route's handler: `serve` hands it the request with its body. */
+  readonly route?: (request: Request) => Promise<Response>;
 }
 
 /** The handler in two steps, so that `serveHttp` can check the headers before it reads a body. */
@@ -112,12 +120,18 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
     async admit(request) {
       const pathname = new URL(request.url).pathname;
       const route = pathname === path ? undefined : routes?.get(pathname);
-      if (pathname !== path && !route) return jsonError(404, 'Not found');
+      const bodyRoute = pathname === path || route ? undefined : bodyRouteOf(options.bodyRoutes, pathname);
+      if (pathname !== path && !route && !bodyRoute) return jsonError(404, 'Not found');
       if (allowed) {
         const rejected = hostHeaderValidationResponse(request, allowed) ?? originValidationResponse(request, allowed);
         if (rejected) return rejected;
       }
       if (route) return route(request);
+      if (bodyRoute) {
+        const declared = Number(request.headers.get('content-length') ?? 0);
+        if (declared > maxBodyBytes) return jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`);
+        return { route: bodyRoute };
+      }
       let authInfo: AuthInfo | undefined;
       if (bearer) {
         const verified = await bearer(request);
@@ -129,6 +143,7 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
       return authInfo ? { authInfo } : {};
     },
     serve(request, admitted, parsed) {
+      if (admitted.route) return admitted.route(request);
       const body = parsed && 'parsedBody' in parsed ? { parsedBody: parsed.parsedBody } : {};
       if ('parsedBody' in body) noteCalledTool(request, body.parsedBody);
       return mcp.fetch(request, { ...body, ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}) });
@@ -140,6 +155,18 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
     close: () => mcp.close(),
   };
   return gate;
+}
+
+/** The body route whose prefix `pathname` starts with (the longest), if any. */
+function bodyRouteOf(
+  routes: FlowHttpHandlerOptions['bodyRoutes'],
+  pathname: string,
+): ((request: Request) => Promise<Response>) | undefined {
+  let found: { prefix: string; route: (request: Request) => Promise<Response> } | undefined;
+  for (const [prefix, route] of routes ?? []) {
+    if (pathname.startsWith(prefix) && (!found || prefix.length > found.prefix.length)) found = { prefix, route };
+  }
+  return found?.route;
 }
 
 /**
@@ -434,9 +461,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
       }
       // The body is read (and bounded) already: parse it once and hand the SDK the value, rather
       // than a body stream for it to read and parse again.
-      const json = body && body.length > 0 ? parseJson(body) : undefined;
+      const json = body && body.length > 0 && !admitted.route ? parseJson(body) : undefined;
       const request =
-        body && body.length > 0 && !json
+        body && body.length > 0 && (!json || admitted.route)
           ? toFetchRequest(req, base, { body: new Uint8Array(body), signal: aborted.signal })
           : head;
       await writeResponse(res, await gate!.serve(request, admitted, json ? { parsedBody: json.value } : undefined));

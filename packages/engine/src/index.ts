@@ -33,6 +33,14 @@ export {
   WITHDRAW_EVENT,
   type WithdrawEvent,
 } from './authoring/inputs/decision.js';
+export {
+  DEFAULT_EVENT_LOOKBACK_SECONDS,
+  type EventAnswer,
+  type EventSpec,
+  event,
+  isEvent,
+  MAX_EVENT_KEY_LENGTH,
+} from './authoring/inputs/event.js';
 export { form } from './authoring/inputs/form.js';
 export { DEFAULT_MAX_ROOTS, roots } from './authoring/inputs/roots.js';
 export { sampling } from './authoring/inputs/sampling.js';
@@ -91,11 +99,15 @@ export type {
   DecisionRecord,
   DecisionStatus,
   DueRequest,
+  EventRecord,
+  EventWait,
+  EventWaiter,
   LatencySummary,
   Ledger,
   LedgerStats,
   LegacyDecider,
   MintTokenRequest,
+  NewEvent,
   NewDecision,
   OutboxMessage,
   OutboxRecord,
@@ -104,6 +116,7 @@ export type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
+  RecordEventResult,
   RecordStep,
   RecordStepResult,
   RedeemRequest,
@@ -167,5 +180,11 @@ export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED 
 export type { OperatorRequest, OperatorTools } from './operators/types.js';
 export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './round/lifetimes.js';
 export { createRunner, type Runner, type RunnerOptions } from './runner/createRunner.js';
+export {
+  EVENT_DEDUP_SECONDS,
+  EVENT_PRINCIPAL,
+  type SendEventRequest,
+  type SendEventResult,
+} from './events/send.js';
 export { type FireOptions, type FireReport, SCHEDULER_PRINCIPAL } from './schedule/fire.js';
 export { createScheduler, type Fireable, type Scheduler, type SchedulerOptions } from './schedule/scheduler.js';

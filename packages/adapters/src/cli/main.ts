@@ -23,6 +23,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   call: { summary: 'call a tool and answer its requests at the terminal', load: () => import('./call.js') },
   diagram: { summary: 'print a flow as a Mermaid stateDiagram-v2', load: () => import('./diagram.js') },
   inspect: { summary: 'serve a local page of flow graphs and recorded runs', load: () => import('./inspect.js') },
+  'send-event': {
+    summary: 'send an event to the flows a served module waits with',
+    load: () => import('./sendEvent.js'),
+  },
   runs: { summary: 'list and show flow runs parked in a ledger', load: () => import('./runs.js') },
   keygen: { summary: 'print a fresh random key for BATON_KEYS', load: () => import('./keygen.js') },
 };

@@ -52,6 +52,7 @@ import {
   type Ledger,
   needsLedgerOnlyForSteps,
   parseKeyRingEnv,
+  type Runner,
   type RunnerLogEvent,
 } from '@baton/engine';
 import { openAuditLog, openLedger, parseLedgerUrl } from '@baton/store';
@@ -62,6 +63,7 @@ import { defaultRoles } from '../callContext.js';
 import { loadFlowsModule } from '../flowsModule.js';
 import { serveHttp, servingWarning } from '../http.js';
 import { ServingMetrics } from '../metrics.js';
+import { ANY_EVENT, createEventsRoute, EVENTS_PATH } from '../events.js';
 import { createObservabilityRoutes, type LedgerSource } from '../observability.js';
 import { checkWebhookSecret, createOutboxDeliverer } from '../outboxDelivery.js';
 import { createFlowServerFactory } from '../serverFactory.js';
@@ -73,7 +75,7 @@ import { runHint } from './runAs.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--event-secret NAME=whsec_...]... [--event-secrets-file FILE] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
 /** The help of `baton serve`, with the way to run it that fits how it was started. */
 function help(): string {
@@ -129,6 +131,12 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        least once under a stable webhook-id)
   --notify-secrets-file FILE
                        the same, one secret per line (keeps secrets out of the process list)
+  --event-secret NAME=whsec_...
+                       accept POST /events/NAME signed with this Standard Webhooks secret (NAME "*":
+                       every event); repeatable, several per name during a rotation; without one,
+                       only a bearer token with the scope baton:events may send events
+  --event-secrets-file FILE
+                       the same, one NAME=whsec_... per line (keeps secrets out of the process list)
   --no-scheduler       this instance fires no durable timers (by default every instance with a ledger
                        fires due timers of parked requests, polling every second)
   --store-principal-names
@@ -169,6 +177,8 @@ interface ServeOptions {
   readonly notifyPrincipals?: 'hash' | 'id';
   /** `--notify-secret` / `--notify-secrets-file`: Standard Webhooks secrets, newest first. */
   readonly notifySecrets?: readonly string[];
+  /** `--event-secret` / `--event-secrets-file`: Standard Webhooks secrets by event name (or `*`). */
+  readonly eventSecrets?: ReadonlyMap<string, readonly string[]>;
   /** `--no-scheduler`: this instance fires no timers. */
   readonly noScheduler?: boolean;
   readonly storePrincipalNames?: boolean;
@@ -219,6 +229,8 @@ export const OPTIONS = {
   'notify-principals': { type: 'string' },
   'notify-secret': { type: 'string' },
   'notify-secrets-file': { type: 'string' },
+  'event-secret': { type: 'string', multiple: true },
+  'event-secrets-file': { type: 'string' },
   'no-scheduler': { type: 'boolean' },
   'store-principal-names': { type: 'boolean' },
   audit: { type: 'boolean' },
@@ -272,6 +284,10 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   if (notifySecrets.length > 0 && notifyWebhook === undefined) {
     throw usageError('--notify-secret signs what --notify-webhook sends: give --notify-webhook too', USAGE);
   }
+  const eventSecrets = parseEventSecrets(values['event-secret'], values['event-secrets-file']);
+  if (eventSecrets.size > 0 && values.http === undefined) {
+    throw usageError('--event-secret signs what POST /events/<name> receives: it needs --http', USAGE);
+  }
   if (values['no-scheduler'] && values.ledger === undefined) {
     throw usageError('--no-scheduler turns off the scheduler of a ledger: give --ledger too', USAGE);
   }
@@ -305,7 +321,38 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     ...(notifyPrincipals ? { notifyPrincipals } : {}),
     ...(notifySecrets.length > 0 ? { notifySecrets } : {}),
     ...(values['no-scheduler'] ? { noScheduler: true } : {}),
+    ...(eventSecrets.size > 0 ? { eventSecrets } : {}),
   };
+}
+
+/** `--event-secret NAME=whsec_…` (repeatable) and `--event-secrets-file FILE` (one `NAME=whsec_…` per line). */
+function parseEventSecrets(flags: readonly string[] | undefined, file: string | undefined): Map<string, string[]> {
+  const entries = [...(flags ?? [])];
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw usageError(`--event-secrets-file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+    for (const line of text.split(/\r?\n/)) if (line.trim() !== '' && !line.trim().startsWith('#')) entries.push(line.trim());
+  }
+  const secrets = new Map<string, string[]>();
+  entries.forEach((entry, i) => {
+    const at = entry.indexOf('=');
+    const name = at > 0 ? entry.slice(0, at).trim() : '';
+    if (name !== ANY_EVENT && !/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
+      throw usageError(`--event-secret (${i + 1}) expects NAME=whsec_... (NAME: an event name or *)`);
+    }
+    let secret: string;
+    try {
+      secret = checkWebhookSecret(entry.slice(at + 1).trim());
+    } catch (error) {
+      throw usageError(`--event-secret (${i + 1}): ${(error as Error).message}`);
+    }
+    secrets.set(name, [...(secrets.get(name) ?? []), secret]);
+  });
+  return secrets;
 }
 
 /** `--notify-secret whsec_…[,whsec_…]` (newest first, comma-separated during a rotation) and `--notify-secrets-file FILE` (one per line). */
@@ -514,6 +561,10 @@ export async function run(argv: string[]): Promise<number> {
     // anything else and leaves no database behind. A request that arrives meanwhile waits for
     // the server to be ready (or fails with it).
     let resolveReady!: (factory: McpServerFactory) => void;
+    let resolveRunner!: (runner: Runner) => void;
+    const whenRunner = new Promise<Runner>((resolve) => {
+      resolveRunner = resolve;
+    });
     const whenReady = new Promise<McpServerFactory>((resolve, reject) => {
       resolveReady = resolve;
       rejectReady = reject;
@@ -533,6 +584,21 @@ export async function run(argv: string[]): Promise<number> {
           ledger: () => ledgerSource,
           keyIds: keys.keys.map((key) => key.kid),
         }),
+        // POST /events/<name> (`events.ts`): signed, or a bearer with the scope baton:events.
+        bodyRoutes: new Map([
+          [
+            EVENTS_PATH,
+            createEventsRoute({
+              runner: () => whenRunner,
+              ...(options.eventSecrets ? { secrets: options.eventSecrets } : {}),
+              ...(verifier ? { verifier } : {}),
+              ...(oauth
+                ? { verifier: { verifyAccessToken: async (token: string) => (await oauthVerifier!).verifyAccessToken(token) } }
+                : {}),
+              onError: (error) => process.stderr.write(`baton: events: ${oneLine(error)}\n`),
+            }),
+          ],
+        ]),
         ...(verifier ? { verifier } : {}),
         ...(oauth
           ? {
@@ -658,6 +724,7 @@ export async function run(argv: string[]): Promise<number> {
       onError: (error) => process.stderr.write(`baton: internal error: ${oneLine(error)}\n`),
     });
     resolveReady(factory);
+    resolveRunner(runner);
     ledgerSource = ledger ? { ready: true, ledger } : { ready: true };
     for (const message of warnings) warn(message);
     const count = `${flows.length} flow${flows.length === 1 ? '' : 's'}`;
