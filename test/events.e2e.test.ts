@@ -194,8 +194,15 @@ describe.each(ledgers)('events on a %s ledger', (name, given) => {
       json: { errors: [{ pointer: '#/data/status' }] },
     });
     expect(bad.json.detail).toMatch(/^data\.status: /);
-    const unknown = await send({ commit: sha }, { event: 'deploy.done' });
-    expect(unknown).toMatchObject({ status: 404, type: 'application/problem+json' });
+    // Authenticated first (no secret signs deploy.done), then unknown.
+    expect(await send({ commit: sha }, { event: 'deploy.done' })).toMatchObject({ status: 401 });
+    const unknown = await fetch(eventsUrl('deploy.done'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token('ci')}` },
+      body: JSON.stringify({ data: {} }),
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toBe('application/problem+json');
     // None of them reached the instance.
     expect((await (await client()).callTool({ name: 'baton_requests', arguments: {} })).structuredContent).toMatchObject({
       requests: expect.arrayContaining([expect.objectContaining({ id: waiting, status: 'waiting' })]),
