@@ -107,7 +107,11 @@ describe.each(ledgers)('events on a %s ledger', (name, given) => {
       },
       body,
     });
-    return { status: response.status, type: response.headers.get('content-type'), json: (await response.json()) as any };
+    return {
+      status: response.status,
+      type: response.headers.get('content-type'),
+      json: (await response.json()) as any,
+    };
   }
 
   async function client(): Promise<Client> {
@@ -128,23 +132,26 @@ describe.each(ledgers)('events on a %s ledger', (name, given) => {
     return textOf(await (await client()).callTool({ name: 'baton_resume', arguments: { id } }));
   }
 
-  it.skipIf(!ledger)('delivers an event sent after the wait began, to every instance waiting on its key, once per id', async () => {
-    const one = commit();
-    const first = await waitFor(one);
-    const sent = await send({ commit: one, status: 'success' }, { id: 'build-1' });
-    expect(sent).toMatchObject({ status: 202, json: { delivered: 1, id: 'build-1' } });
-    expect(await resume(first)).toBe(`built ${one}: success (event build-1)`);
+  it.skipIf(!ledger)(
+    'delivers an event sent after the wait began, to every instance waiting on its key, once per id',
+    async () => {
+      const one = commit();
+      const first = await waitFor(one);
+      const sent = await send({ commit: one, status: 'success' }, { id: 'build-1' });
+      expect(sent).toMatchObject({ status: 202, json: { delivered: 1, id: 'build-1' } });
+      expect(await resume(first)).toBe(`built ${one}: success (event build-1)`);
 
-    const shared = commit();
-    const [a, b] = [await waitFor(shared), await waitFor(shared)];
-    const both = await send({ commit: shared, status: 'failure' }, { id: 'build-2' });
-    expect(both).toMatchObject({ status: 202, json: { delivered: 2 } });
-    // The retry (same webhook-id) is answered with the first count and delivers nothing again.
-    const retried = await send({ commit: shared, status: 'success' }, { id: 'build-2' });
-    expect(retried).toMatchObject({ status: 202, json: { delivered: 2, duplicate: true } });
-    expect(await resume(a)).toBe(`built ${shared}: failure (event build-2)`);
-    expect(await resume(b)).toBe(`built ${shared}: failure (event build-2)`);
-  });
+      const shared = commit();
+      const [a, b] = [await waitFor(shared), await waitFor(shared)];
+      const both = await send({ commit: shared, status: 'failure' }, { id: 'build-2' });
+      expect(both).toMatchObject({ status: 202, json: { delivered: 2 } });
+      // The retry (same webhook-id) is answered with the first count and delivers nothing again.
+      const retried = await send({ commit: shared, status: 'success' }, { id: 'build-2' });
+      expect(retried).toMatchObject({ status: 202, json: { delivered: 2, duplicate: true } });
+      expect(await resume(a)).toBe(`built ${shared}: failure (event build-2)`);
+      expect(await resume(b)).toBe(`built ${shared}: failure (event build-2)`);
+    },
+  );
 
   it.skipIf(!ledger)('keeps an event that arrives before its wait and delivers it when the wait begins', async () => {
     const early = commit();
@@ -157,57 +164,66 @@ describe.each(ledgers)('events on a %s ledger', (name, given) => {
     expect(textOf(result)).toBe(`built ${early}: success (event build-early)`);
   });
 
-  it.skipIf(!ledger)('never delivers to a wait that timed out: the event is kept for the next wait instead', async () => {
-    const late = commit();
-    const stale = await waitFor(late, 'await_build_briefly');
-    // The scheduler fires the 2-second timeout with no client present.
-    const until = Date.now() + 30_000;
-    let text = '';
-    while (Date.now() < until) {
-      text = await resume(stale);
-      if (text.includes('in time')) break;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    expect(text).toBe(`no build of ${late} reported in time`);
-    expect(await send({ commit: late, status: 'success' }, { id: 'build-late' })).toMatchObject({
-      status: 202,
-      json: { delivered: 0 },
-    });
-    expect(await resume(stale)).toBe(`no build of ${late} reported in time`);
-    const next = await (await client()).callTool({ name: 'await_build', arguments: { commit: late } });
-    expect(textOf(next)).toBe(`built ${late}: success (event build-late)`);
-  }, 60_000);
+  it.skipIf(!ledger)(
+    'never delivers to a wait that timed out: the event is kept for the next wait instead',
+    async () => {
+      const late = commit();
+      const stale = await waitFor(late, 'await_build_briefly');
+      // The scheduler fires the 2-second timeout with no client present.
+      const until = Date.now() + 30_000;
+      let text = '';
+      while (Date.now() < until) {
+        text = await resume(stale);
+        if (text.includes('in time')) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(text).toBe(`no build of ${late} reported in time`);
+      expect(await send({ commit: late, status: 'success' }, { id: 'build-late' })).toMatchObject({
+        status: 202,
+        json: { delivered: 0 },
+      });
+      expect(await resume(stale)).toBe(`no build of ${late} reported in time`);
+      const next = await (await client()).callTool({ name: 'await_build', arguments: { commit: late } });
+      expect(textOf(next)).toBe(`built ${late}: success (event build-late)`);
+    },
+    60_000,
+  );
 
-  it.skipIf(!ledger)('refuses a wrong signature, an old timestamp, a bad body and an unknown event with problem+json', async () => {
-    const sha = commit();
-    const waiting = await waitFor(sha);
-    const forged = await send({ commit: sha, status: 'success' }, { secret: WRONG_SECRET });
-    expect(forged).toMatchObject({ status: 401, type: 'application/problem+json', json: { status: 401 } });
-    expect(forged.json.detail).toMatch(/signature/);
-    const old = await send({ commit: sha, status: 'success' }, { at: new Date(Date.now() - 10 * 60_000) });
-    expect(old).toMatchObject({ status: 401, type: 'application/problem+json' });
-    expect(old.json.detail).toMatch(/timestamp/);
-    const bad = await send({ commit: sha, status: 'green' });
-    expect(bad).toMatchObject({
-      status: 422,
-      type: 'application/problem+json',
-      json: { errors: [{ pointer: '#/data/status' }] },
-    });
-    expect(bad.json.detail).toMatch(/^data\.status: /);
-    // Authenticated first (no secret signs deploy.done), then unknown.
-    expect(await send({ commit: sha }, { event: 'deploy.done' })).toMatchObject({ status: 401 });
-    const unknown = await fetch(eventsUrl('deploy.done'), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token('ci')}` },
-      body: JSON.stringify({ data: {} }),
-    });
-    expect(unknown.status).toBe(404);
-    expect(unknown.headers.get('content-type')).toBe('application/problem+json');
-    // None of them reached the instance.
-    expect((await (await client()).callTool({ name: 'baton_requests', arguments: {} })).structuredContent).toMatchObject({
-      requests: expect.arrayContaining([expect.objectContaining({ id: waiting, status: 'waiting' })]),
-    });
-  });
+  it.skipIf(!ledger)(
+    'refuses a wrong signature, an old timestamp, a bad body and an unknown event with problem+json',
+    async () => {
+      const sha = commit();
+      const waiting = await waitFor(sha);
+      const forged = await send({ commit: sha, status: 'success' }, { secret: WRONG_SECRET });
+      expect(forged).toMatchObject({ status: 401, type: 'application/problem+json', json: { status: 401 } });
+      expect(forged.json.detail).toMatch(/signature/);
+      const old = await send({ commit: sha, status: 'success' }, { at: new Date(Date.now() - 10 * 60_000) });
+      expect(old).toMatchObject({ status: 401, type: 'application/problem+json' });
+      expect(old.json.detail).toMatch(/timestamp/);
+      const bad = await send({ commit: sha, status: 'green' });
+      expect(bad).toMatchObject({
+        status: 422,
+        type: 'application/problem+json',
+        json: { errors: [{ pointer: '#/data/status' }] },
+      });
+      expect(bad.json.detail).toMatch(/^data\.status: /);
+      // Authenticated first (no secret signs deploy.done), then unknown.
+      expect(await send({ commit: sha }, { event: 'deploy.done' })).toMatchObject({ status: 401 });
+      const unknown = await fetch(eventsUrl('deploy.done'), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token('ci')}` },
+        body: JSON.stringify({ data: {} }),
+      });
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers.get('content-type')).toBe('application/problem+json');
+      // None of them reached the instance.
+      expect(
+        (await (await client()).callTool({ name: 'baton_requests', arguments: {} })).structuredContent,
+      ).toMatchObject({
+        requests: expect.arrayContaining([expect.objectContaining({ id: waiting, status: 'waiting' })]),
+      });
+    },
+  );
 
   it.skipIf(!ledger)('takes a bearer token with the scope baton:events, refuses one without it (403)', async () => {
     const sha = commit();
@@ -230,19 +246,43 @@ describe.each(ledgers)('events on a %s ledger', (name, given) => {
     expect(await resume(waiting)).toBe(`built ${sha}: success (event bearer-1)`);
   });
 
-  it.skipIf(!ledger || name !== 'SQLite')('sends a signed event with baton send-event', async () => {
-    const sha = commit();
-    const waiting = await waitFor(sha);
-    const data = JSON.stringify({ commit: sha, status: 'success' });
-    const sent = await runCli(['send-event', 'build.done', '--data', data, '--http', server!.url.href, '--secret', SECRET, '--id', 'cli-1']);
-    expect(sent).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(sent.stdout)).toEqual({ delivered: 1, id: 'cli-1' });
-    expect(await resume(waiting)).toBe(`built ${sha}: success (event cli-1)`);
-    const refused = await runCli(['send-event', 'build.done', '--data', '{"commit":1}', '--http', server!.url.href, '--secret', SECRET]);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^baton: the server refused the event \(HTTP 422\): data\.commit: .*\n$/);
-    const badFlag = await runCli(['send-event', 'build.done', '--data', 'nope', '--http', server!.url.href]);
-    expect(badFlag.code).toBe(2);
-    expect(badFlag.stderr.trim().split('\n')).toHaveLength(1);
-  }, 60_000);
+  it.skipIf(!ledger || name !== 'SQLite')(
+    'sends a signed event with baton send-event',
+    async () => {
+      const sha = commit();
+      const waiting = await waitFor(sha);
+      const data = JSON.stringify({ commit: sha, status: 'success' });
+      const sent = await runCli([
+        'send-event',
+        'build.done',
+        '--data',
+        data,
+        '--http',
+        server!.url.href,
+        '--secret',
+        SECRET,
+        '--id',
+        'cli-1',
+      ]);
+      expect(sent).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(sent.stdout)).toEqual({ delivered: 1, id: 'cli-1' });
+      expect(await resume(waiting)).toBe(`built ${sha}: success (event cli-1)`);
+      const refused = await runCli([
+        'send-event',
+        'build.done',
+        '--data',
+        '{"commit":1}',
+        '--http',
+        server!.url.href,
+        '--secret',
+        SECRET,
+      ]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^baton: the server refused the event \(HTTP 422\): data\.commit: .*\n$/);
+      const badFlag = await runCli(['send-event', 'build.done', '--data', 'nope', '--http', server!.url.href]);
+      expect(badFlag.code).toBe(2);
+      expect(badFlag.stderr.trim().split('\n')).toHaveLength(1);
+    },
+    60_000,
+  );
 });

@@ -51,17 +51,20 @@ const PHRASES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-/** An RFC 9457 problem answer. */
-export function problem(
+/** An RFC 9457 problem answer (`application/problem+json`). */
+function problem(
   status: number,
   detail: string,
   extra: Record<string, unknown> = {},
   headers: Record<string, string> = {},
 ): Response {
-  return new Response(JSON.stringify({ type: 'about:blank', title: PHRASES[status] ?? 'Error', status, detail, ...extra }), {
-    status,
-    headers: { 'content-type': 'application/problem+json', ...headers },
-  });
+  return new Response(
+    JSON.stringify({ type: 'about:blank', title: PHRASES[status] ?? 'Error', status, detail, ...extra }),
+    {
+      status,
+      headers: { 'content-type': 'application/problem+json', ...headers },
+    },
+  );
 }
 
 /** A JSON Pointer (RFC 6901) into the body for a problem's field path (`data.commit` -> `#/data/commit`). */
@@ -76,7 +79,12 @@ const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 /** Who sent an event, for the audit trail (hashed there), or the refusal. */
 type Sender = { readonly sender: string; readonly id?: string } | Response;
 
-async function authenticate(options: EventsRouteOptions, name: string, request: Request, body: string): Promise<Sender> {
+async function authenticate(
+  options: EventsRouteOptions,
+  name: string,
+  request: Request,
+  body: string,
+): Promise<Sender> {
   const signature = request.headers.get('webhook-signature');
   if (signature !== null) {
     const secrets = options.secrets?.get(name) ?? options.secrets?.get(ANY_EVENT) ?? [];
@@ -93,8 +101,10 @@ async function authenticate(options: EventsRouteOptions, name: string, request: 
         return { sender: `event-source:${options.secrets?.has(name) ? name : ANY_EVENT}`, id: headers['webhook-id'] };
       } catch (error) {
         const message = (error as Error).message ?? '';
-        if (/timestamp/i.test(message)) reason = 'The webhook-timestamp is too old or too far ahead (tolerance: 5 minutes).';
-        else if (/header/i.test(message)) reason = 'The webhook-id, webhook-timestamp and webhook-signature headers are all required.';
+        if (/timestamp/i.test(message))
+          reason = 'The webhook-timestamp is too old or too far ahead (tolerance: 5 minutes).';
+        else if (/header/i.test(message))
+          reason = 'The webhook-id, webhook-timestamp and webhook-signature headers are all required.';
       }
     }
     return problem(401, reason);
@@ -102,9 +112,14 @@ async function authenticate(options: EventsRouteOptions, name: string, request: 
   const authorization = request.headers.get('authorization');
   const token = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
   if (!token || !options.verifier) {
-    return problem(401, 'Sign the event (Standard Webhooks) or send a bearer token with the scope baton:events.', {}, {
-      'www-authenticate': `Bearer scope="${BATON_SCOPES.events}"`,
-    });
+    return problem(
+      401,
+      'Sign the event (Standard Webhooks) or send a bearer token with the scope baton:events.',
+      {},
+      {
+        'www-authenticate': `Bearer scope="${BATON_SCOPES.events}"`,
+      },
+    );
   }
   let auth: AuthInfo;
   try {
@@ -116,9 +131,14 @@ async function authenticate(options: EventsRouteOptions, name: string, request: 
     return problem(401, 'The bearer token is not valid.', {}, { 'www-authenticate': 'Bearer error="invalid_token"' });
   }
   if (!auth.scopes.includes(BATON_SCOPES.events)) {
-    return problem(403, `The bearer token lacks the scope ${BATON_SCOPES.events}.`, {}, {
-      'www-authenticate': `Bearer error="insufficient_scope", scope="${BATON_SCOPES.events}"`,
-    });
+    return problem(
+      403,
+      `The bearer token lacks the scope ${BATON_SCOPES.events}.`,
+      {},
+      {
+        'www-authenticate': `Bearer error="insufficient_scope", scope="${BATON_SCOPES.events}"`,
+      },
+    );
   }
   return { sender: principalOfAuthInfo(auth) };
 }
@@ -156,7 +176,8 @@ async function answer(options: EventsRouteOptions, request: Request): Promise<Re
     name = '';
   }
   const runner = await options.runner();
-  if (!NAME.test(name) || !runner.awaitsEvents) return problem(404, `No served flow waits for the event "${NAME.test(name) ? name : '…'}".`);
+  if (!NAME.test(name) || !runner.awaitsEvents)
+    return problem(404, `No served flow waits for the event "${NAME.test(name) ? name : '…'}".`);
   if (!runner.hasLedger) return problem(404, 'Events need a ledger: this server has none (baton serve --ledger URL).');
   const body = await request.text();
   const sender = await authenticate(options, name, request, body);
@@ -168,7 +189,9 @@ async function answer(options: EventsRouteOptions, request: Request): Promise<Re
     return problem(400, 'The body is not JSON: send { "data": { … } }.');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Object.hasOwn(parsed, 'data')) {
-    return problem(422, 'data: required (send { "data": { … } })', { errors: [{ pointer: '#/data', detail: 'required' }] });
+    return problem(422, 'data: required (send { "data": { … } })', {
+      errors: [{ pointer: '#/data', detail: 'required' }],
+    });
   }
   const fields = parsed as { data?: unknown; id?: unknown };
   const bodyId = fields.id;
@@ -176,7 +199,11 @@ async function answer(options: EventsRouteOptions, request: Request): Promise<Re
     return problem(422, 'id: must be a string', { errors: [{ pointer: '#/id', detail: 'must be a string' }] });
   }
   const id = sender.id ?? (bodyId as string | undefined);
-  const sent = await runner.sendEvent(name, { data: fields.data, sender: sender.sender, ...(id === undefined ? {} : { id }) });
+  const sent = await runner.sendEvent(name, {
+    data: fields.data,
+    sender: sender.sender,
+    ...(id === undefined ? {} : { id }),
+  });
   if (sent.status === 'unknown') return problem(404, sent.problem);
   if (sent.status === 'invalid') {
     const errors = sent.problem.split('; ').map((part) => ({

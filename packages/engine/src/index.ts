@@ -107,8 +107,8 @@ export type {
   LedgerStats,
   LegacyDecider,
   MintTokenRequest,
-  NewEvent,
   NewDecision,
+  NewEvent,
   OutboxMessage,
   OutboxRecord,
   ParkedRequest,
@@ -176,15 +176,15 @@ export {
   RoundInProgressError,
   StateTooLargeError,
 } from './errors.js';
-export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection/inspector.js';
-export type { OperatorRequest, OperatorTools } from './operators/types.js';
-export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './round/lifetimes.js';
-export { createRunner, type Runner, type RunnerOptions } from './runner/createRunner.js';
 export {
   EVENT_DEDUP_SECONDS,
   EVENT_PRINCIPAL,
   type SendEventRequest,
   type SendEventResult,
 } from './events/send.js';
+export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection/inspector.js';
+export type { OperatorRequest, OperatorTools } from './operators/types.js';
+export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './round/lifetimes.js';
+export { createRunner, type Runner, type RunnerOptions } from './runner/createRunner.js';
 export { type FireOptions, type FireReport, SCHEDULER_PRINCIPAL } from './schedule/fire.js';
 export { createScheduler, type Fireable, type Scheduler, type SchedulerOptions } from './schedule/scheduler.js';

@@ -68,7 +68,11 @@ describe.each(Object.keys(LEDGERS))('event waits on %s', (name) => {
     return { runner, audit };
   };
   const deploy = (runner: ReturnType<typeof setupRunner>['runner'], commit?: string) =>
-    runner.run({ flow: 'deploy_production', args: { version: '1.2.3', ...(commit ? { commit } : {}) }, context: alice });
+    runner.run({
+      flow: 'deploy_production',
+      args: { version: '1.2.3', ...(commit ? { commit } : {}) },
+      context: alice,
+    });
 
   it('parks deploy_production until CI reports its commit green, then asks for the confirmation', async () => {
     const ledger = LEDGERS[name]!();
@@ -87,17 +91,25 @@ describe.each(Object.keys(LEDGERS))('event waits on %s', (name) => {
       status: 'delivered',
       delivered: 0,
     });
-    const sent = await runner.sendEvent('ci.finished', { id: 'build-7', data: { commit: 'a1b2c3d', status: 'success' } });
+    const sent = await runner.sendEvent('ci.finished', {
+      id: 'build-7',
+      data: { commit: 'a1b2c3d', status: 'success' },
+    });
     expect(sent).toEqual({ status: 'delivered', delivered: 1, duplicate: false, id: 'build-7' });
     expect((await ledger.getRequest(id))?.waitingFor).toEqual([]);
     // The requester comes back to the confirmation.
     const resumed = await runner.resume({ id, context: { principal: 'alice' } });
     expect(resumed).toMatchObject({ type: 'input_required' });
-    expect(Object.keys((resumed as { inputRequests: object }).inputRequests)).toEqual(['confirm_deploy', 'change_ticket']);
+    expect(Object.keys((resumed as { inputRequests: object }).inputRequests)).toEqual([
+      'confirm_deploy',
+      'change_ticket',
+    ]);
     expect((await audit.rounds(id)).map((e) => e.via)).toContain('event');
     // The retry of the same id is answered with the first count and moves nothing.
     const version = (await ledger.getRequest(id))?.version;
-    expect(await runner.sendEvent('ci.finished', { id: 'build-7', data: { commit: 'a1b2c3d', status: 'success' } })).toEqual({
+    expect(
+      await runner.sendEvent('ci.finished', { id: 'build-7', data: { commit: 'a1b2c3d', status: 'success' } }),
+    ).toEqual({
       status: 'delivered',
       delivered: 1,
       duplicate: true,
@@ -128,7 +140,9 @@ describe.each(Object.keys(LEDGERS))('event waits on %s', (name) => {
     const ledger = LEDGERS[name]!();
     const clock = { now: Date.UTC(2026, 11, 2, 9) };
     const { runner } = setupRunner(ledger, clock);
-    expect(await runner.sendEvent('ci.finished', { id: 'early', data: { commit: 'e0e0e0e', status: 'success' } })).toMatchObject({
+    expect(
+      await runner.sendEvent('ci.finished', { id: 'early', data: { commit: 'e0e0e0e', status: 'success' } }),
+    ).toMatchObject({
       delivered: 0,
     });
     clock.now += MINUTE;
@@ -214,7 +228,11 @@ describe('event()', () => {
     expect((await runner.run({ flow: 'deploy_production', args: { version: '1' }, context: alice })).type).toBe(
       'input_required',
     );
-    const waiting = await runner.run({ flow: 'deploy_production', args: { version: '1', commit: 'abcdef0' }, context: alice });
+    const waiting = await runner.run({
+      flow: 'deploy_production',
+      args: { version: '1', commit: 'abcdef0' },
+      context: alice,
+    });
     expect(waiting).toMatchObject({ type: 'error', message: expect.stringContaining('needs a ledger') });
   });
 });

@@ -14,8 +14,8 @@ import { knownMigrations } from '../src/core/migrations.js';
 import { LedgerConnectionError, LedgerError, openLedger } from '../src/index.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
 import { decisionRequest, ledgerContract, newJti, parked, T0 } from './helpers/contract.js';
-import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { eventsContract } from './helpers/eventsContract.js';
+import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { schedulingContract } from './helpers/schedulingContract.js';
 
 describePg('postgres ledger', (serverUrl) => {

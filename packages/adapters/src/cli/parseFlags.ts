@@ -88,7 +88,8 @@ export function parseFlags<const T extends FlagSpecs>(argv: string[], options: T
   for (const [name, spec] of Object.entries(options)) {
     const flags = `${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.type === 'string' ? ' <value>' : ''}`;
     const option = new Option(flags);
-    if (spec.multiple) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+    if (spec.multiple)
+      option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     attributes.set(name, option.attributeName());
     command.addOption(option);
   }

@@ -76,7 +76,8 @@ export async function run(argv: string[]): Promise<number> {
     throw usageError(positionals.length === 0 ? 'missing <name>' : 'expected one <name>', USAGE);
   }
   const name = positionals[0]!;
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw usageError(`<name> must be 1-64 characters of [A-Za-z0-9_.-], got "${name}"`);
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name))
+    throw usageError(`<name> must be 1-64 characters of [A-Za-z0-9_.-], got "${name}"`);
   if (values.http === undefined) throw usageError('--http URL is required', USAGE);
   if (values.data === undefined) throw usageError('--data JSON is required', USAGE);
   let data: unknown;
@@ -96,7 +97,9 @@ export async function run(argv: string[]): Promise<number> {
     try {
       secret = readFileSync(values['secret-file'], 'utf8').trim();
     } catch (error) {
-      throw usageError(`--secret-file: cannot read ${values['secret-file']}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+      throw usageError(
+        `--secret-file: cannot read ${values['secret-file']}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+      );
     }
   }
   if (secret !== undefined) {

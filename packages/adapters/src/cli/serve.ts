@@ -60,10 +60,10 @@ import type { McpServerFactory, OAuthTokenVerifier } from '@modelcontextprotocol
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { defaultRoles } from '../callContext.js';
+import { ANY_EVENT, createEventsRoute, EVENTS_PATH } from '../events.js';
 import { loadFlowsModule } from '../flowsModule.js';
 import { serveHttp, servingWarning } from '../http.js';
 import { ServingMetrics } from '../metrics.js';
-import { ANY_EVENT, createEventsRoute, EVENTS_PATH } from '../events.js';
 import { createObservabilityRoutes, type LedgerSource } from '../observability.js';
 import { checkWebhookSecret, createOutboxDeliverer } from '../outboxDelivery.js';
 import { createFlowServerFactory } from '../serverFactory.js';
@@ -333,9 +333,12 @@ function parseEventSecrets(flags: readonly string[] | undefined, file: string | 
     try {
       text = readFileSync(file, 'utf8');
     } catch (error) {
-      throw usageError(`--event-secrets-file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+      throw usageError(
+        `--event-secrets-file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+      );
     }
-    for (const line of text.split(/\r?\n/)) if (line.trim() !== '' && !line.trim().startsWith('#')) entries.push(line.trim());
+    for (const line of text.split(/\r?\n/))
+      if (line.trim() !== '' && !line.trim().startsWith('#')) entries.push(line.trim());
   }
   const secrets = new Map<string, string[]>();
   entries.forEach((entry, i) => {
@@ -593,7 +596,11 @@ export async function run(argv: string[]): Promise<number> {
               ...(options.eventSecrets ? { secrets: options.eventSecrets } : {}),
               ...(verifier ? { verifier } : {}),
               ...(oauth
-                ? { verifier: { verifyAccessToken: async (token: string) => (await oauthVerifier!).verifyAccessToken(token) } }
+                ? {
+                    verifier: {
+                      verifyAccessToken: async (token: string) => (await oauthVerifier!).verifyAccessToken(token),
+                    },
+                  }
                 : {}),
               onError: (error) => process.stderr.write(`baton: events: ${oneLine(error)}\n`),
             }),

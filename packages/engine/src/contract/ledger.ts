@@ -640,7 +640,10 @@ export interface Ledger {
    */
   recordEvent?(event: NewEvent): Promise<RecordEventResult>;
   /** A received event's delivery count (`null` while its first delivery runs), or `undefined`. Optional (schema 9). */
-  getEvent?(event: string, id: string): Promise<{ readonly delivered: number | null; readonly receivedAt: number } | undefined>;
+  getEvent?(
+    event: string,
+    id: string,
+  ): Promise<{ readonly delivered: number | null; readonly receivedAt: number } | undefined>;
   /** Record how many waiting instances the first delivery of (event, id) reached. Optional (schema 9). */
   settleEvent?(event: string, id: string, delivered: number): Promise<void>;
   /**

@@ -45,7 +45,8 @@ export function openEventData(
 /** Whether a ledger keeps event waits and received events (schema 9). */
 export function hasEvents(
   ledger: Ledger | undefined,
-): ledger is Ledger & Required<Pick<Ledger, 'recordEvent' | 'getEvent' | 'settleEvent' | 'eventWaiters' | 'recentEvents'>> {
+): ledger is Ledger &
+  Required<Pick<Ledger, 'recordEvent' | 'getEvent' | 'settleEvent' | 'eventWaiters' | 'recentEvents'>> {
   return (
     !!ledger?.recordEvent && !!ledger.getEvent && !!ledger.settleEvent && !!ledger.eventWaiters && !!ledger.recentEvents
   );
@@ -84,7 +85,9 @@ export async function lookbackEvent(
           type: 'flow_error',
           flow: '',
           fid: '',
-          error: new Error(`the received event "${record.event}" does not open: the ledger was altered, or its key left the ring`),
+          error: new Error(
+            `the received event "${record.event}" does not open: the ledger was altered, or its key left the ring`,
+          ),
         });
         continue;
       }

@@ -58,8 +58,7 @@ export async function requesterRound(core: DecisionsPort, request: RequesterRoun
   let round = request.round;
   // A flow that parks only to wait for events is parked only once it waits: a state minted before
   // (no parked version) has no row to read.
-  const unparked =
-    flow.decisions.length === 0 && flow.steps.length === 0 && request.presented?.body.pv === undefined;
+  const unparked = flow.decisions.length === 0 && flow.steps.length === 0 && request.presented?.body.pv === undefined;
   let row = request.resumeRow ?? (request.presented && !unparked ? await ledger.getRequest(fid) : undefined);
   // The wait budget of this call: from a "retry later" state, or starting now.
   const wait = request.presented?.body.w ?? [core.now(), 0];

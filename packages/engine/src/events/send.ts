@@ -13,8 +13,9 @@
  * (`decisions/lookback.ts`) lose nothing: a wait that begins after the record
  * finds the event there. Audited with `via: 'event'`.
  */
-import { type EventSpec, isEvent } from '../authoring/inputs/event.js';
+
 import type { Flow } from '../authoring/flowTypes.js';
+import { type EventSpec, isEvent } from '../authoring/inputs/event.js';
 import type { RecordEventResult } from '../contract/ledger.js';
 import { advance } from '../decisions/advance.js';
 import { hasEvents, sealEventData } from '../decisions/lookback.js';

@@ -669,7 +669,7 @@ export class Round {
           notifications: this.#notifications,
           delivered: this.#delivered,
           eventSent: this.#eventSent,
-      received: this.#received,
+          received: this.#received,
           type: 'working',
           body,
           steps: keys,

@@ -10,15 +10,11 @@
 import type { EventRecord, EventWait, EventWaiter, NewEvent, RecordEventResult } from '@baton/engine';
 import { and, asc, eq, gt, gte, sql } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { eventWaits, events } from '../schema/sqlite.js';
+import { events, eventWaits } from '../schema/sqlite.js';
 import type { WriteBatcher } from './writeBatcher.js';
 
 /** The events part of the SQLite ledger. */
-export function createSqliteEvents(
-  db: BetterSQLite3Database,
-  writes: WriteBatcher,
-  assertOpen: () => void,
-) {
+export function createSqliteEvents(db: BetterSQLite3Database, writes: WriteBatcher, assertOpen: () => void) {
   const deleteWaits = db
     .delete(eventWaits)
     .where(eq(eventWaits.id, sql.placeholder('id')))
@@ -123,7 +119,12 @@ export function createSqliteEvents(
       async getEvent(event: string, id: string) {
         assertOpen();
         const row = selectEvent.get({ event, id });
-        return row && { delivered: row.delivered === null ? null : Number(row.delivered), receivedAt: Number(row.receivedAt) };
+        return (
+          row && {
+            delivered: row.delivered === null ? null : Number(row.delivered),
+            receivedAt: Number(row.receivedAt),
+          }
+        );
       },
       async settleEvent(event: string, id: string, delivered: number): Promise<void> {
         assertOpen();

@@ -106,7 +106,10 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   const waits = new Map<string, Map<string, string>>();
   const waitsOf = new Map<string, string[]>();
   /** Received events by `${event}\u0000${id}`. */
-  const received = new Map<string, EventRecord & { delivered: number | null; lookbackUntil: number; expiresAt: number }>();
+  const received = new Map<
+    string,
+    EventRecord & { delivered: number | null; lookbackUntil: number; expiresAt: number }
+  >();
   const setWaits = (id: string, flow: string, list: readonly { event: string; match: string }[]) => {
     for (const at of waitsOf.get(id) ?? []) {
       const ids = waits.get(at);
@@ -117,8 +120,8 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
     if (list.length === 0) return;
     const keys = [...new Set(list.map((w) => `${w.event}\u0000${w.match}`))];
     for (const at of keys) {
-      let ids = waits.get(at);
-      if (!ids) waits.set(at, (ids = new Map()));
+      const ids = waits.get(at) ?? new Map<string, string>();
+      waits.set(at, ids);
       ids.set(id, flow);
     }
     waitsOf.set(id, keys);

@@ -79,7 +79,12 @@ export function createPostgresEvents(db: NodePgDatabase, assertOpen: () => void)
           .select({ delivered: events.delivered, receivedAt: events.receivedAt })
           .from(events)
           .where(and(eq(events.event, event), eq(events.id, id)));
-        return row && { delivered: row.delivered === null ? null : Number(row.delivered), receivedAt: Number(row.receivedAt) };
+        return (
+          row && {
+            delivered: row.delivered === null ? null : Number(row.delivered),
+            receivedAt: Number(row.receivedAt),
+          }
+        );
       },
       async settleEvent(event: string, id: string, delivered: number): Promise<void> {
         assertOpen();
@@ -104,7 +109,13 @@ export function createPostgresEvents(db: NodePgDatabase, assertOpen: () => void)
       },
       async recentEvents(query: { event: string; match: string; now: number; limit: number }): Promise<EventRecord[]> {
         assertOpen();
-        const { rows } = await db.execute<{ event: string; id: string; match_key: string; data: string; received_at: string }>(sql`
+        const { rows } = await db.execute<{
+          event: string;
+          id: string;
+          match_key: string;
+          data: string;
+          received_at: string;
+        }>(sql`
           select event, id, match_key, data, received_at from baton_events
           where event = ${query.event} and match_key = ${query.match} and lookback_until >= ${query.now}
           order by received_at, id collate "C" limit ${query.limit}`);

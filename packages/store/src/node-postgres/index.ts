@@ -72,8 +72,8 @@ import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 import { decisions, meta, redemptions, requests, steps, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
-import { createRedemptionBatches, DEFAULT_REDEMPTION_BATCHING, type RedemptionBatching } from './redemptions.js';
 import { createPostgresEvents } from './events.js';
+import { createRedemptionBatches, DEFAULT_REDEMPTION_BATCHING, type RedemptionBatching } from './redemptions.js';
 import { createPostgresScheduling } from './scheduling.js';
 import { OUTCOME_RETRY_BUDGET_MS, retryWhileUnavailable, toUnavailable } from './unavailable.js';
 
@@ -476,7 +476,8 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
                   .returning({ version: requests.version });
           if (row !== undefined) {
             await scheduling.insertOutbox(tx, messages, params.now);
-            if (expectedVersion !== null || waits.length > 0) await eventStatements.replaceWaits(tx, params.id, params.flow, waits);
+            if (expectedVersion !== null || waits.length > 0)
+              await eventStatements.replaceWaits(tx, params.id, params.flow, waits);
           }
           return row;
         });

@@ -69,7 +69,8 @@ export function eventsContract(name: string, open: () => Promise<Ledger>, second
       const at = next();
       const key = newId('sha');
       const ids = Array.from({ length: 5 }, () => newId());
-      for (const id of ids) await ledger.parkRequest(parked(id, { now: at, events: [{ event: 'ci.finished', match: key }] }), null);
+      for (const id of ids)
+        await ledger.parkRequest(parked(id, { now: at, events: [{ event: 'ci.finished', match: key }] }), null);
       const first = await ledger.eventWaiters!({ event: 'ci.finished', match: key, limit: 3 });
       const rest = await ledger.eventWaiters!({ event: 'ci.finished', match: key, limit: 3, after: first.at(-1)!.id });
       expect([...first, ...rest].map((w) => w.id)).toEqual([...ids].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
@@ -81,7 +82,9 @@ export function eventsContract(name: string, open: () => Promise<Ledger>, second
       const id = newId('evt');
       const key = newId('sha');
       const both = await Promise.all(
-        [ledger, other ?? ledger, ledger, other ?? ledger].map((l) => l.recordEvent!(received({ id, match: key, now: at }))),
+        [ledger, other ?? ledger, ledger, other ?? ledger].map((l) =>
+          l.recordEvent!(received({ id, match: key, now: at })),
+        ),
       );
       expect(both.filter((r) => r.status === 'recorded')).toHaveLength(1);
       expect(both.filter((r) => r.status === 'duplicate')).toEqual(
@@ -105,7 +108,9 @@ export function eventsContract(name: string, open: () => Promise<Ledger>, second
       const at = next();
       const key = newId('sha');
       const [old, early, late] = [newId('evt'), newId('evt'), newId('evt')];
-      await ledger.recordEvent!(received({ id: old, match: key, now: at, lookbackUntil: at + 100, expiresAt: at + 1000 }));
+      await ledger.recordEvent!(
+        received({ id: old, match: key, now: at, lookbackUntil: at + 100, expiresAt: at + 1000 }),
+      );
       await ledger.recordEvent!(received({ id: late, match: key, now: at + 20, data: 'late-data' }));
       await ledger.recordEvent!(received({ id: early, match: key, now: at + 10 }));
       await ledger.recordEvent!(received({ id: newId('evt'), match: `${key}-other`, now: at + 10 }));
@@ -114,7 +119,9 @@ export function eventsContract(name: string, open: () => Promise<Ledger>, second
         { event: 'ci.finished', id: early, match: key, data: 'sealed-data', receivedAt: at + 10 },
         { event: 'ci.finished', id: late, match: key, data: 'late-data', receivedAt: at + 20 },
       ]);
-      expect((await ledger.recentEvents!({ event: 'ci.finished', match: key, now: at + 50, limit: 1 })).map((e) => e.id)).toEqual([old]);
+      expect(
+        (await ledger.recentEvents!({ event: 'ci.finished', match: key, now: at + 50, limit: 1 })).map((e) => e.id),
+      ).toEqual([old]);
       expect(await ledger.prune(at + 2000)).toBeGreaterThanOrEqual(1);
       expect(await ledger.getEvent!('ci.finished', old)).toBeUndefined();
       expect(await ledger.getEvent!('ci.finished', early)).toEqual({ delivered: null, receivedAt: at + 10 });

@@ -12,14 +12,13 @@ import type { InputEventType, InputSpec, UnsupportedAnswer } from './spec.js';
 export type InputCatalog = Record<string, InputSpec<any, any>>;
 
 /** The answer payload a spec delivers, plus `unsupported` for the caller's inputs (when it has a fallback). */
-export type AnswerOf<S> =
-  S extends DecisionSpec<any, any> | EventSpec<any, any>
-    ? S extends InputSpec<infer A, any>
-      ? A
-      : never
-    : S extends InputSpec<infer A, any>
-      ? A | UnsupportedAnswer
-      : never;
+export type AnswerOf<S> = S extends DecisionSpec<any, any> | EventSpec<any, any>
+  ? S extends InputSpec<infer A, any>
+    ? A
+    : never
+  : S extends InputSpec<infer A, any>
+    ? A | UnsupportedAnswer
+    : never;
 
 /**
  * The union of events the machine receives for a catalog: one `input.<key>` event per key.

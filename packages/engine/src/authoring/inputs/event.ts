@@ -121,18 +121,15 @@ export function event<TSchema extends z.ZodType, TContext = any>(options: {
   const { name, schema, match, key } = options;
   if (!NAME.test(name)) throw new FlowDefinitionError(`event name "${name}" must be 1-64 characters of [A-Za-z0-9_.-]`);
   if ((match === undefined) !== (key === undefined)) {
-    throw new FlowDefinitionError(`event "${name}": give both \`match\` (the instance's key) and \`key\` (the event's), or neither`);
+    throw new FlowDefinitionError(
+      `event "${name}": give both \`match\` (the instance's key) and \`key\` (the event's), or neither`,
+    );
   }
   const lookback = options.lookbackSeconds ?? DEFAULT_EVENT_LOOKBACK_SECONDS;
   if (!Number.isSafeInteger(lookback) || lookback < 0 || lookback > 7 * 24 * 3600) {
     throw new FlowDefinitionError(`event "${name}": lookbackSeconds must be a whole number from 0 to 604800`);
   }
-  const identity = JSON.stringify([
-    name,
-    schemaShape(schema),
-    key ? `fn:${key.toString()}` : null,
-    lookback,
-  ]);
+  const identity = JSON.stringify([name, schemaShape(schema), key ? `fn:${key.toString()}` : null, lookback]);
   const parseData = (raw: unknown): ParsedAnswer<z.output<TSchema>> => {
     const parsed = schema.safeParse(raw);
     if (parsed.success) return { ok: true, answer: parsed.data };
