@@ -148,7 +148,10 @@ async function authenticate(
  *
  * @example
  * ```ts
- * const route = createEventsRoute({ runner: async () => runner, secrets: new Map([['ci.finished', ['whsec_…']]]) });
+ * import { createEventsRoute, createFlowServerFactory, EVENTS_PATH, serveHttp } from '@baton/adapters';
+ *
+ * const route = createEventsRoute({ runner: async () => runner, secrets: new Map([['ci.finished', [process.env.CI_SECRET!]]]) });
+ * const factory = createFlowServerFactory({ runner });
  * await serveHttp({ factory, host: '127.0.0.1', port: 8080, bodyRoutes: new Map([[EVENTS_PATH, route]]) });
  * ```
  */

@@ -25,7 +25,7 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   inspect: { summary: 'serve a local page of flow graphs and recorded runs', load: () => import('./inspect.js') },
   'send-event': {
     summary: 'send an event to the flows a served module waits with',
-    load: () => import('./sendEvent.js'),
+    load: () => import('./send-event.js'),
   },
   runs: { summary: 'list and show flow runs parked in a ledger', load: () => import('./runs.js') },
   keygen: { summary: 'print a fresh random key for BATON_KEYS', load: () => import('./keygen.js') },
@@ -33,7 +33,7 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
 
 function help(): string {
   const baton = runAs();
-  const lines = Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(10)}${summary}`);
+  const lines = Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(12)}${summary}`);
   return `usage: ${baton} <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun "${baton} <command> --help" for a command's options.\n`;
 }
 

@@ -109,7 +109,7 @@ export function defineFlow<
     if (awaited.length > 0 && awaited.length < keys.length) {
       const asked = keys.filter((key) => !awaited.includes(key));
       throw new FlowDefinitionError(
-        `flow "${config.name}": state "${stateId}" both asks its caller (${asked.join(', ')}) and awaits a decision or an event (${awaited.join(', ')}): split it into two states`,
+        `flow "${config.name}": state "${stateId}" both asks its caller (${asked.join(', ')}) and awaits ${awaited.some((key) => isEvent(config.inputs[key])) ? 'an event' : 'a decision'} (${awaited.join(', ')}): split it into two states`,
       );
     }
   }
