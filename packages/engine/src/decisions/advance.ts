@@ -92,8 +92,11 @@ export async function advance(
     });
     if (result.type === 'conflict') continue;
     sent?.delivered.push(...delivered);
-    // An event this instance did not take (it no longer waits for it, or had it): nothing to audit.
-    if (sent && delivered.length === 0) return result;
+    // An event this instance did not take (it no longer waits for it, or had it) and nothing else
+    // moved it (no timer came due meanwhile): nothing was written, nothing to audit.
+    if (sent && delivered.length === 0 && result.type === 'waiting' && result.row.version === row.version) {
+      return result;
+    }
     const outcome = result.type === 'done' ? result.end.outcome : undefined;
     await core.audit({
       flow,
