@@ -604,7 +604,7 @@ describe('baton call: the mistakes of a first hour say what to do next', () => {
     expectOneLine(
       result,
       2,
-      /^baton: deploy_production has no argument "verison": did you mean version\? \(deploy_production takes version \(The version to deploy\)\); fix --args$/,
+      /^baton: deploy_production has no argument "verison": did you mean version\? \(deploy_production takes version \(The version to deploy\), commit \(The commit to deploy: when given, wait up to 30 minutes for CI to report it green first\)\); fix --args$/,
     );
   });
 

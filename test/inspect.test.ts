@@ -56,12 +56,19 @@ describe('flowGraph', () => {
 
   it('describes deploy_production: guarded answers, the deadline and the asking states', () => {
     const graph = flowGraph(deployProduction);
-    expect(graph.nodes.filter((n) => n.asks.length > 0).map((n) => n.key)).toEqual(['awaitingApproval', 'confirmed']);
+    expect(graph.nodes.filter((n) => n.asks.length > 0).map((n) => n.key)).toEqual([
+      'awaitingCi',
+      'awaitingApproval',
+      'confirmed',
+    ]);
     const labels = graph.edges.map((e) => `${e.source.split('.').pop()}->${e.target.split('.').pop()}: ${e.label}`);
     expect(labels).toContain('planning->awaitingApproval: done computePlan');
     expect(labels).toContain('awaitingApproval->expired: after 15 min');
     expect(labels).toContain('awaitingApproval->confirmed: input.confirm_deploy [guarded]');
     expect(labels).toContain('awaitingApproval->cancelled: input.confirm_deploy');
+    // With a commit, the wait for CI comes first (its timeout a plain `after`).
+    expect(labels).toContain('awaitingCi->ciTimedOut: after 30 min');
+    expect(labels).toContain('awaitingCi->awaitingApproval: input.ci [guarded]');
     expect(JSON.parse(JSON.stringify(graph))).toEqual(graph);
   });
 
@@ -155,7 +162,7 @@ describe('inspect endpoints', () => {
     expect(flows.audit).toBe(true);
     expect(flows.flows.map((f: { name: string }) => f.name)).toEqual(approvals.map((f) => f.name));
     const deploy = flows.flows.find((f: { name: string }) => f.name === 'deploy_production');
-    expect(deploy).toMatchObject({ states: 6, asks: ['confirm_deploy', 'change_ticket'] });
+    expect(deploy).toMatchObject({ states: 9, asks: ['ci', 'confirm_deploy', 'change_ticket'] });
     const graph = await get('/api/flows/deploy_production/graph');
     expect(graph.status).toBe(200);
     const served = await body(graph);

@@ -265,6 +265,9 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('on %s', (driver) => {
         'alter table baton_requests drop column lease_owner',
         'alter table baton_requests drop column lease_until',
         'drop table baton_outbox',
+        // And schema 9 (events).
+        'drop table baton_event_waits',
+        'drop table baton_events',
         `update baton_meta set value = '5' where key = 'schema_version'`,
       ];
       if (driver === 'SQLite') {

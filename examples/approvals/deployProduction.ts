@@ -5,9 +5,15 @@
  * cancelled: cancelled. No answer within 15 minutes: expired. The
  * confirmation counts only once it was shown (`onlyWhenAsked`): a first call
  * that answers it ahead still sees the plan and is asked.
+ *
+ * With a `commit` argument (and a ledger), the flow first waits for the event
+ * `ci.finished` of that commit (`POST /events/ci.finished`, `baton send-event`):
+ * success goes on to the confirmation, failure ends the flow, and no report
+ * within 30 minutes ends it too. Without `commit` it asks at once, as before
+ * (and needs no ledger).
  */
 
-import { ask, defineFlow, defineInputs, form, type InputEvents } from '@baton/engine';
+import { ask, defineFlow, defineInputs, event, form, type InputEvents } from '@baton/engine';
 import { assign, fromPromise, setup } from 'xstate';
 import { z } from 'zod';
 
@@ -15,7 +21,22 @@ interface Context {
   version: string;
   plan: string;
   ticket: string;
+  /** The commit CI must report green first; `null`: no wait. */
+  commit: string | null;
+  /** What CI reported for it. */
+  ci: string;
 }
+
+/** CI's report on a commit: `POST /events/ci.finished` with `{ "data": { "commit", "status" } }`. */
+export const ciFinished = event({
+  name: 'ci.finished',
+  schema: z.object({
+    commit: z.string().min(7).max(40).describe('The commit CI built'),
+    status: z.enum(['success', 'failure']).describe('How the build ended'),
+  }),
+  match: ({ context }: { context: Context }) => context.commit ?? '',
+  key: ({ data }) => data.commit,
+});
 
 const inputs = defineInputs({
   confirm_deploy: form({
@@ -28,12 +49,13 @@ const inputs = defineInputs({
     message: 'Which change ticket covers this deployment?',
     schema: z.object({ ticket: z.string().min(1).max(64).describe('Change ticket, e.g. CHG-1234') }),
   }),
+  ci: ciFinished,
 });
 
 const machine = setup({
   types: {
     context: {} as Context,
-    input: {} as { version: string },
+    input: {} as { version: string; commit?: string },
     events: {} as InputEvents<typeof inputs>,
   },
   actors: {
@@ -44,7 +66,7 @@ const machine = setup({
   },
 }).createMachine({
   id: 'deploy_production',
-  context: ({ input }) => ({ version: input.version, plan: '', ticket: '' }),
+  context: ({ input }) => ({ version: input.version, plan: '', ticket: '', commit: input.commit ?? null, ci: '' }),
   initial: 'planning',
   states: {
     planning: {
@@ -52,7 +74,25 @@ const machine = setup({
         id: 'computePlan',
         src: 'computePlan',
         input: ({ context }) => ({ version: context.version }),
-        onDone: { target: 'awaitingApproval', actions: assign({ plan: ({ event }) => event.output }) },
+        onDone: [
+          {
+            guard: ({ context }) => context.commit !== null,
+            target: 'awaitingCi',
+            actions: assign({ plan: ({ event }) => event.output }),
+          },
+          { target: 'awaitingApproval', actions: assign({ plan: ({ event }) => event.output }) },
+        ],
+      },
+    },
+    // Only with a commit: CI must report it green first (the instance is parked meanwhile).
+    awaitingCi: {
+      meta: ask(inputs, 'ci'),
+      after: { '1800000': 'ciTimedOut' },
+      on: {
+        'input.ci': [
+          { guard: ({ event }) => event.data.status === 'success', target: 'awaitingApproval' },
+          { target: 'ciFailed', actions: assign({ ci: ({ event }) => event.data.status }) },
+        ],
       },
     },
     awaitingApproval: {
@@ -83,6 +123,14 @@ const machine = setup({
       output: ({ context }) => `Deployed ${context.version} to production (change ticket ${context.ticket}).`,
     },
     cancelled: { type: 'final', output: ({ context }) => `Deployment of ${context.version} cancelled.` },
+    ciFailed: {
+      type: 'final',
+      output: ({ context }) => `CI reported ${context.ci} for ${context.commit}; ${context.version} was not deployed.`,
+    },
+    ciTimedOut: {
+      type: 'final',
+      output: ({ context }) => `CI did not report on ${context.commit} within 30 minutes; nothing was deployed.`,
+    },
     expired: {
       type: 'final',
       output: ({ context }) => `Approval for ${context.version} expired after 15 minutes; nothing was deployed.`,
@@ -94,7 +142,14 @@ export const deployProduction = defineFlow({
   name: 'deploy_production',
   title: 'Deploy to production',
   description: 'Deploy a version to production after a confirmation and a change ticket.',
-  args: z.object({ version: z.string().min(1).max(64).describe('The version to deploy') }),
+  args: z.object({
+    version: z.string().min(1).max(64).describe('The version to deploy'),
+    commit: z
+      .string()
+      .regex(/^[0-9a-f]{7,40}$/)
+      .optional()
+      .describe('The commit to deploy: when given, wait up to 30 minutes for CI to report it green first'),
+  }),
   inputs,
   machine,
   annotations: { destructiveHint: true, openWorldHint: true },

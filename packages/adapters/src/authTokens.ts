@@ -24,18 +24,25 @@ const VERIFIED_FOR_SECONDS = 3600;
 
 const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest();
 
-/** What a token stands for: a principal id, or a principal with roles. */
-export type TokenEntry = string | { readonly principal: string; readonly roles?: readonly string[] };
+/**
+ * What a token stands for: a principal id, or a principal with roles and scopes (`scopes`: e.g.
+ * `["baton:events"]`, which `POST /events/<name>` requires of a bearer).
+ */
+export type TokenEntry =
+  | string
+  | { readonly principal: string; readonly roles?: readonly string[]; readonly scopes?: readonly string[] };
+
+const isNames = (list: unknown): list is string[] =>
+  Array.isArray(list) && list.every((item) => typeof item === 'string' && item.length > 0);
 
 /** A token table entry, normalised; `undefined` when malformed. */
-function normalise(entry: unknown): { principal: string; roles: string[] } | undefined {
-  if (typeof entry === 'string') return entry.length > 0 ? { principal: entry, roles: [] } : undefined;
+function normalise(entry: unknown): { principal: string; roles: string[]; scopes: string[] } | undefined {
+  if (typeof entry === 'string') return entry.length > 0 ? { principal: entry, roles: [], scopes: [] } : undefined;
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return undefined;
-  const { principal, roles, ...rest } = entry as { principal?: unknown; roles?: unknown };
+  const { principal, roles, scopes, ...rest } = entry as { principal?: unknown; roles?: unknown; scopes?: unknown };
   if (Object.keys(rest).length > 0 || typeof principal !== 'string' || principal.length === 0) return undefined;
-  if (roles === undefined) return { principal, roles: [] };
-  if (!Array.isArray(roles) || !roles.every((role) => typeof role === 'string' && role.length > 0)) return undefined;
-  return { principal, roles: [...new Set(roles as string[])] };
+  if ((roles !== undefined && !isNames(roles)) || (scopes !== undefined && !isNames(scopes))) return undefined;
+  return { principal, roles: [...new Set(roles ?? [])], scopes: [...new Set(scopes ?? [])] };
 }
 
 /** The principal an entry names, for messages (never the token). */
@@ -47,7 +54,8 @@ function named(entry: unknown): string {
 /**
  * A verifier for a fixed token table.
  *
- * A verified token yields `{ token, clientId: principal, scopes: [], expiresAt, extra: { principal, roles } }`.
+ * A verified token yields `{ token, clientId: principal, scopes, expiresAt, extra: { principal, roles } }`
+ * (`scopes`: the entry's, default none).
  * @throws Error when the table is empty, holds a malformed entry (a principal must be a non-empty
  *   string, roles an array of non-empty strings) or a token shorter than {@link MIN_TOKEN_CHARS}
  *   characters (the message names the principal, never the token).
@@ -71,7 +79,7 @@ export function createStaticTokenVerifier(tokens: Readonly<Record<string, TokenE
   return {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       const presented = digest(token);
-      let found: { principal: string; roles: string[] } | undefined;
+      let found: { principal: string; roles: string[]; scopes: string[] } | undefined;
       for (const entry of entries) {
         if (timingSafeEqual(entry.digest, presented) && found === undefined) found = entry;
       }
@@ -79,7 +87,7 @@ export function createStaticTokenVerifier(tokens: Readonly<Record<string, TokenE
       return {
         token,
         clientId: found.principal,
-        scopes: [],
+        scopes: [...found.scopes],
         expiresAt: Math.floor(Date.now() / 1000) + VERIFIED_FOR_SECONDS,
         extra: { principal: found.principal, roles: [...found.roles] },
       };

@@ -64,6 +64,12 @@ export interface FlowHttpHandlerOptions {
    */
   readonly routes?: ReadonlyMap<string, (request: Request) => Promise<Response>>;
   /**
+   * Paths under a prefix (ending in `/`, e.g. `/events/`) answered by the server itself with the
+   * request's body (e.g. `createEventsRoute`): after the Host/Origin check and the body limit,
+   * without the bearer gate (the handler authenticates).
+   */
+  readonly bodyRoutes?: ReadonlyMap<string, (request: Request) => Promise<Response>>;
+  /**
    * This server as an OAuth protected resource (with a verifier from `createOAuthVerifier`): serves
    * the Protected Resource Metadata at `/.well-known/oauth-protected-resource` and its path-suffixed
    * form, and points the 401 challenge there (`WWW-Authenticate: Bearer resource_metadata="…"`).
@@ -118,7 +124,7 @@ const jsonError = (status: number, message: string) =>
 /** A request that passed the header checks, with the verified token when there is a verifier. */
 interface Admitted {
   readonly authInfo?: AuthInfo;
-  /** Set for a request to an authenticated route: it answers instead of the SDK. */
+  /** Set for a request to an authenticated route or a body route: it answers instead of the SDK. */
   readonly route?: AuthenticatedRoute;
 }
 
@@ -148,8 +154,10 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
     async admit(request) {
       const pathname = new URL(request.url).pathname;
       const route = pathname === path ? undefined : routes?.get(pathname);
-      const acting = pathname === path || route ? undefined : routeUnder(options.authenticatedRoutes, pathname);
-      if (pathname !== path && !route && !acting) return jsonError(404, 'Not found');
+      const ownAuth = pathname === path || route ? undefined : bodyRouteOf(options.bodyRoutes, pathname);
+      const acting =
+        pathname === path || route || ownAuth ? undefined : routeUnder(options.authenticatedRoutes, pathname);
+      if (pathname !== path && !route && !ownAuth && !acting) return jsonError(404, 'Not found');
       const refused = (response: Response) =>
         acting ? acting(request, { status: 'refused', response }) : Promise.resolve(response);
       if (allowed) {
@@ -157,6 +165,15 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
         if (rejected) return refused(rejected);
       }
       if (route) return route(request);
+      if (ownAuth) {
+        // A body route authenticates the request itself (a signature over the exact bytes, say).
+        const declared = Number(request.headers.get('content-length') ?? 0);
+        if (declared > maxBodyBytes) return jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`);
+        return {
+          route: (request, admission) =>
+            admission.status === 'refused' ? Promise.resolve(admission.response) : ownAuth(request),
+        };
+      }
       let authInfo: AuthInfo | undefined;
       if (bearer) {
         const verified = await bearer(request);
@@ -185,6 +202,18 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
     close: () => mcp.close(),
   };
   return gate;
+}
+
+/** The body route whose prefix `pathname` starts with (the longest), if any. */
+function bodyRouteOf(
+  routes: FlowHttpHandlerOptions['bodyRoutes'],
+  pathname: string,
+): ((request: Request) => Promise<Response>) | undefined {
+  let found: { prefix: string; route: (request: Request) => Promise<Response> } | undefined;
+  for (const [prefix, route] of routes ?? []) {
+    if (pathname.startsWith(prefix) && (!found || prefix.length > found.prefix.length)) found = { prefix, route };
+  }
+  return found?.route;
 }
 
 /**
@@ -484,7 +513,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
         );
       }
       if (admitted.route) {
-        // An authenticated route reads its own body (raw bytes, already bounded).
+        // An authenticated route or a body route reads its own body (raw bytes, already bounded).
         const request =
           body && body.length > 0
             ? toFetchRequest(req, base, { body: new Uint8Array(body), signal: aborted.signal })

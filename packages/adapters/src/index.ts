@@ -25,6 +25,7 @@ export {
   registerDecisionTools,
   WITHDRAW_TOOL,
 } from './decisionTools.js';
+export { ANY_EVENT, createEventsRoute, EVENTS_PATH, type EventsRouteOptions } from './events.js';
 export { type FlowsModule, loadFlowsModule } from './flowsModule.js';
 export {
   type AuthenticatedRoute,

@@ -259,9 +259,11 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
     flows,
     ...(options.metrics ? { metrics: options.metrics } : {}),
     // A flow with durable steps needs baton_resume too: a call whose steps outlive its wait
-    // completes with a "working" result that continues there.
+    // completes with a "working" result that continues there; so does one waiting for an event.
     decisionTools:
-      (runner.awaitsDecisions || runner.hasDurableSteps) && runner.hasLedger && (options.decisionTools ?? true),
+      (runner.awaitsDecisions || runner.hasDurableSteps || runner.awaitsEvents) &&
+      runner.hasLedger &&
+      (options.decisionTools ?? true),
     tasks: runner.hasLedger && flows.some((prepared) => prepared.task),
     taskNotifications: options.taskNotifications === true,
   };

@@ -33,6 +33,14 @@ export {
   WITHDRAW_EVENT,
   type WithdrawEvent,
 } from './authoring/inputs/decision.js';
+export {
+  DEFAULT_EVENT_LOOKBACK_SECONDS,
+  type EventAnswer,
+  type EventSpec,
+  event,
+  isEvent,
+  MAX_EVENT_KEY_LENGTH,
+} from './authoring/inputs/event.js';
 export { form } from './authoring/inputs/form.js';
 export { DEFAULT_MAX_ROOTS, roots } from './authoring/inputs/roots.js';
 export { sampling } from './authoring/inputs/sampling.js';
@@ -92,12 +100,16 @@ export type {
   DecisionRecord,
   DecisionStatus,
   DueRequest,
+  EventRecord,
+  EventWait,
+  EventWaiter,
   LatencySummary,
   Ledger,
   LedgerStats,
   LegacyDecider,
   MintTokenRequest,
   NewDecision,
+  NewEvent,
   OutboxMessage,
   OutboxRecord,
   ParkedRequest,
@@ -105,6 +117,7 @@ export type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
+  RecordEventResult,
   RecordStep,
   RecordStepResult,
   RedeemRequest,
@@ -173,6 +186,12 @@ export {
   RoundInProgressError,
   StateTooLargeError,
 } from './errors.js';
+export {
+  EVENT_DEDUP_SECONDS,
+  EVENT_PRINCIPAL,
+  type SendEventRequest,
+  type SendEventResult,
+} from './events/send.js';
 export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection/inspector.js';
 export type { OperatorRequest, OperatorTools, RetryStepRequest } from './operators/types.js';
 export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './round/lifetimes.js';

@@ -14,6 +14,7 @@ import { knownMigrations } from '../src/core/migrations.js';
 import { LedgerConnectionError, LedgerError, openLedger } from '../src/index.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
 import { decisionRequest, ledgerContract, newJti, parked, T0 } from './helpers/contract.js';
+import { eventsContract } from './helpers/eventsContract.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { schedulingContract } from './helpers/schedulingContract.js';
 
@@ -30,6 +31,15 @@ describePg('postgres ledger', (serverUrl) => {
     'postgres',
     async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }),
     async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }),
+  );
+  // A database of its own: the events contract prunes.
+  let eventsUrl: Promise<{ url: string; drop: () => Promise<void> }> | undefined;
+  const eventsDatabase = () => (eventsUrl ??= createTestDatabase(serverUrl));
+  afterAll(async () => (await eventsUrl)?.drop());
+  eventsContract(
+    'postgres',
+    async () => createPostgresLedger({ connectionString: (await eventsDatabase()).url, pruneIntervalMs: 0 }),
+    async () => createPostgresLedger({ connectionString: (await eventsDatabase()).url, pruneIntervalMs: 0 }),
   );
 
   it('fails fast with a clear error, without the password, when the server is unreachable', async () => {

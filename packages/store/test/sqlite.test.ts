@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { createSqliteLedger } from '../src/better-sqlite3/index.js';
 import { LedgerError, openLedger } from '../src/index.js';
 import { ledgerContract, newJti, T0 } from './helpers/contract.js';
+import { eventsContract } from './helpers/eventsContract.js';
 import { schedulingContract } from './helpers/schedulingContract.js';
 import { useTempDir } from './helpers/tmp.js';
 
@@ -26,6 +27,14 @@ schedulingContract(
   'sqlite',
   async () => createSqliteLedger({ path: sharedPath, pruneIntervalMs: 0 }),
   async () => createSqliteLedger({ path: sharedPath, pruneIntervalMs: 0 }),
+);
+
+// A file of its own: the events contract prunes.
+const eventsPath = freshPath();
+eventsContract(
+  'sqlite',
+  async () => createSqliteLedger({ path: eventsPath, pruneIntervalMs: 0 }),
+  async () => createSqliteLedger({ path: eventsPath, pruneIntervalMs: 0 }),
 );
 
 describe('sqlite ledger', () => {

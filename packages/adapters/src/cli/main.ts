@@ -23,13 +23,17 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   call: { summary: 'call a tool and answer its requests at the terminal', load: () => import('./call.js') },
   diagram: { summary: 'print a flow as a Mermaid stateDiagram-v2', load: () => import('./diagram.js') },
   inspect: { summary: 'serve a local page of flow graphs and recorded runs', load: () => import('./inspect.js') },
+  'send-event': {
+    summary: 'send an event to the flows a served module waits with',
+    load: () => import('./send-event.js'),
+  },
   runs: { summary: 'list and show flow runs parked in a ledger', load: () => import('./runs.js') },
   keygen: { summary: 'print a fresh random key for BATON_KEYS', load: () => import('./keygen.js') },
 };
 
 function help(): string {
   const baton = runAs();
-  const lines = Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(10)}${summary}`);
+  const lines = Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(12)}${summary}`);
   return `usage: ${baton} <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun "${baton} <command> --help" for a command's options.\n`;
 }
 

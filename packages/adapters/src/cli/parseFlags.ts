@@ -19,6 +19,8 @@ import { usageError } from './cliError.js';
 export interface FlagSpec {
   readonly type: 'string' | 'boolean';
   readonly short?: string;
+  /** A `string` option that may be given several times: its values in order. */
+  readonly multiple?: true;
 }
 
 /** A command's options by long name. */
@@ -26,7 +28,13 @@ export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
 
 /** Parsed flags: each given option's value (`string` or `true`) and the positional arguments. */
 export interface ParsedFlags<T extends FlagSpecs> {
-  readonly values: { readonly [K in keyof T]?: T[K]['type'] extends 'string' ? string : boolean };
+  readonly values: {
+    readonly [K in keyof T]?: T[K]['multiple'] extends true
+      ? string[]
+      : T[K]['type'] extends 'string'
+        ? string
+        : boolean;
+  };
   readonly positionals: string[];
 }
 
@@ -80,6 +88,8 @@ export function parseFlags<const T extends FlagSpecs>(argv: string[], options: T
   for (const [name, spec] of Object.entries(options)) {
     const flags = `${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.type === 'string' ? ' <value>' : ''}`;
     const option = new Option(flags);
+    if (spec.multiple)
+      option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     attributes.set(name, option.attributeName());
     command.addOption(option);
   }
@@ -88,9 +98,9 @@ export function parseFlags<const T extends FlagSpecs>(argv: string[], options: T
   } catch (error) {
     throw error instanceof CommanderError ? usageError(commanderLine(error), usage) : error;
   }
-  const values: Record<string, string | boolean> = {};
+  const values: Record<string, string | string[] | boolean> = {};
   for (const [name, attribute] of attributes) {
-    const value = command.getOptionValue(attribute) as string | boolean | undefined;
+    const value = command.getOptionValue(attribute) as string | string[] | boolean | undefined;
     // Commander reads `--no-x` as the negation of `x` (true unless given): given is `true` here.
     if (name.startsWith('no-') && typeof value === 'boolean') {
       if (value === false) values[name] = true;

@@ -60,6 +60,7 @@ import type { McpServerFactory, OAuthTokenVerifier } from '@modelcontextprotocol
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { defaultRoles } from '../callContext.js';
+import { ANY_EVENT, createEventsRoute, EVENTS_PATH } from '../events.js';
 import { createDecisionApi } from '../decisionApi.js';
 import { decisionPageUrl, parsePublicUrl } from '../decisionLinks.js';
 import { loadFlowsModule } from '../flowsModule.js';
@@ -76,7 +77,7 @@ import { runHint } from './runAs.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--public-url URL] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--event-secret NAME=whsec_...]... [--event-secrets-file FILE] [--public-url URL] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
 /** The help of `baton serve`, with the way to run it that fits how it was started. */
 function help(): string {
@@ -132,6 +133,12 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        least once under a stable webhook-id)
   --notify-secrets-file FILE
                        the same, one secret per line (keeps secrets out of the process list)
+  --event-secret NAME=whsec_...
+                       accept POST /events/NAME signed with this Standard Webhooks secret (NAME "*":
+                       every event); repeatable, several per name during a rotation; without one,
+                       only a bearer token with the scope baton:events may send events
+  --event-secrets-file FILE
+                       the same, one NAME=whsec_... per line (keeps secrets out of the process list)
   --public-url URL     this server's external base (e.g. https://baton.example.com): every
                        decision.requested notification carries data.url = URL/decide/<id>, the
                        signed-in decision page (the link carries no secret)
@@ -175,6 +182,8 @@ interface ServeOptions {
   readonly notifyPrincipals?: 'hash' | 'id';
   /** `--notify-secret` / `--notify-secrets-file`: Standard Webhooks secrets, newest first. */
   readonly notifySecrets?: readonly string[];
+  /** `--event-secret` / `--event-secrets-file`: Standard Webhooks secrets by event name (or `*`). */
+  readonly eventSecrets?: ReadonlyMap<string, readonly string[]>;
   /** `--public-url`: the external base of decision links (`decisionLinks.ts`). */
   readonly publicUrl?: string;
   /** `--no-scheduler`: this instance fires no timers. */
@@ -227,6 +236,8 @@ export const OPTIONS = {
   'notify-principals': { type: 'string' },
   'notify-secret': { type: 'string' },
   'notify-secrets-file': { type: 'string' },
+  'event-secret': { type: 'string', multiple: true },
+  'event-secrets-file': { type: 'string' },
   'no-scheduler': { type: 'boolean' },
   'public-url': { type: 'string' },
   'store-principal-names': { type: 'boolean' },
@@ -281,6 +292,10 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   if (notifySecrets.length > 0 && notifyWebhook === undefined) {
     throw usageError('--notify-secret signs what --notify-webhook sends: give --notify-webhook too', USAGE);
   }
+  const eventSecrets = parseEventSecrets(values['event-secret'], values['event-secrets-file']);
+  if (eventSecrets.size > 0 && values.http === undefined) {
+    throw usageError('--event-secret signs what POST /events/<name> receives: it needs --http', USAGE);
+  }
   const publicUrl = values['public-url'] === undefined ? undefined : publicUrlFlag(values['public-url']);
   if (values['no-scheduler'] && values.ledger === undefined) {
     throw usageError('--no-scheduler turns off the scheduler of a ledger: give --ledger too', USAGE);
@@ -315,8 +330,42 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     ...(notifyPrincipals ? { notifyPrincipals } : {}),
     ...(notifySecrets.length > 0 ? { notifySecrets } : {}),
     ...(values['no-scheduler'] ? { noScheduler: true } : {}),
+    ...(eventSecrets.size > 0 ? { eventSecrets } : {}),
     ...(publicUrl ? { publicUrl } : {}),
   };
+}
+
+/** `--event-secret NAME=whsec_…` (repeatable) and `--event-secrets-file FILE` (one `NAME=whsec_…` per line). */
+function parseEventSecrets(flags: readonly string[] | undefined, file: string | undefined): Map<string, string[]> {
+  const entries = [...(flags ?? [])];
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw usageError(
+        `--event-secrets-file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+      );
+    }
+    for (const line of text.split(/\r?\n/))
+      if (line.trim() !== '' && !line.trim().startsWith('#')) entries.push(line.trim());
+  }
+  const secrets = new Map<string, string[]>();
+  entries.forEach((entry, i) => {
+    const at = entry.indexOf('=');
+    const name = at > 0 ? entry.slice(0, at).trim() : '';
+    if (name !== ANY_EVENT && !/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
+      throw usageError(`--event-secret (${i + 1}) expects NAME=whsec_... (NAME: an event name or *)`);
+    }
+    let secret: string;
+    try {
+      secret = checkWebhookSecret(entry.slice(at + 1).trim());
+    } catch (error) {
+      throw usageError(`--event-secret (${i + 1}): ${(error as Error).message}`);
+    }
+    secrets.set(name, [...(secrets.get(name) ?? []), secret]);
+  });
+  return secrets;
 }
 
 /** `--notify-secret whsec_…[,whsec_…]` (newest first, comma-separated during a rotation) and `--notify-secrets-file FILE` (one per line). */
@@ -534,6 +583,10 @@ export async function run(argv: string[]): Promise<number> {
     // anything else and leaves no database behind. A request that arrives meanwhile waits for
     // the server to be ready (or fails with it).
     let resolveReady!: (factory: McpServerFactory) => void;
+    let resolveRunner!: (runner: Runner) => void;
+    const whenRunner = new Promise<Runner>((resolve) => {
+      resolveRunner = resolve;
+    });
     const whenReady = new Promise<McpServerFactory>((resolve, reject) => {
       resolveReady = resolve;
       rejectReady = reject;
@@ -543,7 +596,6 @@ export async function run(argv: string[]): Promise<number> {
     let unchecked: string | undefined;
     const metrics = new ServingMetrics();
     let ledgerSource: LedgerSource = { ready: false };
-    let servedRunner: Runner | undefined;
     if (options.http) {
       const serving = await serveHttp({
         factory: async (ctx) => (await whenReady)(ctx),
@@ -555,13 +607,29 @@ export async function run(argv: string[]): Promise<number> {
           keyIds: keys.keys.map((key) => key.kid),
         }),
         authenticatedRoutes: createDecisionApi({
-          runner: async () => {
-            await whenReady;
-            return servedRunner!;
-          },
+          runner: () => whenRunner,
           requireScope: oauth !== undefined,
           onError: (error) => process.stderr.write(`baton: decision api: ${oneLine(error)}\n`),
         }),
+        // POST /events/<name> (`events.ts`): signed, or a bearer with the scope baton:events.
+        bodyRoutes: new Map([
+          [
+            EVENTS_PATH,
+            createEventsRoute({
+              runner: () => whenRunner,
+              ...(options.eventSecrets ? { secrets: options.eventSecrets } : {}),
+              ...(verifier ? { verifier } : {}),
+              ...(oauth
+                ? {
+                    verifier: {
+                      verifyAccessToken: async (token: string) => (await oauthVerifier!).verifyAccessToken(token),
+                    },
+                  }
+                : {}),
+              onError: (error) => process.stderr.write(`baton: events: ${oneLine(error)}\n`),
+            }),
+          ],
+        ]),
         ...(verifier ? { verifier } : {}),
         ...(oauth
           ? {
@@ -658,7 +726,6 @@ export async function run(argv: string[]): Promise<number> {
       ...(options.roundBudgetMs !== undefined ? { roundBudgetMs: options.roundBudgetMs } : {}),
       log: logEvent,
     });
-    servedRunner = runner;
     if (outboxed && ledger) {
       const deliverer = createOutboxDeliverer({
         ledger,
@@ -691,6 +758,7 @@ export async function run(argv: string[]): Promise<number> {
       onError: (error) => process.stderr.write(`baton: internal error: ${oneLine(error)}\n`),
     });
     resolveReady(factory);
+    resolveRunner(runner);
     ledgerSource = ledger ? { ready: true, ledger } : { ready: true };
     for (const message of warnings) warn(message);
     const count = `${flows.length} flow${flows.length === 1 ? '' : 's'}`;

@@ -16,6 +16,7 @@ import type { Flow, FlowConfig } from './flowTypes.js';
 import { machineGraph } from './graph.js';
 import type { InputCatalog } from './inputs/catalog.js';
 import { isDecision } from './inputs/decision.js';
+import { isEvent } from './inputs/event.js';
 import { stepOf } from './steps.js';
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -104,15 +105,16 @@ export function defineFlow<
         );
       }
     }
-    const awaited = keys.filter((key) => isDecision(config.inputs[key]));
+    const awaited = keys.filter((key) => isDecision(config.inputs[key]) || isEvent(config.inputs[key]));
     if (awaited.length > 0 && awaited.length < keys.length) {
       const asked = keys.filter((key) => !awaited.includes(key));
       throw new FlowDefinitionError(
-        `flow "${config.name}": state "${stateId}" both asks its caller (${asked.join(', ')}) and awaits a decision (${awaited.join(', ')}): split it into two states`,
+        `flow "${config.name}": state "${stateId}" both asks its caller (${asked.join(', ')}) and awaits ${awaited.some((key) => isEvent(config.inputs[key])) ? 'an event' : 'a decision'} (${awaited.join(', ')}): split it into two states`,
       );
     }
   }
   const decisions = Object.keys(config.inputs).filter((key) => isDecision(config.inputs[key]));
+  const events = Object.keys(config.inputs).filter((key) => isEvent(config.inputs[key]));
   const steps: string[] = [];
   for (const logic of Object.values(config.machine.implementations.actors ?? {})) {
     const declared = stepOf(logic);
@@ -138,6 +140,7 @@ export function defineFlow<
     sensitive: [...(config.sensitive ?? [])],
     needsLedger: (config.needsLedger ?? false) || decisions.length > 0 || steps.length > 0,
     decisions,
+    events,
     steps,
     machineWith: (services) =>
       config.implement ? (config.machine.provide(config.implement(services) as any) as TMachine) : config.machine,

@@ -105,6 +105,11 @@ export interface Flow<
   readonly needsLedger: boolean;
   /** The keys of the decisions the flow declares (someone other than the caller answers them); often empty. */
   readonly decisions: readonly string[];
+  /**
+   * The keys of the events the flow declares (`event()` inputs: another system sends them); often
+   * empty. A flow that reaches a wait for one needs a ledger (a flow that never does, needs none).
+   */
+  readonly events: readonly string[];
   /** The ids of the durable steps (`step()`) in the machine's `setup({ actors })`; often empty. */
   readonly steps: readonly string[];
   /** The machine with runtime services bound (what a runner executes). */

@@ -27,12 +27,23 @@ export type AuditOutcome = 'complete' | 'input_required' | 'error';
  * - `withdraw`: the requester's `baton_withdraw`, which delivered the withdrawal event;
  * - `operator`: an operator's `baton runs cancel` (the withdrawal event delivered) or
  *   `baton runs terminate` (the run ended whatever its flow says); `principal` is the operator and
- *   `message` the reason they gave.
+ *   `message` the reason they gave;
+ * - `event`: an event sent to the flow (`POST /events/<name>`, `runner.sendEvent`), delivered to
+ *   the instance that waited for it; `principal` is the sender (a signing source or a bearer).
  *
  * An open list: later versions add values (the scheduler firing a due timer, task updates,
  * events, operators), so a reader must accept a value it does not know (shown as is).
  */
-export type AuditVia = 'call' | 'decide' | 'decide_api' | 'decide_page' | 'resume' | 'withdraw' | 'timer' | 'operator';
+export type AuditVia =
+  | 'call'
+  | 'decide'
+  | 'decide_api'
+  | 'decide_page'
+  | 'resume'
+  | 'withdraw'
+  | 'timer'
+  | 'operator'
+  | 'event';
 
 /** One answer a round received. */
 export interface AuditAnswer {

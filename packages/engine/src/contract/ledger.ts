@@ -58,12 +58,66 @@ export type RedeemTokenResult =
   | { readonly status: 'expired' }
   | { readonly status: 'unknown' };
 
-/** What a parked request waits for: one entry per pending decision. */
+/** What a parked request waits for: one entry per pending decision, and one per awaited event. */
 export interface WaitingFor {
-  /** The decision's key in the flow (e.g. `manager_approval`). */
+  /** The decision's (or the event input's) key in the flow (e.g. `manager_approval`, `ci`). */
   readonly key: string;
   /** The role that may decide, when the flow names one. */
   readonly role?: string;
+  /** For an event wait (schema 9): the event's name (e.g. `ci.finished`). */
+  readonly event?: string;
+}
+
+/**
+ * An event a parked request waits for (schema 9): the event's name and the correlation key the
+ * request's `match` gave (`''` when the event has none). See {@link ParkRequest.events}.
+ */
+export interface EventWait {
+  readonly event: string;
+  readonly match: string;
+}
+
+/** What {@link Ledger.recordEvent} records: a received event, before it is routed. */
+export interface NewEvent {
+  /** The event's name. */
+  readonly event: string;
+  /** The event's id: the sender's (de-duplication), or a random one. */
+  readonly id: string;
+  /** Its correlation key (`''` when the event has none). */
+  readonly match: string;
+  /** The event's data, sealed by the engine (opaque to the ledger). */
+  readonly data: string;
+  /** The current time (ms), from the engine's clock. */
+  readonly now: number;
+  /** Until when a wait that begins receives it (ms): the lookback window's end. */
+  readonly lookbackUntil: number;
+  /** When the row may be pruned (ms): the end of the de-duplication window (at least `lookbackUntil`). */
+  readonly expiresAt: number;
+}
+
+/**
+ * The answer to {@link Ledger.recordEvent}: `recorded` for exactly one of any number of concurrent
+ * calls with one (event, id); the others get `duplicate` with what the first delivery reached
+ * (`delivered`, `null` while it still runs) and when it was received.
+ */
+export type RecordEventResult =
+  | { readonly status: 'recorded' }
+  | { readonly status: 'duplicate'; readonly delivered: number | null; readonly receivedAt: number };
+
+/** A received event as {@link Ledger.recentEvents} returns it. */
+export interface EventRecord {
+  readonly event: string;
+  readonly id: string;
+  readonly match: string;
+  /** As recorded: sealed by the engine. */
+  readonly data: string;
+  readonly receivedAt: number;
+}
+
+/** A parked request waiting for an event, as {@link Ledger.eventWaiters} finds it. */
+export interface EventWaiter {
+  readonly id: string;
+  readonly flow: string;
 }
 
 /**
@@ -198,6 +252,12 @@ export interface ParkRequest {
   readonly dueAt?: number | null;
   /** Notifications raised by the round, inserted in the same transaction as the write (only when it succeeds). */
   readonly outbox?: readonly OutboxMessage[];
+  /**
+   * The events the request waits for (schema 9). Every write replaces the request's event waits
+   * with these, in the same transaction: none when absent or when `status` is not `waiting`, so a
+   * request whose wait ended (a timeout fired, say) is never routed an event again.
+   */
+  readonly events?: readonly EventWait[];
 }
 
 /** The answer to {@link Ledger.parkRequest}. */
@@ -581,6 +641,41 @@ export interface Ledger {
   settleOutbox?(settle: SettleOutbox): Promise<void>;
   /** Counts for `/metrics` (one cheap query each). Optional (schema 8). */
   schedulerStats?(now: number): Promise<SchedulerStats>;
+  /**
+   * Record a received event once per (event, id), for de-duplication and the lookback window
+   * (see {@link RecordEventResult}). Atomic across processes. Optional (schema 9), with
+   * {@link getEvent}, {@link settleEvent}, {@link eventWaiters} and {@link recentEvents}: a ledger without them
+   * serves no flow that waits for an event.
+   */
+  recordEvent?(event: NewEvent): Promise<RecordEventResult>;
+  /** A received event's delivery count (`null` while its first delivery runs), or `undefined`. Optional (schema 9). */
+  getEvent?(
+    event: string,
+    id: string,
+  ): Promise<{ readonly delivered: number | null; readonly receivedAt: number } | undefined>;
+  /** Record how many waiting instances the first delivery of (event, id) reached. Optional (schema 9). */
+  settleEvent?(event: string, id: string, delivered: number): Promise<void>;
+  /**
+   * The waiting requests whose event waits hold (event, match) (see {@link ParkRequest.events}),
+   * by id in code point order, at most `limit`, after the id `after` when given (keyset paging).
+   * Reads the (event, match) index only. Optional (schema 9).
+   */
+  eventWaiters?(query: {
+    readonly event: string;
+    readonly match: string;
+    readonly limit: number;
+    readonly after?: string;
+  }): Promise<EventWaiter[]>;
+  /**
+   * The events of (event, match) whose lookback window is still open at `now`, oldest first
+   * (then by id), at most `limit`. Optional (schema 9).
+   */
+  recentEvents?(query: {
+    readonly event: string;
+    readonly match: string;
+    readonly now: number;
+    readonly limit: number;
+  }): Promise<EventRecord[]>;
   /** Delete rows that expired before `now`; returns how many were removed. */
   prune(now: number): Promise<number>;
   /** Release connections and timers. */

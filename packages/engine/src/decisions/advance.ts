@@ -13,6 +13,7 @@ import type { AuditAnswer, AuditVia } from '../contract/audit.js';
 import type { DecisionRecord, ParkedRequest } from '../contract/ledger.js';
 import type { FlowResult, RoundOutcome } from '../contract/outcome.js';
 import { readAnswers } from '../round/body.js';
+import type { ReceivedEvent } from '../round/play.js';
 import { openParked, type ParkedBlob, requesterBinding } from './parked.js';
 import { currentBody, type ParkedPlay, playParked, recordedDecisions } from './playParked.js';
 import type { DecisionsPort } from './port.js';
@@ -40,6 +41,8 @@ export function resultText(result: FlowResult | undefined): string {
  * read of the request, with its decisions, before anything runs: `false` stops there, nothing
  * written, with `{ type: 'conflict' }` (someone wrote what the caller does not go on from).
  * `reason`, an operator's, is the audit entry's `message` (before the flow's error, if any).
+ * `sent`: an event another system sent, delivered where the instance awaits it (once); the events
+ * the round delivered (its lookback rounds included) are appended to `sent.delivered`.
  */
 export async function advance(
   core: DecisionsPort,
@@ -50,6 +53,7 @@ export async function advance(
   event?: EventObject,
   proceed?: (decisions: readonly DecisionRecord[]) => boolean,
   reason?: string,
+  sent?: { readonly event: ReceivedEvent; readonly delivered: string[] },
 ): Promise<ParkedPlay | undefined> {
   const { codec, log } = core;
   const ledger = core.ledger!;
@@ -69,7 +73,9 @@ export async function advance(
     const inject = {
       decisions: recordedDecisions(core, decisions, body),
       ...(event ? { event } : {}),
+      ...(sent ? { received: sent.event } : {}),
     };
+    const delivered: string[] = [];
     const result = await playParked(core, {
       flow,
       parked: { row, blob },
@@ -81,9 +87,16 @@ export async function advance(
       from: { body, pending: [] },
       answers: readAnswers(undefined),
       inject,
+      receivedEvents: delivered,
       audit: { received, path },
     });
     if (result.type === 'conflict') continue;
+    sent?.delivered.push(...delivered);
+    // An event this instance did not take (it no longer waits for it, or had it) and nothing else
+    // moved it (no timer came due meanwhile): nothing was written, nothing to audit.
+    if (sent && delivered.length === 0 && result.type === 'waiting' && result.row.version === row.version) {
+      return result;
+    }
     const outcome = result.type === 'done' ? result.end.outcome : undefined;
     await core.audit({
       flow,
@@ -129,7 +142,10 @@ export function aftermath(id: string, result: ParkedPlay | undefined): string {
       : `The flow could not continue yet: ${said}`;
   }
   if (result.type === 'waiting') {
-    const keys = result.end.decisions.map((d) => (d.role ? `${d.key} (role ${d.role})` : d.key));
+    const keys = [
+      ...result.end.decisions.map((d) => (d.role ? `${d.key} (role ${d.role})` : d.key)),
+      ...result.end.events.map((e) => `the event "${e.name}" (${e.key})`),
+    ];
     return `Request ${id} now waits for ${keys.join(' and ')}.`;
   }
   if (result.type === 'ask') return `Request ${id} now waits for its requester.`;

@@ -126,6 +126,7 @@ export function parkedBody(body: RoundBody): RoundBody {
   if (body.t) parked.t = body.t;
   if (body.h) parked.h = body.h;
   if (body.d) parked.d = body.d;
+  if (body.e) parked.e = body.e;
   if (body.k) parked.k = body.k;
   if (body.r) parked.r = body.r;
   return parked;
@@ -154,13 +155,19 @@ export function isRequester(codec: RequestStateCodec, blob: ParkedBlob, principa
  */
 export function statusAfter(end: RoundEnd): Exclude<RequestStatus, 'waiting'> {
   if (end.eventSent) return 'withdrawn';
-  if (end.fired > 0 && end.delivered.length === 0) return 'expired';
+  if (end.fired > 0 && end.delivered.length === 0 && end.received.length === 0) return 'expired';
   return 'completed';
 }
 
-/** What a parked request waits for, for listings and the waiting result. */
-export function waitingForOf(decisions: readonly { key: string; role: string | null }[]): WaitingFor[] {
-  return decisions.map(({ key, role }) => (role === null ? { key } : { key, role }));
+/** What a parked request waits for, for listings and the waiting result: its decisions, then its events. */
+export function waitingForOf(
+  decisions: readonly { key: string; role: string | null }[],
+  events: readonly { key: string; name: string }[] = [],
+): WaitingFor[] {
+  return [
+    ...decisions.map(({ key, role }) => (role === null ? { key } : { key, role })),
+    ...events.map(({ key, name }) => ({ key, event: name })),
+  ];
 }
 
 /** How long a parked row is kept after its last write (listings cover 30 days). */

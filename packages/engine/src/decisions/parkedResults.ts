@@ -15,15 +15,22 @@ import { type FinalOutcome, type ParkedBlob, unknownParkedKey } from './parked.j
 import type { DecisionsPort } from './port.js';
 
 /** Who decides what a waiting request waits for, in words. */
-export function describeWaiting(waitingFor: readonly { key: string; role?: string }[]): string {
-  const parts = waitingFor.map(({ key, role }) =>
-    role === undefined ? `a decision (${key})` : `a decision by someone with the role "${role}" (${key})`,
+export function describeWaiting(waitingFor: readonly { key: string; role?: string; event?: string }[]): string {
+  const parts = waitingFor.map(({ key, role, event }) =>
+    event !== undefined
+      ? `the event "${event}" (${key})`
+      : role === undefined
+        ? `a decision (${key})`
+        : `a decision by someone with the role "${role}" (${key})`,
   );
   return parts.join(' and ');
 }
 
 /** The complete result of a call whose wait ran out: who must decide, and how to continue. */
-export function waitingResult(id: string, waitingFor: readonly { key: string; role?: string }[]): FlowResult {
+export function waitingResult(
+  id: string,
+  waitingFor: readonly { key: string; role?: string; event?: string }[],
+): FlowResult {
   const resume = `Continue later with baton_resume ${JSON.stringify({ id })}.`;
   const text =
     waitingFor.length > 0

@@ -19,10 +19,11 @@ import type { StateBinding } from '../codec/types.js';
 import type { AuditAnswer } from '../contract/audit.js';
 import type { CallContext } from '../contract/call.js';
 import type { DecisionRecord, Ledger, ParkedRequest, RequestStatus } from '../contract/ledger.js';
-import type { Answers, RoundBody } from '../round/body.js';
-import type { AwaitedDecision, InjectedDecision, RoundEnd } from '../round/play.js';
+import { type Answers, type RoundBody, readAnswers } from '../round/body.js';
+import type { AwaitedDecision, AwaitedEvent, InjectedDecision, RoundEnd } from '../round/play.js';
 import { migratedSnapshot } from '../round/singleUse.js';
 import { nextDue } from '../round/timers.js';
+import { lookbackEvent } from './lookback.js';
 import { enqueueRoundNotifications, outboxMessages } from './outbox.js';
 import {
   type FinalOutcome,
@@ -109,6 +110,13 @@ export interface ParkedPlayInput {
   readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
   readonly answers: Answers;
   readonly inject?: Parameters<DecisionsPort['play']>[0]['inject'];
+  /**
+   * Events another system sent that the round (and the lookback rounds it chains) delivered are
+   * appended here (`<name>/<id>`), for the event router's count.
+   */
+  readonly receivedEvents?: string[];
+  /** Lookback rounds chained so far (bounded). */
+  readonly lookbacks?: number;
   readonly audit: {
     received: AuditAnswer[];
     path: StateValue[];
@@ -148,7 +156,14 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
     received: input.audit.received,
     path: input.audit.path,
   });
-  const park = (status: RequestStatus, body: RoundBody, waiting: readonly AwaitedDecision[], o?: FinalOutcome) =>
+  input.receivedEvents?.push(...end.received);
+  const park = (
+    status: RequestStatus,
+    body: RoundBody,
+    waiting: readonly AwaitedDecision[],
+    o?: FinalOutcome,
+    events: readonly AwaitedEvent[] = [],
+  ) =>
     write(
       core,
       ledger,
@@ -159,6 +174,7 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
       end.type === 'decisions' ? (end.decisions[0]?.deadline ?? null) : null,
       o,
       end,
+      events,
     );
 
   // A round that writes nothing still delivers what it announced (`enqueueRoundNotifications`).
@@ -185,7 +201,7 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
       return { type: 'ask', end, pv: parked?.row.version };
     }
     const written = await park('waiting', end.body, []);
-    return written === undefined ? { type: 'conflict' } : { type: 'ask', end, pv: written.version };
+    return written === undefined ? { type: 'conflict' } : { type: 'ask', end, pv: written.row.version };
   }
   if (end.type === 'working') {
     if (parked && unchanged(parked, end.body, 'waiting', [])) {
@@ -193,16 +209,33 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
       return { type: 'working', end, row: parked.row };
     }
     const written = await park('waiting', end.body, []);
-    return written === undefined ? { type: 'conflict' } : { type: 'working', end, row: written };
+    return written === undefined ? { type: 'conflict' } : { type: 'working', end, row: written.row };
   }
-  let row: ParkedRequest | undefined = parked?.row;
-  if (!parked || !unchanged(parked, end.body, 'waiting', end.decisions)) {
-    row = await park('waiting', end.body, end.decisions);
-    if (row === undefined) return { type: 'conflict' };
+  let now: { row: ParkedRequest; blob: ParkedBlob } | undefined = parked;
+  if (!parked || !unchanged(parked, end.body, 'waiting', end.decisions, end.events)) {
+    now = await park('waiting', end.body, end.decisions, undefined, end.events);
+    if (now === undefined) return { type: 'conflict' };
   } else await unwritten();
-  await requestDecisions(core, ledger, flow, row!, input.requester.principal, end.decisions);
-  return { type: 'waiting', end, row: row! };
+  const row = now!.row;
+  await requestDecisions(core, ledger, flow, row, input.requester.principal, end.decisions);
+  // An event that arrived before this wait began, kept in its lookback window: delivered now.
+  const late = (input.lookbacks ?? 0) < MAX_LOOKBACKS ? await lookbackEvent(core, end.body, end.events) : undefined;
+  if (late) {
+    return playParked(core, {
+      ...input,
+      parked: now,
+      round: input.round + 1,
+      from: { body: now!.blob.s, pending: [] },
+      answers: readAnswers(undefined),
+      inject: { received: late },
+      lookbacks: (input.lookbacks ?? 0) + 1,
+    });
+  }
+  return { type: 'waiting', end, row };
 }
+
+/** Lookback rounds one play chains at most (an instance that waits for event after event). */
+const MAX_LOOKBACKS = 8;
 
 /** Whether a round left a parked instance as it was (then nothing is written). */
 function unchanged(
@@ -210,10 +243,11 @@ function unchanged(
   body: RoundBody,
   status: RequestStatus,
   waiting: readonly AwaitedDecision[],
+  events: readonly AwaitedEvent[] = [],
 ): boolean {
   return (
     parked.row.status === status &&
-    canonicalJson(parked.row.waitingFor) === canonicalJson(waitingForOf(waiting)) &&
+    canonicalJson(parked.row.waitingFor) === canonicalJson(waitingForOf(waiting, events)) &&
     canonicalJson(parkedBody(body)) === canonicalJson(parked.blob.s)
   );
 }
@@ -229,7 +263,8 @@ async function write(
   deadline: number | null,
   final: FinalOutcome | undefined,
   end: RoundEnd,
-): Promise<ParkedRequest | undefined> {
+  events: readonly AwaitedEvent[],
+): Promise<{ row: ParkedRequest; blob: ParkedBlob } | undefined> {
   const { flow, fid, requester, parked } = input;
   const now = core.now();
   // The round's notifications, written with the parked state (the outbox: `outbox.ts`).
@@ -259,18 +294,25 @@ async function write(
     requester: principalHash(core.codec, requester.principal),
     requesterName: core.decisions.storePrincipalNames ? requester.principal : null,
     status,
-    waitingFor: waitingForOf(waiting),
+    waitingFor: waitingForOf(waiting, events),
     state: sealParked(core.codec, fid, flow.name, blob),
     now,
     expiresAt: parkedExpiry(now, deadline),
     // The next durable timer, for the scheduler (`schedule/fire.ts`).
     dueAt: status === 'waiting' ? nextDue(body.t) : null,
     ...(outbox.length > 0 ? { outbox } : {}),
+    // The events it waits for, replaced with every write (`ParkRequest.events`).
+    ...(status === 'waiting' && events.length > 0
+      ? { events: events.map((e) => ({ event: e.name, match: e.match })) }
+      : {}),
   };
   const result = await ledger.parkRequest(request, parked ? parked.row.version : null);
   if (result.status === 'conflict') return undefined;
-  const { now: _now, outbox: _o, ...fields } = request;
-  return { ...fields, version: result.version, createdAt: parked?.row.createdAt ?? now, updatedAt: now };
+  const { now: _now, outbox: _o, events: _e, ...fields } = request;
+  return {
+    row: { ...fields, version: result.version, createdAt: parked?.row.createdAt ?? now, updatedAt: now },
+    blob,
+  };
 }
 
 /** Record the awaited decisions (once each) and tell `onDecisionRequested` about the new ones. */

@@ -56,7 +56,10 @@ export async function requesterRound(core: DecisionsPort, request: RequesterRoun
   const { flow, fid, binding } = request;
   const base = (round: number) => ({ flow: flow.name, fid, round });
   let round = request.round;
-  let row = request.resumeRow ?? (request.presented ? await ledger.getRequest(fid) : undefined);
+  // A flow that parks only to wait for events is parked only once it waits: a state minted before
+  // (no parked version) has no row to read.
+  const unparked = flow.decisions.length === 0 && flow.steps.length === 0 && request.presented?.body.pv === undefined;
+  let row = request.resumeRow ?? (request.presented && !unparked ? await ledger.getRequest(fid) : undefined);
   // The wait budget of this call: from a "retry later" state, or starting now.
   const wait = request.presented?.body.w ?? [core.now(), 0];
   let holdUntil: number | undefined;

@@ -11,6 +11,7 @@
 import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import type { Flow } from '../authoring/flowTypes.js';
 import { isDecision } from '../authoring/inputs/decision.js';
+import { isEvent } from '../authoring/inputs/event.js';
 import type { RequestStateClaims } from '../codec/types.js';
 import { InvalidRequestStateError } from '../errors.js';
 import { isRunningSteps, type RunningSteps } from '../steps/durableSteps.js';
@@ -42,6 +43,11 @@ export interface RoundBody {
   w?: [number, number];
   /** Flows with decisions only: the decision keys already delivered to this instance (each at most once). */
   d?: string[];
+  /**
+   * Flows with events only: the events already delivered to this instance (`<name>/<id>`), so an
+   * event is delivered to an instance at most once (by routing or from the lookback window).
+   */
+  e?: string[];
   /** Flows with durable steps: invocations of each step id already settled (numbers the next one). */
   k?: Record<string, number>;
   /** Flows with durable steps, while steps outlive rounds: the invocations still running, restored on resume. */
@@ -64,6 +70,7 @@ export function readBody(claims: RequestStateClaims): RoundBody {
     (body.w === undefined ||
       (Array.isArray(body.w) && body.w.length === 2 && body.w.every((n) => Number.isSafeInteger(n)))) &&
     (body.d === undefined || (Array.isArray(body.d) && body.d.every((k) => typeof k === 'string'))) &&
+    (body.e === undefined || (Array.isArray(body.e) && body.e.every((k) => typeof k === 'string'))) &&
     (body.k === undefined ||
       (typeof body.k === 'object' &&
         body.k !== null &&
@@ -108,11 +115,12 @@ function askedKeysOf(snapshot: AnyMachineSnapshot): string[] {
   return [...keys];
 }
 
-/** What a state value asks, split: every asked key, the caller's, and the decisions by others. */
+/** What a state value asks, split: every asked key, the caller's, the decisions by others, the events. */
 interface AskedSplit {
   readonly asked: readonly string[];
   readonly caller: readonly string[];
   readonly decisions: readonly string[];
+  readonly events: readonly string[];
 }
 
 /**
@@ -136,8 +144,9 @@ function splitOf(flow: Flow, snapshot: AnyMachineSnapshot): AskedSplit {
   const asked = askedKeysOf(snapshot);
   const split: AskedSplit = Object.freeze({
     asked: Object.freeze(asked),
-    caller: Object.freeze(asked.filter((key) => !isDecision(flow.inputs[key]))),
+    caller: Object.freeze(asked.filter((key) => !isDecision(flow.inputs[key]) && !isEvent(flow.inputs[key]))),
     decisions: Object.freeze(asked.filter((key) => isDecision(flow.inputs[key]))),
+    events: Object.freeze(asked.filter((key) => isEvent(flow.inputs[key]))),
   });
   if (cacheable) {
     if (!cache) {
@@ -154,7 +163,12 @@ export function askedKeys(snapshot: AnyMachineSnapshot): readonly string[] {
   return askedKeysOf(snapshot);
 }
 
-/** The asked keys the caller answers (every asked key but the flow's decisions); do not mutate. */
+/** The asked keys that are events another system sends (`event()` inputs); do not mutate. */
+export function awaitedEvents(flow: Flow, snapshot: AnyMachineSnapshot): readonly string[] {
+  return splitOf(flow, snapshot).events;
+}
+
+/** The asked keys the caller answers (every asked key but the flow's decisions and events); do not mutate. */
 export function callerKeys(flow: Flow, snapshot: AnyMachineSnapshot): readonly string[] {
   return splitOf(flow, snapshot).caller;
 }

@@ -14,6 +14,7 @@ import { type AnyActorRef, type AnyMachineSnapshot, type EventObject, transition
 import type { Flow } from '../authoring/flowTypes.js';
 import { jsonLength } from '../authoring/inputs/answerSize.js';
 import type { DecisionSpec } from '../authoring/inputs/decision.js';
+import type { EventSpec } from '../authoring/inputs/event.js';
 import { isNotifyEvent, NOTIFY_EVENT, type Notification } from '../authoring/notify.js';
 import { setStepExecutor } from '../authoring/steps.js';
 import type { RequestStateCodec, StateBinding } from '../codec/types.js';
@@ -24,7 +25,7 @@ import type { InputKind, WireInputRequest } from '../contract/wire.js';
 import { FlowError, isLedgerUnavailable, StateTooLargeError } from '../errors.js';
 import { REDACTED } from '../inspection/inspector.js';
 import { type RoundSteps, runningStepsOf } from '../steps/durableSteps.js';
-import { type Answers, awaitedDecisions, callerKeys, machineOutput, type RoundBody } from './body.js';
+import { type Answers, awaitedDecisions, awaitedEvents, callerKeys, machineOutput, type RoundBody } from './body.js';
 import { deadlineBeyondCap, stateLifetime } from './lifetimes.js';
 import { isSettled, settle } from './settle.js';
 import { compactSnapshot } from './snapshot.js';
@@ -61,11 +62,14 @@ export interface RoundInput {
   /**
    * Flows with decisions: what to deliver after due deadlines fired and before the caller's
    * answers. `decisions`: recorded decisions by key, each delivered once, and only while the
-   * machine awaits it; `event`: one more event (the requester's withdrawal).
+   * machine awaits it; `event`: one more event (the requester's withdrawal); `received`: an event
+   * another system sent (`event()` inputs), delivered once, only where the machine awaits it with
+   * the same correlation key.
    */
   readonly inject?: {
     readonly decisions?: ReadonlyMap<string, InjectedDecision>;
     readonly event?: EventObject;
+    readonly received?: ReceivedEvent;
   };
   /** The round's durable steps (see `durableSteps.ts`). */
   readonly steps: RoundSteps;
@@ -78,6 +82,35 @@ export interface InjectedDecision {
   readonly decider: string;
   /** The decider as the audit trail records it (a keyed hash). */
   readonly auditDecider: string;
+}
+
+/** An event another system sent, to deliver to an instance that awaits it. */
+export interface ReceivedEvent {
+  /** The event's name. */
+  readonly name: string;
+  /** The event's id. */
+  readonly id: string;
+  /** Its correlation key (`''` without one). */
+  readonly match: string;
+  /** Its data, as the event's schema parsed it. */
+  readonly data: unknown;
+}
+
+/** How an instance's body names a delivered event (`RoundBody.e`). */
+export function receivedId(name: string, id: string): string {
+  return `${name}/${id}`;
+}
+
+/** An event the machine awaits, for the ledger's event waits. */
+export interface AwaitedEvent {
+  /** The input key (`ci`). */
+  readonly key: string;
+  /** The event's name (`ci.finished`). */
+  readonly name: string;
+  /** The correlation key the instance waits for (`''` without one). */
+  readonly match: string;
+  /** How long the event's lookback window is, ms. */
+  readonly lookbackMs: number;
 }
 
 /** A decision the machine awaits, rendered for the ledger. */
@@ -99,6 +132,8 @@ export interface RoundFacts {
   readonly delivered: readonly string[];
   /** Whether `inject.event` was delivered: sent to a running machine that had a transition for it. */
   readonly eventSent: boolean;
+  /** Events another system sent, delivered this round (`<name>/<id>`, see {@link receivedId}). */
+  readonly received: readonly string[];
   /** What the machine announced with `notify()` this round, in order. */
   readonly notifications: readonly Notification[];
 }
@@ -125,6 +160,8 @@ export type RoundEnd = RoundFacts &
         readonly type: 'decisions';
         readonly body: RoundBody;
         readonly decisions: readonly AwaitedDecision[];
+        /** Events awaited (another system sends them); with or without decisions. */
+        readonly events: readonly AwaitedEvent[];
         readonly live: readonly Deadline[];
       }
     | { readonly type: 'working'; readonly body: RoundBody; readonly steps: readonly string[] }
@@ -237,6 +274,7 @@ export class Round {
   readonly #notifications: Notification[] = [];
   readonly #delivered: string[] = [];
   #eventSent = false;
+  readonly #received: string[] = [];
 
   // The round's facts are written out field by field in every RoundEnd (no spread of a getter's
   // object: this runs every round, and the spread showed in profiles).
@@ -247,6 +285,7 @@ export class Round {
       notifications: this.#notifications,
       delivered: this.#delivered,
       eventSent: this.#eventSent,
+      received: this.#received,
       type: 'done',
       outcome,
       terminal,
@@ -272,6 +311,7 @@ export class Round {
       this.#delivered.push(key);
       if (!(await settle(actor, budgetMs))) return false;
     }
+    if (inject.received && !(await this.#deliverReceived(actor, inject.received))) return false;
     const now = actor.getSnapshot() as AnyMachineSnapshot;
     // Not sent where the machine cannot take it (a decision delivered above moved it on, say).
     if (inject?.event && now.status === 'active' && now.can(inject.event)) {
@@ -280,6 +320,35 @@ export class Round {
       if (!(await settle(actor, budgetMs))) return false;
     }
     return true;
+  }
+
+  /**
+   * Deliver an event another system sent to the first awaited event input of its name whose
+   * correlation key is the event's, unless this instance received it before; `false`: over budget.
+   */
+  async #deliverReceived(actor: AnyActorRef, event: ReceivedEvent): Promise<boolean> {
+    const { flow, restored, received } = this.#input;
+    const uid = receivedId(event.name, event.id);
+    if (restored?.body.e?.includes(uid) || this.#received.includes(uid)) return true;
+    const snapshot = actor.getSnapshot() as AnyMachineSnapshot;
+    if (snapshot.status !== 'active') return true;
+    const key = awaitedEvents(flow, snapshot).find((k) => {
+      const spec = flow.inputs[k] as EventSpec;
+      if (spec.name !== event.name) return false;
+      try {
+        return spec.matchOf(snapshot.context) === event.match;
+      } catch {
+        return false;
+      }
+    });
+    if (key === undefined) return true;
+    const shown = flow.auditValues
+      ? { value: flow.inputs[key]?.sensitive ? REDACTED : { action: 'received', data: event.data } }
+      : {};
+    received.push({ key, action: 'received', ...shown });
+    actor.send({ type: `input.${key}`, action: 'received', data: event.data, id: event.id });
+    this.#received.push(uid);
+    return settle(actor, this.#settings.budgetMs);
   }
 
   get #base() {
@@ -365,13 +434,16 @@ export class Round {
       const beyondCap = deadlineBeyondCap(flow.name, this.#settings, live, this.#settings.now());
       if (beyondCap) return this.#failed(beyondCap);
       const awaited = awaitedDecisions(flow, snap);
-      if (asked.length === 0 && awaited.length === 0 && live.length === 0) {
+      const events = awaitedEvents(flow, snap);
+      if (asked.length === 0 && awaited.length === 0 && events.length === 0 && live.length === 0) {
         return this.#failed(
           new Error(`flow is stuck in ${JSON.stringify(snap.value)}: it neither asks for input nor ends`),
         );
       }
       // A parallel machine may ask its caller and await a decision at once: the caller goes first.
-      if (asked.length === 0 && awaited.length > 0) return this.#awaitDecisions(snap, awaited, live);
+      if (asked.length === 0 && (awaited.length > 0 || events.length > 0)) {
+        return this.#awaitDecisions(snap, awaited, live, events);
+      }
       return this.#ask(snap, asked, held, live, notes);
     }
     return this.#failed(new Error('fallback events did not settle the flow'));
@@ -384,12 +456,19 @@ export class Round {
     if (Object.keys(held).length > 0) body.h = held;
     const delivered = [...(this.#input.restored?.body.d ?? []), ...this.#delivered];
     if (delivered.length > 0) body.d = delivered;
+    const received = [...(this.#input.restored?.body.e ?? []), ...this.#received];
+    if (received.length > 0) body.e = received;
     const counts = this.#input.steps.counts;
     if (Object.keys(counts).length > 0) body.k = { ...counts };
     return body;
   }
 
-  #awaitDecisions(snap: AnyMachineSnapshot, awaited: readonly string[], live: readonly Deadline[]): RoundEnd {
+  #awaitDecisions(
+    snap: AnyMachineSnapshot,
+    awaited: readonly string[],
+    live: readonly Deadline[],
+    awaitedKeys: readonly string[],
+  ): RoundEnd {
     const { flow } = this.#input;
     const deadline = decisionDeadline(snap, live);
     const repeated = awaited.find(
@@ -403,7 +482,12 @@ export class Round {
       );
     }
     let decisions: AwaitedDecision[];
+    let events: AwaitedEvent[];
     try {
+      events = awaitedKeys.map((key) => {
+        const spec = flow.inputs[key] as EventSpec;
+        return { key, name: spec.name, match: spec.matchOf(snap.context), lookbackMs: spec.lookbackMs };
+      });
       decisions = awaited.map((key) => {
         const spec = flow.inputs[key] as DecisionSpec;
         return {
@@ -423,9 +507,11 @@ export class Round {
       notifications: this.#notifications,
       delivered: this.#delivered,
       eventSent: this.#eventSent,
+      received: this.#received,
       type: 'decisions',
       body,
       decisions,
+      events,
       live,
     };
   }
@@ -462,6 +548,7 @@ export class Round {
       notifications: this.#notifications,
       delivered: this.#delivered,
       eventSent: this.#eventSent,
+      received: this.#received,
       type: 'ask',
       body,
       asked: pending,
@@ -582,6 +669,7 @@ export class Round {
           notifications: this.#notifications,
           delivered: this.#delivered,
           eventSent: this.#eventSent,
+          received: this.#received,
           type: 'working',
           body,
           steps: keys,

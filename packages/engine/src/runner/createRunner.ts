@@ -19,6 +19,7 @@ import { rewriteLegacyDeciders } from '../decisions/legacyDeciders.js';
 import { createTaskTools, type TaskTools } from '../decisions/taskTools.js';
 import { createDecisionTools } from '../decisions/tools.js';
 import type { DecisionTools, ResumeServer } from '../decisions/types.js';
+import { eventCatalog, type SendEventRequest, type SendEventResult, sendEvent } from '../events/send.js';
 import { cancelRun } from '../operators/cancel.js';
 import { retryStepRun } from '../operators/retryStep.js';
 import { terminateRun } from '../operators/terminate.js';
@@ -49,6 +50,21 @@ export interface Runner {
    * completes with a "working" result that continues through `resume` (serve the decision tools).
    */
   readonly hasDurableSteps: boolean;
+  /** Whether any served flow declares an event (`event()`): serve `POST /events/<name>` when so and a ledger is set. */
+  readonly awaitsEvents: boolean;
+  /**
+   * Send an event to the flows that wait for it: every waiting instance whose correlation key is
+   * the event's receives it (see {@link SendEventResult}). An id seen before answers the first
+   * delivery's count again; an event no instance waits for yet is kept for its lookback window.
+   *
+   * @example
+   * ```ts
+   * const sent = await runner.sendEvent('ci.finished', { id: 'build-812', data: { commit: 'a1b2c3', status: 'success' } });
+   * if (sent.status === 'delivered') console.log(`reached ${sent.delivered} runs`);
+   * ```
+   * @throws Error when the runner has no ledger that keeps events.
+   */
+  sendEvent(name: string, request: SendEventRequest): Promise<SendEventResult>;
   /** Whether the runner has a ledger (decisions, parked requests and single-use states need one). */
   readonly hasLedger: boolean;
   /** See {@link DecisionTools.inbox}. */
@@ -111,6 +127,7 @@ export function createRunner(options: RunnerOptions): Runner {
   const tools = createDecisionTools(port, resumeServer);
   const tasks = createTaskTools(port, resumeServer);
   const scheduler = { core: port, owner: newId() };
+  const eventPort = { core: port, events: eventCatalog(flows.values()), newId };
   const awaitsDecisions = [...flows.values()].some((flow) => flow.decisions.length > 0);
   const hasDurableSteps = [...flows.values()].some((flow) => flow.steps.length > 0);
   return {
@@ -119,6 +136,8 @@ export function createRunner(options: RunnerOptions): Runner {
     awaitsDecisions,
     hasDurableSteps,
     hasLedger: ledger !== undefined,
+    awaitsEvents: eventPort.events.size > 0,
+    sendEvent: (name, request) => sendEvent(eventPort, name, request),
     ...tools,
     tasks,
     operators: {

@@ -111,7 +111,7 @@ export async function serve(
   // flow asks first; a resume's first call none). The retry digest covers exactly these.
   const answers = readAnswers(inputResponses, opened ? pending : resumeRow ? [] : undefined);
   const parsedArgs = opened || resumeRow ? undefined : flow.args.safeParse(binding.args ?? {});
-  const parks = (flow.decisions.length > 0 || flow.steps.length > 0) && ledger !== undefined;
+  const parks = (flow.decisions.length > 0 || flow.events.length > 0 || flow.steps.length > 0) && ledger !== undefined;
   // 3. Redeem before any side effect (`round/singleUse.ts`), then play.
   let played = false as boolean; // set by the play callback: TS cannot see that
   const outcome = await redeemOnce(
@@ -158,7 +158,9 @@ export async function serve(
           ? end.mint()
           : end.type === 'working'
             ? { type: 'error', ...base, message: `The flow "${flow.name}" did not finish its steps in time.` }
-            : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
+            : end.events.length > 0
+              ? needsLedger(state, flow)
+              : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
     },
   );
   // Refused before redeeming (logged there), or answered from the record: nothing to log or audit.

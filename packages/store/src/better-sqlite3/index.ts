@@ -26,7 +26,6 @@ import type {
   LegacyDecider,
   MintTokenRequest,
   NewDecision,
-  OutboxMessage,
   ParkedRequest,
   ParkRequest,
   ParkResult,
@@ -66,7 +65,8 @@ import { runFilterWhere } from '../core/runFilter.js';
 import { withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
-import { decisions, meta, redemptions, requests, steps, tokens } from '../schema/sqlite.js';
+import { decisions, eventWaits, meta, redemptions, requests, steps, tokens } from '../schema/sqlite.js';
+import { createSqliteEvents } from './events.js';
 import { openMigratedSqlite } from './file.js';
 import { createSqliteScheduling } from './scheduling.js';
 import { WriteBatcher } from './writeBatcher.js';
@@ -368,6 +368,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     const ids = selectExpiredRequests.all({ now, limit: PRUNE_REQUESTS_BATCH }).map((row) => row.id);
     if (ids.length === 0) return { requests: 0, decisions: 0 };
     const gone = db.delete(decisions).where(inArray(decisions.id, ids)).run().changes;
+    db.delete(eventWaits).where(inArray(eventWaits.id, ids)).run();
     return { requests: db.delete(requests).where(inArray(requests.id, ids)).run().changes, decisions: gone };
   });
   const insertDecisions = client.transaction((list: readonly NewDecision[]) => {
@@ -451,11 +452,15 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
   // (a savepoint inside a batch), so a failure undoes all of that write and nothing else.
   const writes = new WriteBatcher(client);
   const scheduling = createSqliteScheduling(db, client, writes, assertOpen);
-  /** A parked write and the notifications its round raised: together or not at all. */
+  const eventStatements = createSqliteEvents(db, writes, assertOpen);
+  /** A parked write, the notifications its round raised and its event waits: together or not at all. */
   const parkWithOutbox = client.transaction(
-    (write: () => { version: number } | undefined, messages: readonly OutboxMessage[], now: number) => {
+    (write: () => { version: number } | undefined, request: ParkRequest, hadWaits: boolean) => {
       const written = write();
-      if (written !== undefined) scheduling.insertOutbox(messages, now);
+      if (written === undefined) return written;
+      if (request.outbox && request.outbox.length > 0) scheduling.insertOutbox(request.outbox, request.now);
+      const waits = request.status === 'waiting' ? (request.events ?? []) : [];
+      if (hadWaits || waits.length > 0) eventStatements.replaceWaits(request.id, request.flow, waits);
       return written;
     },
   );
@@ -509,18 +514,21 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     async parkRequest(request: ParkRequest, expectedVersion: number | null): Promise<ParkResult> {
       assertOpen();
       const params = parkParams(request);
-      const messages = request.outbox ?? [];
       const write = () =>
         expectedVersion === null
           ? insertRequest.get(params)
           : updateRequest.get({ ...params, expected: expectedVersion });
+      // A rewrite replaces the event waits (there may be some); a first write only adds its own.
+      const hadWaits = expectedVersion !== null;
+      const simple = (request.outbox ?? []).length === 0 && !hadWaits && (request.events ?? []).length === 0;
       const written = await writes.submit(() =>
-        messages.length === 0 ? write() : parkWithOutbox.immediate(write, messages, request.now),
+        simple ? write() : parkWithOutbox.immediate(write, request, hadWaits),
       );
       return written === undefined ? { status: 'conflict' } : { status: 'parked', version: written.version };
     },
 
     ...scheduling.methods,
+    ...eventStatements.methods,
 
     async getRequest(id: string): Promise<ParkedRequest | undefined> {
       assertOpen();
@@ -631,7 +639,13 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     async prune(now: number): Promise<number> {
       assertOpen();
       let removed = 0;
-      for (const statement of [pruneRedemptions, pruneTokens, pruneSteps, scheduling.pruneOutbox]) {
+      for (const statement of [
+        pruneRedemptions,
+        pruneTokens,
+        pruneSteps,
+        scheduling.pruneOutbox,
+        eventStatements.pruneEvents,
+      ]) {
         for (;;) {
           if (closed) return removed;
           const { changes } = statement.run({ now, limit: PRUNE_BATCH });

@@ -39,9 +39,15 @@ export type StoredRequest = Omit<ParkedRequest, 'status' | 'waitingFor' | 'dueAt
 /** A `baton_decisions` row as drizzle returns it (camelCase fields): a `DecisionRecord`, its status unchecked. */
 export type StoredDecision = Omit<DecisionRecord, 'status'> & { readonly status: string };
 
-/** `waitingFor` in its normal form: `{ key }` or `{ key, role }`, nothing else. */
+/** `waitingFor` in its normal form: `{ key }`, `{ key, role }` or `{ key, event }`, nothing else. */
 export function normalizeWaitingFor(list: readonly WaitingFor[]): WaitingFor[] {
-  return list.map((entry) => (entry.role === undefined ? { key: entry.key } : { key: entry.key, role: entry.role }));
+  return list.map((entry) =>
+    entry.event !== undefined
+      ? { key: entry.key, event: entry.event }
+      : entry.role === undefined
+        ? { key: entry.key }
+        : { key: entry.key, role: entry.role },
+  );
 }
 
 /** The JSON text stored in `waiting_for`. */

@@ -13,9 +13,12 @@ import type {
   DecisionFilter,
   DecisionRecord,
   DueRequest,
+  EventRecord,
+  EventWaiter,
   Ledger,
   MintTokenRequest,
   NewDecision,
+  NewEvent,
   OutboxMessage,
   OutboxRecord,
   ParkedRequest,
@@ -23,6 +26,7 @@ import type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
+  RecordEventResult,
   RecordStep,
   RecordStepResult,
   RedeemRequest,
@@ -98,6 +102,30 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   /** Schedulers' claims on parked requests' timers, by request id. */
   const leases = new Map<string, { owner: string; until: number }>();
   const outbox = new Map<string, MemoryOutbox>();
+  /** Event waits: `${event}\u0000${match}` -> request id -> flow; and each request's keys, to replace them. */
+  const waits = new Map<string, Map<string, string>>();
+  const waitsOf = new Map<string, string[]>();
+  /** Received events by `${event}\u0000${id}`. */
+  const received = new Map<
+    string,
+    EventRecord & { delivered: number | null; lookbackUntil: number; expiresAt: number }
+  >();
+  const setWaits = (id: string, flow: string, list: readonly { event: string; match: string }[]) => {
+    for (const at of waitsOf.get(id) ?? []) {
+      const ids = waits.get(at);
+      ids?.delete(id);
+      if (ids?.size === 0) waits.delete(at);
+    }
+    waitsOf.delete(id);
+    if (list.length === 0) return;
+    const keys = [...new Set(list.map((w) => `${w.event}\u0000${w.match}`))];
+    for (const at of keys) {
+      const ids = waits.get(at) ?? new Map<string, string>();
+      waits.set(at, ids);
+      ids.set(id, flow);
+    }
+    waitsOf.set(id, keys);
+  };
   let closed = false;
   const insertOutbox = (messages: readonly OutboxMessage[], now: number) => {
     for (const m of messages) {
@@ -173,7 +201,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
         return { status: 'conflict' };
       }
       const version = (existing?.version ?? 0) + 1;
-      const { now, outbox: messages, dueAt, ...fields } = request;
+      const { now, outbox: messages, dueAt, events: _events, ...fields } = request;
       requests.set(request.id, {
         ...fields,
         waitingFor: normalizeWaitingFor(request.waitingFor),
@@ -183,6 +211,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
         dueAt: request.status === 'waiting' ? (dueAt ?? null) : null,
       });
       leases.delete(request.id);
+      setWaits(request.id, request.flow, request.status === 'waiting' ? (request.events ?? []) : []);
       if (messages) insertOutbox(messages, now);
       return { status: 'parked', version };
     },
@@ -391,9 +420,62 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       return { due, outboxDepth, outboxOldestAt };
     },
 
+    async recordEvent(event: NewEvent): Promise<RecordEventResult> {
+      assertOpen();
+      const at = `${event.event}\u0000${event.id}`;
+      const existing = received.get(at);
+      if (existing) return { status: 'duplicate', delivered: existing.delivered, receivedAt: existing.receivedAt };
+      received.set(at, {
+        event: event.event,
+        id: event.id,
+        match: event.match,
+        data: event.data,
+        receivedAt: event.now,
+        lookbackUntil: event.lookbackUntil,
+        expiresAt: event.expiresAt,
+        delivered: null,
+      });
+      return { status: 'recorded' };
+    },
+
+    async getEvent(event: string, id: string) {
+      assertOpen();
+      const row = received.get(`${event}\u0000${id}`);
+      return row && { delivered: row.delivered, receivedAt: row.receivedAt };
+    },
+
+    async settleEvent(event: string, id: string, delivered: number): Promise<void> {
+      assertOpen();
+      const row = received.get(`${event}\u0000${id}`);
+      if (row) row.delivered = delivered;
+    },
+
+    async eventWaiters(query): Promise<EventWaiter[]> {
+      assertOpen();
+      const ids = waits.get(`${query.event}\u0000${query.match}`);
+      if (!ids) return [];
+      return [...ids]
+        .filter(([id]) => query.after === undefined || id > query.after)
+        .sort(([a], [b]) => ordinal(a, b))
+        .slice(0, query.limit)
+        .map(([id, flow]) => ({ id, flow }));
+    },
+
+    async recentEvents(query): Promise<EventRecord[]> {
+      assertOpen();
+      return [...received.values()]
+        .filter((e) => e.event === query.event && e.match === query.match && e.lookbackUntil >= query.now)
+        .sort((a, b) => a.receivedAt - b.receivedAt || ordinal(a.id, b.id))
+        .slice(0, query.limit)
+        .map(({ event, id, match, data, receivedAt }) => ({ event, id, match, data, receivedAt }));
+    },
+
     async prune(now: number): Promise<number> {
       assertOpen();
       let removed = 0;
+      for (const [at, row] of received) {
+        if (row.expiresAt < now && received.delete(at)) removed++;
+      }
       for (const [id, row] of outbox) {
         if (row.expiresAt < now && outbox.delete(id)) removed++;
       }
@@ -409,6 +491,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       for (const [id, row] of requests) {
         if (row.expiresAt < now && requests.delete(id)) {
           removed++;
+          setWaits(id, row.flow, []);
           for (const [key, decision] of decisions) {
             if (decision.id === id && decisions.delete(key)) removed++;
           }
@@ -428,6 +511,9 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       steps.clear();
       leases.clear();
       outbox.clear();
+      waits.clear();
+      waitsOf.clear();
+      received.clear();
     },
   };
 

@@ -72,6 +72,7 @@ import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
 import { decisions, meta, redemptions, requests, steps, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
+import { createPostgresEvents } from './events.js';
 import { createRedemptionBatches, DEFAULT_REDEMPTION_BATCHING, type RedemptionBatching } from './redemptions.js';
 import { createPostgresScheduling } from './scheduling.js';
 import { OUTCOME_RETRY_BUDGET_MS, retryWhileUnavailable, toUnavailable } from './unavailable.js';
@@ -224,6 +225,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     )
     .prepare('baton_prune_tokens');
   const scheduling = createPostgresScheduling(db, assertOpen);
+  const eventStatements = createPostgresEvents(db, assertOpen);
 
   const insertRequest = db
     .insert(requests)
@@ -445,8 +447,9 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       assertOpen();
       const params = parkParams(request);
       const messages = request.outbox ?? [];
-      if (messages.length > 0) {
-        // The write and the notifications its round raised: together or not at all.
+      const waits = request.status === 'waiting' ? (request.events ?? []) : [];
+      if (messages.length > 0 || waits.length > 0) {
+        // The write, the notifications its round raised and its event waits: together or not at all.
         const written = await db.transaction(async (tx) => {
           const [row] =
             expectedVersion === null
@@ -478,7 +481,11 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
                   })
                   .where(and(eq(requests.id, params.id), eq(requests.version, expectedVersion)))
                   .returning({ version: requests.version });
-          if (row !== undefined) await scheduling.insertOutbox(tx, messages, params.now);
+          if (row !== undefined) {
+            await scheduling.insertOutbox(tx, messages, params.now);
+            if (expectedVersion !== null || waits.length > 0)
+              await eventStatements.replaceWaits(tx, params.id, params.flow, waits);
+          }
           return row;
         });
         return written === undefined ? { status: 'conflict' } : { status: 'parked', version: written.version };
@@ -487,10 +494,14 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
         expectedVersion === null
           ? await insertRequest.execute(params)
           : await updateRequest.execute({ ...params, expected: expectedVersion });
-      return written === undefined ? { status: 'conflict' } : { status: 'parked', version: written.version };
+      if (written === undefined) return { status: 'conflict' };
+      // A rewrite without waits ends any it had (guarded by the version written: see `events.ts`).
+      if (expectedVersion !== null) await eventStatements.clearWaits(params.id, written.version);
+      return { status: 'parked', version: written.version };
     },
 
     ...scheduling.methods,
+    ...eventStatements.methods,
 
     async getRequest(id: string): Promise<ParkedRequest | undefined> {
       assertOpen();
@@ -659,7 +670,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
         removed += count;
         if (count < PRUNE_BATCH) break;
       }
-      for (const statement of [pruneRedemptions, pruneTokens, scheduling.pruneOutbox]) {
+      for (const statement of [pruneRedemptions, pruneTokens, scheduling.pruneOutbox, eventStatements.pruneEvents]) {
         for (;;) {
           if (connection.closed) return removed;
           const result = await statement.execute({ now, limit: PRUNE_BATCH });
@@ -678,6 +689,8 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
             limit ${PRUNE_REQUESTS_BATCH} for update skip locked
           ), gone_decisions as (
             delete from baton_decisions where id in (select id from doomed) returning 1
+          ), gone_waits as (
+            delete from baton_event_waits where id in (select id from doomed) returning 1
           ), gone_requests as (
             delete from baton_requests where id in (select id from doomed) returning 1
           )

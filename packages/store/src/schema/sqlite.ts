@@ -276,3 +276,60 @@ export const outbox = sqliteTable(
     index('baton_outbox_expires_at_idx').on(table.expiresAt),
   ],
 );
+
+/**
+ * Event waits (schema 9): one row per (parked request, event name, correlation key) while the
+ * request waits for that event, replaced in the same transaction as every write of the request
+ * (none once it stops waiting, so a request whose wait timed out is never found here). Indexed
+ * by (event, match_key): routing an event reads the waiters it reaches, not every parked row.
+ */
+export const eventWaits = sqliteTable(
+  'baton_event_waits',
+  {
+    /** The parked request's id. */
+    id: text('id').notNull(),
+    /** The event's name (`ci.finished`). */
+    event: text('event').notNull(),
+    /** The correlation key the request waits for ('' when the event has none). */
+    matchKey: text('match_key').notNull(),
+    /** The request's flow. */
+    flow: text('flow').notNull(),
+  },
+  (table) => [
+    primaryKey({ name: 'baton_event_waits_pk', columns: [table.id, table.event, table.matchKey] }),
+    index('baton_event_waits_event_match_idx').on(table.event, table.matchKey),
+  ],
+);
+
+/**
+ * Received events (schema 9): one row per (event name, event id), kept for de-duplication of
+ * retried sends and for the lookback window (an event that arrived before its instance waits is
+ * delivered when the wait begins). `data` is sealed by the engine (opaque here); `delivered` is
+ * how many waiting instances the first delivery reached, null while it runs. Pruned by `expires_at`.
+ */
+export const events = sqliteTable(
+  'baton_events',
+  {
+    /** The event's name. */
+    event: text('event').notNull(),
+    /** The event's id (the sender's, or a random one). */
+    id: text('id').notNull(),
+    /** Its correlation key ('' when the event has none). */
+    matchKey: text('match_key').notNull(),
+    /** The event's data, sealed by the engine. */
+    data: text('data').notNull(),
+    /** When it was received (ms, engine clock). */
+    receivedAt: integer('received_at').notNull(),
+    /** Until when a wait that begins receives it (ms): the lookback window. */
+    lookbackUntil: integer('lookback_until').notNull(),
+    /** Instances the first delivery reached; null while it runs. */
+    delivered: integer('delivered'),
+    /** When the row may be pruned (ms): the end of the de-duplication window. */
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (table) => [
+    primaryKey({ name: 'baton_events_pk', columns: [table.event, table.id] }),
+    index('baton_events_event_match_idx').on(table.event, table.matchKey, table.receivedAt),
+    index('baton_events_expires_at_idx').on(table.expiresAt),
+  ],
+);

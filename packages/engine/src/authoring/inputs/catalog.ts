@@ -5,20 +5,20 @@
  */
 import { FlowDefinitionError } from '../../errors.js';
 import type { DecisionSpec } from './decision.js';
+import type { EventSpec } from './event.js';
 import type { InputEventType, InputSpec, UnsupportedAnswer } from './spec.js';
 
 /** A catalog of inputs a flow may ask, keyed by the request key sent on the wire. */
 export type InputCatalog = Record<string, InputSpec<any, any>>;
 
 /** The answer payload a spec delivers, plus `unsupported` for the caller's inputs (when it has a fallback). */
-export type AnswerOf<S> =
-  S extends DecisionSpec<any, any>
-    ? S extends InputSpec<infer A, any>
-      ? A
-      : never
-    : S extends InputSpec<infer A, any>
-      ? A | UnsupportedAnswer
-      : never;
+export type AnswerOf<S> = S extends DecisionSpec<any, any> | EventSpec<any, any>
+  ? S extends InputSpec<infer A, any>
+    ? A
+    : never
+  : S extends InputSpec<infer A, any>
+    ? A | UnsupportedAnswer
+    : never;
 
 /**
  * The union of events the machine receives for a catalog: one `input.<key>` event per key.

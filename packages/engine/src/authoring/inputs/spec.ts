@@ -12,9 +12,10 @@ import type { InputKind, WireInputRequest } from '../../contract/wire.js';
 
 /**
  * What a declared input is: one of the client's input kinds, or `decision`: an answer someone
- * other than the caller gives through the decision tools (see {@link decision}).
+ * other than the caller gives through the decision tools (see {@link decision}); or `event`: a
+ * message another system sends the flow (see {@link event}).
  */
-export type SpecKind = InputKind | 'decision';
+export type SpecKind = InputKind | 'decision' | 'event';
 
 /** The event type an answer to input `K` is delivered as. */
 export type InputEventType<K extends string> = `input.${K}`;

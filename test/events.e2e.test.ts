@@ -1,0 +1,288 @@
+/**
+ * Events end to end: one `baton serve` per ledger (a SQLite file, then the
+ * PostgreSQL the suite starts) serving flows that wait for `build.done` of a
+ * commit, with a Standard Webhooks secret for that event and bearer tokens
+ * (one with the scope `baton:events`, one without). Over real HTTP on
+ * loopback: an event after the wait resumes its instance; one event reaches
+ * two instances waiting on one key (`delivered: 2`) and its retry with the
+ * same id is answered with the first count and delivers nothing again; an
+ * event sent before the wait is kept and delivered when the wait begins
+ * (lookback); an event sent after a wait timed out reaches nobody (the stale
+ * waiter stays timed out) and is kept for the next wait. Refused with
+ * `application/problem+json`: a wrong signature and an old timestamp (401), a
+ * body the schema refuses (422, naming the field), an unknown event (404), a
+ * bearer without the scope (403). `baton send-event` signs and sends one.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateKey } from '@baton/engine';
+import type { Client } from '@modelcontextprotocol/client';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+// standardwebhooks is a dependency of @baton/adapters (which verifies with it), not of the workspace root.
+import { Webhook } from '../packages/adapters/node_modules/standardwebhooks/dist/index.js';
+import { createTestDatabase } from '../packages/store/test/helpers/postgres.js';
+import { connectHttp, runCli, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-events-e2e-'));
+const BATON_KEYS = generateKey();
+const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+const WRONG_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+const token = (name: string) => `${name}-token-${'x'.repeat(24)}`;
+const tokensFile = join(dir, 'tokens.json');
+writeFileSync(
+  tokensFile,
+  JSON.stringify({
+    [token('alice')]: { principal: 'alice' },
+    [token('ci')]: { principal: 'ci-bot', scopes: ['baton:events'] },
+  }),
+);
+const secretsFile = join(dir, 'event-secrets');
+writeFileSync(secretsFile, `# build.done comes from CI\nbuild.done=${SECRET}\n`);
+
+const clients: Client[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const pgUrl = inject('batonPgUrl');
+const ledgers: [string, string | undefined][] = [
+  ['SQLite', `sqlite:${join(dir, 'ledger.db')}`],
+  ['PostgreSQL', pgUrl || undefined],
+];
+
+let seq = 0;
+/** A commit no other test of the file uses. */
+const commit = () => `c${process.pid}x${++seq}`;
+
+describe.each(ledgers)('events on a %s ledger', (name, given) => {
+  let server: ServeProcess | undefined;
+  let ledger = given;
+  let drop = async () => {};
+  beforeAll(async () => {
+    if (!ledger) return;
+    if (name === 'PostgreSQL') {
+      const database = await createTestDatabase(given!);
+      ledger = database.url;
+      drop = database.drop;
+    }
+    server = await startServe(
+      [
+        'test/fixtures/event-flows',
+        '--http',
+        '127.0.0.1:0',
+        '--ledger',
+        ledger!,
+        '--auth-tokens',
+        tokensFile,
+        '--wait-in-call',
+        '0',
+        '--event-secrets-file',
+        secretsFile,
+      ],
+      { BATON_KEYS },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+    await drop();
+  });
+
+  const eventsUrl = (event: string) => new URL(`/events/${event}`, server!.url);
+
+  /** POST an event signed with `secret` (default: the right one) at `at` (default: now). */
+  async function send(data: unknown, options: { id?: string; secret?: string; at?: Date; event?: string } = {}) {
+    const id = options.id ?? `evt-${randomBytes(8).toString('hex')}`;
+    const at = options.at ?? new Date();
+    const body = JSON.stringify({ data });
+    const response = await fetch(eventsUrl(options.event ?? 'build.done'), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': new Webhook(options.secret ?? SECRET).sign(id, at, body),
+      },
+      body,
+    });
+    return {
+      status: response.status,
+      type: response.headers.get('content-type'),
+      json: (await response.json()) as any,
+    };
+  }
+
+  async function client(): Promise<Client> {
+    const { client } = await connectHttp(server!.url, { token: token('alice') });
+    clients.push(client);
+    return client;
+  }
+
+  /** Start a flow that waits for the build of `sha`; its request id (the call answers "waiting" at once). */
+  async function waitFor(sha: string, flow = 'await_build'): Promise<string> {
+    const result = await (await client()).callTool({ name: flow, arguments: { commit: sha } });
+    const waiting = result.structuredContent as { status: string; id: string; waitingFor: unknown };
+    expect(waiting).toMatchObject({ status: 'waiting', waitingFor: [{ key: 'build', event: 'build.done' }] });
+    return waiting.id;
+  }
+
+  async function resume(id: string): Promise<string> {
+    return textOf(await (await client()).callTool({ name: 'baton_resume', arguments: { id } }));
+  }
+
+  it.skipIf(!ledger)(
+    'delivers an event sent after the wait began, to every instance waiting on its key, once per id',
+    async () => {
+      const one = commit();
+      const first = await waitFor(one);
+      const sent = await send({ commit: one, status: 'success' }, { id: 'build-1' });
+      expect(sent).toMatchObject({ status: 202, json: { delivered: 1, id: 'build-1' } });
+      expect(await resume(first)).toBe(`built ${one}: success (event build-1)`);
+
+      const shared = commit();
+      const [a, b] = [await waitFor(shared), await waitFor(shared)];
+      const both = await send({ commit: shared, status: 'failure' }, { id: 'build-2' });
+      expect(both).toMatchObject({ status: 202, json: { delivered: 2 } });
+      // The retry (same webhook-id) is answered with the first count and delivers nothing again.
+      const retried = await send({ commit: shared, status: 'success' }, { id: 'build-2' });
+      expect(retried).toMatchObject({ status: 202, json: { delivered: 2, duplicate: true } });
+      expect(await resume(a)).toBe(`built ${shared}: failure (event build-2)`);
+      expect(await resume(b)).toBe(`built ${shared}: failure (event build-2)`);
+    },
+  );
+
+  it.skipIf(!ledger)('keeps an event that arrives before its wait and delivers it when the wait begins', async () => {
+    const early = commit();
+    expect(await send({ commit: early, status: 'success' }, { id: 'build-early' })).toMatchObject({
+      status: 202,
+      json: { delivered: 0 },
+    });
+    // The call's own round finds it: the flow ends in that call, no waiting.
+    const result = await (await client()).callTool({ name: 'await_build', arguments: { commit: early } });
+    expect(textOf(result)).toBe(`built ${early}: success (event build-early)`);
+  });
+
+  it.skipIf(!ledger)(
+    'never delivers to a wait that timed out: the event is kept for the next wait instead',
+    async () => {
+      const late = commit();
+      const stale = await waitFor(late, 'await_build_briefly');
+      // The scheduler fires the 2-second timeout with no client present.
+      const until = Date.now() + 30_000;
+      let text = '';
+      while (Date.now() < until) {
+        text = await resume(stale);
+        if (text.includes('in time')) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(text).toBe(`no build of ${late} reported in time`);
+      expect(await send({ commit: late, status: 'success' }, { id: 'build-late' })).toMatchObject({
+        status: 202,
+        json: { delivered: 0 },
+      });
+      expect(await resume(stale)).toBe(`no build of ${late} reported in time`);
+      const next = await (await client()).callTool({ name: 'await_build', arguments: { commit: late } });
+      expect(textOf(next)).toBe(`built ${late}: success (event build-late)`);
+    },
+    60_000,
+  );
+
+  it.skipIf(!ledger)(
+    'refuses a wrong signature, an old timestamp, a bad body and an unknown event with problem+json',
+    async () => {
+      const sha = commit();
+      const waiting = await waitFor(sha);
+      const forged = await send({ commit: sha, status: 'success' }, { secret: WRONG_SECRET });
+      expect(forged).toMatchObject({ status: 401, type: 'application/problem+json', json: { status: 401 } });
+      expect(forged.json.detail).toMatch(/signature/);
+      const old = await send({ commit: sha, status: 'success' }, { at: new Date(Date.now() - 10 * 60_000) });
+      expect(old).toMatchObject({ status: 401, type: 'application/problem+json' });
+      expect(old.json.detail).toMatch(/timestamp/);
+      const bad = await send({ commit: sha, status: 'green' });
+      expect(bad).toMatchObject({
+        status: 422,
+        type: 'application/problem+json',
+        json: { errors: [{ pointer: '#/data/status' }] },
+      });
+      expect(bad.json.detail).toMatch(/^data\.status: /);
+      // Authenticated first (no secret signs deploy.done), then unknown.
+      expect(await send({ commit: sha }, { event: 'deploy.done' })).toMatchObject({ status: 401 });
+      const unknown = await fetch(eventsUrl('deploy.done'), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token('ci')}` },
+        body: JSON.stringify({ data: {} }),
+      });
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers.get('content-type')).toBe('application/problem+json');
+      // None of them reached the instance.
+      expect(
+        (await (await client()).callTool({ name: 'baton_requests', arguments: {} })).structuredContent,
+      ).toMatchObject({
+        requests: expect.arrayContaining([expect.objectContaining({ id: waiting, status: 'waiting' })]),
+      });
+    },
+  );
+
+  it.skipIf(!ledger)('takes a bearer token with the scope baton:events, refuses one without it (403)', async () => {
+    const sha = commit();
+    const waiting = await waitFor(sha);
+    const post = (bearer: string) =>
+      fetch(eventsUrl('build.done'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
+        body: JSON.stringify({ id: 'bearer-1', data: { commit: sha, status: 'success' } }),
+      });
+    const refused = await post(token('alice'));
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(/baton:events/);
+    const unsigned = await fetch(eventsUrl('build.done'), { method: 'POST', body: '{}' });
+    expect(unsigned.status).toBe(401);
+    const accepted = await post(token('ci'));
+    expect(accepted.status).toBe(202);
+    expect(await accepted.json()).toEqual({ delivered: 1, id: 'bearer-1' });
+    expect(await resume(waiting)).toBe(`built ${sha}: success (event bearer-1)`);
+  });
+
+  it.skipIf(!ledger || name !== 'SQLite')(
+    'sends a signed event with baton send-event',
+    async () => {
+      const sha = commit();
+      const waiting = await waitFor(sha);
+      const data = JSON.stringify({ commit: sha, status: 'success' });
+      const sent = await runCli([
+        'send-event',
+        'build.done',
+        '--data',
+        data,
+        '--http',
+        server!.url.href,
+        '--secret',
+        SECRET,
+        '--id',
+        'cli-1',
+      ]);
+      expect(sent).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(sent.stdout)).toEqual({ delivered: 1, id: 'cli-1' });
+      expect(await resume(waiting)).toBe(`built ${sha}: success (event cli-1)`);
+      const refused = await runCli([
+        'send-event',
+        'build.done',
+        '--data',
+        '{"commit":1}',
+        '--http',
+        server!.url.href,
+        '--secret',
+        SECRET,
+      ]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^baton: the server refused the event \(HTTP 422\): data\.commit: .*\n$/);
+      const badFlag = await runCli(['send-event', 'build.done', '--data', 'nope', '--http', server!.url.href]);
+      expect(badFlag.code).toBe(2);
+      expect(badFlag.stderr.trim().split('\n')).toHaveLength(1);
+    },
+    60_000,
+  );
+});
