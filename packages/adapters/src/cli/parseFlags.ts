@@ -75,6 +75,15 @@ function commanderLine(error: CommanderError): string {
   return suggestion ? `${main}: did you mean ${suggestion}` : main;
 }
 
+/**
+ * Marks a value that starts with `-` and is longer than one option letter, e.g. a request id
+ * `-YHPOddMwFlZqZD13us7Ug` (base64url), so that Commander reads it as a value, never as
+ * short options (every short option here is a lone letter: `-h`).
+ */
+const DASH_VALUE = '\u0000';
+const escapeDashValue = (arg: string): string => (/^-[^-]./.test(arg) ? `${DASH_VALUE}${arg}` : arg);
+const unescapeDashValue = (arg: string): string => (arg.startsWith(DASH_VALUE) ? arg.slice(1) : arg);
+
 /** Parse `argv` against `options`; throws a usage error (exit 2) naming `usage` on bad flags. */
 export function parseFlags<const T extends FlagSpecs>(argv: string[], options: T, usage: string): ParsedFlags<T> {
   checkValues(argv, options, usage);
@@ -94,7 +103,7 @@ export function parseFlags<const T extends FlagSpecs>(argv: string[], options: T
     command.addOption(option);
   }
   try {
-    command.parse(argv, { from: 'user' });
+    command.parse(argv.map(escapeDashValue), { from: 'user' });
   } catch (error) {
     throw error instanceof CommanderError ? usageError(commanderLine(error), usage) : error;
   }
@@ -106,9 +115,11 @@ export function parseFlags<const T extends FlagSpecs>(argv: string[], options: T
       if (value === false) values[name] = true;
       continue;
     }
-    if (value !== undefined) values[name] = value;
+    if (typeof value === 'string') values[name] = unescapeDashValue(value);
+    else if (Array.isArray(value)) values[name] = value.map(unescapeDashValue);
+    else if (value !== undefined) values[name] = value;
   }
-  return { values: values as ParsedFlags<T>['values'], positionals: [...command.args] };
+  return { values: values as ParsedFlags<T>['values'], positionals: command.args.map(unescapeDashValue) };
 }
 
 /**

@@ -60,9 +60,9 @@ import type { McpServerFactory, OAuthTokenVerifier } from '@modelcontextprotocol
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { defaultRoles } from '../callContext.js';
-import { ANY_EVENT, createEventsRoute, EVENTS_PATH } from '../events.js';
 import { createDecisionApi } from '../decisionApi.js';
 import { decisionPageUrl, parsePublicUrl } from '../decisionLinks.js';
+import { ANY_EVENT, createEventsRoute, EVENTS_PATH } from '../events.js';
 import { loadFlowsModule } from '../flowsModule.js';
 import { serveHttp, servingWarning } from '../http.js';
 import { ServingMetrics } from '../metrics.js';
