@@ -58,6 +58,8 @@ export interface FlowHttpHandlerOptions {
   /**
    * Other paths answered by the server itself (e.g. `/healthz`, `/metrics`: see
    * `createObservabilityRoutes`): after the Host/Origin check, without bearer authentication.
+   * A key ending in `/*` answers every path under it (`/decide/*`: `/decide/R7x…`). A route
+   * asked with a body (POST) gets it, bounded by `maxBodyBytes`.
    */
   readonly routes?: ReadonlyMap<string, (request: Request) => Promise<Response>>;
   /**
@@ -84,6 +86,19 @@ const jsonError = (status: number, message: string) =>
 /** A request that passed the header checks, with the verified token when there is a verifier. */
 interface Admitted {
   readonly authInfo?: AuthInfo;
+  /** A route asked with a body: answered by it once the body is read. */
+  readonly route?: (request: Request) => Promise<Response>;
+}
+
+/** The route answering `pathname`: an exact key, else the longest `/*` key it falls under. */
+function routeFor(routes: FlowHttpHandlerOptions['routes'], pathname: string) {
+  const exact = routes?.get(pathname);
+  if (exact || !routes) return exact;
+  let best: string | undefined;
+  for (const key of routes.keys()) {
+    if (key.endsWith('/*') && pathname.startsWith(key.slice(0, -1)) && key.length > (best?.length ?? 0)) best = key;
+  }
+  return best === undefined ? undefined : routes.get(best);
 }
 
 /** The handler in two steps, so that `serveHttp` can check the headers before it reads a body. */
@@ -111,13 +126,17 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
   const gate: Gate = {
     async admit(request) {
       const pathname = new URL(request.url).pathname;
-      const route = pathname === path ? undefined : routes?.get(pathname);
+      const route = pathname === path ? undefined : routeFor(routes, pathname);
       if (pathname !== path && !route) return jsonError(404, 'Not found');
       if (allowed) {
         const rejected = hostHeaderValidationResponse(request, allowed) ?? originValidationResponse(request, allowed);
         if (rejected) return rejected;
       }
-      if (route) return route(request);
+      if (route && (request.method === 'GET' || request.method === 'HEAD')) return route(request);
+      if (route) {
+        const declared = Number(request.headers.get('content-length') ?? 0);
+        return declared > maxBodyBytes ? jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`) : { route };
+      }
       let authInfo: AuthInfo | undefined;
       if (bearer) {
         const verified = await bearer(request);
@@ -129,6 +148,7 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
       return authInfo ? { authInfo } : {};
     },
     serve(request, admitted, parsed) {
+      if (admitted.route) return admitted.route(request);
       const body = parsed && 'parsedBody' in parsed ? { parsedBody: parsed.parsedBody } : {};
       if ('parsedBody' in body) noteCalledTool(request, body.parsedBody);
       return mcp.fetch(request, { ...body, ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}) });
@@ -354,7 +374,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | typeof 
 }
 
 async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
-  const headers = Object.fromEntries(response.headers);
+  const headers: Record<string, string | string[]> = Object.fromEntries(response.headers);
+  // Several cookies are several headers (a joined `set-cookie` is not one a browser reads).
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 1) headers['set-cookie'] = cookies;
   if (!response.body) {
     res.writeHead(response.status, headers);
     res.end();
@@ -436,10 +459,13 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
       // than a body stream for it to read and parse again.
       const json = body && body.length > 0 ? parseJson(body) : undefined;
       const request =
-        body && body.length > 0 && !json
+        body && body.length > 0 && (!json || admitted.route)
           ? toFetchRequest(req, base, { body: new Uint8Array(body), signal: aborted.signal })
           : head;
-      await writeResponse(res, await gate!.serve(request, admitted, json ? { parsedBody: json.value } : undefined));
+      await writeResponse(
+        res,
+        await gate!.serve(request, admitted, json && !admitted.route ? { parsedBody: json.value } : undefined),
+      );
     } catch (error) {
       if (error instanceof ClientGone || res.headersSent) {
         res.destroy();
