@@ -37,6 +37,7 @@ export { form } from './authoring/inputs/form.js';
 export { DEFAULT_MAX_ROOTS, roots } from './authoring/inputs/roots.js';
 export { sampling } from './authoring/inputs/sampling.js';
 export type {
+  AnswerIssue,
   CommonOptions,
   FormAnswer,
   FromContext,
@@ -140,11 +141,20 @@ export { RESUME_TOOL } from './decisions/requestTools.js';
 export { type TaskSnapshot, type TaskStatus, taskOf } from './decisions/taskStatus.js';
 export type { TaskCaller, TaskCancelResult, TaskTools } from './decisions/taskTools.js';
 export type {
+  AnswerDecisionRequest,
+  AnswerDecisionResult,
+  DecidedBy,
   DecidedEvent,
   DecideRequest,
   DecisionCaller,
+  DecisionChannel,
+  DecisionRefusal,
+  DecisionRefusalReason,
   DecisionRequestedEvent,
   DecisionTools,
+  DecisionView,
+  DescribeDecisionRequest,
+  DescribeDecisionResult,
   InboxItem,
   RequestItem,
   ResumeRequest,

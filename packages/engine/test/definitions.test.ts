@@ -74,7 +74,11 @@ describe('form schemas become restricted elicitation schemas', () => {
     });
     const long = 'Q'.repeat(13_000);
     const parsed = spec.parse({ action: 'accept', content: { ticket: long } });
-    expect(parsed).toEqual({ ok: false, problem: 'ticket: at most 64 characters' });
+    expect(parsed).toEqual({
+      ok: false,
+      problem: 'ticket: at most 64 characters',
+      issues: [{ field: 'ticket', hint: 'at most 64 characters' }],
+    });
     expect(spec.build({}, 'Your previous answer was not accepted.')).toMatchObject({
       params: { message: 'Your previous answer was not accepted.\n\nticket' },
     });

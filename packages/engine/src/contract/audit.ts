@@ -21,6 +21,8 @@ export type AuditOutcome = 'complete' | 'input_required' | 'error';
  * Whose call ran a round:
  * - `call`: the requester's own call of the flow's tool (every round before schema 6 reads so);
  * - `decide`: a decider's `baton_decide`, which recorded a decision and advanced the parked flow;
+ * - `decide_api`, `decide_page`: the same, through the HTTP decision API (`POST /api/decisions/<id>`)
+ *   or the signed-in decision page (`/decide/<id>`);
  * - `resume`: the requester's `baton_resume` of a parked flow;
  * - `withdraw`: the requester's `baton_withdraw`, which delivered the withdrawal event;
  * - `operator`: an operator's `baton runs cancel` (the withdrawal event delivered) or
@@ -30,7 +32,7 @@ export type AuditOutcome = 'complete' | 'input_required' | 'error';
  * An open list: later versions add values (the scheduler firing a due timer, task updates,
  * events, operators), so a reader must accept a value it does not know (shown as is).
  */
-export type AuditVia = 'call' | 'decide' | 'resume' | 'withdraw' | 'timer' | 'operator';
+export type AuditVia = 'call' | 'decide' | 'decide_api' | 'decide_page' | 'resume' | 'withdraw' | 'timer' | 'operator';
 
 /** One answer a round received. */
 export interface AuditAnswer {

@@ -24,29 +24,36 @@ export function refuse(tool: string, message: string, row?: Pick<ParkedRequest, 
   return { type: 'error', flow: row?.flow ?? tool, fid: row?.id ?? '', round: 0, message };
 }
 
-/** A request by a client-given id, its flow and its opened blob; or why not, as a refusal. */
+/**
+ * A request by a client-given id, its flow and its opened blob; or why not, as a refusal with its
+ * reason code (`unknown`: no such request; `unavailable`: this server cannot serve it).
+ */
 export async function load(core: DecisionsPort, tool: string, id: unknown) {
   const { codec, log } = core;
   const ledger = core.ledger;
   if (!ledger) {
     return {
       refusal: refuse(tool, 'This server keeps no requests: it runs without a ledger (baton serve --ledger URL).'),
+      reason: 'unavailable' as const,
     };
   }
-  if (typeof id !== 'string' || !ID.test(id)) return { refusal: refuse(tool, 'There is no request with that id.') };
+  if (typeof id !== 'string' || !ID.test(id)) {
+    return { refusal: refuse(tool, 'There is no request with that id.'), reason: 'unknown' as const };
+  }
   const row = await ledger.getRequest(id);
-  if (!row) return { refusal: refuse(tool, `There is no request ${id}.`) };
+  if (!row) return { refusal: refuse(tool, `There is no request ${id}.`), reason: 'unknown' as const };
   const flow = core.flows.get(row.flow);
   if (!flow)
     return {
       refusal: refuse(tool, `Request ${id} belongs to "${row.flow}", which this server does not serve.`, row),
+      reason: 'unavailable' as const,
     };
   const blob = openParked(codec, row);
   const body = blob && currentBody(flow, blob);
   const key = blob ? undefined : unknownParkedKey(codec, row);
   if (key) {
     log({ type: 'flow_error', flow: flow.name, fid: id, error: new Error(`the parked request was ${key}`) });
-    return { refusal: refuse(tool, `Request ${id} was ${key}.`, row), unknownKey: key };
+    return { refusal: refuse(tool, `Request ${id} was ${key}.`, row), reason: 'unavailable' as const, unknownKey: key };
   }
   if (!blob || !body) {
     log({
@@ -55,7 +62,10 @@ export async function load(core: DecisionsPort, tool: string, id: unknown) {
       fid: id,
       error: new Error('the parked request does not open or cannot be migrated'),
     });
-    return { refusal: refuse(tool, `Request ${id} cannot be read on this server. The server log has details.`, row) };
+    return {
+      refusal: refuse(tool, `Request ${id} cannot be read on this server. The server log has details.`, row),
+      reason: 'unavailable' as const,
+    };
   }
   return { ledger, row, flow, blob: { ...blob, s: body } as ParkedBlob };
 }

@@ -6,7 +6,8 @@
  * `data.status` as `baton_requests` shows it), and `flow.notification` for
  * each `notify()` of the round. Bodies are `{ type, timestamp, data }`;
  * `data` has `requestId` and `flow`, and for decisions `key`, `role` and
- * `deadline` (ISO 8601). Principals are keyed hashes, or ids when the runner
+ * `deadline` (ISO 8601), and `url`, the decision page, when the runner has a
+ * `decisionUrl`. Principals are keyed hashes, or ids when the runner
  * says so (`hookPrincipals`). Ids are derived from the request, the round and
  * the event, so a write replayed after a conflict carries the same ids and
  * the ledger keeps one row each.
@@ -58,6 +59,7 @@ export function outboxMessages(core: DecisionsPort, facts: OutboxFacts): OutboxM
     });
   }
   const before = new Set(facts.awaitedBefore);
+  const link = core.decisions.decisionUrl;
   if (facts.status === 'waiting') {
     for (const d of facts.awaited) {
       if (before.has(d.key)) continue;
@@ -67,6 +69,7 @@ export function outboxMessages(core: DecisionsPort, facts: OutboxFacts): OutboxM
         ...(d.deadline === null ? {} : { deadline: iso(d.deadline) }),
         message: d.message,
         requester: who(facts.requesterPrincipal),
+        ...(link ? { url: link(facts.fid, facts.awaited.length > 1 ? d.key : undefined) } : {}),
       });
     }
   }

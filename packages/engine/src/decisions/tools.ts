@@ -1,9 +1,11 @@
 /**
  * The decision tools assembled on a runner's port (`port.ts`): `inbox`,
- * `decide`, `requests`, `resume` and `withdraw` (their types and contracts
- * are in `types.ts`). Deciding is `decide.ts`; the other tools are
- * `requestTools.ts`.
+ * `decide`, `describeDecision`, `answerDecision`, `requests`, `resume` and
+ * `withdraw` (their types and contracts are in `types.ts`). Deciding is
+ * `decide.ts` (two MRTR rounds) and `answer.ts` (one shot), both on
+ * `deciding.ts`; the other tools are `requestTools.ts`.
  */
+import { answerDecision, describeDecision } from './answer.js';
 import { decide } from './decide.js';
 import type { DecisionsPort } from './port.js';
 import { inbox, requests, resume, withdraw } from './requestTools.js';
@@ -14,6 +16,8 @@ export function createDecisionTools(core: DecisionsPort, server: ResumeServer): 
   return {
     inbox: (context) => inbox(core, context),
     decide: (request) => decide(core, request),
+    describeDecision: (request) => describeDecision(core, request),
+    answerDecision: (request) => answerDecision(core, request),
     requests: (context) => requests(core, context),
     resume: (request) => resume(core, server, request),
     withdraw: (request) => withdraw(core, request),

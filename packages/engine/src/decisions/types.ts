@@ -16,10 +16,12 @@
  * through `advance.ts`.
  */
 import type { Flow } from '../authoring/flowTypes.js';
+import type { AnswerIssue } from '../authoring/inputs/spec.js';
 import type { StateBinding } from '../codec/types.js';
 import type { CallContext } from '../contract/call.js';
 import type { ParkedRequest, RequestStatus, WaitingFor } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
+import type { ElicitationSchema } from '../contract/wire.js';
 
 /** Who calls a decision tool: the principal, its roles, and what the client can be asked. */
 export type DecisionCaller = Pick<CallContext, 'principal' | 'roles' | 'capabilities'>;
@@ -96,6 +98,151 @@ export interface WithdrawRequest {
   readonly context: DecisionCaller;
 }
 
+/**
+ * Why a decision cannot be described or answered (the HTTP decision API maps each to a status):
+ * - `not_allowed`: the caller is the requester (four eyes) or lacks the role (or the flow's `may`);
+ * - `unknown`: no such request, or no such decision on it, or it awaits no decision now;
+ * - `already_decided`: someone (maybe the caller) made it already (`decidedBy` says who, to a caller who may make it);
+ * - `expired`: past its deadline, or the request expired;
+ * - `withdrawn`: the requester withdrew the request;
+ * - `ended`: the request ended otherwise (completed, ended by an operator, the decision closed);
+ * - `ambiguous_key`: the caller may make several decisions on the request (`keys`): say which;
+ * - `lost_race`: another decision or write won while this one was being recorded;
+ * - `unavailable`: this server cannot serve the request (no ledger, a flow it does not serve, a
+ *   request sealed with a key it lacks);
+ * - `in_progress`: an answer under the same idempotency key is still being recorded (retry after `retryAfterMs`);
+ * - `key_reused`: the idempotency key was used before for another answer (or its first attempt was lost).
+ */
+export type DecisionRefusalReason =
+  | 'not_allowed'
+  | 'unknown'
+  | 'already_decided'
+  | 'expired'
+  | 'withdrawn'
+  | 'ended'
+  | 'ambiguous_key'
+  | 'lost_race'
+  | 'unavailable'
+  | 'in_progress'
+  | 'key_reused';
+
+/** Who made a recorded decision. Times in ms since epoch. */
+export interface DecidedBy {
+  /** The decision's key. */
+  readonly key: string;
+  /** The decider: the readable principal when the runner stores names, else its keyed hash. */
+  readonly decider: string;
+  /** Whether the caller made it. */
+  readonly you: boolean;
+  readonly decidedAt?: number;
+}
+
+/**
+ * A refusal: `{ status: 'refused', reason: 'already_decided', message: 'The decision "manager_approval"
+ * on request R… has already been made.', decidedBy: { key, decider, you, decidedAt } }`.
+ */
+export interface DecisionRefusal {
+  readonly status: 'refused';
+  readonly reason: DecisionRefusalReason;
+  /** A sentence for a person (what the decision tools say as a tool error). */
+  readonly message: string;
+  /** `already_decided` and `lost_race`, to a caller who may make the decision: who made it. */
+  readonly decidedBy?: DecidedBy;
+  /** `ambiguous_key`: the decisions the caller may make on the request. */
+  readonly keys?: readonly string[];
+  /** `in_progress`: when to try again, ms. */
+  readonly retryAfterMs?: number;
+}
+
+/** Where a one-shot decision came from, as the audit trail records it (`via: 'decide_api' | 'decide_page'`). */
+export type DecisionChannel = 'api' | 'page';
+
+/** A `describeDecision` call. */
+export interface DescribeDecisionRequest {
+  readonly id: string;
+  /** Needed only when the caller may make more than one pending decision on the request. */
+  readonly key?: string;
+  readonly context: DecisionCaller;
+}
+
+/** A pending decision as data, for a page or an API (times in ms since epoch). */
+export interface DecisionView {
+  /** The request id. */
+  readonly id: string;
+  readonly key: string;
+  readonly flow: string;
+  readonly message: string;
+  /** The role that may decide, when the flow names one. */
+  readonly role?: string;
+  readonly requestedAt: number;
+  readonly deadline?: number;
+  /** Who asked: the readable principal when the runner stores names, else its keyed hash. */
+  readonly requester: string;
+  /**
+   * The request's arguments, only for flows that allow values (`defineFlow({ auditValues: true })`),
+   * sensitive context paths redacted.
+   */
+  readonly arguments?: unknown;
+  /** The form the decider answers (the same as `baton_decide` asks). */
+  readonly requestedSchema: ElicitationSchema;
+  /** The decisions already made on this request (other keys), oldest first. */
+  readonly decided: readonly DecidedBy[];
+}
+
+/** What `describeDecision` answers: `{ status: 'pending', decision: DecisionView }`, or a refusal. */
+export type DescribeDecisionResult = { readonly status: 'pending'; readonly decision: DecisionView } | DecisionRefusal;
+
+/** An `answerDecision` call: the answer in hand, recorded in one step. */
+export interface AnswerDecisionRequest {
+  readonly id: string;
+  /** Needed only when the caller may make more than one pending decision on the request. */
+  readonly key?: string;
+  readonly context: DecisionCaller;
+  /**
+   * The answer, as an elicitation result: `accept` with the form's `content`, or `decline`
+   * (nothing recorded; the decision stays pending). Attacker-controlled: validated.
+   */
+  readonly answer: { readonly action: 'accept' | 'decline'; readonly content?: unknown };
+  readonly channel: DecisionChannel;
+  /**
+   * A client's key for this attempt (1-255 printable ASCII characters): a repeat with the same
+   * key, caller, request and answer answers what the first did, on any instance sharing the
+   * ledger and `BATON_KEYS`, recorded once (kept 24 hours). A schema error is not kept (the same
+   * key may carry the corrected answer); the same key with another answer is `key_reused`.
+   */
+  readonly idempotencyKey?: string;
+}
+
+/**
+ * What `answerDecision` answers:
+ * - `{ status: 'recorded', id, key, flow, message: 'Recorded manager_approval on request R… (expense_approval). The flow has ended: …', next }`;
+ * - `{ status: 'declined', id, key, message }`: nothing recorded, the decision is still pending;
+ * - `{ status: 'invalid', id, key, message, problem, issues: [{ field, hint }] }`: the content
+ *   failed the schema (what `baton_decide` asks again with); nothing recorded;
+ * - a {@link DecisionRefusal}.
+ */
+export type AnswerDecisionResult =
+  | {
+      readonly status: 'recorded';
+      readonly id: string;
+      readonly key: string;
+      readonly flow: string;
+      readonly message: string;
+      /** What became of the flow, in a sentence. */
+      readonly next: string;
+    }
+  | { readonly status: 'declined'; readonly id: string; readonly key: string; readonly message: string }
+  | {
+      readonly status: 'invalid';
+      readonly id: string;
+      readonly key: string;
+      readonly message: string;
+      /** The schema's complaint in one phrase (`approve: required`). */
+      readonly problem: string;
+      readonly issues: readonly AnswerIssue[];
+    }
+  | DecisionRefusal;
+
 /** The decision tools of a runner. */
 export interface DecisionTools {
   /**
@@ -118,6 +265,23 @@ export interface DecisionTools {
    * @throws InvalidRequestStateError for a bad, expired, foreign or replayed requestState.
    */
   decide(request: DecideRequest): Promise<RoundOutcome>;
+  /**
+   * A pending decision the caller may make, as data (for a page or an API), with the same
+   * checks as `decide`; nothing is written.
+   * @returns `{ status: 'pending', decision: { id, key, flow, message, role?, requestedAt, deadline?,
+   *   requester, arguments?, requestedSchema, decided: [{ key, decider, you, decidedAt }] } }`, or
+   *   `{ status: 'refused', reason, message, decidedBy?, keys? }`.
+   */
+  describeDecision(request: DescribeDecisionRequest): Promise<DescribeDecisionResult>;
+  /**
+   * Make a decision in one step, for callers that already hold the answer (the HTTP decision API,
+   * the decision page): the same checks, validation and recording as `decide` (one compare-and-set,
+   * `onDecided`, the flow advanced at once, audited `via: 'decide_api' | 'decide_page'`).
+   * @returns `{ status: 'recorded', … }`, `{ status: 'declined', … }`, `{ status: 'invalid', problem,
+   *   issues, … }` or `{ status: 'refused', reason, message, … }` (see {@link AnswerDecisionResult}).
+   * @throws InvalidParamsError for an answer nested too deeply or holding a non-finite number.
+   */
+  answerDecision(request: AnswerDecisionRequest): Promise<AnswerDecisionResult>;
   /**
    * The caller's own requests updated in the last 30 days, newest first:
    * `[{ id, flow, status: 'waiting' | 'completed' | 'expired' | 'withdrawn', waitingFor? }]`.

@@ -54,6 +54,10 @@ export interface Runner {
   inbox: DecisionTools['inbox'];
   /** See {@link DecisionTools.decide}. */
   decide: DecisionTools['decide'];
+  /** See {@link DecisionTools.describeDecision}. */
+  describeDecision: DecisionTools['describeDecision'];
+  /** See {@link DecisionTools.answerDecision}. */
+  answerDecision: DecisionTools['answerDecision'];
   /** See {@link DecisionTools.requests}. */
   requests: DecisionTools['requests'];
   /** See {@link DecisionTools.resume}. */

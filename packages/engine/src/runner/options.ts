@@ -91,6 +91,14 @@ export interface RunnerOptions {
    */
   readonly outbox?: boolean;
   /**
+   * The page where a decision is made, for the `decision.requested` notifications of the outbox
+   * (their `data.url`): given the request id, and the decision's key when the request awaits
+   * more than one decision at once. The engine knows no HTTP: `baton serve --public-url URL`
+   * builds `<URL>/decide/<id>` (with `?key=<key>` when given). The link must carry
+   * no secret: whoever opens it signs in.
+   */
+  readonly decisionUrl?: (id: string, key: string | undefined) => string;
+  /**
    * Called (not awaited; errors logged) for each decision newly requested: tell the deciders.
    * `requester` is a keyed hash unless `hookPrincipals: 'id'`.
    */

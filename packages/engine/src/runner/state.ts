@@ -143,6 +143,7 @@ export function createRunnerState(options: RunnerOptions): RunnerState {
       storePrincipalNames: storeNames,
       hookPrincipals: options.hookPrincipals ?? 'hash',
       outbox: options.outbox === true && ledger !== undefined,
+      decisionUrl: options.decisionUrl,
       onDecisionRequested: options.onDecisionRequested,
       onDecided: options.onDecided,
       taskPoll: taskPollSettings(positive('taskPollMs', options.taskPollMs ?? 5000)),

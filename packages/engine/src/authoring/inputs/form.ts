@@ -4,7 +4,7 @@
  */
 import type { z } from 'zod';
 import { toElicitationSchema } from '../elicitationSchema.js';
-import { describeIssues } from './issues.js';
+import { describeIssues, listIssues } from './issues.js';
 import {
   type CommonOptions,
   elicitResult,
@@ -58,7 +58,11 @@ export function form<TSchema extends z.ZodObject, TContext = any>(
       const content = options.schema.safeParse(result.data.content ?? {});
       return content.success
         ? { ok: true, answer: { action: 'accept', content: content.data } }
-        : { ok: false, problem: describeIssues(content.error.issues, result.data.content ?? {}) };
+        : {
+            ok: false,
+            problem: describeIssues(content.error.issues, result.data.content ?? {}),
+            issues: listIssues(content.error.issues, result.data.content ?? {}),
+          };
     },
     oversized: never,
   };

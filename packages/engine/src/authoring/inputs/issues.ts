@@ -6,6 +6,7 @@
  * CHG-123')`) is kept as written.
  */
 import type { z } from 'zod';
+import type { AnswerIssue } from './spec.js';
 
 /** A number in words for a message (`8,000`), or `too many` when it is not finite. */
 export const count = (n: number) => (Number.isFinite(n) ? n.toLocaleString('en-US') : 'too many');
@@ -95,8 +96,15 @@ const fieldName = (path: readonly PropertyKey[]) =>
  * `input` is what was parsed (to tell a missing field from one of the wrong type).
  */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], input?: unknown): string {
-  return issues
-    .slice(0, 5)
-    .map((issue) => `${fieldName(issue.path)}: ${describeIssue(issue, input)}`)
+  return listIssues(issues, input)
+    .map((issue) => `${issue.field}: ${issue.hint}`)
     .join('; ');
+}
+
+/**
+ * The same, one entry per field (at most five): `[{ field: 'count', hint: 'must be a whole number' }]`,
+ * for answers refused through an API that names the fields apart.
+ */
+export function listIssues(issues: readonly z.core.$ZodIssue[], input?: unknown): AnswerIssue[] {
+  return issues.slice(0, 5).map((issue) => ({ field: fieldName(issue.path), hint: describeIssue(issue, input) }));
 }

@@ -60,7 +60,18 @@ export type UnsupportedAnswer = { action: 'unsupported' };
  */
 export type ParsedAnswer<TAnswer> =
   | { readonly ok: true; readonly answer: TAnswer }
-  | { readonly ok: false; readonly problem: string };
+  | {
+      readonly ok: false;
+      readonly problem: string;
+      /** The same problem field by field, when the answer's content failed its schema (forms, decisions). */
+      readonly issues?: readonly AnswerIssue[];
+    };
+
+/** One field of a refused answer: its path in words (`roots[0].uri`, `answer` for the whole) and what was wrong. */
+export interface AnswerIssue {
+  readonly field: string;
+  readonly hint: string;
+}
 
 /**
  * A declared input: how to ask, how to read the answer.
