@@ -84,6 +84,8 @@ describe.skipIf(!hasChromium && !inCi)('decision pages in headless Chromium', ()
     expect(await page.title()).not.toBe('1');
     await expect(page.locator('.bar .who span').innerText()).resolves.toBe('Bob Manager');
     await expect(page.locator('.facts').innerText()).resolves.toMatch(/Decide by/);
+    await expect(page.locator('.requester').innerText()).resolves.toBe('alice');
+    await expect(page.locator('.args').innerText()).resolves.toContain('250');
 
     await page.check('input[name="f.approve"][value="true"]');
     await page.fill('textarea[name="f.comment"]', 'Enjoy <b>it</b>');
@@ -127,6 +129,7 @@ describe.skipIf(!hasChromium && !inCi)('decision pages in headless Chromium', ()
     const [response] = await Promise.all([page.waitForNavigation(), page.click('button[value="accept"]')]);
     expect(response!.status()).toBe(422);
     await expect(page.locator('#problem').innerText()).resolves.toMatch(/comment/);
+    await expect(page.locator('.field[data-field="comment"] .issue').innerText()).resolves.not.toBe('');
     await expect(page.locator('textarea[name="f.comment"]').inputValue()).resolves.toBe(long);
     expect(await page.locator('input[name="f.approve"][value="false"]').isChecked()).toBe(true);
   });
@@ -148,13 +151,16 @@ describe.skipIf(!hasChromium && !inCi)('decision pages in headless Chromium', ()
     expect([a, b].sort()).toEqual([200, 409]);
     const loser = a === 409 ? one : two;
     await expect(loser.locator('h1').innerText()).resolves.toBe('Already decided');
+    await expect(loser.locator('.sentence').innerText()).resolves.toMatch(/decided by you at /);
     // Recorded once: the request moved on to finance exactly once.
     await expect(scenario.resumeOnB(id)).resolves.toMatch(/finance_approval/);
 
-    // Another manager opening the link later is told it was decided, and by whom.
-    const dave = await open('dave', link);
+    // Another manager opening the decision's link later is told it was decided, and by whom.
+    const dave = await open('dave', `${link}?key=manager_approval`);
     expect(dave.status).toBe(409);
-    await expect(dave.page.locator('.sentence').innerText()).resolves.toMatch(/already been made/);
+    await expect(dave.page.locator('.sentence').innerText()).resolves.toMatch(
+      /already been made\. It was decided by bob at /,
+    );
   });
 
   it('refuses a POST without the session CSRF token or from another origin, and sends the strict headers', async () => {

@@ -113,6 +113,8 @@ export async function startDecisionPages(): Promise<DecisionPagesScenario> {
         join(dir, 'web.secret'),
         '--notify-webhook',
         hook,
+        // Names, so that a page can say who asked and who decided (else keyed hashes).
+        '--store-principal-names',
       ],
       { BATON_KEYS },
     );

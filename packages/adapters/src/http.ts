@@ -129,7 +129,12 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
       const route = pathname === path ? undefined : routeFor(routes, pathname);
       if (pathname !== path && !route) return jsonError(404, 'Not found');
       if (allowed) {
-        const rejected = hostHeaderValidationResponse(request, allowed) ?? originValidationResponse(request, allowed);
+        // `Origin: null` (a same-origin form post under `Referrer-Policy: no-referrer`) is left to the
+        // route, which checks more than a hostname (the decision pages: Sec-Fetch-Site and a CSRF token).
+        const opaque = route !== undefined && request.headers.get('origin') === 'null';
+        const rejected =
+          hostHeaderValidationResponse(request, allowed) ??
+          (opaque ? undefined : originValidationResponse(request, allowed));
         if (rejected) return rejected;
       }
       if (route && (request.method === 'GET' || request.method === 'HEAD')) return route(request);

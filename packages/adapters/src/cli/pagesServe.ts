@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import type { KeyRing, Runner } from '@baton/engine';
 import type { ClaimMapping } from '../oauthClaims.js';
 import { createDecisionPages, PAGE_ROUTES } from '../pages/routes.js';
-import { runnerDecisions } from '../pages/runnerDecisions.js';
+import { engineDecisions } from '../pages/engineDecisions.js';
 import { createWebLogin } from '../pages/webLogin.js';
 import { CliError, usageError } from './cliError.js';
 
@@ -148,7 +148,7 @@ export function pendingPages(flags: PagesServeFlags): PendingPages {
       const publicUrl = flags.publicUrl ?? new URL(start.served.origin);
       resolve(
         createDecisionPages({
-          decisions: runnerDecisions(start.runner),
+          decisions: engineDecisions(start.runner),
           login: createWebLogin({
             metadata: start.metadata,
             clientId: flags.clientId,

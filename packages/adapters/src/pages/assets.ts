@@ -52,6 +52,8 @@ textarea { resize: vertical; }
 button.primary { background: var(--accent); color: var(--accent-ink); border: 1px solid var(--accent); }
 button.secondary { background: #fff; color: var(--ink); border: 1px solid #aab3c0; }
 .problem { border-left: 4px solid var(--bad); background: #fdf0f0; padding: 8px 12px; margin: 0 0 16px; color: var(--bad); }
+.field.invalid input, .field.invalid textarea, .field.invalid select { border-color: var(--bad); }
+.issue { color: var(--bad); font-size: .9rem; margin: 4px 0; }
 .notice .sentence { font-size: 1.05rem; }
 .notice.recorded h1 { color: var(--good); }
 .notice[data-status^="4"] h1, .notice[data-status^="5"] h1 { color: var(--bad); }

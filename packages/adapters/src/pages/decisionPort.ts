@@ -76,7 +76,13 @@ export type Described = { readonly type: 'pending'; readonly view: DecisionView 
 export type Answered =
   | { readonly type: 'recorded'; readonly message: string }
   | { readonly type: 'declined'; readonly message: string }
-  | { readonly type: 'invalid'; readonly message: string }
+  | {
+      readonly type: 'invalid';
+      /** The schema's complaint in one phrase (`comment: too long`). */
+      readonly message: string;
+      /** Per field (`field` is the form field's name, or `answer` for the whole), what was wrong. */
+      readonly issues?: readonly { readonly field: string; readonly hint: string }[];
+    }
   | Refused;
 
 /** One decision of one request, asked by one caller. */

@@ -117,10 +117,23 @@ function hint(prop: Property): string | undefined {
   return parts.length > 0 ? parts.join(', ') : undefined;
 }
 
-/** The form's fields for `schema`, showing `submitted` (else the defaults). */
-export function renderFields(schema: ElicitationSchema, submitted?: SubmittedFields): SafeHtml {
+/** What was wrong with one field of a refused answer (the engine's words). */
+export interface FieldIssue {
+  readonly field: string;
+  readonly hint: string;
+}
+
+/** The form's fields for `schema`, showing `submitted` (else the defaults), each with its `issues`. */
+export function renderFields(
+  schema: ElicitationSchema,
+  submitted?: SubmittedFields,
+  issues: readonly FieldIssue[] = [],
+): SafeHtml {
   const required = new Set(schema.required ?? []);
   return html`${Object.entries(schema.properties).map(([name, prop]) => {
+    const wrong = issues.filter(
+      (issue) => issue.field === name || issue.field.startsWith(`${name}[`) || issue.field.startsWith(`${name}.`),
+    );
     const value = submitted ? submitted[name] : initial(prop);
     const title = str(prop.title) ?? str(prop.description) ?? name;
     const description = str(prop.title) !== undefined ? str(prop.description) : undefined;
@@ -134,10 +147,11 @@ export function renderFields(schema: ElicitationSchema, submitted?: SubmittedFie
     const label = grouped
       ? html`<span class="label" id="label-${name}">${title}${mark}</span>`
       : html`<label class="label" for="field-${name}">${title}${mark}</label>`;
-    return html`<div class="field" data-field="${name}" data-kind="${prop.type}">
+    return html`<div class="field${wrong.length > 0 ? ' invalid' : ''}" data-field="${name}" data-kind="${prop.type}">
 ${label}
 ${description ? html`<p class="hint">${description}</p>` : ''}
 ${control(name, prop, required.has(name), value)}
+${wrong.map((issue) => html`<p class="issue" role="alert">${issue.hint}</p>`)}
 ${bounds ? html`<p class="hint bounds">${bounds}</p>` : ''}
 </div>`;
   })}`;

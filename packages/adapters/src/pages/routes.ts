@@ -9,7 +9,8 @@
  * the sign-in, then back. Sessions and pending logins are sealed cookies
  * (`sealedCookie.ts`), so any instance with the same `BATON_KEYS` serves any
  * page. Every POST is checked twice against cross-site forgery: its `Origin`
- * (or `Sec-Fetch-Site`) must be this site, and its `_csrf` field must equal
+ * (or, as `no-referrer` makes browsers send `Origin: null`, its `Sec-Fetch-Site`) must be this
+ * site, and its `_csrf` field must equal
  * the token sealed in the session. Who may decide, and whether an answer is
  * valid, is the engine's to say (`decisionPort.ts`); refusals are plain
  * pages with their HTTP status (403 four eyes or role, 404 unknown, 409
@@ -120,12 +121,18 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
     return safeReturnPath(`${url.pathname}${url.search}`);
   };
 
-  /** Whether a POST comes from these pages (Origin, else Sec-Fetch-Site). */
+  /**
+   * Whether a POST comes from these pages: its `Origin` is the public origin; or, when the browser
+   * sends `Origin: null` (what `Referrer-Policy: no-referrer` makes it send for a form post) or
+   * none, its `Sec-Fetch-Site` (set by the browser, never by a page) says `same-origin`. A client
+   * sending neither header is no browser a forged form could drive; the CSRF token still applies.
+   */
   const sameSite = (request: Request) => {
     const origin = request.headers.get('origin');
-    if (origin !== null) return origin === publicUrl.origin;
+    if (origin === publicUrl.origin) return true;
+    if (origin !== null && origin !== 'null') return false;
     const site = request.headers.get('sec-fetch-site');
-    return site === null || site === 'same-origin';
+    return site === 'same-origin' || (site === null && origin === null);
   };
 
   /** A POST's form fields, once its origin and CSRF token are checked; or the refusal page. */
@@ -239,7 +246,11 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
     });
     if (answered.type === 'refused') return refusal(answered, session);
     if (answered.type === 'invalid') {
-      const body = decideBody(described.view, session.c, { fields, problem: answered.message });
+      const body = decideBody(described.view, session.c, {
+        fields,
+        problem: answered.message,
+        ...(answered.issues ? { issues: answered.issues } : {}),
+      });
       return htmlResponse(422, page('Decide', body, viewer));
     }
     const title = answered.type === 'recorded' ? 'Decision recorded' : 'Not recorded';

@@ -7,7 +7,7 @@
  */
 import type { InboxItem } from '@baton/engine';
 import type { DecisionMade, DecisionView } from './decisionPort.js';
-import { renderFields, type SubmittedFields } from './form.js';
+import { type FieldIssue, renderFields, type SubmittedFields } from './form.js';
 import { html, type SafeHtml } from './html.js';
 
 /** A time as people read it, in UTC, inside `<time>`. */
@@ -37,7 +37,11 @@ function madeList(decisions: readonly DecisionMade[]): SafeHtml {
 export function decideBody(
   view: DecisionView,
   csrf: string,
-  submitted?: { readonly fields: SubmittedFields; readonly problem: string },
+  submitted?: {
+    readonly fields: SubmittedFields;
+    readonly problem: string;
+    readonly issues?: readonly FieldIssue[];
+  },
 ): SafeHtml {
   const args = view.args ? Object.entries(view.args) : [];
   return html`<article class="card decision" data-request="${view.id}" data-key="${view.key}">
@@ -59,8 +63,8 @@ ${
 ${madeList(view.decisions)}
 <form class="answer" method="post" action="${decideHref(view.id, view.key)}">
 <input type="hidden" name="_csrf" value="${csrf}">
-${submitted ? html`<p class="problem" role="alert" id="problem">${submitted.problem}</p>` : ''}
-${renderFields(view.requestedSchema, submitted?.fields)}
+${submitted ? html`<p class="problem" role="alert" id="problem">Your answer was not accepted: ${submitted.problem}</p>` : ''}
+${renderFields(view.requestedSchema, submitted?.fields, submitted?.issues)}
 <div class="actions">
 <button type="submit" name="_action" value="accept" class="primary">Submit decision</button>
 <button type="submit" name="_action" value="decline" formnovalidate class="secondary">Decline to decide</button>
