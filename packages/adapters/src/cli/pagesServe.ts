@@ -12,8 +12,8 @@
 import { readFileSync } from 'node:fs';
 import type { KeyRing, Runner } from '@baton/engine';
 import type { ClaimMapping } from '../oauthClaims.js';
-import { createDecisionPages, PAGE_ROUTES } from '../pages/routes.js';
 import { engineDecisions } from '../pages/engineDecisions.js';
+import { createDecisionPages, PAGE_ROUTES } from '../pages/routes.js';
 import { createWebLogin } from '../pages/webLogin.js';
 import { CliError, usageError } from './cliError.js';
 

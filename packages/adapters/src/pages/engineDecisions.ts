@@ -9,7 +9,7 @@
  * (`<iss>#<sub>`, stored when `--store-principal-names` is on) shows as its `sub`.
  */
 import type { DecidedBy, DecisionRefusal, Runner } from '@baton/engine';
-import type { DecisionMade, PageDecisions, Refused, RefusalReason } from './decisionPort.js';
+import type { DecisionMade, PageDecisions, RefusalReason, Refused } from './decisionPort.js';
 
 /**
  * A principal as a page shows it: an identity provider's `<iss>#<sub>` as its `sub` (the issuer is

@@ -23,7 +23,7 @@ import { type PageCaller, type PageDecisions, type Refused, refusalStatus } from
 import { readAnswer, submittedFields } from './form.js';
 import { htmlResponse, messagePage, PAGE_HEADERS, page, redirect, type Viewer } from './html.js';
 import { sealedCookie } from './sealedCookie.js';
-import { decideBody, decideHref, inboxBody, inboxList, outcomeBody } from './views.js';
+import { decideBody, inboxBody, inboxList, outcomeBody } from './views.js';
 import { type PendingLogin, type SignedIn, SignInError, type WebLogin } from './webLogin.js';
 
 /** How long a session lasts, in seconds (then the person signs in again, usually without typing). */
