@@ -79,26 +79,26 @@ describe.skipIf(!hasChromium && !inCi)('decision pages in headless Chromium', ()
 
     const { page, status } = await open('bob', link);
     expect(status).toBe(200);
-    await expect(page.locator('h1.message').innerText()).resolves.toContain(HOSTILE);
+    await expect(page.locator('h1.message').textContent()).resolves.toContain(HOSTILE);
     expect(await page.locator('#pwned').count()).toBe(0);
     expect(await page.title()).not.toBe('1');
-    await expect(page.locator('.bar .who span').innerText()).resolves.toBe('Bob Manager');
-    await expect(page.locator('.facts').innerText()).resolves.toMatch(/Decide by/);
-    await expect(page.locator('.requester').innerText()).resolves.toBe('alice');
-    await expect(page.locator('.args').innerText()).resolves.toContain('250');
+    await expect(page.locator('.bar .who span').textContent()).resolves.toBe('Bob Manager');
+    await expect(page.locator('.facts').textContent()).resolves.toMatch(/Decide by/);
+    await expect(page.locator('.requester').textContent()).resolves.toBe('alice');
+    await expect(page.locator('.args').textContent()).resolves.toContain('250');
 
     await page.check('input[name="f.approve"][value="true"]');
     await page.fill('textarea[name="f.comment"]', 'Enjoy <b>it</b>');
     await Promise.all([page.waitForNavigation(), page.click('button[value="accept"]')]);
-    await expect(page.locator('h1').innerText()).resolves.toBe('Decision recorded');
-    await expect(page.locator('.sentence').innerText()).resolves.toMatch(/^Recorded manager_approval/);
+    await expect(page.locator('h1').textContent()).resolves.toBe('Decision recorded');
+    await expect(page.locator('.sentence').textContent()).resolves.toMatch(/^Recorded manager_approval/);
 
     await expect(scenario.resumeOnB(id)).resolves.toContain('Expense of 250 approved.');
 
     // Later visits say it is over, on either instance.
     const again = await page.goto(new URL(`/decide/${id}`, scenario.b.url).href);
     expect(again!.status()).toBe(410);
-    await expect(page.locator('h1').innerText()).resolves.toBe('Nothing left to decide');
+    await expect(page.locator('h1').textContent()).resolves.toBe('Nothing left to decide');
   });
 
   it('alice, the requester, is refused by four eyes; carol, without the role, is refused', async () => {
@@ -106,14 +106,14 @@ describe.skipIf(!hasChromium && !inCi)('decision pages in headless Chromium', ()
     const link = new URL(`/decide/${id}`, scenario.b.url).href;
     const alice = await open('alice', link);
     expect(alice.status).toBe(403);
-    await expect(alice.page.locator('h1').innerText()).resolves.toBe('You cannot decide your own request');
-    await expect(alice.page.locator('.sentence').innerText()).resolves.toMatch(/four eyes/);
+    await expect(alice.page.locator('h1').textContent()).resolves.toBe('You cannot decide your own request');
+    await expect(alice.page.locator('.sentence').textContent()).resolves.toMatch(/four eyes/);
     expect(await alice.page.locator('form.answer').count()).toBe(0);
 
     const carol = await open('carol', link);
     expect(carol.status).toBe(403);
-    await expect(carol.page.locator('h1').innerText()).resolves.toBe('You may not make this decision');
-    await expect(carol.page.locator('.sentence').innerText()).resolves.toMatch(/role "manager"/);
+    await expect(carol.page.locator('h1').textContent()).resolves.toBe('You may not make this decision');
+    await expect(carol.page.locator('.sentence').textContent()).resolves.toMatch(/role "manager"/);
   });
 
   it('a rejected answer is shown beside the form with the values kept', async () => {
@@ -128,8 +128,8 @@ describe.skipIf(!hasChromium && !inCi)('decision pages in headless Chromium', ()
     await page.fill('textarea[name="f.comment"]', long);
     const [response] = await Promise.all([page.waitForNavigation(), page.click('button[value="accept"]')]);
     expect(response!.status()).toBe(422);
-    await expect(page.locator('#problem').innerText()).resolves.toMatch(/comment/);
-    await expect(page.locator('.field[data-field="comment"] .issue').innerText()).resolves.not.toBe('');
+    await expect(page.locator('#problem').textContent()).resolves.toMatch(/comment/);
+    await expect(page.locator('.field[data-field="comment"] .issue').textContent()).resolves.not.toBe('');
     await expect(page.locator('textarea[name="f.comment"]').inputValue()).resolves.toBe(long);
     expect(await page.locator('input[name="f.approve"][value="false"]').isChecked()).toBe(true);
   });
@@ -150,15 +150,15 @@ describe.skipIf(!hasChromium && !inCi)('decision pages in headless Chromium', ()
     );
     expect([a, b].sort()).toEqual([200, 409]);
     const loser = a === 409 ? one : two;
-    await expect(loser.locator('h1').innerText()).resolves.toBe('Already decided');
-    await expect(loser.locator('.sentence').innerText()).resolves.toMatch(/decided by you at /);
+    await expect(loser.locator('h1').textContent()).resolves.toBe('Already decided');
+    await expect(loser.locator('.sentence').textContent()).resolves.toMatch(/decided by you at /);
     // Recorded once: the request moved on to finance exactly once.
     await expect(scenario.resumeOnB(id)).resolves.toMatch(/finance_approval/);
 
     // Another manager opening the decision's link later is told it was decided, and by whom.
     const dave = await open('dave', `${link}?key=manager_approval`);
     expect(dave.status).toBe(409);
-    await expect(dave.page.locator('.sentence').innerText()).resolves.toMatch(
+    await expect(dave.page.locator('.sentence').textContent()).resolves.toMatch(
       /already been made\. It was decided by bob at /,
     );
   });

@@ -5,11 +5,17 @@
  * typed content it reads back (which the engine's own decision validation
  * accepts), and the sealed cookies (a tampered cookie, another cookie kind's
  * value or an unknown key opens to nothing; a rotated ring still opens a
- * cookie sealed under its older key).
+ * cookie sealed under its older key); and the start-up checks of the pages'
+ * flags.
  */
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createKeyRing, decision, type ElicitationSchema, generateKey } from '@baton/engine';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { parsePagesFlags } from '../packages/adapters/src/cli/pagesServe.js';
 import { readAnswer, renderFields, submittedFields } from '../packages/adapters/src/pages/form.js';
 import { sealedCookie } from '../packages/adapters/src/pages/sealedCookie.js';
 
@@ -145,5 +151,53 @@ describe('sealed cookies', () => {
     });
     await expect(stranger.open(request(set))).resolves.toBeUndefined();
     expect(session.clear()).toContain('Max-Age=0');
+  });
+});
+
+describe('the pages flags of baton serve', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-pages-flags-'));
+  const secret = join(dir, 'secret');
+  writeFileSync(secret, 'web-secret-0123456789\n');
+  const base = { 'oauth-issuer': 'https://idp.example.com', ledger: 'memory:', 'login-client-id': 'web' };
+  const refused = (values: Record<string, string | boolean>) => {
+    try {
+      parsePagesFlags(values, 'usage');
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return 'accepted';
+  };
+
+  it('reads the secret from its file and checks the public URL', () => {
+    expect(parsePagesFlags({ ...base, 'login-client-secret-file': secret }, 'usage')).toEqual({
+      clientId: 'web',
+      clientSecret: 'web-secret-0123456789',
+    });
+    const flags = parsePagesFlags(
+      { ...base, 'login-client-secret-file': secret, 'public-url': 'https://baton.example.com' },
+      'usage',
+    );
+    expect(flags?.publicUrl?.href).toBe('https://baton.example.com/');
+    expect(parsePagesFlags({}, 'usage')).toBeUndefined();
+  });
+
+  it('refuses what cannot work, in one line that never holds the secret', () => {
+    const cases: [Record<string, string | boolean>, RegExp][] = [
+      [{ ...base, 'oauth-issuer': undefined as never }, /give --oauth-issuer/],
+      [{ ...base, ledger: undefined as never }, /give --ledger/],
+      [{ ...base }, /needs --login-client-secret-file/],
+      [{ ...base, 'login-client-secret-file': join(dir, 'missing') }, /cannot read .*ENOENT/],
+      [{ ...base, 'login-client-secret-file': secret, 'public-url': 'http://baton.example.com' }, /must be https/],
+      [{ ...base, 'login-client-secret-file': secret, 'public-url': 'https://x.example.com/baton' }, /no path/],
+      [{ ...base, 'login-client-secret-file': secret, stdio: true }, /--http only/],
+      [{ 'login-client-secret-file': secret }, /needs --login-client-id/],
+    ];
+    for (const [values, reason] of cases) {
+      const defined = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
+      const message = refused(defined);
+      expect(message, JSON.stringify(defined)).toMatch(reason);
+      expect(message).not.toContain('web-secret');
+    }
+    rmSync(dir, { recursive: true, force: true });
   });
 });

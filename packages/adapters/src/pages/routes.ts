@@ -277,6 +277,7 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
       who = await login.complete(new URL(request.url), pending);
     } catch (error) {
       if (!(error instanceof SignInError)) throw error;
+      options.onError?.(error);
       return htmlResponse(400, page('Sign-in failed', outcomeBodyError(error.message)), [
         ['set-cookie', logins.clear()],
       ]);
