@@ -12,6 +12,9 @@
  * lingeringly when it answers before the body is in (answer, half-close,
  * discard what still arrives for a bounded time and size, then destroy), so a
  * client still uploading gets its 401 or 413 rather than a TCP reset.
+ * Authenticated routes (`authenticatedRoutes`, e.g. the decision API under
+ * `/api/decisions`) pass the same checks as `/mcp`, get the bounded body, and
+ * answer its refusals in their own format.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo, BlockList, isIP } from 'node:net';
@@ -68,6 +71,37 @@ export interface FlowHttpHandlerOptions {
    * form, and points the 401 challenge there (`WWW-Authenticate: Bearer resource_metadata="…"`).
    */
   readonly oauth?: ProtectedResourceOptions;
+  /**
+   * Routes under a path prefix (a key `/api/decisions` answers `/api/decisions` and
+   * `/api/decisions/…`) that act as the caller: after the Host/Origin check and the bearer gate of
+   * `/mcp`, with the body read (bounded by `maxBodyBytes`). A refusal of those checks (403, 401,
+   * 503, 413) is handed to the route to answer in its own format (see {@link RouteAdmission}).
+   */
+  readonly authenticatedRoutes?: ReadonlyMap<string, AuthenticatedRoute>;
+}
+
+/**
+ * What an authenticated route is told about its request: admitted, with the verified token when
+ * the server has a verifier; or refused by the server's checks, with the answer `/mcp` would give
+ * (status and headers such as `WWW-Authenticate` and `Retry-After` to keep).
+ */
+export type RouteAdmission =
+  | { readonly status: 'admitted'; readonly authInfo?: AuthInfo }
+  | { readonly status: 'refused'; readonly response: Response };
+
+/** A route answering as the caller (see {@link FlowHttpHandlerOptions.authenticatedRoutes}). */
+export type AuthenticatedRoute = (request: Request, admission: RouteAdmission) => Promise<Response>;
+
+/** The authenticated route whose prefix `pathname` is under, if any. */
+function routeUnder(
+  routes: ReadonlyMap<string, AuthenticatedRoute> | undefined,
+  pathname: string,
+): AuthenticatedRoute | undefined {
+  if (!routes) return undefined;
+  for (const [prefix, route] of routes) {
+    if (pathname === prefix || pathname.startsWith(`${prefix}/`)) return route;
+  }
+  return undefined;
 }
 
 /** The web-standard face: `fetch(request)` and `close()`. */
@@ -86,8 +120,8 @@ const jsonError = (status: number, message: string) =>
 /** A request that passed the header checks, with the verified token when there is a verifier. */
 interface Admitted {
   readonly authInfo?: AuthInfo;
-  /** A route asked with a body: answered by it once the body is read. */
-  readonly route?: (request: Request) => Promise<Response>;
+  /** Set for a request to an authenticated route or a route asked with a body: it answers instead of the SDK. */
+  readonly route?: AuthenticatedRoute;
 }
 
 /** The route answering `pathname`: an exact key, else the longest `/*` key it falls under. */
@@ -127,7 +161,10 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
     async admit(request) {
       const pathname = new URL(request.url).pathname;
       const route = pathname === path ? undefined : routeFor(routes, pathname);
-      if (pathname !== path && !route) return jsonError(404, 'Not found');
+      const acting = pathname === path || route ? undefined : routeUnder(options.authenticatedRoutes, pathname);
+      if (pathname !== path && !route && !acting) return jsonError(404, 'Not found');
+      const refused = (response: Response) =>
+        acting ? acting(request, { status: 'refused', response }) : Promise.resolve(response);
       if (allowed) {
         // `Origin: null` (a same-origin form post under `Referrer-Policy: no-referrer`) is left to the
         // route, which checks more than a hostname (the decision pages: Sec-Fetch-Site and a CSRF token).
@@ -135,25 +172,35 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
         const rejected =
           hostHeaderValidationResponse(request, allowed) ??
           (opaque ? undefined : originValidationResponse(request, allowed));
-        if (rejected) return rejected;
+        if (rejected) return refused(rejected);
       }
       if (route && (request.method === 'GET' || request.method === 'HEAD')) return route(request);
       if (route) {
         const declared = Number(request.headers.get('content-length') ?? 0);
-        return declared > maxBodyBytes ? jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`) : { route };
+        if (declared > maxBodyBytes) return jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`);
+        // Answered once its body is read; a refusal of the server's own (too large) is answered as is.
+        return {
+          route: (withBody, admission) =>
+            admission.status === 'refused' ? Promise.resolve(admission.response) : route(withBody),
+        };
       }
       let authInfo: AuthInfo | undefined;
       if (bearer) {
         const verified = await bearer(request);
-        if (verified instanceof Response) return verified;
+        if (verified instanceof Response) return refused(verified);
         authInfo = verified;
       }
       const declared = Number(request.headers.get('content-length') ?? 0);
-      if (declared > maxBodyBytes) return jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`);
-      return authInfo ? { authInfo } : {};
+      if (declared > maxBodyBytes) return refused(jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`));
+      return { ...(authInfo ? { authInfo } : {}), ...(acting ? { route: acting } : {}) };
     },
     serve(request, admitted, parsed) {
-      if (admitted.route) return admitted.route(request);
+      if (admitted.route) {
+        return admitted.route(request, {
+          status: 'admitted',
+          ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}),
+        });
+      }
       const body = parsed && 'parsedBody' in parsed ? { parsedBody: parsed.parsedBody } : {};
       if ('parsedBody' in body) noteCalledTool(request, body.parsedBody);
       return mcp.fetch(request, { ...body, ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}) });
@@ -458,19 +505,30 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
       const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
       const body = hasBody ? await readBody(req, maxBodyBytes) : undefined;
       if (body === TOO_LARGE) {
-        return await answerEarly(req, res, jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`));
+        const tooLarge = jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`);
+        const route = admitted.route;
+        return await answerEarly(
+          req,
+          res,
+          route ? await route(head, { status: 'refused', response: tooLarge }) : tooLarge,
+        );
+      }
+      if (admitted.route) {
+        // An authenticated route (or a route asked with a body) reads its own body (raw bytes, already bounded).
+        const request =
+          body && body.length > 0
+            ? toFetchRequest(req, base, { body: new Uint8Array(body), signal: aborted.signal })
+            : head;
+        return await writeResponse(res, await gate!.serve(request, admitted));
       }
       // The body is read (and bounded) already: parse it once and hand the SDK the value, rather
       // than a body stream for it to read and parse again.
       const json = body && body.length > 0 ? parseJson(body) : undefined;
       const request =
-        body && body.length > 0 && (!json || admitted.route)
+        body && body.length > 0 && !json
           ? toFetchRequest(req, base, { body: new Uint8Array(body), signal: aborted.signal })
           : head;
-      await writeResponse(
-        res,
-        await gate!.serve(request, admitted, json && !admitted.route ? { parsedBody: json.value } : undefined),
-      );
+      await writeResponse(res, await gate!.serve(request, admitted, json ? { parsedBody: json.value } : undefined));
     } catch (error) {
       if (error instanceof ClientGone || res.headersSent) {
         res.destroy();

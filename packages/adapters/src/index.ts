@@ -8,11 +8,14 @@
  * `createOAuthVerifier` (an OAuth 2.1 resource server with Protected Resource
  * Metadata and scopes); `registerDecisionTools` adds the decision
  * tools (`baton_inbox`, `baton_decide`, ...) for flows that await decisions by
- * others; `createWebhookNotifier` tells deciders over HTTP; `loadFlowsModule`
- * reads what `baton serve` serves.
+ * others; `createDecisionApi` serves them over plain HTTP (`/api/decisions`,
+ * problem details on error); `createWebhookNotifier` tells deciders over HTTP;
+ * `loadFlowsModule` reads what `baton serve` serves.
  */
 export { createStaticTokenVerifier, loadAuthTokens, type TokenEntry } from './authTokens.js';
 export { ANONYMOUS_PRINCIPAL, defaultPrincipal, defaultRoles } from './callContext.js';
+export { createDecisionApi, DECISIONS_API_PATH, type DecisionApiOptions } from './decisionApi.js';
+export { DECIDE_PAGE_PATH, decisionPageUrl, parsePublicUrl } from './decisionLinks.js';
 export {
   DECIDE_TOOL,
   type DecisionToolsOptions,
@@ -24,12 +27,14 @@ export {
 } from './decisionTools.js';
 export { type FlowsModule, loadFlowsModule } from './flowsModule.js';
 export {
+  type AuthenticatedRoute,
   createFlowHttpHandler,
   DEFAULT_MAX_BODY_BYTES,
   type FlowHttpHandler,
   type FlowHttpHandlerOptions,
   type HttpServing,
   ISSUER_RETRY_AFTER_SECONDS,
+  type RouteAdmission,
   type ServeHttpOptions,
   serveHttp,
   servingWarning,
@@ -89,6 +94,7 @@ export {
   type OutboxDeliveryOptions,
   signedHeaders,
 } from './outboxDelivery.js';
+export { fromRefusal, PROBLEM_CONTENT_TYPE, type Problem, problemResponse } from './problem.js';
 export { type ProtectedResourceOptions, SUPPORTED_SCOPES } from './protectedResource.js';
 export {
   FLOW_RESOURCE_PREFIX,

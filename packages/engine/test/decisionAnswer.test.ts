@@ -301,6 +301,23 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     ).toMatchObject({ reason: 'key_reused' });
   });
 
+  it('records once when answers race: the same key twice at once answers alike, two deciders one wins', async () => {
+    const runner = makeRunner();
+    const id = await requestExpense(runner);
+    const same = { id, context: bob, answer: approve(), channel: 'api' as const, idempotencyKey: 'double-click' };
+    const [a, b] = await Promise.all([runner.answerDecision(same), makeRunner().answerDecision(same)]);
+    expect(a).toMatchObject({ status: 'recorded' });
+    expect(b).toEqual(a);
+
+    const other = await requestExpense(runner);
+    const both = await Promise.all([
+      runner.answerDecision({ id: other, context: bob, answer: approve(), channel: 'api' }),
+      makeRunner().answerDecision({ id: other, context: dave, answer: approve(), channel: 'page' }),
+    ]);
+    expect(both.map((r) => r.status).sort()).toEqual(['recorded', 'refused']);
+    expect((await ledger.listDecisions({ id: other })).filter((r) => r.status === 'decided')).toHaveLength(1);
+  });
+
   it('keeps no schema error under an idempotency key: the same key carries the corrected answer', async () => {
     const runner = makeRunner();
     const id = await requestExpense(runner);

@@ -3,9 +3,10 @@
  * `--login-client-secret-file FILE` (this server's web client at the
  * `--oauth-issuer`, for the people who sign in to `/inbox` and
  * `/decide/<id>`; the secret is read from a file, so it is in neither the
- * process list nor a log), and `--public-url URL` (the external origin of the
- * pages: the sign-in's redirect URI is `<public-url>/auth/callback`; default
- * the served origin on loopback). The flags are checked with the others; the
+ * process list nor a log), with `serve`'s `--public-url URL` (parsed for the
+ * decision links by `decisionLinks.ts`), which the pages need to be an
+ * origin: the sign-in's redirect URI is `<public-url>/auth/callback`; default
+ * the served origin on loopback. The flags are checked with the others; the
  * port is bound with page routes that wait until the flows and the ledger are
  * open ({@link startPages}), then answer from `pages/routes.ts`.
  */
@@ -21,7 +22,6 @@ import { CliError, usageError } from './cliError.js';
 export const PAGES_OPTIONS = {
   'login-client-id': { type: 'string' },
   'login-client-secret-file': { type: 'string' },
-  'public-url': { type: 'string' },
 } as const;
 
 /** The checked page flags. */
@@ -32,6 +32,8 @@ export interface PagesServeFlags {
 }
 
 type Values = { readonly [K in keyof typeof PAGES_OPTIONS]?: string } & {
+  /** `serve`'s own flag (decision links, `decisionLinks.ts`); the pages need it to be an origin. */
+  readonly 'public-url'?: string;
   readonly 'oauth-issuer'?: string;
   readonly ledger?: string;
   readonly stdio?: boolean;

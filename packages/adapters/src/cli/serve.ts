@@ -53,6 +53,7 @@ import {
   type Ledger,
   needsLedgerOnlyForSteps,
   parseKeyRingEnv,
+  type Runner,
   type RunnerLogEvent,
 } from '@baton/engine';
 import { openAuditLog, openLedger, parseLedgerUrl } from '@baton/store';
@@ -60,6 +61,8 @@ import type { McpServerFactory, OAuthTokenVerifier } from '@modelcontextprotocol
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createStaticTokenVerifier, loadAuthTokens } from '../authTokens.js';
 import { defaultRoles } from '../callContext.js';
+import { createDecisionApi } from '../decisionApi.js';
+import { decisionPageUrl, parsePublicUrl } from '../decisionLinks.js';
 import { loadFlowsModule } from '../flowsModule.js';
 import { serveHttp, servingWarning } from '../http.js';
 import { ServingMetrics } from '../metrics.js';
@@ -75,7 +78,7 @@ import { runHint } from './runAs.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE] [--login-client-id ID --login-client-secret-file FILE [--public-url URL]]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE] [--login-client-id ID --login-client-secret-file FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--public-url URL] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
 /** The help of `baton serve`, with the way to run it that fits how it was started. */
 function help(): string {
@@ -118,8 +121,6 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        and decide; needs --ledger
   --login-client-secret-file FILE
                        that client's secret, on one line
-  --public-url URL     the external origin of the pages (e.g. https://baton.example.com); the
-                       sign-in returns to <URL>/auth/callback (default: the served origin, loopback only)
   --roles ROLE,...     the local user's roles over --stdio (who may make which decisions)
   --wait-in-call SECONDS
                        how long one call waits for someone else's decision, or for durable steps
@@ -138,6 +139,11 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        least once under a stable webhook-id)
   --notify-secrets-file FILE
                        the same, one secret per line (keeps secrets out of the process list)
+  --public-url URL     this server's external base (e.g. https://baton.example.com): every
+                       decision.requested notification carries data.url = URL/decide/<id>, the
+                       signed-in decision page (the link carries no secret); with --login-client-id,
+                       the pages' origin: the sign-in returns to URL/auth/callback (default: the
+                       served origin, loopback only)
   --no-scheduler       this instance fires no durable timers (by default every instance with a ledger
                        fires due timers of parked requests, polling every second)
   --store-principal-names
@@ -180,6 +186,8 @@ interface ServeOptions {
   readonly notifyPrincipals?: 'hash' | 'id';
   /** `--notify-secret` / `--notify-secrets-file`: Standard Webhooks secrets, newest first. */
   readonly notifySecrets?: readonly string[];
+  /** `--public-url`: the external base of decision links (`decisionLinks.ts`). */
+  readonly publicUrl?: string;
   /** `--no-scheduler`: this instance fires no timers. */
   readonly noScheduler?: boolean;
   readonly storePrincipalNames?: boolean;
@@ -231,6 +239,7 @@ export const OPTIONS = {
   'notify-secret': { type: 'string' },
   'notify-secrets-file': { type: 'string' },
   'no-scheduler': { type: 'boolean' },
+  'public-url': { type: 'string' },
   'store-principal-names': { type: 'boolean' },
   audit: { type: 'boolean' },
   inspect: { type: 'string' },
@@ -285,6 +294,7 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   if (notifySecrets.length > 0 && notifyWebhook === undefined) {
     throw usageError('--notify-secret signs what --notify-webhook sends: give --notify-webhook too', USAGE);
   }
+  const publicUrl = values['public-url'] === undefined ? undefined : publicUrlFlag(values['public-url']);
   if (values['no-scheduler'] && values.ledger === undefined) {
     throw usageError('--no-scheduler turns off the scheduler of a ledger: give --ledger too', USAGE);
   }
@@ -319,6 +329,7 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     ...(notifyPrincipals ? { notifyPrincipals } : {}),
     ...(notifySecrets.length > 0 ? { notifySecrets } : {}),
     ...(values['no-scheduler'] ? { noScheduler: true } : {}),
+    ...(publicUrl ? { publicUrl } : {}),
   };
 }
 
@@ -382,6 +393,15 @@ function parseRoles(value: string): string[] {
     throw usageError(`--roles expects comma-separated role names (e.g. manager,finance), got "${value}"`);
   }
   return [...new Set(roles)];
+}
+
+/** `--public-url URL`: an absolute http: or https: URL (`parsePublicUrl`). */
+function publicUrlFlag(value: string): string {
+  try {
+    return parsePublicUrl(value);
+  } catch (error) {
+    throw usageError((error as Error).message);
+  }
 }
 
 /** `--notify-webhook URL`: an http: or https: URL. */
@@ -541,6 +561,7 @@ export async function run(argv: string[]): Promise<number> {
     const pages = options.pages ? pendingPages(options.pages) : undefined;
     pagesFailed = pages?.fail;
     let loopback = false;
+    let servedRunner: Runner | undefined;
     if (options.http) {
       const serving = await serveHttp({
         factory: async (ctx) => (await whenReady)(ctx),
@@ -554,6 +575,14 @@ export async function run(argv: string[]): Promise<number> {
           }),
           ...(pages?.routes ?? []),
         ]),
+        authenticatedRoutes: createDecisionApi({
+          runner: async () => {
+            await whenReady;
+            return servedRunner!;
+          },
+          requireScope: oauth !== undefined,
+          onError: (error) => process.stderr.write(`baton: decision api: ${oneLine(error)}\n`),
+        }),
         ...(verifier ? { verifier } : {}),
         ...(oauth
           ? {
@@ -645,11 +674,13 @@ export async function run(argv: string[]): Promise<number> {
       ...(webhook ? { onDecisionRequested: webhook.onDecisionRequested, onDecided: webhook.onDecided } : {}),
       ...(options.notifyPrincipals ? { hookPrincipals: options.notifyPrincipals } : {}),
       ...(outboxed ? { outbox: true } : {}),
+      ...(options.publicUrl ? { decisionUrl: decisionPageUrl(options.publicUrl) } : {}),
       ...(options.storePrincipalNames ? { storePrincipalNames: true } : {}),
       ...(options.allowReplays ? { allowReplays: true } : {}),
       ...(options.roundBudgetMs !== undefined ? { roundBudgetMs: options.roundBudgetMs } : {}),
       log: logEvent,
     });
+    servedRunner = runner;
     if (outboxed && ledger) {
       const deliverer = createOutboxDeliverer({
         ledger,

@@ -49,6 +49,8 @@ function setStatus(message) {
 const VIA_TEXT = {
   call: 'requester',
   decide: 'baton_decide',
+  decide_api: 'decision API',
+  decide_page: 'decision page',
   resume: 'baton_resume',
   withdraw: 'baton_withdraw',
 };
