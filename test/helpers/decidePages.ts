@@ -111,6 +111,8 @@ export async function startDecisionPages(): Promise<DecisionPagesScenario> {
         WEB_CLIENT.clientId,
         '--login-client-secret-file',
         join(dir, 'web.secret'),
+        '--public-url',
+        `http://127.0.0.1:${port}`,
         '--notify-webhook',
         hook,
         // Names, so that a page can say who asked and who decided (else keyed hashes).
