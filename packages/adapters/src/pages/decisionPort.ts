@@ -67,6 +67,8 @@ export interface Refused {
   readonly message: string;
   /** For `decided`: who made it and when, when the engine says. */
   readonly decided?: DecisionMade;
+  /** For `ambiguous`: the decisions the caller may make on the request (each gets a link). */
+  readonly keys?: readonly string[];
 }
 
 /** What `describe` answers. */

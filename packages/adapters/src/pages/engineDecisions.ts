@@ -57,6 +57,7 @@ function refused(refusal: DecisionRefusal): Refused {
     reason: reasonOf(refusal),
     message: refusal.message,
     ...(refusal.decidedBy ? { decided: made(refusal.decidedBy) } : {}),
+    ...(refusal.keys ? { keys: [...refusal.keys] } : {}),
   };
 }
 

@@ -108,10 +108,17 @@ export function htmlResponse(status: number, body: SafeHtml, extra: HeadersInit 
 }
 
 /** A plain page saying why not (a refusal, an error), with its status. */
-export function messagePage(status: number, title: string, sentence: string, viewer?: Viewer): Response {
+export function messagePage(
+  status: number,
+  title: string,
+  sentence: string,
+  viewer?: Viewer,
+  links: readonly { readonly href: string; readonly text: string }[] = [],
+): Response {
   const body = html`<section class="card notice" data-status="${status}">
 <h1>${title}</h1>
 <p class="sentence">${sentence}</p>
+${links.length > 0 ? html`<ul class="choices-list">${links.map((link) => html`<li><a href="${link.href}">${link.text}</a></li>`)}</ul>` : ''}
 <p><a href="/inbox">Back to your inbox</a></p>
 </section>`;
   return htmlResponse(status, page(title, body, viewer));

@@ -23,7 +23,7 @@ import { type PageCaller, type PageDecisions, type Refused, refusalStatus } from
 import { readAnswer, submittedFields } from './form.js';
 import { htmlResponse, messagePage, PAGE_HEADERS, page, redirect, type Viewer } from './html.js';
 import { sealedCookie } from './sealedCookie.js';
-import { decideBody, inboxBody, inboxList, outcomeBody } from './views.js';
+import { decideBody, decideHref, inboxBody, inboxList, outcomeBody } from './views.js';
 import { type PendingLogin, type SignedIn, SignInError, type WebLogin } from './webLogin.js';
 
 /** How long a session lasts, in seconds (then the person signs in again, usually without typing). */
@@ -156,7 +156,7 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
     return token !== null && same(token, session.c) ? form : forged();
   };
 
-  const refusal = (refused: Refused, session: Session) => {
+  const refusal = (refused: Refused, session: Session, id: string) => {
     const titles: Record<Refused['reason'], string> = {
       four_eyes: 'You cannot decide your own request',
       not_allowed: 'You may not make this decision',
@@ -175,6 +175,7 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
       titles[refused.reason],
       `${refused.message}${by}`,
       viewerOf(session),
+      (refused.keys ?? []).map((key) => ({ href: decideHref(id, key), text: `Decide ${key}` })),
     );
   };
 
@@ -224,7 +225,7 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
     const address = { id, ...(key ? { key } : {}), caller: callerOf(session) };
     if (request.method !== 'POST') {
       const described = await decisions.describe(address);
-      if (described.type === 'refused') return refusal(described, session);
+      if (described.type === 'refused') return refusal(described, session, id);
       return htmlResponse(200, page('Decide', decideBody(described.view, session.c), viewer));
     }
     const form = await checkedForm(request, session);
@@ -232,19 +233,19 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
     const action = form.get('_action') === 'decline' ? 'decline' : 'accept';
     if (action === 'decline') {
       const answered = await decisions.answer({ ...address, answer: { action } });
-      if (answered.type === 'refused') return refusal(answered, session);
+      if (answered.type === 'refused') return refusal(answered, session, id);
       return htmlResponse(200, page('Declined', outcomeBody('Not recorded', answered.message, 'declined'), viewer));
     }
     // The schema says how to read the fields; the engine still checks everything on submit.
     const described = await decisions.describe(address);
-    if (described.type === 'refused') return refusal(described, session);
+    if (described.type === 'refused') return refusal(described, session, id);
     const fields = submittedFields(described.view.requestedSchema, form);
     const answered = await decisions.answer({
       ...address,
       ...(described.view.key ? { key: described.view.key } : {}),
       answer: { action, content: readAnswer(described.view.requestedSchema, fields) },
     });
-    if (answered.type === 'refused') return refusal(answered, session);
+    if (answered.type === 'refused') return refusal(answered, session, id);
     if (answered.type === 'invalid') {
       const body = decideBody(described.view, session.c, {
         fields,
