@@ -11,7 +11,8 @@
  * check) is shown beside the form with the values kept (422); two tabs
  * submitting the same decision record it once, and the second says it was
  * already decided (409), by whom; a decided request says so on any later
- * visit; a POST without the session's CSRF token or from another origin is
+ * visit; a decision whose deadline passed while its page was open says so
+ * on submit (410); a POST without the session's CSRF token or from another origin is
  * refused; every page carries the strict security headers; the inbox lists
  * a new request without a reload. Skipped (with a message) when
  * /usr/bin/chromium is missing locally; fails under CI=true.
@@ -161,6 +162,24 @@ describe.skipIf(!hasChromium && !inCi)('decision pages in headless Chromium', ()
     await expect(dave.page.locator('.sentence').textContent()).resolves.toMatch(
       /already been made\. It was decided by bob at /,
     );
+  });
+
+  it('a decision whose deadline passed while its page was open says so on submit (410)', async () => {
+    const id = await scenario.requestQuick();
+    const link = new URL(`/decide/${id}`, scenario.a.url).href;
+    const { page, status } = await open('bob', link);
+    expect(status).toBe(200);
+    await page.check('input[name="f.approve"][value="true"]');
+    // The scheduler of either instance ends it on time (3 s, plus its 1 s poll and a loaded machine).
+    let text = '';
+    for (const started = Date.now(); Date.now() - started < 30_000 && !/expired/.test(text); ) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      text = await scenario.resumeOnB(id);
+    }
+    expect(text).toContain('expired: nobody decided within 3 seconds');
+    const [response] = await Promise.all([page.waitForNavigation(), page.click('button[value="accept"]')]);
+    expect(response!.status()).toBe(410);
+    await expect(page.locator('h1').textContent()).resolves.toBe('This decision has expired');
   });
 
   it('refuses a POST without the session CSRF token or from another origin, and sends the strict headers', async () => {

@@ -45,6 +45,8 @@ export interface DecisionPagesScenario {
   readonly b: ServeProcess;
   /** alice asks for an expense over MCP on instance `a`; resolves with the request id. */
   requestExpense(amount: number, purpose: string): Promise<string>;
+  /** alice starts `quick_approval` (its decision expires 3 s after it is asked) on instance `a`. */
+  requestQuick(): Promise<string>;
   /** The `decision.requested` notification of a request, once delivered. */
   notification(id: string): Promise<CapturedNotification>;
   /** alice's `baton_resume` of a request, over MCP on instance `b`: the flow's text. */
@@ -94,7 +96,7 @@ export async function startDecisionPages(): Promise<DecisionPagesScenario> {
   const serve = (port: number) =>
     startServe(
       [
-        'examples/approvals',
+        'test/fixtures/page-flows/index.ts',
         '--http',
         `127.0.0.1:${port}`,
         '--ledger',
@@ -136,6 +138,15 @@ export async function startDecisionPages(): Promise<DecisionPagesScenario> {
       const client = await alice(a.url);
       try {
         const result = await client.callTool({ name: 'expense_approval', arguments: { amount, purpose } });
+        return (result.structuredContent as { id: string }).id;
+      } finally {
+        await client.close();
+      }
+    },
+    async requestQuick() {
+      const client = await alice(a.url);
+      try {
+        const result = await client.callTool({ name: 'quick_approval', arguments: {} });
         return (result.structuredContent as { id: string }).id;
       } finally {
         await client.close();
