@@ -3,7 +3,9 @@
  * (OpenID certified) with resource indicators, client credentials, JWT access
  * tokens for any resource, introspection, and a `groups` claim taken from
  * each client's metadata (so two clients stand for two people with different
- * groups). It sits behind a small HTTP front of its own so that tests can
+ * groups), people who sign in by authorization code (with their names and
+ * groups in the UserInfo answer, scope `profile`), and web clients with exact
+ * redirect URIs for the decision pages' sign-in. It sits behind a small HTTP front of its own so that tests can
  * rotate the signing keys while it runs (`rotateKeys()`: a new provider with
  * a new key first and the old one still published, same issuer and port) and
  * take the JWKS endpoint down (`jwksDown = true`: 503) to simulate an outage.
@@ -33,6 +35,17 @@ export interface TestUser {
   readonly accountId: string;
   readonly groups?: readonly string[];
   readonly name?: string;
+}
+
+/**
+ * A web application that signs people in (authorization code with PKCE, a client secret sent
+ * with HTTP Basic, ID tokens in ES256): `baton serve --login-client-id` for the decision pages.
+ */
+export interface TestWebClient {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** Exact redirect URIs, e.g. `http://127.0.0.1:4321/auth/callback`. */
+  readonly redirectUris: readonly string[];
 }
 
 /**
@@ -99,6 +112,7 @@ const SCOPES = 'baton:call baton:decide baton:events';
 export async function startIdentityProvider(
   clients: readonly TestClient[],
   users: readonly TestUser[] = [],
+  webClients: readonly TestWebClient[] = [],
 ): Promise<TestIdentityProvider> {
   let keys: JWK[] = [await signingKey()];
   let jwksRequests = 0;
@@ -122,6 +136,16 @@ export async function startIdentityProvider(
           id_token_signed_response_alg: 'ES256',
           scope: `openid offline_access ${SCOPES}`,
         },
+        ...webClients.map((client) => ({
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          redirect_uris: [...client.redirectUris],
+          token_endpoint_auth_method: 'client_secret_basic',
+          id_token_signed_response_alg: 'ES256',
+          scope: 'openid profile email',
+        })),
         ...clients.map((client) => ({
           client_id: client.clientId,
           client_secret: client.clientSecret,
@@ -137,13 +161,27 @@ export async function startIdentityProvider(
         byAccount.has(id)
           ? {
               accountId: id,
-              claims: () => ({ sub: id, ...(byAccount.get(id)!.name ? { name: byAccount.get(id)!.name } : {}) }),
+              claims: () => ({
+                sub: id,
+                ...(byAccount.get(id)!.name ? { name: byAccount.get(id)!.name } : {}),
+                ...(byAccount.get(id)!.groups ? { groups: [...byAccount.get(id)!.groups!] } : {}),
+              }),
             }
           : undefined,
       pkce: { required: () => true },
       jwks: { keys: keys as never },
       ttl: { ClientCredentials: 300, AccessToken: 300 },
-      scopes: ['openid', 'offline_access', ...SCOPES.split(' ')],
+      scopes: ['openid', 'offline_access', 'profile', 'email', ...SCOPES.split(' ')],
+      // A web sign-in reads names and groups from the UserInfo endpoint (scope profile).
+      claims: {
+        acr: null,
+        auth_time: null,
+        iss: null,
+        sid: null,
+        openid: ['sub'],
+        profile: ['name', 'groups'],
+        email: ['email'],
+      },
       features: {
         devInteractions: { enabled: true },
         clientCredentials: { enabled: true },

@@ -152,7 +152,7 @@ async function authenticate(
  *
  * const route = createEventsRoute({ runner: async () => runner, secrets: new Map([['ci.finished', [process.env.CI_SECRET!]]]) });
  * const factory = createFlowServerFactory({ runner });
- * await serveHttp({ factory, host: '127.0.0.1', port: 8080, bodyRoutes: new Map([[EVENTS_PATH, route]]) });
+ * await serveHttp({ factory, host: '127.0.0.1', port: 8080, routes: new Map([[`${EVENTS_PATH}*`, route]]) });
  * ```
  */
 export function createEventsRoute(options: EventsRouteOptions): (request: Request) => Promise<Response> {

@@ -61,14 +61,11 @@ export interface FlowHttpHandlerOptions {
   /**
    * Other paths answered by the server itself (e.g. `/healthz`, `/metrics`: see
    * `createObservabilityRoutes`): after the Host/Origin check, without bearer authentication.
+   * A key ending in `/*` answers every path under it (`/decide/*`: `/decide/R7x…`). A route
+   * asked with a body (POST) gets it, bounded by `maxBodyBytes`, and authenticates the request
+   * itself (a page's session cookie, a Standard Webhooks signature over the exact bytes).
    */
   readonly routes?: ReadonlyMap<string, (request: Request) => Promise<Response>>;
-  /**
-   * Paths under a prefix (ending in `/`, e.g. `/events/`) answered by the server itself with the
-   * request's body (e.g. `createEventsRoute`): after the Host/Origin check and the body limit,
-   * without the bearer gate (the handler authenticates).
-   */
-  readonly bodyRoutes?: ReadonlyMap<string, (request: Request) => Promise<Response>>;
   /**
    * This server as an OAuth protected resource (with a verifier from `createOAuthVerifier`): serves
    * the Protected Resource Metadata at `/.well-known/oauth-protected-resource` and its path-suffixed
@@ -124,8 +121,19 @@ const jsonError = (status: number, message: string) =>
 /** A request that passed the header checks, with the verified token when there is a verifier. */
 interface Admitted {
   readonly authInfo?: AuthInfo;
-  /** Set for a request to an authenticated route or a body route: it answers instead of the SDK. */
+  /** Set for a request to an authenticated route or a route asked with a body: it answers instead of the SDK. */
   readonly route?: AuthenticatedRoute;
+}
+
+/** The route answering `pathname`: an exact key, else the longest `/*` key it falls under. */
+function routeFor(routes: FlowHttpHandlerOptions['routes'], pathname: string) {
+  const exact = routes?.get(pathname);
+  if (exact || !routes) return exact;
+  let best: string | undefined;
+  for (const key of routes.keys()) {
+    if (key.endsWith('/*') && pathname.startsWith(key.slice(0, -1)) && key.length > (best?.length ?? 0)) best = key;
+  }
+  return best === undefined ? undefined : routes.get(best);
 }
 
 /** The handler in two steps, so that `serveHttp` can check the headers before it reads a body. */
@@ -153,25 +161,28 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
   const gate: Gate = {
     async admit(request) {
       const pathname = new URL(request.url).pathname;
-      const route = pathname === path ? undefined : routes?.get(pathname);
-      const ownAuth = pathname === path || route ? undefined : bodyRouteOf(options.bodyRoutes, pathname);
-      const acting =
-        pathname === path || route || ownAuth ? undefined : routeUnder(options.authenticatedRoutes, pathname);
-      if (pathname !== path && !route && !ownAuth && !acting) return jsonError(404, 'Not found');
+      const route = pathname === path ? undefined : routeFor(routes, pathname);
+      const acting = pathname === path || route ? undefined : routeUnder(options.authenticatedRoutes, pathname);
+      if (pathname !== path && !route && !acting) return jsonError(404, 'Not found');
       const refused = (response: Response) =>
         acting ? acting(request, { status: 'refused', response }) : Promise.resolve(response);
       if (allowed) {
-        const rejected = hostHeaderValidationResponse(request, allowed) ?? originValidationResponse(request, allowed);
+        // `Origin: null` (a same-origin form post under `Referrer-Policy: no-referrer`) is left to the
+        // route, which checks more than a hostname (the decision pages: Sec-Fetch-Site and a CSRF token).
+        const opaque = route !== undefined && request.headers.get('origin') === 'null';
+        const rejected =
+          hostHeaderValidationResponse(request, allowed) ??
+          (opaque ? undefined : originValidationResponse(request, allowed));
         if (rejected) return refused(rejected);
       }
-      if (route) return route(request);
-      if (ownAuth) {
-        // A body route authenticates the request itself (a signature over the exact bytes, say).
+      if (route && (request.method === 'GET' || request.method === 'HEAD')) return route(request);
+      if (route) {
         const declared = Number(request.headers.get('content-length') ?? 0);
         if (declared > maxBodyBytes) return jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`);
+        // Answered once its body is read; a refusal of the server's own (too large) is answered as is.
         return {
-          route: (request, admission) =>
-            admission.status === 'refused' ? Promise.resolve(admission.response) : ownAuth(request),
+          route: (withBody, admission) =>
+            admission.status === 'refused' ? Promise.resolve(admission.response) : route(withBody),
         };
       }
       let authInfo: AuthInfo | undefined;
@@ -202,18 +213,6 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
     close: () => mcp.close(),
   };
   return gate;
-}
-
-/** The body route whose prefix `pathname` starts with (the longest), if any. */
-function bodyRouteOf(
-  routes: FlowHttpHandlerOptions['bodyRoutes'],
-  pathname: string,
-): ((request: Request) => Promise<Response>) | undefined {
-  let found: { prefix: string; route: (request: Request) => Promise<Response> } | undefined;
-  for (const [prefix, route] of routes ?? []) {
-    if (pathname.startsWith(prefix) && (!found || prefix.length > found.prefix.length)) found = { prefix, route };
-  }
-  return found?.route;
 }
 
 /**
@@ -428,7 +427,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | typeof 
 }
 
 async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
-  const headers = Object.fromEntries(response.headers);
+  const headers: Record<string, string | string[]> = Object.fromEntries(response.headers);
+  // Several cookies are several headers (a joined `set-cookie` is not one a browser reads).
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 1) headers['set-cookie'] = cookies;
   if (!response.body) {
     res.writeHead(response.status, headers);
     res.end();
@@ -513,7 +515,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
         );
       }
       if (admitted.route) {
-        // An authenticated route or a body route reads its own body (raw bytes, already bounded).
+        // An authenticated route (or a route asked with a body) reads its own body (raw bytes, already bounded).
         const request =
           body && body.length > 0
             ? toFetchRequest(req, base, { body: new Uint8Array(body), signal: aborted.signal })

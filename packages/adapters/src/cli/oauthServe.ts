@@ -12,6 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { loadIntrospectionCredentials } from '../introspection.js';
+import type { ClaimMapping } from '../oauthClaims.js';
 import { createOAuthVerifier, discoverOAuthIssuer, type IssuerMetadata, type OAuthVerifier } from '../oauthVerifier.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 
@@ -109,6 +110,8 @@ export async function loadGroupRoles(path: string): Promise<Record<string, strin
 export interface PreparedOAuth {
   readonly flags: OAuthServeFlags;
   readonly metadata: IssuerMetadata;
+  /** How claims become a principal and roles (shared by the verifier and the pages' sign-in). */
+  readonly mapping: ClaimMapping;
   /** Make the verifier for the resource URL (the served URL unless `--oauth-audience`). */
   verifier(served: URL): Promise<OAuthVerifier>;
 }
@@ -124,6 +127,12 @@ export async function prepareOAuth(flags: OAuthServeFlags): Promise<PreparedOAut
   return {
     flags,
     metadata,
+    mapping: {
+      issuer: metadata.issuer,
+      ...(flags.rolesClaim ? { rolesClaim: flags.rolesClaim } : {}),
+      ...(flags.principalClaim ? { principalClaim: flags.principalClaim } : {}),
+      ...(groupRoles ? { groupRoles } : {}),
+    },
     verifier: (served) =>
       createOAuthVerifier({
         issuer: flags.issuer,

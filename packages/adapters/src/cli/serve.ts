@@ -20,7 +20,8 @@
  * for decisions (and for durable steps that outlive `--round-budget`) up to
  * `--wait-in-call` seconds per call, and
  * `--notify-webhook` POSTs each decision requested or made. Over HTTP,
- * `GET /healthz` and `GET /metrics` answer too (`observability.ts`).
+ * `GET /healthz` and `GET /metrics` answer too (`observability.ts`), and with
+ * `--login-client-id` the decision pages `/inbox` and `/decide/<id>` (`pagesServe.ts`).
  *
  * Start-up checks everything that needs no flows first (flags, keys, the
  * ledger URL, the tokens file, then binds the port), then loads the flows and
@@ -72,12 +73,13 @@ import { createFlowServerFactory } from '../serverFactory.js';
 import { createWebhookNotifier } from '../webhook.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { OAUTH_OPTIONS, type OAuthServeFlags, parseOAuthFlags, prepareOAuth } from './oauthServe.js';
+import { PAGES_OPTIONS, type PagesServeFlags, parsePagesFlags, pendingPages } from './pagesServe.js';
 import { parseFlags } from './parseFlags.js';
 import { runHint } from './runAs.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--event-secret NAME=whsec_...]... [--event-secrets-file FILE] [--public-url URL] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE] [--login-client-id ID --login-client-secret-file FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--event-secret NAME=whsec_...]... [--event-secrets-file FILE] [--public-url URL] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS]';
 
 /** The help of `baton serve`, with the way to run it that fits how it was started. */
 function help(): string {
@@ -115,6 +117,11 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
   --introspection-client FILE
                        {"client_id", "client_secret"} of this server at the issuer: opaque tokens
                        are checked by introspection (RFC 7662), answers cached up to 5 minutes
+  --login-client-id ID this server's web client at the --oauth-issuer: serves the decision pages
+                       /inbox and /decide/<id>, where people sign in (authorization code with PKCE)
+                       and decide; needs --ledger
+  --login-client-secret-file FILE
+                       that client's secret, on one line
   --roles ROLE,...     the local user's roles over --stdio (who may make which decisions)
   --wait-in-call SECONDS
                        how long one call waits for someone else's decision, or for durable steps
@@ -141,7 +148,9 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        the same, one NAME=whsec_... per line (keeps secrets out of the process list)
   --public-url URL     this server's external base (e.g. https://baton.example.com): every
                        decision.requested notification carries data.url = URL/decide/<id>, the
-                       signed-in decision page (the link carries no secret)
+                       signed-in decision page (the link carries no secret); with --login-client-id,
+                       the pages' origin: the sign-in returns to URL/auth/callback (default: the
+                       served origin, loopback only)
   --no-scheduler       this instance fires no durable timers (by default every instance with a ledger
                        fires due timers of parked requests, polling every second)
   --store-principal-names
@@ -174,6 +183,8 @@ interface ServeOptions {
   readonly maxTtlSeconds?: number;
   readonly authTokens?: string;
   readonly oauth?: OAuthServeFlags;
+  /** `--login-client-id` and the rest: the decision pages. */
+  readonly pages?: PagesServeFlags;
   readonly roles?: readonly string[];
   readonly waitInCallSeconds?: number;
   /** `--task-poll SECONDS`: the poll interval of a task waiting on a person. */
@@ -246,6 +257,7 @@ export const OPTIONS = {
   'allow-replays': { type: 'boolean' },
   'round-budget': { type: 'string' },
   ...OAUTH_OPTIONS,
+  ...PAGES_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -275,6 +287,7 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   }
   const roles = values.roles === undefined ? undefined : parseRoles(values.roles);
   const oauth = parseOAuthFlags(values, USAGE);
+  const pages = parsePagesFlags(values, USAGE);
   const waitInCallSeconds = values['wait-in-call'] === undefined ? undefined : waitInCall(values['wait-in-call']);
   const taskPoll = values['task-poll'];
   if (
@@ -323,6 +336,7 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
     ...(maxTtlSeconds !== undefined ? { maxTtlSeconds } : {}),
     ...(values['auth-tokens'] !== undefined ? { authTokens: values['auth-tokens'] } : {}),
     ...(oauth ? { oauth } : {}),
+    ...(pages ? { pages } : {}),
     ...(roles ? { roles } : {}),
     ...(waitInCallSeconds !== undefined ? { waitInCallSeconds } : {}),
     ...(taskPoll !== undefined ? { taskPollSeconds: Number(taskPoll) } : {}),
@@ -567,6 +581,7 @@ export async function run(argv: string[]): Promise<number> {
   let server: Closer | undefined;
   const opened: Closer[] = [];
   let rejectReady: ((error: Error) => void) | undefined;
+  let pagesFailed: (() => void) | undefined;
   try {
     // Everything that needs no flows is checked before the flows module is loaded.
     const keys = keyRing(later);
@@ -596,25 +611,29 @@ export async function run(argv: string[]): Promise<number> {
     let unchecked: string | undefined;
     const metrics = new ServingMetrics();
     let ledgerSource: LedgerSource = { ready: false };
+    const pages = options.pages ? pendingPages(options.pages) : undefined;
+    pagesFailed = pages?.fail;
+    let loopback = false;
     if (options.http) {
       const serving = await serveHttp({
         factory: async (ctx) => (await whenReady)(ctx),
         host: options.http.host,
         port: options.http.port,
-        routes: createObservabilityRoutes({
-          metrics,
-          ledger: () => ledgerSource,
-          keyIds: keys.keys.map((key) => key.kid),
-        }),
         authenticatedRoutes: createDecisionApi({
           runner: () => whenRunner,
           requireScope: oauth !== undefined,
           onError: (error) => process.stderr.write(`baton: decision api: ${oneLine(error)}\n`),
         }),
-        // POST /events/<name> (`events.ts`): signed, or a bearer with the scope baton:events.
-        bodyRoutes: new Map([
+        routes: new Map([
+          ...createObservabilityRoutes({
+            metrics,
+            ledger: () => ledgerSource,
+            keyIds: keys.keys.map((key) => key.kid),
+          }),
+          ...(pages?.routes ?? []),
+          // POST /events/<name> (`events.ts`): signed, or a bearer with the scope baton:events.
           [
-            EVENTS_PATH,
+            `${EVENTS_PATH}*`,
             createEventsRoute({
               runner: () => whenRunner,
               ...(options.eventSecrets ? { secrets: options.eventSecrets } : {}),
@@ -649,6 +668,7 @@ export async function run(argv: string[]): Promise<number> {
       );
       server = { what: 'the server', close: () => serving.close() };
       url = serving.url;
+      loopback = serving.loopback;
       if (oauth) {
         if (!oauth.flags.audience && !serving.loopback) {
           later(
@@ -758,6 +778,17 @@ export async function run(argv: string[]): Promise<number> {
       onError: (error) => process.stderr.write(`baton: internal error: ${oneLine(error)}\n`),
     });
     resolveReady(factory);
+    if (pages && oauth && url) {
+      pages.start({
+        runner,
+        keys,
+        metadata: oauth.metadata,
+        mapping: oauth.mapping,
+        served: url,
+        loopback,
+        onError: (error) => process.stderr.write(`baton: pages: ${oneLine(error)}\n`),
+      });
+    }
     resolveRunner(runner);
     ledgerSource = ledger ? { ready: true, ledger } : { ready: true };
     for (const message of warnings) warn(message);
@@ -784,6 +815,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     rejectReady?.(new Error('the server failed to start'));
+    pagesFailed?.();
     throw error;
   } finally {
     signals.dispose();

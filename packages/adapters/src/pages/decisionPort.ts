@@ -1,0 +1,123 @@
+/**
+ * What the decision pages need of the engine, as one small interface: the
+ * inbox of a signed-in person, one pending decision described as data (for
+ * the page), and an answer submitted once (recorded, invalid with the
+ * engine's sentence, declined, or refused with a reason code the page maps
+ * to an HTTP status). The pages never decide who may decide or whether an
+ * answer is valid: every such check is the engine's.
+ */
+import type { ElicitationSchema, InboxItem } from '@baton/engine';
+
+/** Who is signed in, as the engine sees a decider. */
+export interface PageCaller {
+  readonly principal: string;
+  readonly roles: readonly string[];
+}
+
+/** Why a decision cannot be shown or made. */
+export type RefusalReason =
+  /** The caller asked for this request: a requester never decides their own (four eyes). */
+  | 'four_eyes'
+  /** The caller lacks the role, or the flow's `may` says no. */
+  | 'not_allowed'
+  /** No such request or decision (or not one this server serves). */
+  | 'unknown'
+  /** Someone has made it already. */
+  | 'decided'
+  /** Its deadline passed. */
+  | 'expired'
+  /** The request ended (completed, withdrawn, terminated) or the decision was closed. */
+  | 'ended'
+  /** The caller may make several decisions on the request: a `key` must say which. */
+  | 'ambiguous'
+  /** The engine cannot answer now (ledger unreachable, request unreadable here). */
+  | 'unavailable';
+
+/** A decision already made on the request. */
+export interface DecisionMade {
+  readonly key: string;
+  /** Who made it, as it may be shown: a display name, "you", or a keyed hash. */
+  readonly by: string;
+  /** When (ms since epoch). */
+  readonly at?: number;
+}
+
+/** A pending decision, as the page shows it. Times in ms since epoch. */
+export interface DecisionView {
+  readonly id: string;
+  readonly key: string;
+  readonly flow: string;
+  readonly flowTitle?: string;
+  readonly message: string;
+  /** Who asked: a display name or a keyed hash. */
+  readonly requester?: string;
+  /** The request's arguments, when the flow allows showing values. */
+  readonly args?: Readonly<Record<string, unknown>>;
+  readonly requestedAt?: number;
+  readonly deadline?: number;
+  readonly requestedSchema: ElicitationSchema;
+  /** Decisions already made on the request. */
+  readonly decisions: readonly DecisionMade[];
+}
+
+/** A refusal: the reason code and the engine's sentence. */
+export interface Refused {
+  readonly type: 'refused';
+  readonly reason: RefusalReason;
+  readonly message: string;
+  /** For `decided`: who made it and when, when the engine says. */
+  readonly decided?: DecisionMade;
+  /** For `ambiguous`: the decisions the caller may make on the request (each gets a link). */
+  readonly keys?: readonly string[];
+}
+
+/** What `describe` answers. */
+export type Described = { readonly type: 'pending'; readonly view: DecisionView } | Refused;
+
+/** What `answer` answers. */
+export type Answered =
+  | { readonly type: 'recorded'; readonly message: string }
+  | { readonly type: 'declined'; readonly message: string }
+  | {
+      readonly type: 'invalid';
+      /** The schema's complaint in one phrase (`comment: too long`). */
+      readonly message: string;
+      /** Per field (`field` is the form field's name, or `answer` for the whole), what was wrong. */
+      readonly issues?: readonly { readonly field: string; readonly hint: string }[];
+    }
+  | Refused;
+
+/** One decision of one request, asked by one caller. */
+export interface DecisionAddress {
+  readonly id: string;
+  readonly key?: string;
+  readonly caller: PageCaller;
+}
+
+/** The engine, as the pages use it. */
+export interface PageDecisions {
+  /** The pending decisions the caller may make. */
+  inbox(caller: PageCaller): Promise<readonly InboxItem[]>;
+  /** One decision the caller may make, or why not. */
+  describe(address: DecisionAddress): Promise<Described>;
+  /** Submit the caller's answer once. */
+  answer(
+    address: DecisionAddress & {
+      readonly answer: { readonly action: 'accept' | 'decline'; readonly content?: Record<string, unknown> };
+    },
+  ): Promise<Answered>;
+}
+
+/** The HTTP status a refusal is answered with. */
+export function refusalStatus(reason: RefusalReason): number {
+  return {
+    four_eyes: 403,
+    not_allowed: 403,
+    unknown: 404,
+    decided: 409,
+    expired: 410,
+    ended: 410,
+    ambiguous: 400,
+    unavailable: 503,
+  }[reason];
+}

@@ -1,0 +1,112 @@
+/**
+ * The decision pages' engine port on the runner's one-shot decision entry:
+ * `runner.inbox`, `runner.describeDecision` (a pending decision as data, with
+ * the same checks as `baton_decide`, nothing written) and
+ * `runner.answerDecision` (validated, recorded once, the flow advanced,
+ * audited `via: 'decide_page'`). The engine's refusal reasons become the
+ * pages' (four eyes told apart from a missing role, so that the page can say
+ * which), and who made a decision is "you" when it was the caller; a provider principal
+ * (`<iss>#<sub>`, stored when `--store-principal-names` is on) shows as its `sub`.
+ */
+import type { DecidedBy, DecisionRefusal, Runner } from '@baton/engine';
+import type { DecisionMade, PageDecisions, RefusalReason, Refused } from './decisionPort.js';
+
+/**
+ * A principal as a page shows it: an identity provider's `<iss>#<sub>` as its `sub` (the issuer is
+ * the same for everyone here), anything else (a keyed hash, a local name) as it is.
+ */
+export function shownPrincipal(principal: string): string {
+  const at = principal.lastIndexOf('#');
+  return at > 0 && /^https?:\/\//.test(principal) ? principal.slice(at + 1) : principal;
+}
+
+/** Who made a decision, as the page says it. */
+function made(by: DecidedBy): DecisionMade {
+  return {
+    key: by.key,
+    by: by.you ? 'you' : shownPrincipal(by.decider),
+    ...(by.decidedAt !== undefined ? { at: by.decidedAt } : {}),
+  };
+}
+
+/** The page's reason for one of the engine's refusals. */
+function reasonOf(refusal: DecisionRefusal): RefusalReason {
+  switch (refusal.reason) {
+    case 'not_allowed':
+      // The engine gives four eyes and a missing role one code; its sentence names four eyes.
+      return /four eyes/.test(refusal.message) ? 'four_eyes' : 'not_allowed';
+    case 'already_decided':
+    case 'lost_race':
+      return 'decided';
+    case 'withdrawn':
+    case 'ended':
+      return 'ended';
+    case 'ambiguous_key':
+      return 'ambiguous';
+    case 'unknown':
+    case 'expired':
+      return refusal.reason;
+    default:
+      return 'unavailable';
+  }
+}
+
+function refused(refusal: DecisionRefusal): Refused {
+  return {
+    type: 'refused',
+    reason: reasonOf(refusal),
+    message: refusal.message,
+    ...(refusal.decidedBy ? { decided: made(refusal.decidedBy) } : {}),
+    ...(refusal.keys ? { keys: [...refusal.keys] } : {}),
+  };
+}
+
+/** The port on `runner`. */
+export function engineDecisions(runner: Runner): PageDecisions {
+  const context = (caller: { principal: string; roles: readonly string[] }) => ({
+    principal: caller.principal,
+    roles: caller.roles,
+  });
+  return {
+    inbox: (caller) => runner.inbox(context(caller)),
+    async describe({ id, key, caller }) {
+      const described = await runner.describeDecision({ id, ...(key ? { key } : {}), context: context(caller) });
+      if (described.status === 'refused') return refused(described);
+      const view = described.decision;
+      const args = view.arguments;
+      const title = runner.flows.get(view.flow)?.title;
+      return {
+        type: 'pending',
+        view: {
+          id: view.id,
+          key: view.key,
+          flow: view.flow,
+          ...(title ? { flowTitle: title } : {}),
+          message: view.message,
+          requester: shownPrincipal(view.requester),
+          ...(typeof args === 'object' && args !== null && !Array.isArray(args)
+            ? { args: args as Record<string, unknown> }
+            : {}),
+          requestedAt: view.requestedAt,
+          ...(view.deadline !== undefined ? { deadline: view.deadline } : {}),
+          requestedSchema: view.requestedSchema,
+          decisions: view.decided.map(made),
+        },
+      };
+    },
+    async answer({ id, key, caller, answer }) {
+      const answered = await runner.answerDecision({
+        id,
+        ...(key ? { key } : {}),
+        context: context(caller),
+        answer,
+        channel: 'page',
+      });
+      if (answered.status === 'refused') return refused(answered);
+      if (answered.status === 'invalid') {
+        return { type: 'invalid', message: answered.problem, issues: answered.issues.map((i) => ({ ...i })) };
+      }
+      return { type: answered.status, message: answered.message };
+    },
+  };
+}
