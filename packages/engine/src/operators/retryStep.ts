@@ -18,6 +18,7 @@ import { refuse } from '../decisions/access.js';
 import { finalText } from '../decisions/advance.js';
 import { openParked, type ParkedBlob, sealParked, unknownParkedKey } from '../decisions/parked.js';
 import type { DecisionsPort } from '../decisions/port.js';
+import { auditOperatorAction } from './auditAction.js';
 import type { RetryStepRequest } from './types.js';
 
 /** What refusals of a retry name. */
@@ -97,19 +98,13 @@ export async function retryStepRun(core: DecisionsPort, request: RetryStepReques
   if (!(await ledger.reopenStep(id, key, started))) {
     return no(`Not retried: step ${key} of run ${id} was reopened or recorded meanwhile, by another operator.`);
   }
-  const before = body.s[0];
-  await core.audit({
-    flow: core.flows.get(row.flow) ?? { name: row.flow, hash: blob.h, auditValues: false },
-    fid: id,
+  await auditOperatorAction(core, {
+    row,
+    blob,
     round: next.r,
     started,
-    principal: operator,
-    via: 'operator',
-    before,
-    after: before,
-    path: [],
-    asked: [],
-    received: [],
+    operator,
+    state: body.s[0],
     outcome: 'input_required',
     message: `retry-step ${key}: ${reason}`,
   });

@@ -23,6 +23,7 @@ import {
   unknownParkedKey,
 } from '../decisions/parked.js';
 import type { DecisionsPort } from '../decisions/port.js';
+import { auditOperatorAction } from './auditAction.js';
 import type { OperatorRequest } from './types.js';
 
 /** What refusals of a terminate name. */
@@ -92,19 +93,13 @@ export async function terminateRun(core: DecisionsPort, request: OperatorRequest
   await ledger
     .closeDecisions(id, core.now())
     .catch((error: unknown) => core.log({ type: 'flow_error', flow: row.flow, fid: id, error }));
-  const before = blob.s.s[0];
-  await core.audit({
-    flow: core.flows.get(row.flow) ?? { name: row.flow, hash: blob.h, auditValues: false },
-    fid: id,
+  await auditOperatorAction(core, {
+    row,
+    blob,
     round: ending.r,
     started,
-    principal: operator,
-    via: 'operator',
-    before,
-    after: before,
-    path: [],
-    asked: [],
-    received: [],
+    operator,
+    state: blob.s.s[0],
     outcome: 'error',
     message: reason,
   });
