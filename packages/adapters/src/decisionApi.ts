@@ -27,6 +27,7 @@ import {
 } from '@baton/engine';
 import { type AuthInfo, bearerAuthChallengeResponse, OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
 import { ANONYMOUS_PRINCIPAL, principalOfAuthInfo, rolesOfAuthInfo } from './callContext.js';
+import { inboxEntry } from './decisionTools.js';
 import type { AuthenticatedRoute, RouteAdmission } from './http.js';
 import { BATON_SCOPES } from './oauthClaims.js';
 import { fromRefusal, problemResponse } from './problem.js';
@@ -97,19 +98,8 @@ const decided = (by: NonNullable<DecisionRefusal['decidedBy']>) => ({
 const decisionPath = (id: string, key?: string) =>
   `${DECISIONS_API_PATH}/${id}${key === undefined ? '' : `?key=${encodeURIComponent(key)}`}`;
 
-/** An inbox entry on the wire: ISO times and the decision's path. */
-function inboxEntry(item: InboxItem) {
-  return {
-    id: item.id,
-    key: item.key,
-    flow: item.flow,
-    message: item.message,
-    requestedAt: iso(item.requestedAt),
-    ...(item.deadline === undefined ? {} : { deadline: iso(item.deadline) }),
-    ...(item.unreadable === undefined ? {} : { unreadable: item.unreadable }),
-    href: decisionPath(item.id, item.key),
-  };
-}
+/** An inbox entry on the wire: `baton_inbox`'s, with the decision's path. */
+const apiInboxEntry = (item: InboxItem) => ({ ...inboxEntry(item), href: decisionPath(item.id, item.key) });
 
 /** One decision on the wire: ISO times. */
 function decisionEntry(view: DecisionView) {
@@ -281,7 +271,7 @@ async function answer(
   const runner = await options.runner();
   if (id === undefined) {
     const items = await runner.inbox(context);
-    return json(200, { decisions: items.map(inboxEntry) });
+    return json(200, { decisions: items.map(apiInboxEntry) });
   }
   const key = url.searchParams.get('key') ?? undefined;
   const which = { id, context, ...(key === undefined ? {} : { key }) };

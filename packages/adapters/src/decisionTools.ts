@@ -87,8 +87,8 @@ const idArgument = withCachedJsonSchema(z.object({ id }));
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** An inbox entry on the wire: ISO times. */
-function inboxEntry(item: InboxItem) {
+/** An inbox entry on the wire (`baton_inbox`, and `GET /api/decisions` with its `href`): ISO times. */
+export function inboxEntry(item: InboxItem) {
   return {
     id: item.id,
     key: item.key,
