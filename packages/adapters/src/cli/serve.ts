@@ -349,21 +349,23 @@ function parseServeArgs(argv: string[]): ServeOptions | 'help' {
   };
 }
 
+/** A secrets file's entries: one a line, blank lines and `#` comments skipped (unreadable: a usage error). */
+function secretsFileLines(flag: string, file: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw usageError(`${flag}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+}
+
 /** `--event-secret NAME=whsec_…` (repeatable) and `--event-secrets-file FILE` (one `NAME=whsec_…` per line). */
 function parseEventSecrets(flags: readonly string[] | undefined, file: string | undefined): Map<string, string[]> {
-  const entries = [...(flags ?? [])];
-  if (file !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (error) {
-      throw usageError(
-        `--event-secrets-file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
-      );
-    }
-    for (const line of text.split(/\r?\n/))
-      if (line.trim() !== '' && !line.trim().startsWith('#')) entries.push(line.trim());
-  }
+  const entries = [...(flags ?? []), ...(file === undefined ? [] : secretsFileLines('--event-secrets-file', file))];
   const secrets = new Map<string, string[]>();
   entries.forEach((entry, i) => {
     const at = entry.indexOf('=');
@@ -384,19 +386,10 @@ function parseEventSecrets(flags: readonly string[] | undefined, file: string | 
 
 /** `--notify-secret whsec_…[,whsec_…]` (newest first, comma-separated during a rotation) and `--notify-secrets-file FILE` (one per line). */
 function parseNotifySecrets(flag: string | undefined, file: string | undefined): string[] {
-  const secrets = flag === undefined ? [] : flag.split(',').map((secret) => secret.trim());
-  if (file !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (error) {
-      throw usageError(
-        `--notify-secrets-file: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
-      );
-    }
-    for (const line of text.split(/\r?\n/))
-      if (line.trim() !== '' && !line.trim().startsWith('#')) secrets.push(line.trim());
-  }
+  const secrets = [
+    ...(flag === undefined ? [] : flag.split(',').map((secret) => secret.trim())),
+    ...(file === undefined ? [] : secretsFileLines('--notify-secrets-file', file)),
+  ];
   return secrets.map((secret, i) => {
     try {
       return checkWebhookSecret(secret);
