@@ -18,7 +18,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
@@ -31,6 +31,7 @@ import { Webhook } from '../packages/adapters/node_modules/standardwebhooks/dist
 import { createTestDatabase } from '../packages/store/test/helpers/postgres.js';
 import { connectHttp, runCli, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
 import { startIdentityProvider, type TestClient, type TestIdentityProvider } from './helpers/oidcProvider.js';
+import { type Delivery, startWebhookReceiver, type WebhookReceiver } from './helpers/webhookReceiver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-decisions-api-'));
 const BATON_KEYS = generateKey();
@@ -48,30 +49,15 @@ writeFileSync(
   }),
 );
 
-interface Delivery {
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-  readonly json: { type: string; data: Record<string, any> };
-}
-const deliveries: Delivery[] = [];
-let receiver: Server;
+let receiver: WebhookReceiver;
+let deliveries: Delivery[] = [];
 let hookUrl = '';
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => {
-      deliveries.push({ headers: req.headers, body, json: JSON.parse(body) });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+  receiver = await startWebhookReceiver();
+  ({ deliveries, url: hookUrl } = receiver);
 });
 afterAll(async () => {
-  await new Promise((resolve) => receiver.close(resolve));
+  await receiver.close();
   rmSync(dir, { recursive: true, force: true });
 });
 const clients: Client[] = [];

@@ -15,7 +15,6 @@
  * examples.e2e.test.ts. Loopback only; every wait is bounded.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
@@ -36,6 +35,7 @@ import {
   textOf,
   toolRound,
 } from './helpers/mcpClients.js';
+import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhookReceiver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-decisions-e2e-'));
 const BATON_KEYS = generateKey();
@@ -50,25 +50,14 @@ const TOKENS = {
 const tokensFile = join(dir, 'tokens.json');
 writeFileSync(tokensFile, JSON.stringify(TOKENS));
 
-/** What the webhook receiver got, in order. */
-const hooks: Record<string, unknown>[] = [];
-let receiver: Server;
+let receiver: WebhookReceiver;
 let hookUrl = '';
+/** What the webhook receiver got, in order (the bodies). */
+const hooks = () => receiver.deliveries.map((delivery) => delivery.json);
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => {
-      hooks.push(JSON.parse(body));
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const address = receiver.address() as { port: number };
-  hookUrl = `http://127.0.0.1:${address.port}/hook`;
+  receiver = await startWebhookReceiver();
+  hookUrl = receiver.url;
 });
 
 const clients: Client[] = [];
@@ -76,7 +65,7 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
 });
 afterAll(async () => {
-  await new Promise((resolve) => receiver.close(resolve));
+  await receiver.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -407,10 +396,10 @@ describe.each(ledgers)('two instances on one %s ledger', (_name, ledger) => {
   it.skipIf(!ledger)('POSTs both decision events to the webhook from the outbox, with ids as configured', async () => {
     const id = await request(700, 'webhook');
     const of = (type: string) => (h: Record<string, any>) => h.data?.requestId === id && h.type === type;
-    await waitFor(() => hooks.some(of('decision.requested')));
+    await waitFor(() => hooks().some(of('decision.requested')));
     expect((await decide('bob', 0, id)).text).toMatch(/^Recorded/);
-    await waitFor(() => hooks.some(of('decision.made')));
-    const requested = hooks.find(of('decision.requested')) as Record<string, any>;
+    await waitFor(() => hooks().some(of('decision.made')));
+    const requested = hooks().find(of('decision.requested')) as Record<string, any>;
     expect(requested.data).toMatchObject({
       requestId: id,
       key: 'manager_approval',
@@ -420,7 +409,7 @@ describe.each(ledgers)('two instances on one %s ledger', (_name, ledger) => {
     });
     expect(new Date(requested.timestamp).toISOString()).toBe(requested.timestamp);
     expect(new Date(requested.data.deadline).toISOString()).toBe(requested.data.deadline);
-    expect((hooks.find(of('decision.made')) as Record<string, any>).data).toMatchObject({
+    expect((hooks().find(of('decision.made')) as Record<string, any>).data).toMatchObject({
       key: 'manager_approval',
       decider: 'bob',
     });

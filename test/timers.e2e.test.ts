@@ -12,7 +12,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
@@ -23,6 +22,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { Webhook } from '../packages/adapters/node_modules/standardwebhooks/dist/index.js';
 import { createTestDatabase } from '../packages/store/test/helpers/postgres.js';
 import { connectHttp, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
+import { type Delivery, startWebhookReceiver, type WebhookReceiver } from './helpers/webhookReceiver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-timers-e2e-'));
 const BATON_KEYS = generateKey();
@@ -38,30 +38,15 @@ writeFileSync(
   }),
 );
 
-interface Delivery {
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-  readonly json: { type: string; timestamp: string; data: Record<string, any> };
-}
-const deliveries: Delivery[] = [];
-let receiver: Server;
+let receiver: WebhookReceiver;
+let deliveries: Delivery[] = [];
 let hookUrl = '';
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => {
-      deliveries.push({ headers: req.headers, body, json: JSON.parse(body) });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+  receiver = await startWebhookReceiver();
+  ({ deliveries, url: hookUrl } = receiver);
 });
 afterAll(async () => {
-  await new Promise((resolve) => receiver.close(resolve));
+  await receiver.close();
   rmSync(dir, { recursive: true, force: true });
 });
 const clients: Client[] = [];
