@@ -82,7 +82,7 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
       nodes.map((n) => n.getAttribute('data-state-id')),
     );
     expect(ids.sort()).toEqual(allStates(deployProduction).sort());
-    expect(await page.$$eval('#graph-svg [data-edge-id] path', (paths) => paths.length)).toBe(6);
+    expect(await page.$$eval('#graph-svg [data-edge-id] path', (paths) => paths.length)).toBe(10); // 6, and 4 of the wait for ci.finished given a commit
 
     // No edge label covers another label or a state: what used to overlap near confirmed → deployed/cancelled.
     for (const flow of ['deploy_production', 'expense_approval', 'grant_temporary_access', 'graph_routed']) {
