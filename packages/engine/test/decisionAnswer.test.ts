@@ -142,12 +142,15 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     expect(await runner.describeDecision({ id, context: alice })).toMatchObject({
       status: 'refused',
       reason: 'not_allowed',
+      ownRequest: true,
       message: expect.stringMatching(/four eyes/),
     });
-    expect(await runner.describeDecision({ id, context: carol })).toMatchObject({
+    const wrongRole = await runner.describeDecision({ id, context: carol });
+    expect(wrongRole).toMatchObject({
       reason: 'not_allowed',
       message: expect.stringMatching(/needs the role "manager"/),
     });
+    expect(wrongRole).not.toHaveProperty('ownRequest');
     expect(await runner.describeDecision({ id: 'A'.repeat(22), context: bob })).toMatchObject({ reason: 'unknown' });
     expect(await runner.describeDecision({ id: 'nope', context: bob })).toMatchObject({ reason: 'unknown' });
     expect(await runner.describeDecision({ id, key: 'finance_approval', context: carol })).toMatchObject({

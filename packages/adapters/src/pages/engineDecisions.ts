@@ -33,8 +33,7 @@ function made(by: DecidedBy): DecisionMade {
 function reasonOf(refusal: DecisionRefusal): RefusalReason {
   switch (refusal.reason) {
     case 'not_allowed':
-      // The engine gives four eyes and a missing role one code; its sentence names four eyes.
-      return /four eyes/.test(refusal.message) ? 'four_eyes' : 'not_allowed';
+      return refusal.ownRequest ? 'four_eyes' : 'not_allowed';
     case 'already_decided':
     case 'lost_race':
       return 'decided';

@@ -49,7 +49,7 @@ const MAX_RECORD_ATTEMPTS = 8;
 export function refusal(
   reason: DecisionRefusalReason,
   message: string,
-  extra: Pick<DecisionRefusal, 'decidedBy' | 'keys' | 'retryAfterMs'> = {},
+  extra: Pick<DecisionRefusal, 'decidedBy' | 'keys' | 'retryAfterMs' | 'ownRequest'> = {},
 ): DecisionRefusal {
   return { status: 'refused', reason, message, ...extra };
 }
@@ -97,7 +97,11 @@ export function chooseDecision(
   const { codec } = core;
   const id = row.id;
   const now = core.now();
-  const no = (reason: DecisionRefusalReason, message: string, extra?: Pick<DecisionRefusal, 'decidedBy' | 'keys'>) => ({
+  const no = (
+    reason: DecisionRefusalReason,
+    message: string,
+    extra?: Pick<DecisionRefusal, 'decidedBy' | 'keys' | 'ownRequest'>,
+  ) => ({
     refusal: refusal(reason, message, extra),
   });
   if (row.status !== 'waiting') return no(endedReason(row.status), ENDED[row.status](id));
@@ -105,6 +109,7 @@ export function chooseDecision(
     return no(
       'not_allowed',
       `You requested ${id}, so you cannot decide it: a requester never decides their own request (four eyes).`,
+      { ownRequest: true },
     );
   }
   const expired = (r: DecisionRecord) => r.deadline !== null && r.deadline <= now;

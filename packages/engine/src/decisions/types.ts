@@ -152,6 +152,8 @@ export interface DecisionRefusal {
   readonly keys?: readonly string[];
   /** `in_progress`: when to try again, ms. */
   readonly retryAfterMs?: number;
+  /** `not_allowed` because the caller asked for this request (four eyes), not for a missing role. */
+  readonly ownRequest?: true;
 }
 
 /** Where a one-shot decision came from, as the audit trail records it (`via: 'decide_api' | 'decide_page'`). */
