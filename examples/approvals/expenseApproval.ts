@@ -86,9 +86,9 @@ const machine = setup({
     events: {} as InputEvents<typeof inputs> | WithdrawEvent,
   },
   delays: {
-    decisionWindow: DECISION_DAYS * DAY_MS,
-    reminder: REMINDER_HOURS * 3600 * 1000,
-    escalation: ESCALATION_DAYS * DAY_MS,
+    window: DECISION_DAYS * DAY_MS,
+    remind: REMINDER_HOURS * 3600 * 1000,
+    escalate: ESCALATION_DAYS * DAY_MS,
   },
 }).createMachine({
   id: 'expense_approval',
@@ -98,21 +98,21 @@ const machine = setup({
     // The first decision, by a manager or (escalated) a director: 7 days in all, whoever holds it.
     deciding: {
       initial: 'manager',
-      after: { decisionWindow: 'expired' },
+      after: { window: 'expired' },
       on: { 'baton.withdraw': 'withdrawn' },
       states: {
         manager: {
           meta: ask(inputs, 'manager_approval'),
           after: {
             // A reminder acts in place: the decision stays the manager's.
-            reminder: {
+            remind: {
               actions: notify<Context>(({ context }) => ({
                 kind: 'reminder',
                 to: 'manager',
                 data: { amount: context.amount, purpose: context.purpose },
               })),
             },
-            escalation: {
+            escalate: {
               target: 'director',
               actions: notify<Context>(({ context }) => ({
                 kind: 'escalated',
@@ -131,7 +131,7 @@ const machine = setup({
     },
     finance: {
       meta: ask(inputs, 'finance_approval'),
-      after: { decisionWindow: 'expired' },
+      after: { window: 'expired' },
       on: {
         'input.finance_approval': [
           { guard: ({ event }) => event.content.approve, target: 'approved' },
