@@ -76,7 +76,7 @@ describe.skipIf(!hasChromium && !inCi)('decision pages in headless Chromium', ()
     const id = await scenario.requestExpense(250, HOSTILE);
     const notified = await scenario.notification(id);
     const link = notified.data.url!;
-    expect(link).toBe(new URL(`/decide/${id}`, scenario.a.url).href);
+    expect(link).toBe(new URL(`/decide/${id}?key=manager_approval`, scenario.a.url).href);
 
     const { page, status } = await open('bob', link);
     expect(status).toBe(200);

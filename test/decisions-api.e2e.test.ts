@@ -196,7 +196,7 @@ describe.each(ledgers)('the decision API on two instances sharing one %s ledger'
         requestId: id,
         key: 'manager_approval',
         role: 'manager',
-        url: `${PUBLIC_URL}/decide/${id}`,
+        url: `${PUBLIC_URL}/decide/${id}?key=manager_approval`,
       });
 
       // Bob's inbox lists it; alice's (her own request) does not.
@@ -346,7 +346,7 @@ describe.each(ledgers)('the decision API on two instances sharing one %s ledger'
         ),
       20_000,
     );
-    expect(finance.json.data.url).toBe(`${PUBLIC_URL}/decide/${id}`);
+    expect(finance.json.data.url).toBe(`${PUBLIC_URL}/decide/${id}?key=finance_approval`);
     const carol = await api(url(0), `/api/decisions/${id}`, { who: token('carol') });
     expect(carol.body).toMatchObject({
       key: 'finance_approval',

@@ -37,7 +37,6 @@ export function parsePublicUrl(value: string): string {
  * The decision page's URL builder for `RunnerOptions.decisionUrl`, on a base from {@link parsePublicUrl}.
  * @example `decisionPageUrl('https://baton.example.com')('R7x…', 'finance_approval')` -> `'https://baton.example.com/decide/R7x…?key=finance_approval'`
  */
-export function decisionPageUrl(base: string): (id: string, key: string | undefined) => string {
-  return (id, key) =>
-    `${base}${DECIDE_PAGE_PATH}/${encodeURIComponent(id)}${key === undefined ? '' : `?key=${encodeURIComponent(key)}`}`;
+export function decisionPageUrl(base: string): (id: string, key: string) => string {
+  return (id, key) => `${base}${DECIDE_PAGE_PATH}/${encodeURIComponent(id)}?key=${encodeURIComponent(key)}`;
 }

@@ -115,7 +115,7 @@ export function outboxMessages(core: DecisionsPort, facts: OutboxFacts): OutboxM
         ...(d.deadline === null ? {} : { deadline: iso(d.deadline) }),
         message: d.message,
         requester: who(facts.requesterPrincipal),
-        ...(link ? { url: link(facts.fid, facts.awaited.length > 1 ? d.key : undefined) } : {}),
+        ...(link ? { url: link(facts.fid, d.key) } : {}),
       });
     }
   }

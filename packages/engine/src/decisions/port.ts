@@ -38,7 +38,7 @@ export interface DecisionSettings {
   /** Write notifications into the ledger's outbox with each parked write (`decisions/outbox.ts`). */
   readonly outbox: boolean;
   /** The decision page's URL for a request (and key, when it awaits several), for `decision.requested`'s `data.url`. */
-  readonly decisionUrl: ((id: string, key: string | undefined) => string) | undefined;
+  readonly decisionUrl: ((id: string, key: string) => string) | undefined;
   readonly onDecisionRequested: ((event: DecisionRequestedEvent) => unknown) | undefined;
   readonly onDecided: ((event: DecidedEvent) => unknown) | undefined;
   /** The poll intervals a task suggests (`taskStatus.ts`). */

@@ -94,12 +94,12 @@ export interface RunnerOptions {
   readonly outbox?: boolean;
   /**
    * The page where a decision is made, for the `decision.requested` notifications of the outbox
-   * (their `data.url`): given the request id, and the decision's key when the request awaits
-   * more than one decision at once. The engine knows no HTTP: `baton serve --public-url URL`
-   * builds `<URL>/decide/<id>` (with `?key=<key>` when given). The link must carry
+   * (their `data.url`): given the request id and the decision's key (so that a link names its
+   * decision even after another decision of the request was made). The engine knows no HTTP:
+   * `baton serve --public-url URL` builds `<URL>/decide/<id>?key=<key>`. The link must carry
    * no secret: whoever opens it signs in.
    */
-  readonly decisionUrl?: (id: string, key: string | undefined) => string;
+  readonly decisionUrl?: (id: string, key: string) => string;
   /**
    * Called (not awaited; errors logged) for each decision newly requested: tell the deciders.
    * `requester` is a keyed hash unless `hookPrincipals: 'id'`.
