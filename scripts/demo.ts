@@ -7,8 +7,10 @@
  * answered, the result); then alice requests an `expense_approval` on one
  * instance (her call ends with the waiting result), bob finds it in
  * `baton_inbox` on the other instance and approves it through
- * `baton_decide`'s form, and alice's `baton_resume` gets the outcome; last, a
- * used requestState is replayed and rejected. Exits 0 when every step
+ * `baton_decide`'s form, and alice's `baton_resume` gets the outcome; then a
+ * used requestState is replayed and rejected; last, a deploy of a commit waits
+ * for CI, `baton send-event ci.finished` (signed) moves it on, and alice's
+ * `baton_resume` confirms it. Exits 0 when every step
  * behaved as expected, 1 otherwise.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -54,7 +56,13 @@ function freePort(): Promise<number> {
   });
 }
 
-function startServer(port: number, ledgerPath: string, tokensFile: string, keys: string): Promise<ChildProcess> {
+function startServer(
+  port: number,
+  ledgerPath: string,
+  tokensFile: string,
+  keys: string,
+  ciSecret: string,
+): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
     [
@@ -71,6 +79,8 @@ function startServer(port: number, ledgerPath: string, tokensFile: string, keys:
       tokensFile,
       '--wait-in-call',
       String(WAIT_IN_CALL_SECONDS),
+      '--event-secret',
+      `ci.finished=${ciSecret}`,
     ],
     { cwd: ROOT, env: { ...process.env, BATON_KEYS: keys }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
@@ -88,6 +98,25 @@ function startServer(port: number, ledgerPath: string, tokensFile: string, keys:
       clearTimeout(timer);
       reject(new Error(`the server exited with ${code}:\n${stderr}`));
     });
+  });
+}
+
+/** `baton <args>` as a child process: its stdout, or an error with its stderr. */
+function cli(args: string[]): Promise<string> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`baton ${args[0]}: ${stderr}`))));
   });
 }
 
@@ -152,6 +181,7 @@ async function main() {
     { mode: 0o600 },
   );
   const keys = randomBytes(32).toString('base64url'); // BATON_KEYS, shared by both instances
+  const ciSecret = `whsec_${randomBytes(32).toString('base64')}`; // what CI signs ci.finished with
   const [portA, portB] = [await freePort(), await freePort()];
   console.log(bold('Baton demo: two instances, one SQLite ledger, two people'));
   console.log(dim('tokens file: alice (no roles), bob (role manager)'));
@@ -161,10 +191,10 @@ async function main() {
     for (const port of [portA, portB]) {
       console.log(
         dim(
-          `starting: baton serve examples/approvals --http 127.0.0.1:${port} --ledger sqlite:${ledger} --auth-tokens tokens.json --wait-in-call ${WAIT_IN_CALL_SECONDS}`,
+          `starting: baton serve examples/approvals --http 127.0.0.1:${port} --ledger sqlite:${ledger} --auth-tokens tokens.json --wait-in-call ${WAIT_IN_CALL_SECONDS} --event-secret ci.finished=whsec_…`,
         ),
       );
-      servers.push(await startServer(port, ledger, tokensFile, keys));
+      servers.push(await startServer(port, ledger, tokensFile, keys, ciSecret));
     }
     const alice = await connect(portA, tokens.alice);
     const bob = await connect(portB, tokens.bob);
@@ -249,6 +279,38 @@ async function main() {
       );
       check(error.code === -32602, 'replay rejected with -32602');
     }
+
+    console.log(`\n${bold('7. alice on instance A: deploy_production { version: "2.5.0", commit: "9f2c1e7" }')}`);
+    console.log(dim('  the flow waits for CI to report on the commit (30 minutes at most) before it asks anything'));
+    const gated = { name: 'deploy_production', arguments: { version: '2.5.0', commit: '9f2c1e7' } };
+    let ci = await round(alice, gated);
+    for (let i = 0; i < 5 && ci.resultType === 'input_required'; i++) {
+      check(Object.keys(ci.inputRequests ?? {}).length === 0, 'alice is asked nothing while CI runs');
+      ci = await round(alice, { ...gated, requestState: ci.requestState! });
+    }
+    const gatedId = ci.structuredContent?.id as string;
+    check(ci.structuredContent?.status === 'waiting' && typeof gatedId === 'string', 'the deploy waits for CI');
+    const sendEvent = ['send-event', 'ci.finished', '--data', '{"commit":"9f2c1e7","status":"success"}'];
+    console.log(dim(`  CI, signed: baton ${sendEvent.join(' ')} --http http://127.0.0.1:${portB} --secret whsec_…`));
+    const sent = await cli([...sendEvent, '--http', `http://127.0.0.1:${portB}`, '--secret', ciSecret]);
+    console.log(`  ${bold('answered')}: ${sent.trim()}`);
+    check((JSON.parse(sent) as { delivered: number }).delivered === 1, 'the event reached the waiting deploy');
+    const resumeDeploy = { name: 'baton_resume', arguments: { id: gatedId } };
+    const confirm = await round(alice, resumeDeploy);
+    check(
+      Object.keys(confirm.inputRequests ?? {}).join() === 'confirm_deploy,change_ticket',
+      'green CI: the deploy asks for its confirmation',
+    );
+    const answersAfterCi = {
+      confirm_deploy: { action: 'accept', content: { confirm: true } },
+      change_ticket: { action: 'accept', content: { ticket: 'CHG-2042' } },
+    };
+    const shipped = await round(
+      alice,
+      { ...resumeDeploy, requestState: confirm.requestState!, inputResponses: answersAfterCi },
+      answersAfterCi,
+    );
+    check(text(shipped).includes('Deployed 2.5.0'), 'deployed after green CI');
     console.log(`\n${bold('demo finished: every step behaved as expected')}`);
   } finally {
     await Promise.all(clients.map((client) => client.close().catch(() => {})));

@@ -3,7 +3,8 @@
  * SQLite ledger; alice deploys, requests an expense (her call ends with the
  * waiting result), is refused her own decision, bob approves it from his
  * inbox on the other instance, alice's baton_resume sees it approved, and a
- * replayed state is rejected.
+ * replayed state is rejected; a deploy of a commit waits for CI until `baton
+ * send-event ci.finished` (signed) moves it on.
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -29,5 +30,8 @@ it('runs the demo to completion with exit code 0', () => {
   );
   expect(run.stdout).toMatch(/5\. alice on instance A: baton_resume \{ id \}\n {2}result: Expense of 800 approved\./);
   expect(run.stdout).toContain('rejected: JSON-RPC -32602 "Invalid or expired requestState" {"reason":"replayed"}');
+  expect(run.stdout).toMatch(
+    /7\. alice on instance A: deploy_production[\s\S]*Waiting for the event "ci\.finished"[\s\S]*answered: \{"delivered":1,[\s\S]*result: Deployed 2\.5\.0 to production \(change ticket CHG-2042\)\./,
+  );
   expect(run.stdout).toContain('demo finished');
 }, 120_000);
