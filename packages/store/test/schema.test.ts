@@ -61,6 +61,10 @@ describe('ledger schema', () => {
   );
 
   it('defines the same tables, columns, keys and indexes for SQLite and PostgreSQL', () => {
+    // An index part is a column, or an expression over one (`updated_at desc`, `id collate "C"`).
+    const indexedColumn = (part: unknown) =>
+      (part as { name?: string }).name ??
+      (part as { queryChunks: { name?: string }[] }).queryChunks.find((chunk) => typeof chunk?.name === 'string')?.name;
     const shape = (config: {
       name: string;
       columns: { name: string; notNull: boolean; primary: boolean }[];
@@ -69,9 +73,7 @@ describe('ledger schema', () => {
     }) => ({
       name: config.name,
       columns: config.columns.map((c) => [c.name, c.notNull, c.primary]).sort(),
-      indexes: config.indexes
-        .map((i) => [i.config.name, i.config.columns.map((c) => (c as { name: string }).name)])
-        .sort(),
+      indexes: config.indexes.map((i) => [i.config.name, i.config.columns.map(indexedColumn)]).sort(),
       primaryKeys: config.primaryKeys.map((pk) => pk.columns.map((c) => c.name)),
     });
     const pairs = [

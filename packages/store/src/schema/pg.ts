@@ -7,6 +7,7 @@
  * `search_path` (normally `public`). This file is read by drizzle-kit: it
  * imports nothing but drizzle-orm.
  */
+import { sql } from 'drizzle-orm';
 import { bigint, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 
 /** Redeemed requestState ids: at most one row per jti, ever (until pruned after expiry). */
@@ -154,6 +155,8 @@ export const requests = pgTable(
     index('baton_requests_requester_updated_at_idx').on(table.requester, table.updatedAt),
     index('baton_requests_expires_at_idx').on(table.expiresAt),
     index('baton_requests_due_at_idx').on(table.dueAt),
+    // `baton runs list` pages newest write first, then by id in code-point order (keyset on both).
+    index('baton_requests_updated_at_id_idx').on(table.updatedAt.desc(), sql`${table.id} collate "C"`),
   ],
 );
 

@@ -12,6 +12,7 @@
  * rather than the database's. This file is read by drizzle-kit: it imports
  * nothing but drizzle-orm.
  */
+import { sql } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 /** Redeemed requestState ids: at most one row per jti, ever (until pruned after expiry). */
@@ -158,6 +159,8 @@ export const requests = sqliteTable(
     index('baton_requests_requester_updated_at_idx').on(table.requester, table.updatedAt),
     index('baton_requests_expires_at_idx').on(table.expiresAt),
     index('baton_requests_due_at_idx').on(table.dueAt),
+    // `baton runs list` pages newest write first, then by id (keyset on both).
+    index('baton_requests_updated_at_id_idx').on(sql`${table.updatedAt} desc`, table.id),
   ],
 );
 
