@@ -4,10 +4,11 @@
  * PostgreSQL list the same runs in the same order: newest write first, then
  * by id, paged by keyset (the rows after the last one shown). The condition
  * is dialect-neutral but for the id comparison, which a driver passes in
- * (PostgreSQL compares by code point, as it orders).
+ * (PostgreSQL compares by code point, as it orders). Both drivers read it
+ * from the index `baton_requests_updated_at_id_idx` (schema 10) in that order.
  */
 import type { RunFilter } from '@baton/engine';
-import { and, type Column, eq, gte, lt, or, type SQL } from 'drizzle-orm';
+import { and, type Column, eq, gte, lt, lte, or, type SQL } from 'drizzle-orm';
 
 /** The `baton_requests` columns the filter reads: a driver passes its table. */
 export interface RunFilterColumns {
@@ -36,6 +37,8 @@ export function runFilterWhere(
   if (filter.createdSince !== undefined) conditions.push(gte(columns.createdAt, filter.createdSince));
   const after = filter.after;
   if (after !== undefined) {
+    // The redundant `updated_at <= …` lets the planner start its index scan at the cursor.
+    conditions.push(lte(columns.updatedAt, after.updatedAt));
     conditions.push(
       or(lt(columns.updatedAt, after.updatedAt), and(eq(columns.updatedAt, after.updatedAt), idAfter(after.id)))!,
     );

@@ -156,7 +156,7 @@ export const requests = pgTable(
     index('baton_requests_expires_at_idx').on(table.expiresAt),
     index('baton_requests_due_at_idx').on(table.dueAt),
     // `baton runs list` pages newest write first, then by id in code-point order (keyset on both).
-    index('baton_requests_updated_at_id_idx').on(table.updatedAt.desc(), sql`${table.id} collate "C"`),
+    index('baton_requests_updated_at_id_idx').on(table.updatedAt.desc().nullsFirst(), sql`${table.id} collate "C"`),
   ],
 );
 
