@@ -14,30 +14,24 @@
  * bearer without the scope (403). `baton send-event` signs and sends one.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
 import type { Client } from '@modelcontextprotocol/client';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 // standardwebhooks is a dependency of @baton/adapters (which verifies with it), not of the workspace root.
 import { Webhook } from '../packages/adapters/node_modules/standardwebhooks/dist/index.js';
-import { createTestDatabase } from '../packages/store/test/helpers/postgres.js';
+import { e2eLedgers, ledgerOfItsOwn, scratchDir, tokenOf as token, writeTokens } from './helpers/e2eLedgers.js';
 import { connectHttp, runCli, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'baton-events-e2e-'));
+const dir = scratchDir('events-e2e');
 const BATON_KEYS = generateKey();
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const WRONG_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-const token = (name: string) => `${name}-token-${'x'.repeat(24)}`;
-const tokensFile = join(dir, 'tokens.json');
-writeFileSync(
-  tokensFile,
-  JSON.stringify({
-    [token('alice')]: { principal: 'alice' },
-    [token('ci')]: { principal: 'ci-bot', scopes: ['baton:events'] },
-  }),
-);
+const tokensFile = writeTokens(dir, {
+  alice: { principal: 'alice' },
+  ci: { principal: 'ci-bot', scopes: ['baton:events'] },
+});
 const secretsFile = join(dir, 'event-secrets');
 writeFileSync(secretsFile, `# build.done comes from CI\nbuild.done=${SECRET}\n`);
 
@@ -45,13 +39,8 @@ const clients: Client[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const pgUrl = inject('batonPgUrl');
-const ledgers: [string, string | undefined][] = [
-  ['SQLite', `sqlite:${join(dir, 'ledger.db')}`],
-  ['PostgreSQL', pgUrl || undefined],
-];
+const ledgers = e2eLedgers(dir);
 
 let seq = 0;
 /** A commit no other test of the file uses. */
@@ -63,11 +52,7 @@ describe.each(ledgers)('events on a %s ledger', (name, given) => {
   let drop = async () => {};
   beforeAll(async () => {
     if (!ledger) return;
-    if (name === 'PostgreSQL') {
-      const database = await createTestDatabase(given!);
-      ledger = database.url;
-      drop = database.drop;
-    }
+    ({ url: ledger, drop } = await ledgerOfItsOwn(name, given!));
     server = await startServe(
       [
         'test/fixtures/event-flows',

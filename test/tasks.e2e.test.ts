@@ -16,40 +16,29 @@
  * server sends `notifications/tasks` as its task moves.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
 import { openLedger } from '@baton/store';
 import type { Client } from '@modelcontextprotocol/client';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { e2eLedgers, ledgerOfItsOwn, scratchDir, tokenOf as token, writeTokens } from './helpers/e2eLedgers.js';
 import { cliArgs, connectHttp, ROOT, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
 import { type Elicit, stdioTaskSession, taskRequest, taskSession } from './helpers/taskClient.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'baton-tasks-e2e-'));
+const dir = scratchDir('tasks-e2e');
 const BATON_KEYS = generateKey();
-const token = (name: string) => `${name}-token-${'t'.repeat(24)}`;
-const tokensFile = join(dir, 'tokens.json');
-writeFileSync(
-  tokensFile,
-  JSON.stringify({
-    [token('alice')]: { principal: 'alice', roles: [] },
-    [token('bob')]: { principal: 'bob', roles: ['manager'] },
-  }),
-);
+const tokensFile = writeTokens(dir, {
+  alice: { principal: 'alice', roles: [] },
+  bob: { principal: 'bob', roles: ['manager'] },
+});
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close().catch(() => {})));
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const pgUrl = inject('batonPgUrl');
-const ledgers: [string, string | undefined][] = [
-  ['SQLite', `sqlite:${join(dir, 'ledger.db')}`],
-  ['PostgreSQL', pgUrl || undefined],
-];
+const ledgers = e2eLedgers(dir);
 
 const waitFor = async <T>(probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> => {
   const until = Date.now() + ms;
@@ -61,8 +50,11 @@ const waitFor = async <T>(probe: () => Promise<T | undefined>, ms = 20_000): Pro
   }
 };
 
-describe.each(ledgers)('tasks on two instances, one %s ledger', (_name, ledger) => {
+describe.each(ledgers)('tasks on two instances, one %s ledger', (name, given) => {
   const servers: ServeProcess[] = [];
+  // A database of its own: other files' schedulers must not fire this file's timers.
+  let ledger = given;
+  let drop = async () => {};
   const args = () => [
     'test/fixtures/task-flows',
     '--http',
@@ -79,10 +71,12 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (_name, ledger) 
 
   beforeAll(async () => {
     if (!ledger) return;
+    ({ url: ledger, drop } = await ledgerOfItsOwn(name, given!));
     servers.push(...(await Promise.all([startServe(args(), { BATON_KEYS }), startServe(args(), { BATON_KEYS })])));
-  });
+  }, 120_000);
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.stop()));
+    await drop();
   });
 
   async function alice(instance: 0 | 1, elicit?: Elicit) {

@@ -11,32 +11,24 @@
  * delivered at least once under one `webhook-id`.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
 import { openLedger } from '@baton/store';
 import type { Client } from '@modelcontextprotocol/client';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 // standardwebhooks is a dependency of @baton/adapters (which signs with it), not of the workspace root.
 import { Webhook } from '../packages/adapters/node_modules/standardwebhooks/dist/index.js';
-import { createTestDatabase } from '../packages/store/test/helpers/postgres.js';
+import { e2eLedgers, ledgerOfItsOwn, scratchDir, tokenOf as token, writeTokens } from './helpers/e2eLedgers.js';
 import { connectHttp, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
 import { type Delivery, startWebhookReceiver, type WebhookReceiver } from './helpers/webhookReceiver.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'baton-timers-e2e-'));
+const dir = scratchDir('timers-e2e');
 const BATON_KEYS = generateKey();
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const OTHER_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-const token = (name: string) => `${name}-token-${'x'.repeat(24)}`;
-const tokensFile = join(dir, 'tokens.json');
-writeFileSync(
-  tokensFile,
-  JSON.stringify({
-    [token('alice')]: { principal: 'alice', roles: [] },
-    [token('bob')]: { principal: 'bob', roles: ['manager'] },
-  }),
-);
+const tokensFile = writeTokens(dir, {
+  alice: { principal: 'alice', roles: [] },
+  bob: { principal: 'bob', roles: ['manager'] },
+});
 
 let receiver: WebhookReceiver;
 let deliveries: Delivery[] = [];
@@ -45,10 +37,7 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver();
   ({ deliveries, url: hookUrl } = receiver);
 });
-afterAll(async () => {
-  await receiver.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => receiver.close());
 const clients: Client[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
@@ -69,11 +58,7 @@ const headersOf = (d: Delivery) => ({
 const endedOf = (id: string) =>
   deliveries.filter((d) => d.json.type === 'request.ended' && d.json.data.requestId === id);
 
-const pgUrl = inject('batonPgUrl');
-const ledgers: [string, string | undefined][] = [
-  ['SQLite', `sqlite:${join(dir, 'ledger.db')}`],
-  ['PostgreSQL', pgUrl || undefined],
-];
+const ledgers = e2eLedgers(dir);
 
 describe.each(ledgers)('the scheduler on two instances sharing one %s ledger', (name, given) => {
   const servers: ServeProcess[] = [];
@@ -101,11 +86,7 @@ describe.each(ledgers)('the scheduler on two instances sharing one %s ledger', (
     );
   beforeAll(async () => {
     if (!ledger) return;
-    if (name === 'PostgreSQL') {
-      const database = await createTestDatabase(given!);
-      ledger = database.url;
-      drop = database.drop;
-    }
+    ({ url: ledger, drop } = await ledgerOfItsOwn(name, given!));
     servers.push(await serve(), await serve());
   }, 120_000);
   afterAll(async () => {
