@@ -12,7 +12,8 @@
  * every instance is restarted mid-task and the task survives; a task parked
  * on a 3-second timer ends when the scheduler fires it with no client, and
  * the requester follows it to that outcome later; a client without the
- * extension still gets the waiting result and `baton_resume`. Over stdio the
+ * extension still gets the waiting result and `baton_resume`; an operator's
+ * `baton runs cancel` or `terminate` makes the task read `cancelled`. Over stdio the
  * server sends `notifications/tasks` as its task moves.
  */
 import { spawn } from 'node:child_process';
@@ -23,7 +24,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { e2eLedgers, ledgerOfItsOwn, scratchDir, tokenOf as token, writeTokens } from './helpers/e2eLedgers.js';
-import { cliArgs, connectHttp, ROOT, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
+import { cliArgs, connectHttp, ROOT, runCli, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
 import { type Elicit, stdioTaskSession, taskRequest, taskSession } from './helpers/taskClient.js';
 
 const dir = scratchDir('tasks-e2e');
@@ -203,6 +204,31 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (name, given) =>
       error: { code: -32602, message: expect.stringMatching(/no withdrawal path/) },
     });
   });
+
+  it.skipIf(!ledger)(
+    "an operator's baton runs cancel or terminate: the task reads cancelled on the other instance",
+    async () => {
+      const { session } = await alice(0);
+      const operator = (...args: string[]) =>
+        runCli(['runs', ...args, '--ledger', ledger!, '--as', 'ops', '--reason', 'duplicate'], { BATON_KEYS });
+      const withdrawable = await session.callTool('expense_approval', { amount: 45, purpose: 'Lunch' });
+      const stuck = await session.callTool('no_withdraw', {});
+      if (withdrawable.kind !== 'task' || stuck.kind !== 'task') throw new Error('expected two tasks');
+      await Promise.all([withdrawable.detach(), stuck.detach()]);
+
+      const cancelled = await operator('cancel', withdrawable.handle.taskId, 'test/fixtures/task-flows');
+      expect(cancelled).toMatchObject({ code: 0, stderr: '' });
+      expect(await task('alice', 1, 'tasks/get', { taskId: withdrawable.handle.taskId })).toMatchObject({
+        result: { status: 'cancelled', statusMessage: expect.stringMatching(/^Withdrawn/) },
+      });
+      // A flow with no withdrawal path is refused a cancel, and ended by terminate.
+      expect((await operator('cancel', stuck.handle.taskId, 'test/fixtures/task-flows')).code).not.toBe(0);
+      expect(await operator('terminate', stuck.handle.taskId)).toMatchObject({ code: 0, stderr: '' });
+      expect(await task('alice', 1, 'tasks/get', { taskId: stuck.handle.taskId })).toMatchObject({
+        result: { status: 'cancelled' },
+      });
+    },
+  );
 
   it.skipIf(!ledger)('every instance restarted mid-task: the task survives', async () => {
     const { session } = await alice(0);
