@@ -225,7 +225,7 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (name, given) =>
       expect((await operator('cancel', stuck.handle.taskId, 'test/fixtures/task-flows')).code).not.toBe(0);
       expect(await operator('terminate', stuck.handle.taskId)).toMatchObject({ code: 0, stderr: '' });
       expect(await task('alice', 1, 'tasks/get', { taskId: stuck.handle.taskId })).toMatchObject({
-        result: { status: 'cancelled' },
+        result: { status: 'cancelled', statusMessage: expect.stringMatching(/^Terminated by an operator/) },
       });
     },
   );
