@@ -58,6 +58,7 @@ export {
   type InspectHandler,
   type InspectHandlerOptions,
   type InspectServing,
+  type InspectSignIn,
   type ServeInspectOptions,
   serveInspect,
 } from './inspect/server.js';
