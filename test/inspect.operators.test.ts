@@ -15,7 +15,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type InspectServing, serveInspect } from '@baton/adapters';
+import { createWebLogin, type InspectServing, serveInspect } from '@baton/adapters';
 import {
   type AuditEntry,
   createRequestStateCodec,
@@ -27,7 +27,7 @@ import {
 import { openAuditLog, openLedger } from '@baton/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import approvals from '../examples/approvals/index.js';
-import { createWebLogin } from '../packages/adapters/src/pages/webLogin.js';
+
 import { startIdentityProvider, type TestIdentityProvider } from './helpers/oidcProvider.js';
 
 type Opened = Awaited<ReturnType<typeof openAuditLog>>;

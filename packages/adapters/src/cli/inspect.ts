@@ -20,8 +20,8 @@ import { createRequestStateCodec, createRunner, type KeyRing, type Ledger, parse
 import { openAuditLog, openLedger } from '@baton/store';
 import { loadFlowsModule } from '../flowsModule.js';
 import { isLoopbackHost } from '../http.js';
-import type { InspectSignIn } from '../inspect/signIn.js';
 import { serveInspect } from '../inspect/server.js';
+import type { InspectSignIn } from '../inspect/signIn.js';
 import { discoverOAuthIssuer } from '../oauthVerifier.js';
 import { createWebLogin } from '../pages/webLogin.js';
 import { CliError, oneLine, usageError } from './cliError.js';

@@ -13,6 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { KeyRing } from '@baton/engine';
+import { escapeHtml } from '../pages/html.js';
 import { sealedCookie } from '../pages/sealedCookie.js';
 import { type PendingLogin, SignInError, type WebLogin } from '../pages/webLogin.js';
 
@@ -68,8 +69,8 @@ function secureFor(url: URL): boolean {
 
 /** A small page (no script, nothing interpolated unescaped): the sign-in's problems. */
 function textPage(status: number, title: string, sentence: string, headers: Record<string, string>): Response {
-  const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title></head><body><h1>${escape(title)}</h1><p>${escape(sentence)}</p><p><a href="/auth/login">Sign in</a></p></body></html>`;
+  const [t, said] = [escapeHtml(title), escapeHtml(sentence)];
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${t}</title></head><body><h1>${t}</h1><p>${said}</p><p><a href="/auth/login">Sign in</a></p></body></html>`;
   return new Response(body, { status, headers: { ...headers, 'content-type': 'text/html; charset=utf-8' } });
 }
 

@@ -429,15 +429,23 @@ function renderDetails() {
 function renderActions() {
   const instance = view.instance;
   const section = document.getElementById('actions-section');
+  const result = document.getElementById('action-result');
   const parked = instance?.waiting?.source === 'ledger' && instance.waiting.status === 'waiting';
-  section.hidden = !parked || !view.session;
+  // After an action the section stays, with its result, until another run is shown.
+  const acted = Boolean(instance) && section.dataset.fid === instance.fid && result.textContent !== '';
+  section.hidden = !view.session || !instance || (!parked && !acted);
   if (section.hidden) return;
   if (section.dataset.fid !== instance.fid) {
     section.dataset.fid = instance.fid;
-    document.getElementById('action-result').textContent = '';
+    result.textContent = '';
+    delete result.dataset.outcome;
   }
-  const canAct = view.session.canAct;
-  document.getElementById('actions-note').textContent = canAct ? '' : `Read only: ${view.session.why}.`;
+  const canAct = view.session.canAct && parked;
+  document.getElementById('actions-note').textContent = !view.session.canAct
+    ? `Read only: ${view.session.why}.`
+    : parked
+      ? ''
+      : 'The run no longer waits: nothing left to act on.';
   for (const control of section.querySelectorAll('input, button')) control.disabled = !canAct;
 }
 
