@@ -6,13 +6,15 @@
  * path taken, each instance's status, who started it, its arguments (shown
  * only when the flow records values, never a sensitive one), its decisions,
  * a new round appearing without a reload, the live stream ending when the
- * server closes, and a usable page at 800 px. Skipped (with a message) when
+ * server closes, a usable page at 800 px, and an operator terminating a
+ * waiting run from its view (the ledger and audit trail say so). Skipped (with a message) when
  * /usr/bin/chromium is missing locally; fails under CI=true, where it must be
  * installed.
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type InspectServing, serveInspect } from '@baton/adapters';
+import { createRequestStateCodec, createRunner, generateKey, type Runner } from '@baton/engine';
 import { allStates } from '@baton/engine/testing';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,16 +36,28 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
   let scenario: InspectScenario;
   let serving: InspectServing;
   let context: BrowserContext;
+  /** The runner the page's operator actions go through (`baton runs`' functions), with its own keys. */
+  let operatorRunner: Runner;
 
   beforeAll(async () => {
     if (!hasChromium)
       throw new Error(`CI=true but ${CHROMIUM} is missing: install it with apt-get install -y chromium`);
     scenario = await recordInspectScenario();
     for (const entry of recordedNestedEntries()) await scenario.audit.append(entry);
+    operatorRunner = createRunner({
+      flows: approvals,
+      codec: createRequestStateCodec({ keys: [generateKey()] }),
+      ledger: scenario.ledger,
+      audit: scenario.audit,
+      holdMs: 1,
+      storePrincipalNames: true,
+    });
     serving = await serveInspect({
       flows: [...approvals, nested, routedFlow],
       audit: scenario.audit,
       requests: scenario.ledger,
+      operators: operatorRunner.operators,
+      localOperator: 'oncall',
       pollMs: 200,
     });
     context = await launchChromium();
@@ -330,6 +344,31 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
     );
     expect(taken.sort()).toEqual(['askName->named', 'gather->done', 'waiting->picked']);
     await page.screenshot({ path: join(OUTPUT, 'inspect-nested.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('lets the local operator terminate a waiting run from its view, with a reason', async () => {
+    const context_ = { principal: 'alice', method: 'tools/call' as const, target: 'expense_approval' };
+    const { fid } = await operatorRunner.run({
+      flow: 'expense_approval',
+      args: { amount: 70, purpose: 'stuck one' },
+      context: context_,
+    });
+    const page = await open(`flow=expense_approval&fid=${fid}`);
+    await page.waitForSelector('#actions-section:not([hidden]) button[data-action="terminate"]:not([disabled])');
+    // No reason: refused on the page, nothing sent.
+    await page.click('button[data-action="terminate"]');
+    expect(await text(page, '#action-result[data-outcome="refused"]')).toMatch(/reason/);
+    await page.fill('#action-reason', 'stuck after the finance migration');
+    await page.click('button[data-action="terminate"]');
+    await page.waitForSelector('#action-result[data-outcome="done"]');
+    expect(await text(page, '#action-result')).toMatch(new RegExp(`^Terminated: run ${fid}`));
+    await page.waitForSelector('#actions-section button[data-action="terminate"][disabled]');
+    expect(await text(page, '#instance-status')).toBe('terminated by an operator: stuck after the finance migration');
+    await page.screenshot({ path: join(OUTPUT, 'inspect-operator-terminated.png'), fullPage: true });
+    expect((await scenario.ledger.getRequest(fid))?.status).toBe('terminated');
+    const audited = (await scenario.audit.rounds(fid)).filter((entry) => entry.via === 'operator');
+    expect(audited).toMatchObject([{ principalName: 'oncall', message: 'stuck after the finance migration' }]);
     await page.close();
   });
 });

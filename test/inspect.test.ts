@@ -247,6 +247,9 @@ describe('baton inspect (CLI)', () => {
     expect(foreign.code).toBe(2);
     expect(foreign.stderr.trim().split('\n')).toHaveLength(1);
     expect(foreign.stderr).toContain('loopback');
+    const half = await runCli(['inspect', 'examples/approvals', '--http', '0.0.0.0:0', '--oauth-issuer', 'https://id']);
+    expect(half.code).toBe(2);
+    expect(half.stderr).toContain('sign-in needs --login-client-id, --login-client-secret-file, --public-url too');
     const missing = await runCli(['inspect']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('missing <flows-module>');

@@ -58,6 +58,7 @@ export {
   type InspectHandler,
   type InspectHandlerOptions,
   type InspectServing,
+  type InspectSignIn,
   type ServeInspectOptions,
   serveInspect,
 } from './inspect/server.js';
@@ -95,6 +96,14 @@ export {
   type OutboxDeliveryOptions,
   signedHeaders,
 } from './outboxDelivery.js';
+export {
+  createWebLogin,
+  type PendingLogin,
+  type SignedIn,
+  SignInError,
+  type WebLogin,
+  type WebLoginOptions,
+} from './pages/webLogin.js';
 export { fromRefusal, PROBLEM_CONTENT_TYPE, type Problem, problemResponse } from './problem.js';
 export { type ProtectedResourceOptions, SUPPORTED_SCOPES } from './protectedResource.js';
 export {

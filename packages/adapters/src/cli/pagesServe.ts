@@ -59,6 +59,23 @@ export function parsePublicUrl(value: string, usage: string): URL {
   return url;
 }
 
+/** `--login-client-secret-file FILE`: the web client's secret, on one line. */
+export function readClientSecretFile(secretFile: string, usage: string): string {
+  let clientSecret: string;
+  try {
+    clientSecret = readFileSync(secretFile, 'utf8').trim();
+  } catch (error) {
+    throw usageError(
+      `--login-client-secret-file: cannot read ${secretFile}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+      usage,
+    );
+  }
+  if (clientSecret === '' || clientSecret.includes('\n')) {
+    throw usageError(`--login-client-secret-file: ${secretFile} must hold the client secret on one line`, usage);
+  }
+  return clientSecret;
+}
+
 /** Check the page flags; `undefined` without `--login-client-id`. */
 export function parsePagesFlags(values: Values, usage: string): PagesServeFlags | undefined {
   const clientId = values['login-client-id'];
@@ -77,18 +94,7 @@ export function parsePagesFlags(values: Values, usage: string): PagesServeFlags 
   if (secretFile === undefined) {
     throw usageError('--login-client-id needs --login-client-secret-file FILE (the client secret)', usage);
   }
-  let clientSecret: string;
-  try {
-    clientSecret = readFileSync(secretFile, 'utf8').trim();
-  } catch (error) {
-    throw usageError(
-      `--login-client-secret-file: cannot read ${secretFile}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
-      usage,
-    );
-  }
-  if (clientSecret === '' || clientSecret.includes('\n')) {
-    throw usageError(`--login-client-secret-file: ${secretFile} must hold the client secret on one line`, usage);
-  }
+  const clientSecret = readClientSecretFile(secretFile, usage);
   const publicUrl = values['public-url'] === undefined ? undefined : parsePublicUrl(values['public-url'], usage);
   return { clientId, clientSecret, ...(publicUrl ? { publicUrl } : {}) };
 }

@@ -43,8 +43,8 @@ export interface ActionFlags {
   readonly storePrincipalNames: boolean;
 }
 
-/** The operator: `--as NAME`, else the login name. */
-function operatorName(as: string | undefined): string {
+/** The operator: `--as NAME`, else the login name (also `baton inspect`'s local operator on loopback). */
+export function operatorName(as: string | undefined): string {
   const name = as ?? process.env.USER ?? userInfo().username;
   if (name.trim() === '') throw usageError('--as needs a name');
   return name;

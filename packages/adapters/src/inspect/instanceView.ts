@@ -155,7 +155,10 @@ export function describeInstance(input: DescribeInput): InstanceDetails {
   // A call whose wait ran out completes with a "waiting" result: the request is still parked.
   const stillParked =
     request?.status === 'waiting' || (flow !== undefined && waitingFromAudit(flow, settled) !== undefined);
-  if (last.outcome === 'error') {
+  if (request?.status === 'terminated') {
+    // `baton runs terminate` or the page's action: the last round is the operator's, with the reason.
+    status = { state: 'failed', text: `terminated by an operator: ${last.message ?? 'no reason given'}` };
+  } else if (last.outcome === 'error') {
     status = { state: 'failed', text: `failed in round ${last.round}: ${last.message ?? 'error'}` };
   } else if (last.outcome === 'complete' && !stillParked) {
     const finalState = leafText(settled.after);

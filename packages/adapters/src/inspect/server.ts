@@ -12,22 +12,31 @@
  *   with what it waits for and from whom (from the ledger's parked request when a ledger is
  *   given, else from its last recorded round) and its `details` ({@link InstanceDetails}: who
  *   started it, its arguments when the flow records values, its status, times and decisions);
+ * - `/api/session` who looks (`operator`: the principal's display name), whether they may act
+ *   (`canAct`, and `why` not), and the CSRF token the page's POSTs carry;
+ * - `POST /api/instances/:fid/cancel|terminate|retry-step` the operator actions
+ *   (`operatorActions.ts`: same origin, the page's token, the `operator` role, a reason);
  * - `/api/events` Server-Sent Events: `change` (data `{"instances":[fid,...]}`) whenever a round
  *   is recorded, read by polling the audit log's newest instances while someone listens; `bye`
  *   when the server closes.
  *
- * `serveInspect` mounts it on `node:http` and refuses non-loopback binds.
+ * Errors of the actions and the session are `application/problem+json`.
+ * `serveInspect` mounts it on `node:http` and refuses non-loopback binds
+ * without sign-in.
  */
-import { createServer, type ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AuditEntry, AuditLog, DecisionRecord, Flow, Ledger, ParkedRequest } from '@baton/engine';
+import type { AuditEntry, AuditLog, DecisionRecord, Flow, Ledger, OperatorTools, ParkedRequest } from '@baton/engine';
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
 import { isLoopbackHost, loopbackHostnames } from '../http.js';
 import { toFetchRequest } from '../nodeRequest.js';
+import { problemResponse } from '../problem.js';
 import { type FlowGraph, flowGraph } from './flowGraph.js';
 import { describeInstance } from './instanceView.js';
 import { type GraphLayout, layoutGraph } from './layout.js';
 import { liveEvents } from './liveEvents.js';
+import { ACTION_PATH, type InspectAction, OPERATOR_ROLE, performAction, sameToken } from './operatorActions.js';
 import { loadPageAssets, type PageAssets } from './page.js';
 import {
   type InstanceWaiting,
@@ -36,6 +45,9 @@ import {
   type WaitingDecision,
   waitingText,
 } from './recordedPath.js';
+import { type InspectSessions, type InspectSignIn, inspectSessions, type Viewer } from './signIn.js';
+
+export type { InspectSignIn } from './signIn.js';
 
 /** Options of {@link createInspectHandler}. */
 export interface InspectHandlerOptions {
@@ -52,6 +64,21 @@ export interface InspectHandlerOptions {
   readonly pollMs?: number;
   /** The clock (ms since epoch) that decides whether a state or deadline has passed. Default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * The operator actions (cancel, terminate, retry-step): a runner's `operators` on the servers'
+   * ledger, audit trail and keys. Without them the page only shows, and the actions answer 503.
+   */
+  readonly operators?: Pick<OperatorTools, 'cancel' | 'terminate' | 'retryStep'>;
+  /**
+   * Without sign-in: the local operator, who acts without signing in (as `baton runs` names the
+   * operator: the login name). Default `operator`.
+   */
+  readonly localOperator?: string;
+  /**
+   * Sign-in through the identity provider: every page and API needs a session, the actions the
+   * `operator` role. Required beyond loopback; `Host` and `Origin` must then be the public URL's.
+   */
+  readonly signIn?: InspectSignIn;
 }
 
 /** The web-standard face. */
@@ -75,6 +102,14 @@ const json = (status: number, body: unknown) =>
     headers: { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' },
   });
 const failure = (status: number, message: string) => json(status, { error: message });
+/** A problem (RFC 9457) with the page's security headers. */
+const problem = (status: number, reason: string, title: string, detail: string) => {
+  const response = problemResponse({ status, reason, title, detail });
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
+    if (!response.headers.has(name)) response.headers.set(name, value);
+  }
+  return response;
+};
 const asset = (body: string, type: string) =>
   new Response(body, { status: 200, headers: { ...SECURITY_HEADERS, 'content-type': `${type}; charset=utf-8` } });
 
@@ -90,7 +125,20 @@ const asset = (body: string, type: string) =>
  * ```
  */
 export function createInspectHandler(options: InspectHandlerOptions): InspectHandler {
-  const allowed = [...(options.allowedHostnames ?? loopbackHostnames('127.0.0.1'))];
+  const signIn = options.signIn;
+  const allowed = [
+    ...(options.allowedHostnames ?? (signIn ? [signIn.publicUrl.hostname] : loopbackHostnames('127.0.0.1'))),
+  ];
+  const sessions: InspectSessions | undefined = signIn
+    ? inspectSessions(signIn, SECURITY_HEADERS, options.onError)
+    : undefined;
+  // Without sign-in (loopback), the local operator acts; the page reads this token from /api/session.
+  const local: Viewer = {
+    principal: options.localOperator ?? 'operator',
+    roles: [OPERATOR_ROLE],
+    name: options.localOperator ?? 'operator',
+    csrf: randomBytes(24).toString('base64url'),
+  };
   const byName = new Map(options.flows.map((flow) => [flow.name, flow]));
   const graphs = new Map<string, FlowGraph>();
   const layouts = new Map<string, Promise<GraphLayout>>();
@@ -124,8 +172,23 @@ export function createInspectHandler(options: InspectHandlerOptions): InspectHan
   };
   const audit = options.audit;
 
-  async function route(url: URL): Promise<Response> {
+  async function route(url: URL, viewer: Viewer): Promise<Response> {
     const path = url.pathname;
+    if (path === '/api/session') {
+      const operator = viewer.roles.includes(OPERATOR_ROLE);
+      const why = !operator
+        ? `acting on runs needs the ${OPERATOR_ROLE} role`
+        : !options.operators
+          ? 'actions are off: start baton inspect with --audit on the servers’ database and their BATON_KEYS'
+          : null;
+      return json(200, {
+        viewer: viewer.name,
+        signedIn: sessions !== undefined,
+        canAct: why === null,
+        ...(why ? { why } : {}),
+        csrf: viewer.csrf,
+      });
+    }
     if (path === '/' || path === '/index.html') return asset((await assets()).html, 'text/html');
     if (path === '/inspect.js') return asset((await assets()).script, 'text/javascript');
     if (path === '/inspect.css') return asset((await assets()).style, 'text/css');
@@ -217,19 +280,75 @@ export function createInspectHandler(options: InspectHandlerOptions): InspectHan
     return { ...recordedInstance(flow, graphOf(flow), rounds), known: true };
   }
 
+  /** The origin a same-origin `fetch` of the page sends: the public URL's, or this loopback Host's. */
+  const originOf = (request: Request) => (signIn ? signIn.publicUrl.origin : `http://${request.headers.get('host')}`);
+
+  /** The sign-in's own routes (`/auth/*`), or `undefined` for any other path. */
+  async function auth(request: Request, path: string): Promise<Response | undefined> {
+    if (!sessions || !path.startsWith('/auth/')) return undefined;
+    if (path === '/auth/login' && request.method === 'GET') return sessions.begin();
+    if (path === '/auth/callback' && request.method === 'GET') return sessions.callback(request);
+    if (path === '/auth/logout' && request.method === 'POST') {
+      const viewer = await sessions.viewer(request);
+      const token = request.headers.get('x-baton-csrf');
+      if (
+        !viewer ||
+        request.headers.get('origin') !== originOf(request) ||
+        token === null ||
+        !sameToken(token, viewer.csrf)
+      ) {
+        return problem(403, 'forged', 'Not from this page', 'This sign-out did not come from the inspect page.');
+      }
+      return new Response(null, { status: 204, headers: { ...SECURITY_HEADERS, 'set-cookie': sessions.clear() } });
+    }
+    return problem(404, 'not_found', 'Not found', `${request.method} ${path} is not a page of baton inspect.`);
+  }
+
   return {
     close: () => events.close(),
     async fetch(request) {
       const rejected = hostHeaderValidationResponse(request, allowed) ?? originValidationResponse(request, allowed);
-      if (rejected) return failure(403, 'forbidden: this page answers on loopback names only');
-      if (request.method !== 'GET' && request.method !== 'HEAD') {
-        return new Response(JSON.stringify({ error: 'method not allowed' }), {
-          status: 405,
-          headers: { ...SECURITY_HEADERS, allow: 'GET, HEAD', 'content-type': 'application/json; charset=utf-8' },
-        });
+      if (rejected) {
+        return problem(
+          403,
+          'forbidden',
+          'Forbidden',
+          signIn
+            ? `forbidden: this page answers at ${signIn.publicUrl.origin} only`
+            : 'forbidden: this page answers on loopback names only',
+        );
       }
       try {
-        return await route(new URL(request.url));
+        const url = new URL(request.url);
+        const signing = await auth(request, url.pathname);
+        if (signing) return signing;
+        const viewer = sessions ? await sessions.viewer(request) : local;
+        if (!viewer) {
+          if (request.method === 'GET' && (url.pathname === '/' || url.pathname === '/index.html')) {
+            return sessions!.begin();
+          }
+          return problem(401, 'unauthorized', 'Sign-in required', 'Sign in to the inspect page first (open /).');
+        }
+        const action = ACTION_PATH.exec(url.pathname);
+        if (action && request.method === 'POST') {
+          return await performAction(request, decodeURIComponent(action[1]!), action[2] as InspectAction, {
+            operators: options.operators,
+            viewer,
+            origin: originOf(request),
+            headers: SECURITY_HEADERS,
+          });
+        }
+        if (action || (request.method !== 'GET' && request.method !== 'HEAD')) {
+          return new Response(JSON.stringify({ error: 'method not allowed' }), {
+            status: 405,
+            headers: {
+              ...SECURITY_HEADERS,
+              allow: action ? 'POST' : 'GET, HEAD',
+              'content-type': 'application/json; charset=utf-8',
+            },
+          });
+        }
+        return await route(url, viewer);
       } catch (error) {
         options.onError?.(error as Error);
         return failure(500, `internal error: ${(error as Error).message?.split('\n')[0] ?? 'unknown'}`);
@@ -240,7 +359,7 @@ export function createInspectHandler(options: InspectHandlerOptions): InspectHan
 
 /** Options of {@link serveInspect}. */
 export interface ServeInspectOptions extends Omit<InspectHandlerOptions, 'allowedHostnames'> {
-  /** Loopback address to bind (default `127.0.0.1`); anything else is refused. */
+  /** Address to bind (default `127.0.0.1`); beyond loopback only with `signIn`. */
   readonly host?: string;
   /** Port (default 0: a free one). */
   readonly port?: number;
@@ -253,30 +372,67 @@ export interface InspectServing {
   close(): Promise<void>;
 }
 
+/** Largest POST body read, in bytes (an action's reason and step). */
+const MAX_BODY_BYTES = 16 * 1024;
+
+/** A POST's body, or `undefined` when larger than {@link MAX_BODY_BYTES}. */
+async function readBody(req: IncomingMessage): Promise<Uint8Array | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A response's headers for `writeHead`, every `Set-Cookie` kept. */
+function nodeHeaders(response: Response): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = Object.fromEntries(response.headers);
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) headers['set-cookie'] = cookies;
+  return headers;
+}
+
 /**
- * Serve the inspect page on loopback.
+ * Serve the inspect page: on loopback, or beyond it behind `signIn` (then only at its public URL's host).
  *
- * @throws Error when `host` is not a loopback address.
+ * @throws Error when `host` is not a loopback address and there is no `signIn`.
  */
 export async function serveInspect(options: ServeInspectOptions): Promise<InspectServing> {
   const host = options.host ?? '127.0.0.1';
-  if (!isLoopbackHost(host)) throw new Error(`baton inspect serves loopback only, not ${host}`);
-  const handler = createInspectHandler({ ...options, allowedHostnames: loopbackHostnames(host) });
+  if (!isLoopbackHost(host) && !options.signIn) {
+    throw new Error(`baton inspect serves loopback only without sign-in, not ${host}`);
+  }
+  const handler = createInspectHandler({
+    ...options,
+    allowedHostnames: options.signIn ? [options.signIn.publicUrl.hostname] : loopbackHostnames(host),
+  });
   const bare = host.replace(/^\[|\]$/g, '');
   const origin = `http://${bare.includes(':') ? `[${bare}]` : bare}`;
   const server = createServer(async (req, res) => {
     try {
-      const response = await handler.fetch(toFetchRequest(req, `${origin}:${port()}`));
+      let posted: Uint8Array | undefined;
+      if (req.method === 'POST') {
+        posted = await readBody(req);
+        if (!posted) {
+          const tooLarge = problem(413, 'too_large', 'Request body too large', 'The body is larger than 16 KiB.');
+          res.writeHead(413, nodeHeaders(tooLarge)).end(Buffer.from(await tooLarge.arrayBuffer()));
+          return;
+        }
+      }
+      const response = await handler.fetch(toFetchRequest(req, `${origin}:${port()}`, posted ? { body: posted } : {}));
       const streaming = response.headers.get('content-type')?.startsWith('text/event-stream') && response.body;
       if (streaming && req.method === 'HEAD') {
         await response.body!.cancel();
-        res.writeHead(response.status, Object.fromEntries(response.headers));
+        res.writeHead(response.status, nodeHeaders(response));
         res.end();
         return;
       }
       if (streaming) {
         // A live stream: written as it comes, ended when either side closes.
-        res.writeHead(response.status, Object.fromEntries(response.headers));
+        res.writeHead(response.status, nodeHeaders(response));
         res.flushHeaders();
         const reader = response.body!.getReader();
         streams.add(res);
@@ -293,7 +449,7 @@ export async function serveInspect(options: ServeInspectOptions): Promise<Inspec
         return;
       }
       const body = req.method === 'HEAD' ? undefined : Buffer.from(await response.arrayBuffer());
-      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.writeHead(response.status, nodeHeaders(response));
       res.end(body);
     } catch (error) {
       options.onError?.(error as Error);

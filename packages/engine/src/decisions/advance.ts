@@ -68,7 +68,8 @@ export async function advance(
     const received: AuditAnswer[] = [];
     const path: import('xstate').StateValue[] = [];
     const requester = requesterBinding(flow.name, blob);
-    const decisions = await ledger.listDecisions({ id });
+    // A flow that declares no decision has no decision records: no read (an event's round trip less).
+    const decisions = flow.decisions.length > 0 ? await ledger.listDecisions({ id }) : [];
     if (proceed && !proceed(decisions)) return { type: 'conflict' };
     const inject = {
       decisions: recordedDecisions(core, decisions, body),

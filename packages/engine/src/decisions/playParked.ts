@@ -190,9 +190,12 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
     const { flow: _f, fid: _i, round: _r, ...final } = end.outcome;
     const written = await park(status, parked.blob.s, [], final as FinalOutcome);
     if (written === undefined) return { type: 'conflict' };
-    await ledger
-      .closeDecisions(fid, core.now())
-      .catch((error: unknown) => core.log({ type: 'flow_error', flow: flow.name, fid, error }));
+    // A flow that declares no decision has none to close.
+    if (flow.decisions.length > 0) {
+      await ledger
+        .closeDecisions(fid, core.now())
+        .catch((error: unknown) => core.log({ type: 'flow_error', flow: flow.name, fid, error }));
+    }
     return { type: 'done', end, status };
   }
   if (end.type === 'ask') {

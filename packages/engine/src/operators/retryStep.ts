@@ -4,13 +4,19 @@
  * `r`) stays waiting on that step; when the step then fails for good, its
  * record says `failed` and the next round would deliver the failure to the
  * flow. Before anyone plays that round, an operator who fixed the cause may
- * run the step again: the run is rewritten (one compare-and-set on the version
- * read, so of it and any racing write exactly one wins, and a lost retry says
- * what won) due at once for the scheduler, then the step's record is reopened
- * (`Ledger.reopenStep`: only while it is `failed`). The next round, on any
- * server, claims the invocation under its old key and runs it with fresh
- * attempts, under the same idempotency key. Audited `via: 'operator'` with the
- * operator and the reason. The flow's code is never run here: only the keys.
+ * run the step again: the step's record is reopened first (`Ledger.reopenStep`:
+ * only while it is `failed`, so of two operators one reopens it), then the run
+ * is rewritten due at once for the scheduler (one compare-and-set on the
+ * version read). In that order no round can find the run due while its step
+ * still reads `failed` (and take the failure the operator meant to retry).
+ * When the rewrite loses to another write, the run is read again: still
+ * waiting on the step, the rewrite is tried again on the new version (a few
+ * times); ended or moved past the step, the retry says so, and the reopened
+ * record is left to nobody (no round of the run claims that invocation any
+ * more), so it is harmless. The next round, on any server, claims the
+ * invocation under its old key and runs it with fresh attempts, under the
+ * same idempotency key. Audited `via: 'operator'` with the operator and the
+ * reason. The flow's code is never run here: only the keys.
  */
 import type { ParkedRequest } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
@@ -70,41 +76,55 @@ export async function retryStepRun(core: DecisionsPort, request: RetryStepReques
   }
 
   const started = core.now();
-  const next: ParkedBlob = { ...blob, r: blob.r + 1 };
-  const written = await ledger.parkRequest(
-    {
-      id,
-      flow: row.flow,
-      requester: row.requester,
-      requesterName: row.requesterName,
-      status: 'waiting',
-      waitingFor: row.waitingFor,
-      state: sealParked(codec, id, row.flow, next),
-      now: started,
-      expiresAt: row.expiresAt,
-      // Due now: a server's scheduler plays the next round at once, which runs the step.
-      dueAt: started,
-    },
-    row.version,
-  );
-  if (written.status === 'conflict') {
-    const now = await ledger.getRequest(id);
-    if (!now) return no(`Not retried: run ${id} is gone.`);
-    if (now.status !== 'waiting') return no(ended(core, now, true));
-    return no(
-      `Not retried: run ${id} was written meanwhile (version ${now.version}: its next round or another operator came first). Nothing changed; look again with baton runs show and retry.`,
-    );
-  }
+  // Reopened first: from the rewrite on, any round that finds the run due finds its step open.
   if (!(await ledger.reopenStep(id, key, started))) {
     return no(`Not retried: step ${key} of run ${id} was reopened or recorded meanwhile, by another operator.`);
   }
+  let [current, opened] = [row, blob];
+  let next: ParkedBlob = { ...opened, r: opened.r + 1 };
+  for (let attempt = 1; ; attempt++) {
+    next = { ...opened, r: opened.r + 1 };
+    const written = await ledger.parkRequest(
+      {
+        id,
+        flow: current.flow,
+        requester: current.requester,
+        requesterName: current.requesterName,
+        status: 'waiting',
+        waitingFor: current.waitingFor,
+        state: sealParked(codec, id, current.flow, next),
+        now: started,
+        expiresAt: current.expiresAt,
+        // Due now: a server's scheduler plays the next round at once, which runs the step.
+        dueAt: started,
+      },
+      current.version,
+    );
+    if (written.status !== 'conflict') break;
+    const now = await ledger.getRequest(id);
+    if (!now) return no(`Not retried: run ${id} is gone.`);
+    if (now.status !== 'waiting') return no(ended(core, now, true));
+    const reread = openParked(codec, now);
+    const stillWaits = reread?.s.r !== undefined && n >= (reread.s.k?.[stepId] ?? 0);
+    if (!reread || !stillWaits) {
+      return no(
+        `Not retried: run ${id} moved on meanwhile (version ${now.version}: its next round came first and took step ${key}'s outcome). Look again with baton runs show.`,
+      );
+    }
+    if (attempt >= 3) {
+      return no(
+        `Not retried: run ${id} kept being written meanwhile (version ${now.version}). Step ${key} is reopened: the run's next round runs it; look again with baton runs show.`,
+      );
+    }
+    [current, opened] = [now, reread];
+  }
   await auditOperatorAction(core, {
-    row,
-    blob,
+    row: current,
+    blob: opened,
     round: next.r,
     started,
     operator,
-    state: body.s[0],
+    state: opened.s.s[0],
     outcome: 'input_required',
     message: `retry-step ${key}: ${reason}`,
   });

@@ -5,9 +5,10 @@
  * (`baton_events`: inserted once per (event, id) with `ON CONFLICT DO
  * NOTHING`, so of any number of instances recording one id exactly one
  * records it), the reads routing makes on the (event, match_key) indexes, and
- * pruning. A rewrite that carries no waits clears the old ones with one
- * statement guarded by the version it wrote: a later writer's waits (a newer
- * version) are never removed by an older write.
+ * pruning. A rewrite that carries no waits clears the old ones in its own
+ * update statement (`rewriteRequest` in `index.ts`, a data-modifying CTE), so
+ * a later writer's waits (a newer version) are never removed by an older
+ * write.
  */
 import type { EventRecord, EventWait, EventWaiter, NewEvent, RecordEventResult } from '@baton/engine';
 import { and, eq, sql } from 'drizzle-orm';
@@ -38,12 +39,6 @@ export function createPostgresEvents(db: NodePgDatabase, assertOpen: () => void)
         .insert(eventWaits)
         .values(list.map((w) => ({ id, event: w.event, matchKey: w.match, flow })))
         .onConflictDoNothing();
-    },
-    /** Clear the event waits of a request written at `version` without any (one statement, no transaction). */
-    async clearWaits(id: string, version: number): Promise<void> {
-      await db.execute(sql`
-        delete from baton_event_waits where id = ${id}
-          and exists (select 1 from baton_requests where id = ${id} and version = ${version})`);
     },
     methods: {
       async recordEvent(event: NewEvent): Promise<RecordEventResult> {

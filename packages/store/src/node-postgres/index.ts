@@ -249,26 +249,28 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
   // Compare-and-set: the row is rewritten only if it still has the version the writer read.
   // Concurrent writers with one version queue on the row lock; the first commits, and the
   // others' WHERE no longer matches once re-checked against the new row.
-  const updateRequest = db
-    .update(requests)
-    .set({
-      flow: sql`${sql.placeholder('flow')}`,
-      requester: sql`${sql.placeholder('requester')}`,
-      requesterName: sql`${sql.placeholder('requesterName')}`,
-      status: sql`${sql.placeholder('status')}`,
-      waitingFor: sql`${sql.placeholder('waitingFor')}`,
-      state: sql`${sql.placeholder('state')}`,
-      version: sql`${requests.version} + 1`,
-      updatedAt: sql`${sql.placeholder('now')}`,
-      expiresAt: sql`${sql.placeholder('expiresAt')}`,
-      // Every write recomputes the next timer and ends a scheduler's claim.
-      dueAt: sql`${sql.placeholder('dueAt')}`,
-      leaseOwner: null,
-      leaseUntil: null,
-    })
-    .where(and(eq(requests.id, sql.placeholder('id')), eq(requests.version, sql.placeholder('expected'))))
-    .returning({ version: requests.version })
-    .prepare('baton_park_update');
+  /**
+   * A rewrite without event waits, one round trip: the compare-and-set update and, only when it
+   * wrote, the removal of the waits an earlier version had (a data-modifying CTE: the delete sees
+   * the statement's snapshot, so the waits a later writer commits are never removed).
+   */
+  const rewriteRequest = async (params: ReturnType<typeof parkParams>, expected: number) => {
+    const { rows } = await db.execute<{ version: number }>(sql`
+      with written as (
+        update baton_requests set flow = ${params.flow}, requester = ${params.requester},
+          requester_name = ${params.requesterName}, status = ${params.status},
+          waiting_for = ${params.waitingFor}, state = ${params.state}, version = version + 1,
+          updated_at = ${params.now}, expires_at = ${params.expiresAt},
+          -- Every write recomputes the next timer and ends a scheduler's claim.
+          due_at = ${params.dueAt}, lease_owner = null, lease_until = null
+        where id = ${params.id} and version = ${expected}
+        returning version
+      ), cleared as (
+        delete from baton_event_waits where id = ${params.id} and exists (select 1 from written)
+      )
+      select version from written`);
+    return rows.map((row) => ({ version: Number(row.version) }));
+  };
   const selectRequest = db
     .select()
     .from(requests)
@@ -490,13 +492,10 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
         });
         return written === undefined ? { status: 'conflict' } : { status: 'parked', version: written.version };
       }
+      // A rewrite without waits ends any it had, in the same statement (`rewriteRequest`).
       const [written] =
-        expectedVersion === null
-          ? await insertRequest.execute(params)
-          : await updateRequest.execute({ ...params, expected: expectedVersion });
+        expectedVersion === null ? await insertRequest.execute(params) : await rewriteRequest(params, expectedVersion);
       if (written === undefined) return { status: 'conflict' };
-      // A rewrite without waits ends any it had (guarded by the version written: see `events.ts`).
-      if (expectedVersion !== null) await eventStatements.clearWaits(params.id, written.version);
       return { status: 'parked', version: written.version };
     },
 

@@ -6,13 +6,24 @@
 // arguments (when the flow records values), where it stands, its times and
 // decisions, and lists its rounds with each answer as `key:action` and the
 // transition it caused. Updates live from /api/events (Server-Sent Events).
+// An operator (per /api/session) cancels, terminates or retries a step of a
+// waiting run with a reason: a same-origin POST carrying the session's token.
 // No dependencies, no network beyond this server.
 
 const SVG = 'http://www.w3.org/2000/svg';
 /** Room the server's layout keeps under each edge label's text for the round badge (layout.ts). */
 const BADGE_SLOT = 15;
 
-const view = { flows: [], audit: false, flow: null, graph: null, instances: [], instance: null, round: null };
+const view = {
+  flows: [],
+  audit: false,
+  flow: null,
+  graph: null,
+  instances: [],
+  instance: null,
+  round: null,
+  session: null,
+};
 
 // ---------- helpers ----------
 
@@ -37,8 +48,19 @@ function svg(tag, attrs, ...children) {
 async function api(path) {
   const response = await fetch(path, { headers: { accept: 'application/json' } });
   const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(body.error ?? `${response.status} ${response.statusText}`);
+  if (!response.ok) throw new Error(body.detail ?? body.error ?? `${response.status} ${response.statusText}`);
   return body;
+}
+
+/** POST an operator action; resolves with `{ ok, message }` (a refusal's sentence when not ok). */
+async function act(action, fid, payload) {
+  const response = await fetch(`/api/instances/${encodeURIComponent(fid)}/${action}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-baton-csrf': view.session?.csrf ?? '' },
+    body: JSON.stringify(payload),
+  });
+  const body = await response.json().catch(() => ({}));
+  return { ok: response.ok, message: body.message ?? body.detail ?? `${response.status} ${response.statusText}` };
 }
 
 function setStatus(message) {
@@ -400,6 +422,58 @@ function renderDetails() {
     }),
   );
   document.getElementById('decisions-section').hidden = details.decisions.length === 0;
+  renderActions();
+}
+
+/** The operator actions of a run parked waiting in the ledger (disabled, saying why, for non-operators). */
+function renderActions() {
+  const instance = view.instance;
+  const section = document.getElementById('actions-section');
+  const result = document.getElementById('action-result');
+  const parked = instance?.waiting?.source === 'ledger' && instance.waiting.status === 'waiting';
+  // After an action the section stays, with its result, until another run is shown.
+  const acted = Boolean(instance) && section.dataset.fid === instance.fid && result.textContent !== '';
+  section.hidden = !view.session || !instance || (!parked && !acted);
+  if (section.hidden) return;
+  if (section.dataset.fid !== instance.fid) {
+    section.dataset.fid = instance.fid;
+    result.textContent = '';
+    delete result.dataset.outcome;
+  }
+  const canAct = view.session.canAct && parked;
+  document.getElementById('actions-note').textContent = !view.session.canAct
+    ? `Read only: ${view.session.why}.`
+    : parked
+      ? ''
+      : 'The run no longer waits: nothing left to act on.';
+  for (const control of section.querySelectorAll('input, button')) control.disabled = !canAct;
+}
+
+async function onAction(event) {
+  const button = event.target.closest('button[data-action]');
+  if (!button || !view.instance) return;
+  const result = document.getElementById('action-result');
+  const reason = document.getElementById('action-reason').value.trim();
+  const step = document.getElementById('action-step').value.trim();
+  if (!reason) {
+    result.textContent = 'Give a reason first: it goes into the audit trail.';
+    result.dataset.outcome = 'refused';
+    return;
+  }
+  const action = button.dataset.action;
+  const fid = view.instance.fid;
+  result.textContent = `${action}…`;
+  delete result.dataset.outcome;
+  const done = await act(action, fid, action === 'retry-step' ? { reason, step } : { reason }).catch((error) => ({
+    ok: false,
+    message: error.message,
+  }));
+  result.textContent = done.message;
+  result.dataset.outcome = done.ok ? 'done' : 'refused';
+  if (done.ok) {
+    document.getElementById('action-reason').value = '';
+    await sync({ reload: (id) => id === fid });
+  }
 }
 
 /** The target state's key of an edge. */
@@ -519,9 +593,17 @@ async function start() {
     const body = await api('/api/flows');
     view.flows = body.flows;
     view.audit = body.audit;
+    view.session = await api('/api/session');
+    document.getElementById('viewer').textContent = view.session.signedIn ? `signed in as ${view.session.viewer}` : '';
+    document.getElementById('sign-out').hidden = !view.session.signedIn;
   } catch (error) {
     setStatus(`cannot load flows: ${error.message}`);
   }
+  document.getElementById('actions-section').addEventListener('click', (event) => void onAction(event));
+  document.getElementById('sign-out').addEventListener('click', async () => {
+    await fetch('/auth/logout', { method: 'POST', headers: { 'x-baton-csrf': view.session?.csrf ?? '' } });
+    location.reload();
+  });
   window.addEventListener('hashchange', () => void sync());
   let resizing;
   window.addEventListener('resize', () => {
