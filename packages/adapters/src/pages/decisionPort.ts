@@ -6,7 +6,7 @@
  * to an HTTP status). The pages never decide who may decide or whether an
  * answer is valid: every such check is the engine's.
  */
-import type { ElicitationSchema, InboxItem } from '@baton/engine';
+import type { ElicitationSchema, InboxItem, QuorumStatus } from '@baton/engine';
 
 /** Who is signed in, as the engine sees a decider. */
 export interface PageCaller {
@@ -58,6 +58,27 @@ export interface DecisionView {
   readonly requestedSchema: ElicitationSchema;
   /** Decisions already made on the request. */
   readonly decisions: readonly DecisionMade[];
+  /** A quorum decision: how many approvals it needs and has, and who approved. */
+  readonly quorum?: PageQuorum;
+}
+
+/** Where a quorum decision stands, as a page shows it. */
+export interface PageQuorum {
+  readonly required: number;
+  readonly approvals: number;
+  readonly needed: number;
+  /** Who approved so far: "you", a name (when names are stored) or a keyed hash. */
+  readonly approvedBy: readonly string[];
+}
+
+/** The engine's quorum standing as a page shows it. */
+export function pageQuorum(quorum: QuorumStatus): PageQuorum {
+  return {
+    required: quorum.required,
+    approvals: quorum.approvals,
+    needed: quorum.needed,
+    approvedBy: quorum.votes.filter((v) => v.approves).map((v) => (v.you ? 'you' : v.decider)),
+  };
 }
 
 /** A refusal: the reason code and the engine's sentence. */

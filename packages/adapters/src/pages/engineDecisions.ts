@@ -9,7 +9,7 @@
  * (`<iss>#<sub>`, stored when `--store-principal-names` is on) shows as its `sub`.
  */
 import type { DecidedBy, DecisionRefusal, Runner } from '@baton/engine';
-import type { DecisionMade, PageDecisions, RefusalReason, Refused } from './decisionPort.js';
+import { type DecisionMade, type PageDecisions, pageQuorum, type RefusalReason, type Refused } from './decisionPort.js';
 
 /**
  * A principal as a page shows it: an identity provider's `<iss>#<sub>` as its `sub` (the issuer is
@@ -36,6 +36,7 @@ function reasonOf(refusal: DecisionRefusal): RefusalReason {
       return refusal.ownRequest ? 'four_eyes' : 'not_allowed';
     case 'already_decided':
     case 'lost_race':
+    case 'already_voted':
       return 'decided';
     case 'withdrawn':
     case 'ended':
@@ -90,6 +91,7 @@ export function engineDecisions(runner: Runner): PageDecisions {
           ...(view.deadline !== undefined ? { deadline: view.deadline } : {}),
           requestedSchema: view.requestedSchema,
           decisions: view.decided.map(made),
+          ...(view.quorum ? { quorum: pageQuorum(view.quorum) } : {}),
         },
       };
     },

@@ -58,6 +58,28 @@ export interface AuditAnswer {
    */
   readonly decider?: string;
   /**
+   * Decisions recorded from schema 11 on: the decider's display name (or readable principal) when
+   * the runner stores names. Never set otherwise.
+   */
+  readonly deciderName?: string;
+  /** Decisions: when the decision was recorded (ms since epoch). */
+  readonly decidedAt?: number;
+  /** Decisions recorded from schema 11 on: the channel it came through (`decide`, `decide_page`, `decide_api`). */
+  readonly via?: string;
+  /**
+   * Quorum decisions (`decision({ quorum })`): every vote, oldest first, each with its voter's keyed
+   * hash (as `decider`), the name when names are stored, the time, the channel, whether it
+   * approves, and its answer (`value`) only when the flow opted in with `auditValues`.
+   */
+  readonly votes?: readonly {
+    readonly decider: string;
+    readonly deciderName?: string;
+    readonly decidedAt: number;
+    readonly via?: string;
+    readonly approves: boolean;
+    readonly value?: unknown;
+  }[];
+  /**
    * `true`: the answer was received in an earlier round, held while other answers were missing
    * or refused, and delivered to the machine in this round (its value, with `auditValues`, is
    * the validated answer).
