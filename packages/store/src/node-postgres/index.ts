@@ -34,6 +34,8 @@ import type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
+  RecordVote,
+  RecordVoteResult,
   RecordStep,
   RecordStepResult,
   RedeemRequest,
@@ -41,6 +43,7 @@ import type {
   RedeemTokenResult,
   RunFilter,
   StepRecord,
+  VoteRecord,
 } from '@baton/engine';
 import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
@@ -53,6 +56,7 @@ import {
   LEGACY_DECIDERS_DONE_KEY,
   REWRITE_DECIDERS_BATCH,
   toDecisionRecord,
+  toVoteRecord,
   toLegacyDecider,
   toParkedRequest,
 } from '../core/requests.js';
@@ -65,12 +69,13 @@ import {
   REPLAYED,
   tokenFailure,
   tokenRedeemed,
+  voteFailure,
 } from '../core/results.js';
 import { runFilterWhere } from '../core/runFilter.js';
 import { BatchCounter, withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
-import { decisions, meta, redemptions, requests, steps, tokens } from '../schema/pg.js';
+import { decisions, decisionVotes, meta, redemptions, requests, steps, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
 import { createPostgresEvents } from './events.js';
 import { createRedemptionBatches, DEFAULT_REDEMPTION_BATCHING, type RedemptionBatching } from './redemptions.js';
@@ -565,6 +570,8 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
             deciderName: decision.deciderName ?? null,
             content: decision.content,
             decidedAt: now,
+            deciderDisplay: decision.deciderDisplay ?? null,
+            via: decision.via ?? null,
           })
           .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
           .returning({ key: decisions.key });
@@ -577,6 +584,73 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
           .returning({ version: requests.version });
         return decisionRecorded(bumped!.version);
       });
+    },
+
+    async recordVote(vote: RecordVote): Promise<RecordVoteResult> {
+      assertOpen();
+      const { id, key, now, expectedVersion } = vote;
+      // As recordDecision: the request's row lock first, so votes and every other write queue.
+      return db.transaction(async (tx): Promise<RecordVoteResult> => {
+        const [request] = await tx
+          .select({ status: requests.status, version: requests.version })
+          .from(requests)
+          .where(eq(requests.id, id))
+          .for('update');
+        const [row] = await tx
+          .select({ status: decisions.status, deadline: decisions.deadline })
+          .from(decisions)
+          .where(and(eq(decisions.id, id), eq(decisions.key, key)));
+        const [voted] = await tx
+          .select({ voter: decisionVotes.voter })
+          .from(decisionVotes)
+          .where(and(eq(decisionVotes.id, id), eq(decisionVotes.key, key), eq(decisionVotes.voter, vote.voter)));
+        const failure = voteFailure(row, request, expectedVersion, now, voted !== undefined);
+        if (failure) return failure;
+        const decide = vote.decide;
+        if (decide) {
+          const recorded = await tx
+            .update(decisions)
+            .set({
+              status: 'decided',
+              decider: decide.decider,
+              deciderName: decide.deciderName ?? null,
+              content: decide.content,
+              decidedAt: now,
+              deciderDisplay: decide.deciderDisplay ?? null,
+              via: decide.via ?? null,
+            })
+            .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
+            .returning({ key: decisions.key });
+          // Closed meanwhile by a writer that takes no request lock (`closeDecisions`): nothing written.
+          if (recorded.length === 0) return { status: 'closed' };
+        }
+        await tx.insert(decisionVotes).values({
+          id,
+          key,
+          voter: vote.voter,
+          voterName: vote.voterName ?? null,
+          displayName: vote.displayName ?? null,
+          content: vote.content,
+          decidedAt: now,
+          via: vote.via,
+        });
+        const [bumped] = await tx
+          .update(requests)
+          .set({ version: sql`${requests.version} + 1`, updatedAt: now })
+          .where(eq(requests.id, id))
+          .returning({ version: requests.version });
+        return decisionRecorded(bumped!.version);
+      });
+    },
+
+    async listVotes(id: string): Promise<VoteRecord[]> {
+      assertOpen();
+      const rows = await db
+        .select()
+        .from(decisionVotes)
+        .where(eq(decisionVotes.id, id))
+        .orderBy(asc(decisionVotes.decidedAt), asc(byCodePoint(decisionVotes.voter)));
+      return rows.map(toVoteRecord);
     },
 
     async closeDecisions(id: string, _now: number): Promise<number> {
@@ -691,6 +765,8 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
             delete from baton_decisions where id in (select id from doomed) returning 1
           ), gone_waits as (
             delete from baton_event_waits where id in (select id from doomed) returning 1
+          ), gone_votes as (
+            delete from baton_decision_votes where id in (select id from doomed) returning 1
           ), gone_requests as (
             delete from baton_requests where id in (select id from doomed) returning 1
           )
