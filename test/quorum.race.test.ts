@@ -110,7 +110,9 @@ describe.each(kinds)('three approvers racing a quorum of two over one %s', (_nam
               requestState: asked.requestState,
               inputResponses: { decision: { action: 'accept', content: { approve: true } } },
             });
-            return outcome.type === 'complete' ? 'recorded' : `refused: ${outcome.type === 'error' ? outcome.message : ''}`;
+            return outcome.type === 'complete'
+              ? 'recorded'
+              : `refused: ${outcome.type === 'error' ? outcome.message : ''}`;
           }
           const result = await runners[i]!.answerDecision({
             id,
@@ -118,11 +120,16 @@ describe.each(kinds)('three approvers racing a quorum of two over one %s', (_nam
             answer: { action: 'accept', content: { approve: true } },
             channel: i === 0 ? 'page' : 'api',
           });
-          return result.status === 'recorded' ? 'recorded' : `refused: ${result.status === 'refused' ? result.reason : result.status}`;
+          return result.status === 'recorded'
+            ? 'recorded'
+            : `refused: ${result.status === 'refused' ? result.reason : result.status}`;
         }),
       );
       // Two recorded, one refused (it lost: decided first, or the request ended first).
-      expect(answers.filter((a) => a === 'recorded'), `race ${race}: ${answers.join(' | ')}`).toHaveLength(2);
+      expect(
+        answers.filter((a) => a === 'recorded'),
+        `race ${race}: ${answers.join(' | ')}`,
+      ).toHaveLength(2);
       expect(answers.filter((a) => a.startsWith('refused'))).toHaveLength(1);
 
       // The ledger: exactly two votes, by two distinct members, and the decision decided by one of them.
@@ -144,11 +151,18 @@ describe.each(kinds)('three approvers racing a quorum of two over one %s', (_nam
       expect(delivering[0]!.outcome).toBe('complete');
       // Its result names both approvers; the first round's states answer it on any instance.
       const result = await runners[0]!.resume({ id, context: { principal: 'alice', roles: [] } });
-      const said = result.type === 'complete' ? result.result.content.map((c) => (c as { text: string }).text).join('') : '';
-      expect(said).toMatch(new RegExp(`^Spend of ${amount} approved \\((bob|dave|erin):yes,(bob|dave|erin):yes\\)\\.$`));
+      const said =
+        result.type === 'complete' ? result.result.content.map((c) => (c as { text: string }).text).join('') : '';
+      expect(said).toMatch(
+        new RegExp(`^Spend of ${amount} approved \\((bob|dave|erin):yes,(bob|dave|erin):yes\\)\\.$`),
+      );
     }
     // One decision.made per request, whoever's vote completed it.
-    const claimed = await ledger.claimOutbox!({ now: Date.now() + 60_000, leaseUntil: Date.now() + 120_000, limit: 1000 });
+    const claimed = await ledger.claimOutbox!({
+      now: Date.now() + 60_000,
+      leaseUntil: Date.now() + 120_000,
+      limit: 1000,
+    });
     const madeIds = claimed
       .filter((m) => m.type === 'decision.made')
       .map((m) => (JSON.parse(m.body) as { data: { requestId: string } }).data.requestId);

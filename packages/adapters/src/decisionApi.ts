@@ -26,7 +26,7 @@ import {
   type Runner,
 } from '@baton/engine';
 import { type AuthInfo, bearerAuthChallengeResponse, OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
-import { ANONYMOUS_PRINCIPAL, principalOfAuthInfo, rolesOfAuthInfo } from './callContext.js';
+import { ANONYMOUS_PRINCIPAL, displayNameOfAuthInfo, principalOfAuthInfo, rolesOfAuthInfo } from './callContext.js';
 import { inboxEntry, quorumEntry } from './decisionTools.js';
 import type { AuthenticatedRoute, RouteAdmission } from './http.js';
 import { BATON_SCOPES } from './oauthClaims.js';
@@ -267,8 +267,13 @@ async function answer(
   if (options.requireScope && authInfo && !authInfo.scopes.includes(BATON_SCOPES.decide)) {
     return insufficientScope(authInfo);
   }
+  const displayName = displayNameOfAuthInfo(authInfo);
   const context = authInfo
-    ? { principal: principalOfAuthInfo(authInfo), roles: rolesOfAuthInfo(authInfo) }
+    ? {
+        principal: principalOfAuthInfo(authInfo),
+        roles: rolesOfAuthInfo(authInfo),
+        ...(displayName ? { displayName } : {}),
+      }
     : { principal: ANONYMOUS_PRINCIPAL, roles: [] };
   const runner = await options.runner();
   if (id === undefined) {

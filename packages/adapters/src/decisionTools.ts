@@ -30,7 +30,12 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { withCachedJsonSchema } from './cachedJsonSchema.js';
-import { declaredCapabilities, isStatelessLegacyHttp, toInputCapabilities } from './callContext.js';
+import {
+  declaredCapabilities,
+  displayNameOfAuthInfo,
+  isStatelessLegacyHttp,
+  toInputCapabilities,
+} from './callContext.js';
 import type { ServingMetrics } from './metrics.js';
 import { playRound, toProtocolError } from './playRound.js';
 import { LEGACY_HTTP_MESSAGE, toToolResult } from './results.js';
@@ -108,7 +113,12 @@ export function quorumEntry(quorum: QuorumStatus) {
     required: quorum.required,
     approvals: quorum.approvals,
     needed: quorum.needed,
-    votes: quorum.votes.map((v) => ({ decider: v.decider, approves: v.approves, you: v.you, decidedAt: iso(v.decidedAt) })),
+    votes: quorum.votes.map((v) => ({
+      decider: v.decider,
+      approves: v.approves,
+      you: v.you,
+      decidedAt: iso(v.decidedAt),
+    })),
   };
 }
 
@@ -159,11 +169,15 @@ function requestsText(items: readonly RequestItem[]): string {
 export function registerDecisionTools(server: McpServer, options: DecisionToolsOptions): Map<string, RegisteredTool> {
   const { runner, onError } = options;
   const tools = new Map<string, RegisteredTool>();
-  const caller = (ctx: ServerContext) => ({
-    principal: options.principal(ctx),
-    roles: options.roles(ctx),
-    capabilities: toInputCapabilities(declaredCapabilities(server, ctx)),
-  });
+  const caller = (ctx: ServerContext) => {
+    const displayName = displayNameOfAuthInfo(ctx.http?.authInfo);
+    return {
+      principal: options.principal(ctx),
+      roles: options.roles(ctx),
+      capabilities: toInputCapabilities(declaredCapabilities(server, ctx)),
+      ...(displayName ? { displayName } : {}),
+    };
+  };
 
   /** A tool callback whose JSON-RPC errors (bad states, params) escape the SDK's isError wrapping. */
   const handler =

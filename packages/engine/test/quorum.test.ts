@@ -114,7 +114,9 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
     clock += 1000;
     const first = await vote(runner, id, bob, true, 'fine by me');
     expect(first).toMatchObject({ status: 'recorded' });
-    expect(text(first as { message: string })).toMatch(/Your vote on "board_approval" is recorded; 1 more approval is needed/);
+    expect(text(first as { message: string })).toMatch(
+      /Your vote on "board_approval" is recorded; 1 more approval is needed/,
+    );
     expect(await ended(id)).toBe('waiting');
 
     // Bob no longer sees it as his to make; his second answer is refused, and nothing is written.
@@ -154,7 +156,9 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
       requestState: asked.type === 'input_required' ? asked.requestState : '',
       inputResponses: { decision: { action: 'accept', content: { approve: true } } },
     });
-    expect(text(second)).toMatch(/^Recorded board_approval .* The flow has ended: Spend of 900 approved \(bob:yes,dave:yes\)\./);
+    expect(text(second)).toMatch(
+      /^Recorded board_approval .* The flow has ended: Spend of 900 approved \(bob:yes,dave:yes\)\./,
+    );
     expect(await ended(id)).toBe('completed');
 
     // The ledger: two votes, the decision decided by the vote that completed it, through the tool.
@@ -187,7 +191,14 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
             approves: true,
             value: { approve: true, comment: 'fine by me' },
           },
-          { decider: hash('dave'), deciderName: 'dave', decidedAt: START + 2000, via: 'decide', approves: true, value: { approve: true } },
+          {
+            decider: hash('dave'),
+            deciderName: 'dave',
+            decidedAt: START + 2000,
+            via: 'decide',
+            approves: true,
+            value: { approve: true },
+          },
         ],
         value: { action: 'accept', content: { approve: true } },
       },
@@ -202,7 +213,9 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
     expect(await vote(runner, id, bob, true)).toMatchObject({ status: 'recorded' });
     const rejected = await vote(runner, id, dave, false, 'too much');
     expect(rejected).toMatchObject({ status: 'recorded' });
-    expect(text(rejected as { message: string })).toMatch(/The flow has ended: Spend of 900 rejected \(bob:yes,dave:no\)\./);
+    expect(text(rejected as { message: string })).toMatch(
+      /The flow has ended: Spend of 900 rejected \(bob:yes,dave:no\)\./,
+    );
     expect(await ended(id)).toBe('completed');
     expect(await ledger.listVotes!(id)).toHaveLength(2);
   });

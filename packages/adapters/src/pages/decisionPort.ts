@@ -12,6 +12,8 @@ import type { ElicitationSchema, InboxItem, QuorumStatus } from '@baton/engine';
 export interface PageCaller {
   readonly principal: string;
   readonly roles: readonly string[];
+  /** The signed-in person's display name (ID token `name`), for the audit when names are stored. */
+  readonly displayName?: string;
 }
 
 /** Why a decision cannot be shown or made. */

@@ -9,7 +9,14 @@
  * (`<iss>#<sub>`, stored when `--store-principal-names` is on) shows as its `sub`.
  */
 import type { DecidedBy, DecisionRefusal, Runner } from '@baton/engine';
-import { type DecisionMade, type PageDecisions, pageQuorum, type RefusalReason, type Refused } from './decisionPort.js';
+import {
+  type DecisionMade,
+  type PageCaller,
+  type PageDecisions,
+  pageQuorum,
+  type RefusalReason,
+  type Refused,
+} from './decisionPort.js';
 
 /**
  * A principal as a page shows it: an identity provider's `<iss>#<sub>` as its `sub` (the issuer is
@@ -63,9 +70,10 @@ function refused(refusal: DecisionRefusal): Refused {
 
 /** The port on `runner`. */
 export function engineDecisions(runner: Runner): PageDecisions {
-  const context = (caller: { principal: string; roles: readonly string[] }) => ({
+  const context = (caller: PageCaller) => ({
     principal: caller.principal,
     roles: caller.roles,
+    ...(caller.displayName ? { displayName: caller.displayName } : {}),
   });
   return {
     inbox: (caller) => runner.inbox(context(caller)),

@@ -18,13 +18,7 @@
 import type { Flow } from '../authoring/flowTypes.js';
 import { type DecisionSpec, isDecision } from '../authoring/inputs/decision.js';
 import type { AuditVia } from '../contract/audit.js';
-import type {
-  DecisionRecord,
-  ParkedRequest,
-  RecordVoteResult,
-  RequestStatus,
-  VoteRecord,
-} from '../contract/ledger.js';
+import type { DecisionRecord, ParkedRequest, RecordVoteResult, RequestStatus, VoteRecord } from '../contract/ledger.js';
 import { isLedgerUnavailable } from '../errors.js';
 import { allowed, load } from './access.js';
 import { advance, aftermath, finalText } from './advance.js';

@@ -214,7 +214,13 @@ function voteBinding(id: string, key: string, voterHash: string): string {
 }
 
 /** Seal a quorum vote: the voter's principal with the content, bound to the voter's keyed hash. */
-export function sealVote(codec: RequestStateCodec, id: string, key: string, principal: string, content: unknown): string {
+export function sealVote(
+  codec: RequestStateCodec,
+  id: string,
+  key: string,
+  principal: string,
+  content: unknown,
+): string {
   const voter = principalHash(codec, principal);
   return codec.sealBlob(JSON.stringify({ p: principal, c: content ?? null }), 'decision', voteBinding(id, key, voter));
 }

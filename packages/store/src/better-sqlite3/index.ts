@@ -31,10 +31,10 @@ import type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
-  RecordVote,
-  RecordVoteResult,
   RecordStep,
   RecordStepResult,
+  RecordVote,
+  RecordVoteResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
@@ -51,9 +51,9 @@ import {
   LEGACY_DECIDERS_DONE_KEY,
   REWRITE_DECIDERS_BATCH,
   toDecisionRecord,
-  toVoteRecord,
   toLegacyDecider,
   toParkedRequest,
+  toVoteRecord,
 } from '../core/requests.js';
 import {
   conflictResult,

@@ -34,10 +34,10 @@ import type {
   ParkResult,
   RecordDecision,
   RecordDecisionResult,
-  RecordVote,
-  RecordVoteResult,
   RecordStep,
   RecordStepResult,
+  RecordVote,
+  RecordVoteResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
@@ -56,9 +56,9 @@ import {
   LEGACY_DECIDERS_DONE_KEY,
   REWRITE_DECIDERS_BATCH,
   toDecisionRecord,
-  toVoteRecord,
   toLegacyDecider,
   toParkedRequest,
+  toVoteRecord,
 } from '../core/requests.js';
 import {
   conflictResult,

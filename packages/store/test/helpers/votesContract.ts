@@ -26,7 +26,12 @@ export function votesContract(name: string, open: () => Promise<Ledger>, second?
       await other?.close();
       await ledger?.close();
     });
-    const vote = (id: string, voter: string, expectedVersion: number, fields: Partial<RecordVote> = {}): RecordVote => ({
+    const vote = (
+      id: string,
+      voter: string,
+      expectedVersion: number,
+      fields: Partial<RecordVote> = {},
+    ): RecordVote => ({
       id,
       key: 'manager_approval',
       voter: `hash-${voter}`,
