@@ -70,6 +70,49 @@ export interface DecisionView {
   readonly value?: unknown;
   /** The round that delivered it to the flow. */
   readonly round: number | null;
+  /** The decider's display name (only when the server stores names; schema 11). */
+  readonly deciderDisplay?: string;
+  /** The channel it came through: `decide` (the MCP tool), `decide_page`, `decide_api` (schema 11). */
+  readonly via?: string;
+  /** A quorum decision's votes, oldest first (from the audit trail). */
+  readonly votes?: readonly VoteView[];
+}
+
+/** One vote of a quorum decision. */
+export interface VoteView {
+  /** The voter's name, only when the server stores names, else `null`. */
+  readonly decider: string | null;
+  /** The voter's keyed hash (as in the audit trail). */
+  readonly deciderHash: string;
+  readonly decidedAt: number;
+  readonly via: string | null;
+  readonly approves: boolean;
+  /** The vote's answer, only when the flow records values. */
+  readonly value?: unknown;
+}
+
+/** The audit facts of a decision beyond who and when: display name, channel, votes (only those known). */
+function decisionAudit(
+  record: Pick<DecisionRecord, 'deciderDisplay' | 'via'> | undefined,
+  answer: AuditEntry['received'][number] | undefined,
+): Pick<DecisionView, 'deciderDisplay' | 'via' | 'votes'> {
+  const via = record?.via ?? answer?.via;
+  return {
+    ...(record?.deciderDisplay ? { deciderDisplay: record.deciderDisplay } : {}),
+    ...(via ? { via } : {}),
+    ...(answer?.votes
+      ? {
+          votes: answer.votes.map((v) => ({
+            decider: v.deciderName ?? null,
+            deciderHash: v.decider,
+            decidedAt: v.decidedAt,
+            via: v.via ?? null,
+            approves: v.approves,
+            ...('value' in v ? { value: v.value } : {}),
+          })),
+        }
+      : {}),
+  };
 }
 
 /** Everything the page shows about an instance besides its rounds. */
@@ -234,6 +277,7 @@ function decisionViews(input: DescribeInput): DecisionView[] {
       answer: audited ? `${record.key}:${audited.answer.action}` : record.status === 'decided' ? `${record.key}` : null,
       ...(audited && 'value' in audited.answer ? { value: audited.answer.value } : {}),
       round: audited?.round ?? null,
+      ...decisionAudit(record, audited?.answer),
     });
   }
   // Without a ledger (or once pruned from it): what the audit trail says.
@@ -251,6 +295,7 @@ function decisionViews(input: DescribeInput): DecisionView[] {
       answer: `${key}:${answer.action}`,
       ...('value' in answer ? { value: answer.value } : {}),
       round,
+      ...decisionAudit(undefined, answer),
     });
   }
   return views;
