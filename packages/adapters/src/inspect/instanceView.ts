@@ -12,7 +12,7 @@
  * (`via`): the state it stands in is the last one a round left it in. Pure: no
  * I/O, the current time is a parameter.
  */
-import type { AuditEntry, DecisionRecord, Flow, ParkedRequest } from '@baton/engine';
+import type { AuditEntry, DecisionRecord, Flow, ParkedRequest, VoteRecord } from '@baton/engine';
 import type { StateValue } from 'xstate';
 import { waitingFromAudit, waitingText } from './recordedPath.js';
 
@@ -91,19 +91,28 @@ export interface VoteView {
   readonly value?: unknown;
 }
 
-/** The audit facts of a decision beyond who and when: display name, channel, votes (only those known). */
+/**
+ * The audit facts of a decision beyond who and when: display name, channel, votes (only those
+ * known). A vote's name comes from the ledger's vote recorded at the same time for the same key
+ * (the audit trail holds hashes only).
+ */
 function decisionAudit(
-  record: Pick<DecisionRecord, 'deciderDisplay' | 'via'> | undefined,
+  record: Pick<DecisionRecord, 'key' | 'deciderDisplay' | 'via'> | undefined,
   answer: AuditEntry['received'][number] | undefined,
+  ledgerVotes: readonly VoteRecord[] = [],
 ): Pick<DecisionView, 'deciderDisplay' | 'via' | 'votes'> {
   const via = record?.via ?? answer?.via;
+  const nameAt = (at: number) => {
+    const vote = ledgerVotes.find((v) => v.key === (record?.key ?? answer?.key) && v.decidedAt === at);
+    return vote?.displayName ?? vote?.voterName ?? null;
+  };
   return {
     ...(record?.deciderDisplay ? { deciderDisplay: record.deciderDisplay } : {}),
     ...(via ? { via } : {}),
     ...(answer?.votes
       ? {
           votes: answer.votes.map((v) => ({
-            decider: v.deciderName ?? null,
+            decider: nameAt(v.decidedAt),
             deciderHash: v.decider,
             decidedAt: v.decidedAt,
             via: v.via ?? null,
@@ -133,6 +142,8 @@ export interface DescribeInput {
   readonly request?: ParkedRequest;
   /** Its decisions in the ledger. */
   readonly decisions?: readonly DecisionRecord[];
+  /** Its quorum votes in the ledger (names, when the server stores them). */
+  readonly votes?: readonly VoteRecord[];
   /** The current time (ms). */
   readonly now: number;
 }
@@ -277,7 +288,7 @@ function decisionViews(input: DescribeInput): DecisionView[] {
       answer: audited ? `${record.key}:${audited.answer.action}` : record.status === 'decided' ? `${record.key}` : null,
       ...(audited && 'value' in audited.answer ? { value: audited.answer.value } : {}),
       round: audited?.round ?? null,
-      ...decisionAudit(record, audited?.answer),
+      ...decisionAudit(record, audited?.answer, input.votes),
     });
   }
   // Without a ledger (or once pruned from it): what the audit trail says.

@@ -57,23 +57,18 @@ export interface AuditAnswer {
    * decider serves). Set only on decisions (`decision()` inputs), in the round that delivered it.
    */
   readonly decider?: string;
-  /**
-   * Decisions recorded from schema 11 on: the decider's display name (or readable principal) when
-   * the runner stores names. Never set otherwise.
-   */
-  readonly deciderName?: string;
   /** Decisions: when the decision was recorded (ms since epoch). */
   readonly decidedAt?: number;
   /** Decisions recorded from schema 11 on: the channel it came through (`decide`, `decide_page`, `decide_api`). */
   readonly via?: string;
   /**
    * Quorum decisions (`decision({ quorum })`): every vote, oldest first, each with its voter's keyed
-   * hash (as `decider`), the name when names are stored, the time, the channel, whether it
-   * approves, and its answer (`value`) only when the flow opted in with `auditValues`.
+   * hash (as `decider`), the time, the channel, whether it approves, and its answer (`value`) only
+   * when the flow opted in with `auditValues`. Names (readable ids, display names) are never here:
+   * the ledger holds them, in its name columns, when names are stored.
    */
   readonly votes?: readonly {
     readonly decider: string;
-    readonly deciderName?: string;
     readonly decidedAt: number;
     readonly via?: string;
     readonly approves: boolean;

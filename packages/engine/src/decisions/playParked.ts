@@ -69,7 +69,6 @@ export function recordedDecisions(
       continue;
     }
     const { content, principal, quorum } = opened;
-    const names = core.decisions.storePrincipalNames;
     const auditHash = (p: string) => core.codec.digest(p, 'audit-principal');
     out.set(record.key, {
       content,
@@ -78,12 +77,10 @@ export function recordedDecisions(
       audit: {
         ...(record.decidedAt === null ? {} : { decidedAt: record.decidedAt }),
         ...(record.via ? { via: record.via } : {}),
-        ...(names ? { deciderName: record.deciderDisplay ?? principal } : {}),
         ...(quorum
           ? {
               votes: quorum.votes.map((v) => ({
                 decider: auditHash(v.p),
-                ...(names ? { deciderName: v.n ?? v.p } : {}),
                 decidedAt: v.t,
                 ...(v.w ? { via: v.w } : {}),
                 approves: v.a,

@@ -82,8 +82,8 @@ export interface InjectedDecision {
   readonly decider: string;
   /** The decider as the audit trail records it (a keyed hash). */
   readonly auditDecider: string;
-  /** What the audit trail adds about it (schema 11): when, the channel, the name when names are stored. */
-  readonly audit?: Pick<AuditAnswer, 'decidedAt' | 'via' | 'deciderName' | 'votes'>;
+  /** What the audit trail adds about it (schema 11): when, the channel, the votes (hashes only). */
+  readonly audit?: Pick<AuditAnswer, 'decidedAt' | 'via' | 'votes'>;
   /** Quorum decisions: every vote, oldest first, and whether the quorum approved (in the event). */
   readonly quorum?: {
     readonly votes: readonly {
