@@ -73,7 +73,6 @@ async function api(path: string, who: string, answer?: unknown) {
     },
     ...(answer === undefined ? {} : { body: JSON.stringify(answer) }),
   });
-  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies under test
   const body: any = await response.json();
   return { status: response.status, type: response.headers.get('content-type'), body };
 }

@@ -400,6 +400,8 @@ export interface VoteRecord {
   readonly decidedAt: number;
   /** The channel it came through: `decide`, `decide_page`, `decide_api`. */
   readonly via: string;
+  /** The request's version this vote's write made (the order of a request's votes). */
+  readonly version: number;
 }
 
 /** What {@link Ledger.recordVote} records. */
@@ -663,7 +665,7 @@ export interface Ledger {
    * (`createRunner` refuses such a flow).
    */
   recordVote?(vote: RecordVote): Promise<RecordVoteResult>;
-  /** A request's votes (every key), oldest first, then by voter. Optional (schema 11). */
+  /** A request's votes (every key), in the order they were written (by `version`). Optional (schema 11). */
   listVotes?(id: string): Promise<VoteRecord[]>;
   /** Close a request's pending decisions (it was withdrawn, expired or completed); returns how many. */
   closeDecisions(id: string, now: number): Promise<number>;

@@ -7,6 +7,7 @@ CREATE TABLE "baton_decision_votes" (
 	"content" text NOT NULL,
 	"decided_at" bigint NOT NULL,
 	"via" text NOT NULL,
+	"version" integer NOT NULL,
 	CONSTRAINT "baton_decision_votes_pk" PRIMARY KEY("id","key","voter")
 );
 --> statement-breakpoint

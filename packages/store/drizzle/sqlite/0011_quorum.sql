@@ -7,6 +7,7 @@ CREATE TABLE `baton_decision_votes` (
 	`content` text NOT NULL,
 	`decided_at` integer NOT NULL,
 	`via` text NOT NULL,
+	`version` integer NOT NULL,
 	PRIMARY KEY(`id`, `key`, `voter`)
 );
 --> statement-breakpoint

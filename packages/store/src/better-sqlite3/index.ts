@@ -381,7 +381,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     .select()
     .from(decisionVotes)
     .where(eq(decisionVotes.id, sql.placeholder('id')))
-    .orderBy(asc(decisionVotes.decidedAt), asc(decisionVotes.voter))
+    .orderBy(asc(decisionVotes.version))
     .prepare();
   /** A vote, the decision it completes (if it does) and its request's version, under the write lock. */
   const recordVoteTx = client.transaction((vote: RecordVote): RecordVoteResult => {
@@ -395,6 +395,9 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     );
     if (failure) return failure;
     const bumped = bumpRequest.get({ id, expected, now });
+    if (bumped === undefined) {
+      throw new LedgerError(`Recording a vote on "${key}" of request "${id}" found its rows changed under the lock`);
+    }
     db.insert(decisionVotes)
       .values({
         id,
@@ -405,6 +408,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
         content: vote.content,
         decidedAt: now,
         via: vote.via,
+        version: bumped.version,
       })
       .run();
     const decide = vote.decide;
@@ -421,7 +425,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
             via: decide.via ?? null,
             now,
           });
-    if (bumped === undefined || recorded === undefined) {
+    if (recorded === undefined) {
       throw new LedgerError(`Recording a vote on "${key}" of request "${id}" found its rows changed under the lock`);
     }
     return decisionRecorded(bumped.version);

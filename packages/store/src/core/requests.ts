@@ -110,7 +110,12 @@ export function toDecisionRecord(row: StoredDecision): DecisionRecord {
 }
 
 /** A stored `baton_decision_votes` row as the engine's `VoteRecord`. */
-export function toVoteRecord(row: Omit<VoteRecord, 'decidedAt'> & { readonly decidedAt: number | bigint }): VoteRecord {
+export function toVoteRecord(
+  row: Omit<VoteRecord, 'decidedAt' | 'version'> & {
+    readonly decidedAt: number | bigint;
+    readonly version: number | bigint;
+  },
+): VoteRecord {
   return {
     id: row.id,
     key: row.key,
@@ -120,6 +125,7 @@ export function toVoteRecord(row: Omit<VoteRecord, 'decidedAt'> & { readonly dec
     content: row.content,
     decidedAt: Number(row.decidedAt),
     via: row.via,
+    version: Number(row.version),
   };
 }
 

@@ -311,6 +311,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
           content: vote.content,
           decidedAt: vote.now,
           via: vote.via,
+          version,
         },
       ]);
       const decide = vote.decide;
@@ -331,7 +332,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
 
     async listVotes(id: string): Promise<VoteRecord[]> {
       assertOpen();
-      return [...(votes.get(id) ?? [])].sort((a, b) => a.decidedAt - b.decidedAt || ordinal(a.voter, b.voter));
+      return [...(votes.get(id) ?? [])].sort((a, b) => a.version - b.version);
     },
 
     async closeDecisions(id: string, _now: number): Promise<number> {

@@ -624,6 +624,11 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
           // Closed meanwhile by a writer that takes no request lock (`closeDecisions`): nothing written.
           if (recorded.length === 0) return { status: 'closed' };
         }
+        const [bumped] = await tx
+          .update(requests)
+          .set({ version: sql`${requests.version} + 1`, updatedAt: now })
+          .where(eq(requests.id, id))
+          .returning({ version: requests.version });
         await tx.insert(decisionVotes).values({
           id,
           key,
@@ -633,12 +638,8 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
           content: vote.content,
           decidedAt: now,
           via: vote.via,
+          version: bumped!.version,
         });
-        const [bumped] = await tx
-          .update(requests)
-          .set({ version: sql`${requests.version} + 1`, updatedAt: now })
-          .where(eq(requests.id, id))
-          .returning({ version: requests.version });
         return decisionRecorded(bumped!.version);
       });
     },
@@ -649,7 +650,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
         .select()
         .from(decisionVotes)
         .where(eq(decisionVotes.id, id))
-        .orderBy(asc(decisionVotes.decidedAt), asc(byCodePoint(decisionVotes.voter)));
+        .orderBy(asc(decisionVotes.version));
       return rows.map(toVoteRecord);
     },
 

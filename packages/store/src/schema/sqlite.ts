@@ -242,6 +242,8 @@ export const decisionVotes = sqliteTable(
     decidedAt: integer('decided_at').notNull(),
     /** The channel: `decide`, `decide_page`, `decide_api`. */
     via: text('via').notNull(),
+    /** The request's version this vote's write made: orders the votes of a request. */
+    version: integer('version').notNull(),
   },
   (table) => [primaryKey({ name: 'baton_decision_votes_pk', columns: [table.id, table.key, table.voter] })],
 );

@@ -6,7 +6,8 @@
  * the decision records it in the same write (decided, with its display name
  * and channel), a decided decision takes no more votes, of racing voters from
  * one version exactly one wins (also across two handles on one database), the
- * votes read back oldest first, and pruning removes them with their request.
+ * votes read back in the order written (by the version their write made, also
+ * within one millisecond), and pruning removes them with their request.
  * A recorded decision keeps its display name and channel.
  */
 import type { Ledger, RecordVote } from '@baton/engine';
@@ -92,6 +93,7 @@ export function votesContract(name: string, open: () => Promise<Ledger>, second?
           content: 'sealed-vote-bob',
           decidedAt: T0 + 1000,
           via: 'decide_api',
+          version: 2,
         },
         {
           id,
@@ -102,11 +104,22 @@ export function votesContract(name: string, open: () => Promise<Ledger>, second?
           content: 'sealed-vote-dave',
           decidedAt: T0 + 2000,
           via: 'decide',
+          version: 3,
         },
       ]);
       // Decided: no more votes.
       expect(await ledger.recordVote!(vote(id, 'erin', 3))).toEqual({ status: 'already_decided' });
       expect(await ledger.listVotes!(id)).toHaveLength(2);
+    });
+
+    it('reads votes back in the order they were written, also within one millisecond', async () => {
+      const id = await parkedWithDecision();
+      expect((await ledger.recordVote!(vote(id, 'zed', 1))).status).toBe('recorded');
+      expect((await ledger.recordVote!(vote(id, 'amy', 2))).status).toBe('recorded');
+      expect((await ledger.listVotes!(id)).map((v) => [v.voter, v.version])).toEqual([
+        ['hash-zed', 2],
+        ['hash-amy', 3],
+      ]);
     });
 
     it('refuses votes on unknown, closed and expired decisions', async () => {
