@@ -153,7 +153,10 @@ describe('the audit trail of a purchase order decided by someone else', () => {
       path: ['awaitingApproval', 'placing', 'placed'],
       outcome: 'complete',
     });
-    expect(decide.received).toEqual([{ key: 'approval', action: 'accept', decider: decide.principal }]);
+    // With when it was decided and through which channel (the baton_decide tool); no name is stored.
+    expect(decide.received).toEqual([
+      { key: 'approval', action: 'accept', decider: decide.principal, decidedAt: expect.any(Number), via: 'decide' },
+    ]);
     // Principals are keyed hashes, never names: bob's differs from alice's.
     expect(decide.principal).not.toBe(rounds[0]!.principal);
     expect(JSON.stringify(rounds)).not.toMatch(/"(alice|bob)"/);

@@ -198,7 +198,7 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
     // A manager's rejection is an accepted form saying no: the protocol's action, then the value.
     const decision = await text(page, '#decisions [data-decision="manager_approval"]');
     expect(decision).toMatch(
-      /^manager_approval:accept \{"action":"accept","content":\{"approve":false,"comment":"not this quarter"\}\} by bob@example\.com at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \(round 2\)$/,
+      /^manager_approval:accept \{"action":"accept","content":\{"approve":false,"comment":"not this quarter"\}\} by bob@example\.com at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \(round 2\) via decide$/,
     );
     expect(await text(page, '#timeline tbody tr[data-round="2"] .received')).toBe(
       'manager_approval:accept {"action":"accept","content":{"approve":false,"comment":"not this quarter"}} → rejectedByManager',
@@ -239,7 +239,7 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
     );
     expect(await page.evaluate(() => (globalThis as any).__sameDocument)).toBe(true);
     expect(await text(page, '#decisions [data-decision="finance_approval"]')).toMatch(
-      /^finance_approval:accept \{"action":"accept","content":\{"approve":true\}\} by carol@example\.com at .* \(round 3\)$/,
+      /^finance_approval:accept \{"action":"accept","content":\{"approve":true\}\} by carol@example\.com at .* \(round 3\) via decide$/,
     );
     expect(
       await page.$$eval('#graph-svg g.state.current', (n) => n.map((x) => x.getAttribute('data-state-id'))),

@@ -5,8 +5,8 @@
  * typed content it reads back (which the engine's own decision validation
  * accepts), and the sealed cookies (a tampered cookie, another cookie kind's
  * value or an unknown key opens to nothing; a rotated ring still opens a
- * cookie sealed under its older key); and the start-up checks of the pages'
- * flags.
+ * cookie sealed under its older key); the start-up checks of the pages'
+ * flags; and a quorum decision's line (approvals still needed, who approved).
  */
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,8 +16,10 @@ import { createKeyRing, decision, type ElicitationSchema, generateKey } from '@b
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parsePagesFlags } from '../packages/adapters/src/cli/pagesServe.js';
+import { pageQuorum } from '../packages/adapters/src/pages/decisionPort.js';
 import { readAnswer, renderFields, submittedFields } from '../packages/adapters/src/pages/form.js';
 import { sealedCookie } from '../packages/adapters/src/pages/sealedCookie.js';
+import { decideBody, inboxList } from '../packages/adapters/src/pages/views.js';
 
 const verdict = decision({
   message: 'Decide',
@@ -199,5 +201,42 @@ describe('the pages flags of baton serve', () => {
       expect(message).not.toContain('web-secret');
     }
     rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('quorum decisions on the pages', () => {
+  const quorum = {
+    required: 2,
+    approvals: 1,
+    needed: 1,
+    votes: [
+      { decider: 'Bob <Builder>', approves: true, you: false, decidedAt: Date.UTC(2026, 11, 2, 9) },
+      { decider: 'carol', approves: false, you: true, decidedAt: Date.UTC(2026, 11, 2, 10) },
+    ],
+  };
+
+  it('shows the approvals still needed and who approved, escaped, in the inbox and on the decision page', () => {
+    const item = { id: 'R1', key: 'board_approval', flow: 'board_spend', message: 'Approve?', requestedAt: 0, quorum };
+    const list = inboxList([item]).toString();
+    expect(list).toContain(
+      '<span class="quorum" data-needed="1">1 of 2 approvals (Bob &lt;Builder&gt;) · 1 more needed</span>',
+    );
+    const page = decideBody(
+      {
+        id: 'R1',
+        key: 'board_approval',
+        flow: 'board_spend',
+        message: 'Approve?',
+        requestedSchema: { type: 'object', properties: { approve: { type: 'boolean' } }, required: ['approve'] },
+        decisions: [],
+        quorum: pageQuorum(quorum),
+      },
+      'csrf',
+    ).toString();
+    expect(page).toContain(
+      '<dt>Approvals</dt><dd><span class="quorum" data-needed="1">1 of 2 approvals (Bob &lt;Builder&gt;)',
+    );
+    // Without a quorum, nothing of it.
+    expect(inboxList([{ ...item, quorum: undefined }]).toString()).not.toContain('class="quorum"');
   });
 });

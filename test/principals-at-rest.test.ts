@@ -268,6 +268,11 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('on %s', (driver) => {
         // And schema 9 (events).
         'drop table baton_event_waits',
         'drop table baton_events',
+        // And schema 10 (the runs list's index) and 11 (quorum votes, a decision's display name and channel).
+        'drop index baton_requests_updated_at_id_idx',
+        'drop table baton_decision_votes',
+        'alter table baton_decisions drop column decider_display',
+        'alter table baton_decisions drop column via',
         `update baton_meta set value = '5' where key = 'schema_version'`,
       ];
       if (driver === 'SQLite') {

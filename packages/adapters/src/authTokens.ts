@@ -30,19 +30,44 @@ const digest = (token: string) => createHash('sha256').update(token, 'utf8').dig
  */
 export type TokenEntry =
   | string
-  | { readonly principal: string; readonly roles?: readonly string[]; readonly scopes?: readonly string[] };
+  | {
+      readonly principal: string;
+      readonly roles?: readonly string[];
+      readonly scopes?: readonly string[];
+      /** A display name (e.g. `"Bob Builder"`), kept in the audit of a decision when names are stored. */
+      readonly name?: string;
+    };
 
 const isNames = (list: unknown): list is string[] =>
   Array.isArray(list) && list.every((item) => typeof item === 'string' && item.length > 0);
 
 /** A token table entry, normalised; `undefined` when malformed. */
-function normalise(entry: unknown): { principal: string; roles: string[]; scopes: string[] } | undefined {
+function normalise(entry: unknown): Normalised | undefined {
   if (typeof entry === 'string') return entry.length > 0 ? { principal: entry, roles: [], scopes: [] } : undefined;
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return undefined;
-  const { principal, roles, scopes, ...rest } = entry as { principal?: unknown; roles?: unknown; scopes?: unknown };
+  const { principal, roles, scopes, name, ...rest } = entry as {
+    principal?: unknown;
+    roles?: unknown;
+    scopes?: unknown;
+    name?: unknown;
+  };
   if (Object.keys(rest).length > 0 || typeof principal !== 'string' || principal.length === 0) return undefined;
   if ((roles !== undefined && !isNames(roles)) || (scopes !== undefined && !isNames(scopes))) return undefined;
-  return { principal, roles: [...new Set(roles ?? [])], scopes: [...new Set(scopes ?? [])] };
+  if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > 200)) return undefined;
+  return {
+    principal,
+    roles: [...new Set(roles ?? [])],
+    scopes: [...new Set(scopes ?? [])],
+    ...(name === undefined ? {} : { name }),
+  };
+}
+
+/** A token table entry as the verifier keeps it. */
+interface Normalised {
+  principal: string;
+  roles: string[];
+  scopes: string[];
+  name?: string;
 }
 
 /** The principal an entry names, for messages (never the token). */
@@ -54,7 +79,7 @@ function named(entry: unknown): string {
 /**
  * A verifier for a fixed token table.
  *
- * A verified token yields `{ token, clientId: principal, scopes, expiresAt, extra: { principal, roles } }`
+ * A verified token yields `{ token, clientId: principal, scopes, expiresAt, extra: { principal, roles, displayName? } }`
  * (`scopes`: the entry's, default none).
  * @throws Error when the table is empty, holds a malformed entry (a principal must be a non-empty
  *   string, roles an array of non-empty strings) or a token shorter than {@link MIN_TOKEN_CHARS}
@@ -79,7 +104,7 @@ export function createStaticTokenVerifier(tokens: Readonly<Record<string, TokenE
   return {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       const presented = digest(token);
-      let found: { principal: string; roles: string[]; scopes: string[] } | undefined;
+      let found: Normalised | undefined;
       for (const entry of entries) {
         if (timingSafeEqual(entry.digest, presented) && found === undefined) found = entry;
       }
@@ -89,7 +114,11 @@ export function createStaticTokenVerifier(tokens: Readonly<Record<string, TokenE
         clientId: found.principal,
         scopes: [...found.scopes],
         expiresAt: Math.floor(Date.now() / 1000) + VERIFIED_FOR_SECONDS,
-        extra: { principal: found.principal, roles: [...found.roles] },
+        extra: {
+          principal: found.principal,
+          roles: [...found.roles],
+          ...(found.name === undefined ? {} : { displayName: found.name }),
+        },
       };
     },
   };

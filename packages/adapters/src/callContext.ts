@@ -45,6 +45,15 @@ export function principalOfAuthInfo(auth: AuthInfo): string {
   return typeof principal === 'string' && principal.length > 0 ? principal : auth.clientId;
 }
 
+/**
+ * The display name a verified token carries (`authInfo.extra.displayName`: an OAuth `name` claim,
+ * or an auth tokens file entry's `name`), for the audit of who decided; `undefined` without one.
+ */
+export function displayNameOfAuthInfo(auth: AuthInfo | undefined): string | undefined {
+  const name = auth?.extra?.displayName;
+  return typeof name === 'string' && name.length > 0 ? name : undefined;
+}
+
 /** The roles a verified token carries (`authInfo.extra.roles`, from the auth tokens file). */
 export function rolesOfAuthInfo(auth: AuthInfo): string[] {
   const roles = auth.extra?.roles;

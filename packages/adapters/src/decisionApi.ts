@@ -26,8 +26,8 @@ import {
   type Runner,
 } from '@baton/engine';
 import { type AuthInfo, bearerAuthChallengeResponse, OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
-import { ANONYMOUS_PRINCIPAL, principalOfAuthInfo, rolesOfAuthInfo } from './callContext.js';
-import { inboxEntry } from './decisionTools.js';
+import { ANONYMOUS_PRINCIPAL, displayNameOfAuthInfo, principalOfAuthInfo, rolesOfAuthInfo } from './callContext.js';
+import { inboxEntry, quorumEntry } from './decisionTools.js';
 import type { AuthenticatedRoute, RouteAdmission } from './http.js';
 import { BATON_SCOPES } from './oauthClaims.js';
 import { fromRefusal, problemResponse } from './problem.js';
@@ -60,6 +60,7 @@ const REFUSALS: Record<DecisionRefusalReason, { readonly status: number; readonl
   unknown: { status: 404, title: 'No such decision' },
   already_decided: { status: 409, title: 'Already decided' },
   lost_race: { status: 409, title: 'Decided by someone else first' },
+  already_voted: { status: 409, title: 'You have already voted on this decision' },
   ambiguous_key: { status: 409, title: 'Several decisions: say which with ?key=' },
   in_progress: { status: 409, title: 'An answer under this Idempotency-Key is in progress' },
   expired: { status: 410, title: 'Expired' },
@@ -115,6 +116,7 @@ function decisionEntry(view: DecisionView) {
     ...('arguments' in view ? { arguments: view.arguments } : {}),
     requestedSchema: view.requestedSchema,
     decided: view.decided.map(decided),
+    ...(view.quorum === undefined ? {} : { quorum: quorumEntry(view.quorum) }),
   };
 }
 
@@ -265,8 +267,13 @@ async function answer(
   if (options.requireScope && authInfo && !authInfo.scopes.includes(BATON_SCOPES.decide)) {
     return insufficientScope(authInfo);
   }
+  const displayName = displayNameOfAuthInfo(authInfo);
   const context = authInfo
-    ? { principal: principalOfAuthInfo(authInfo), roles: rolesOfAuthInfo(authInfo) }
+    ? {
+        principal: principalOfAuthInfo(authInfo),
+        roles: rolesOfAuthInfo(authInfo),
+        ...(displayName ? { displayName } : {}),
+      }
     : { principal: ANONYMOUS_PRINCIPAL, roles: [] };
   const runner = await options.runner();
   if (id === undefined) {

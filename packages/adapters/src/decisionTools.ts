@@ -14,6 +14,7 @@
 import {
   DECIDE_TOOL,
   type InboxItem,
+  type QuorumStatus,
   RESUME_TOOL,
   type RequestItem,
   type RoundOutcome,
@@ -29,7 +30,12 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { withCachedJsonSchema } from './cachedJsonSchema.js';
-import { declaredCapabilities, isStatelessLegacyHttp, toInputCapabilities } from './callContext.js';
+import {
+  declaredCapabilities,
+  displayNameOfAuthInfo,
+  isStatelessLegacyHttp,
+  toInputCapabilities,
+} from './callContext.js';
 import type { ServingMetrics } from './metrics.js';
 import { playRound, toProtocolError } from './playRound.js';
 import { LEGACY_HTTP_MESSAGE, toToolResult } from './results.js';
@@ -97,7 +103,30 @@ export function inboxEntry(item: InboxItem) {
     requestedAt: iso(item.requestedAt),
     ...(item.deadline === undefined ? {} : { deadline: iso(item.deadline) }),
     ...(item.unreadable === undefined ? {} : { unreadable: item.unreadable }),
+    ...(item.quorum === undefined ? {} : { quorum: quorumEntry(item.quorum) }),
   };
+}
+
+/** A quorum decision's standing on the wire (ISO times): `{ required, approvals, needed, votes }`. */
+export function quorumEntry(quorum: QuorumStatus) {
+  return {
+    required: quorum.required,
+    approvals: quorum.approvals,
+    needed: quorum.needed,
+    votes: quorum.votes.map((v) => ({
+      decider: v.decider,
+      approves: v.approves,
+      you: v.you,
+      decidedAt: iso(v.decidedAt),
+    })),
+  };
+}
+
+/** "; 1 of 2 approvals (bob), 1 more needed" for a quorum decision, else ''. */
+function quorumText(quorum: QuorumStatus | undefined): string {
+  if (!quorum) return '';
+  const who = quorum.votes.filter((v) => v.approves).map((v) => v.decider);
+  return `; ${quorum.approvals} of ${quorum.required} approvals${who.length ? ` (${who.join(', ')})` : ''}, ${quorum.needed} more needed`;
 }
 
 function inboxText(all: readonly InboxItem[]): string {
@@ -112,7 +141,7 @@ function inboxText(all: readonly InboxItem[]): string {
   if (items.length === 0 && unreadable.length === 0) return 'No decisions are waiting for you.';
   if (items.length === 0) return `No decisions this server can read are waiting for you.${lost}`;
   const lines = items.map((item) => {
-    const by = item.deadline === undefined ? '' : `; decide by ${iso(item.deadline)}`;
+    const by = `${item.deadline === undefined ? '' : `; decide by ${iso(item.deadline)}`}${quorumText(item.quorum)}`;
     return `- Request ${item.id}, ${item.key} (${item.flow}), requested ${iso(item.requestedAt)}${by}: ${item.message}`;
   });
   const count = items.length === 1 ? '1 decision waits' : `${items.length} decisions wait`;
@@ -140,11 +169,15 @@ function requestsText(items: readonly RequestItem[]): string {
 export function registerDecisionTools(server: McpServer, options: DecisionToolsOptions): Map<string, RegisteredTool> {
   const { runner, onError } = options;
   const tools = new Map<string, RegisteredTool>();
-  const caller = (ctx: ServerContext) => ({
-    principal: options.principal(ctx),
-    roles: options.roles(ctx),
-    capabilities: toInputCapabilities(declaredCapabilities(server, ctx)),
-  });
+  const caller = (ctx: ServerContext) => {
+    const displayName = displayNameOfAuthInfo(ctx.http?.authInfo);
+    return {
+      principal: options.principal(ctx),
+      roles: options.roles(ctx),
+      capabilities: toInputCapabilities(declaredCapabilities(server, ctx)),
+      ...(displayName ? { displayName } : {}),
+    };
+  };
 
   /** A tool callback whose JSON-RPC errors (bad states, params) escape the SDK's isError wrapping. */
   const handler =

@@ -27,9 +27,11 @@ export { type AnswerOf, ask, defineInputs, type InputCatalog, type InputEvents }
 export {
   type DecisionAnswer,
   type DecisionSpec,
+  type DecisionVote,
   decision,
   isDecision,
   type MayDecideArgs,
+  type QuorumTally,
   WITHDRAW_EVENT,
   type WithdrawEvent,
 } from './authoring/inputs/decision.js';
@@ -120,6 +122,8 @@ export type {
   RecordEventResult,
   RecordStep,
   RecordStepResult,
+  RecordVote,
+  RecordVoteResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
@@ -129,6 +133,7 @@ export type {
   SettleOutbox,
   StepRecord,
   StepStatus,
+  VoteRecord,
   WaitingFor,
 } from './contract/ledger.js';
 export type {
@@ -169,6 +174,8 @@ export type {
   DescribeDecisionRequest,
   DescribeDecisionResult,
   InboxItem,
+  QuorumStatus,
+  QuorumVote,
   RequestItem,
   ResumeRequest,
   WithdrawRequest,

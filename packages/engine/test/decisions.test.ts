@@ -701,12 +701,15 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       await decideAll(runner, bob, first.fid, { approve: true });
       const rounds = await audit.rounds(first.fid);
       const delivered = rounds.flatMap((r) => r.received).filter((a) => a.key === 'manager_approval');
-      // expense_approval records values (auditValues): the decision's content is recorded too.
+      // expense_approval records values (auditValues): the decision's content is recorded too, with
+      // when it was made and through which channel (schema 11); no name: names are not stored.
       expect(delivered).toEqual([
         {
           key: 'manager_approval',
           action: 'accept',
           decider: codec.digest('bob', 'audit-principal'),
+          decidedAt: START,
+          via: 'decide',
           value: { action: 'accept', content: { approve: true } },
         },
       ]);

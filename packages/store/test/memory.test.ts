@@ -4,10 +4,12 @@ import { createMemoryLedger } from '../src/index.js';
 import { ledgerContract, newJti, T0 } from './helpers/contract.js';
 import { eventsContract } from './helpers/eventsContract.js';
 import { schedulingContract } from './helpers/schedulingContract.js';
+import { votesContract } from './helpers/votesContract.js';
 
 ledgerContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
 schedulingContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
 eventsContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
+votesContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
 
 describe('memory ledger: scheduled pruning', () => {
   it('prunes on its interval, keeping a grace period after expiry, with an unref timer', async () => {

@@ -17,6 +17,7 @@ import { decisionRequest, ledgerContract, newJti, parked, T0 } from './helpers/c
 import { eventsContract } from './helpers/eventsContract.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { schedulingContract } from './helpers/schedulingContract.js';
+import { votesContract } from './helpers/votesContract.js';
 
 describePg('postgres ledger', (serverUrl) => {
   let url = '';
@@ -40,6 +41,15 @@ describePg('postgres ledger', (serverUrl) => {
     'postgres',
     async () => createPostgresLedger({ connectionString: (await eventsDatabase()).url, pruneIntervalMs: 0 }),
     async () => createPostgresLedger({ connectionString: (await eventsDatabase()).url, pruneIntervalMs: 0 }),
+  );
+  // A database of its own too: the votes contract prunes.
+  let votesUrl: Promise<{ url: string; drop: () => Promise<void> }> | undefined;
+  const votesDatabase = () => (votesUrl ??= createTestDatabase(serverUrl));
+  afterAll(async () => (await votesUrl)?.drop());
+  votesContract(
+    'postgres',
+    async () => createPostgresLedger({ connectionString: (await votesDatabase()).url, pruneIntervalMs: 0 }),
+    async () => createPostgresLedger({ connectionString: (await votesDatabase()).url, pruneIntervalMs: 0 }),
   );
 
   it('fails fast with a clear error, without the password, when the server is unreachable', async () => {

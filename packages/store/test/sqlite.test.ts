@@ -16,6 +16,7 @@ import { ledgerContract, newJti, T0 } from './helpers/contract.js';
 import { eventsContract } from './helpers/eventsContract.js';
 import { schedulingContract } from './helpers/schedulingContract.js';
 import { useTempDir } from './helpers/tmp.js';
+import { votesContract } from './helpers/votesContract.js';
 
 const dir = useTempDir();
 let n = 0;
@@ -35,6 +36,13 @@ eventsContract(
   'sqlite',
   async () => createSqliteLedger({ path: eventsPath, pruneIntervalMs: 0 }),
   async () => createSqliteLedger({ path: eventsPath, pruneIntervalMs: 0 }),
+);
+// Two handles on one file: racing voters from two processes' worth of connections.
+const votesPath = freshPath();
+votesContract(
+  'sqlite',
+  async () => createSqliteLedger({ path: votesPath, pruneIntervalMs: 0 }),
+  async () => createSqliteLedger({ path: votesPath, pruneIntervalMs: 0 }),
 );
 
 describe('sqlite ledger', () => {

@@ -12,7 +12,15 @@
  * principals appear as the ledger stores them (hashes, names only where
  * `--store-principal-names` stored them).
  */
-import type { AuditEntry, DecisionRecord, Ledger, ParkedRequest, RequestStatus, StepRecord } from '@baton/engine';
+import type {
+  AuditEntry,
+  DecisionRecord,
+  Ledger,
+  ParkedRequest,
+  RequestStatus,
+  StepRecord,
+  VoteRecord,
+} from '@baton/engine';
 import { openAuditLog, openLedger } from '@baton/store';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
@@ -208,6 +216,8 @@ async function list(ledger: Ledger, values: Values): Promise<number> {
 export interface RunView {
   readonly request: ParkedRequest;
   readonly decisions: readonly DecisionRecord[];
+  /** Votes of quorum decisions (schema 11; none from a ledger without them). */
+  readonly votes?: readonly VoteRecord[];
   readonly steps: readonly StepRecord[];
   /** The audit timeline; `undefined` when the database holds no audit trail. */
   readonly audit: readonly AuditEntry[] | undefined;
@@ -229,7 +239,24 @@ const decisionJson = (d: DecisionRecord) => ({
   decider: d.decider,
   deciderName: d.deciderName,
   decidedAt: iso(d.decidedAt),
+  ...(d.deciderDisplay ? { deciderDisplay: d.deciderDisplay } : {}),
+  ...(d.via ? { via: d.via } : {}),
 });
+
+const voteJson = (v: VoteRecord) => ({
+  key: v.key,
+  voter: v.voter,
+  voterName: v.voterName,
+  displayName: v.displayName,
+  decidedAt: iso(v.decidedAt),
+  via: v.via,
+});
+
+/** The lines of a quorum decision's votes, under its decision's line. */
+const voteLines = (votes: readonly VoteRecord[] | undefined, key: string): string[] =>
+  (votes ?? [])
+    .filter((v) => v.key === key)
+    .map((v) => `  vote by ${v.displayName ?? v.voterName ?? v.voter} at ${iso(v.decidedAt)} via ${v.via}`);
 
 const stepJson = (s: StepRecord) => ({
   key: s.key,
@@ -262,12 +289,17 @@ const state = (value: unknown): string =>
 export const SHOW_SECTIONS: readonly ShowSection[] = [
   {
     key: 'decisions',
-    json: (v) => v.decisions.map(decisionJson),
-    text: (v) =>
+    json: (v) =>
       v.decisions.map((d) => {
-        const by = d.status === 'decided' ? ` by ${d.deciderName ?? d.decider ?? '?'} at ${iso(d.decidedAt)}` : '';
+        const votes = (v.votes ?? []).filter((x) => x.key === d.key);
+        return { ...decisionJson(d), ...(votes.length > 0 ? { votes: votes.map(voteJson) } : {}) };
+      }),
+    text: (v) =>
+      v.decisions.flatMap((d) => {
+        const who = d.deciderDisplay ?? d.deciderName ?? d.decider ?? '?';
+        const by = d.status === 'decided' ? ` by ${who} at ${iso(d.decidedAt)}${d.via ? ` via ${d.via}` : ''}` : '';
         const due = d.deadline !== null && d.status === 'pending' ? ` (deadline ${iso(d.deadline)})` : '';
-        return `${d.key}${d.role ? ` [${d.role}]` : ''}: ${d.status}${by}${due}`;
+        return [`${d.key}${d.role ? ` [${d.role}]` : ''}: ${d.status}${by}${due}`, ...voteLines(v.votes, d.key)];
       }),
   },
   {
@@ -312,6 +344,7 @@ async function show(ledger: Ledger, url: string, id: string, values: Values): Pr
   const view: RunView = {
     request,
     decisions: await ledger.listDecisions({ id }),
+    votes: ledger.listVotes ? await ledger.listVotes(id) : [],
     steps: ledger.listSteps ? await ledger.listSteps(id) : [],
     audit: await readAudit(url, id),
   };

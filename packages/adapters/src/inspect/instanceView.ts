@@ -12,7 +12,7 @@
  * (`via`): the state it stands in is the last one a round left it in. Pure: no
  * I/O, the current time is a parameter.
  */
-import type { AuditEntry, DecisionRecord, Flow, ParkedRequest } from '@baton/engine';
+import type { AuditEntry, DecisionRecord, Flow, ParkedRequest, VoteRecord } from '@baton/engine';
 import type { StateValue } from 'xstate';
 import { waitingFromAudit, waitingText } from './recordedPath.js';
 
@@ -70,6 +70,58 @@ export interface DecisionView {
   readonly value?: unknown;
   /** The round that delivered it to the flow. */
   readonly round: number | null;
+  /** The decider's display name (only when the server stores names; schema 11). */
+  readonly deciderDisplay?: string;
+  /** The channel it came through: `decide` (the MCP tool), `decide_page`, `decide_api` (schema 11). */
+  readonly via?: string;
+  /** A quorum decision's votes, oldest first (from the audit trail). */
+  readonly votes?: readonly VoteView[];
+}
+
+/** One vote of a quorum decision. */
+export interface VoteView {
+  /** The voter's name, only when the server stores names, else `null`. */
+  readonly decider: string | null;
+  /** The voter's keyed hash (as in the audit trail). */
+  readonly deciderHash: string;
+  readonly decidedAt: number;
+  readonly via: string | null;
+  readonly approves: boolean;
+  /** The vote's answer, only when the flow records values. */
+  readonly value?: unknown;
+}
+
+/**
+ * The audit facts of a decision beyond who and when: display name, channel, votes (only those
+ * known). A vote's name comes from the ledger's vote recorded at the same time for the same key
+ * (the audit trail holds hashes only).
+ */
+function decisionAudit(
+  record: Pick<DecisionRecord, 'key' | 'deciderDisplay' | 'via'> | undefined,
+  answer: AuditEntry['received'][number] | undefined,
+  ledgerVotes: readonly VoteRecord[] = [],
+): Pick<DecisionView, 'deciderDisplay' | 'via' | 'votes'> {
+  const via = record?.via ?? answer?.via;
+  const nameAt = (at: number) => {
+    const vote = ledgerVotes.find((v) => v.key === (record?.key ?? answer?.key) && v.decidedAt === at);
+    return vote?.displayName ?? vote?.voterName ?? null;
+  };
+  return {
+    ...(record?.deciderDisplay ? { deciderDisplay: record.deciderDisplay } : {}),
+    ...(via ? { via } : {}),
+    ...(answer?.votes
+      ? {
+          votes: answer.votes.map((v) => ({
+            decider: nameAt(v.decidedAt),
+            deciderHash: v.decider,
+            decidedAt: v.decidedAt,
+            via: v.via ?? null,
+            approves: v.approves,
+            ...('value' in v ? { value: v.value } : {}),
+          })),
+        }
+      : {}),
+  };
 }
 
 /** Everything the page shows about an instance besides its rounds. */
@@ -90,6 +142,8 @@ export interface DescribeInput {
   readonly request?: ParkedRequest;
   /** Its decisions in the ledger. */
   readonly decisions?: readonly DecisionRecord[];
+  /** Its quorum votes in the ledger (names, when the server stores them). */
+  readonly votes?: readonly VoteRecord[];
   /** The current time (ms). */
   readonly now: number;
 }
@@ -237,6 +291,7 @@ function decisionViews(input: DescribeInput): DecisionView[] {
       answer: audited ? `${record.key}:${audited.answer.action}` : record.status === 'decided' ? `${record.key}` : null,
       ...(audited && 'value' in audited.answer ? { value: audited.answer.value } : {}),
       round: audited?.round ?? null,
+      ...decisionAudit(record, audited?.answer, input.votes),
     });
   }
   // Without a ledger (or once pruned from it): what the audit trail says.
@@ -254,6 +309,7 @@ function decisionViews(input: DescribeInput): DecisionView[] {
       answer: `${key}:${answer.action}`,
       ...('value' in answer ? { value: answer.value } : {}),
       round,
+      ...decisionAudit(undefined, answer),
     });
   }
   return views;

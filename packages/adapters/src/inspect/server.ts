@@ -55,7 +55,7 @@ export interface InspectHandlerOptions {
   /** Where recorded rounds are read from; without it the page shows the flows only. */
   readonly audit?: Pick<AuditLog, 'instances' | 'rounds'>;
   /** The ledger the audited servers park requests in: says what each waits for, and from whom. */
-  readonly requests?: Pick<Ledger, 'getRequest' | 'listDecisions'>;
+  readonly requests?: Pick<Ledger, 'getRequest' | 'listDecisions' | 'listVotes'>;
   /** Hostnames accepted in `Host` and `Origin` (default: the loopback names). */
   readonly allowedHostnames?: readonly string[];
   /** Failures of the audit log (reporting only; the request answers 500). */
@@ -232,12 +232,14 @@ export function createInspectHandler(options: InspectHandlerOptions): InspectHan
       const mapped = mapInstance(rounds);
       const request = await options.requests?.getRequest(fid);
       const decisions = request ? await options.requests!.listDecisions({ id: fid }) : [];
+      const votes = request && options.requests?.listVotes ? await options.requests.listVotes(fid) : [];
       const parked = request ? waitingFromLedger(request, decisions) : undefined;
       const details = describeInstance({
         flow: byName.get(rounds[0]!.flow),
         rounds,
         ...(request ? { request } : {}),
         decisions,
+        votes,
         now: now(),
       });
       return json(200, { ...(parked ? { ...mapped, waiting: parked } : mapped), details });

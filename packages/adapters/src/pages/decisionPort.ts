@@ -6,12 +6,14 @@
  * to an HTTP status). The pages never decide who may decide or whether an
  * answer is valid: every such check is the engine's.
  */
-import type { ElicitationSchema, InboxItem } from '@baton/engine';
+import type { ElicitationSchema, InboxItem, QuorumStatus } from '@baton/engine';
 
 /** Who is signed in, as the engine sees a decider. */
 export interface PageCaller {
   readonly principal: string;
   readonly roles: readonly string[];
+  /** The signed-in person's display name (ID token `name`), for the audit when names are stored. */
+  readonly displayName?: string;
 }
 
 /** Why a decision cannot be shown or made. */
@@ -58,6 +60,27 @@ export interface DecisionView {
   readonly requestedSchema: ElicitationSchema;
   /** Decisions already made on the request. */
   readonly decisions: readonly DecisionMade[];
+  /** A quorum decision: how many approvals it needs and has, and who approved. */
+  readonly quorum?: PageQuorum;
+}
+
+/** Where a quorum decision stands, as a page shows it. */
+export interface PageQuorum {
+  readonly required: number;
+  readonly approvals: number;
+  readonly needed: number;
+  /** Who approved so far: "you", a name (when names are stored) or a keyed hash. */
+  readonly approvedBy: readonly string[];
+}
+
+/** The engine's quorum standing as a page shows it. */
+export function pageQuorum(quorum: QuorumStatus): PageQuorum {
+  return {
+    required: quorum.required,
+    approvals: quorum.approvals,
+    needed: quorum.needed,
+    approvedBy: quorum.votes.filter((v) => v.approves).map((v) => (v.you ? 'you' : v.decider)),
+  };
 }
 
 /** A refusal: the reason code and the engine's sentence. */

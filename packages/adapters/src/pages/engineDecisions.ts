@@ -9,7 +9,14 @@
  * (`<iss>#<sub>`, stored when `--store-principal-names` is on) shows as its `sub`.
  */
 import type { DecidedBy, DecisionRefusal, Runner } from '@baton/engine';
-import type { DecisionMade, PageDecisions, RefusalReason, Refused } from './decisionPort.js';
+import {
+  type DecisionMade,
+  type PageCaller,
+  type PageDecisions,
+  pageQuorum,
+  type RefusalReason,
+  type Refused,
+} from './decisionPort.js';
 
 /**
  * A principal as a page shows it: an identity provider's `<iss>#<sub>` as its `sub` (the issuer is
@@ -36,6 +43,7 @@ function reasonOf(refusal: DecisionRefusal): RefusalReason {
       return refusal.ownRequest ? 'four_eyes' : 'not_allowed';
     case 'already_decided':
     case 'lost_race':
+    case 'already_voted':
       return 'decided';
     case 'withdrawn':
     case 'ended':
@@ -62,9 +70,10 @@ function refused(refusal: DecisionRefusal): Refused {
 
 /** The port on `runner`. */
 export function engineDecisions(runner: Runner): PageDecisions {
-  const context = (caller: { principal: string; roles: readonly string[] }) => ({
+  const context = (caller: PageCaller) => ({
     principal: caller.principal,
     roles: caller.roles,
+    ...(caller.displayName ? { displayName: caller.displayName } : {}),
   });
   return {
     inbox: (caller) => runner.inbox(context(caller)),
@@ -90,6 +99,7 @@ export function engineDecisions(runner: Runner): PageDecisions {
           ...(view.deadline !== undefined ? { deadline: view.deadline } : {}),
           requestedSchema: view.requestedSchema,
           decisions: view.decided.map(made),
+          ...(view.quorum ? { quorum: pageQuorum(view.quorum) } : {}),
         },
       };
     },

@@ -107,7 +107,11 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
     name: session.n ?? session.p.slice(session.p.lastIndexOf('#') + 1),
     csrf: session.c,
   });
-  const callerOf = (session: Session): PageCaller => ({ principal: session.p, roles: session.r });
+  const callerOf = (session: Session): PageCaller => ({
+    principal: session.p,
+    roles: session.r,
+    ...(session.n ? { displayName: session.n } : {}),
+  });
 
   /** Begin a sign-in that comes back to `returnTo`. */
   const signIn = async (returnTo: string) => {

@@ -6,7 +6,7 @@
  * (`html.ts`); no state, no I/O.
  */
 import type { InboxItem } from '@baton/engine';
-import type { DecisionMade, DecisionView } from './decisionPort.js';
+import { type DecisionMade, type DecisionView, type PageQuorum, pageQuorum } from './decisionPort.js';
 import { type FieldIssue, renderFields, type SubmittedFields } from './form.js';
 import { html, type SafeHtml } from './html.js';
 
@@ -33,6 +33,13 @@ function madeList(decisions: readonly DecisionMade[]): SafeHtml {
   )}</ul></section>`;
 }
 
+/** "1 of 2 approvals (bob) · 1 more needed", for a quorum decision ('' otherwise). */
+function quorumLine(quorum: PageQuorum | undefined): SafeHtml | string {
+  if (!quorum) return '';
+  const who = quorum.approvedBy.length > 0 ? ` (${quorum.approvedBy.join(', ')})` : '';
+  return html`<span class="quorum" data-needed="${quorum.needed}">${quorum.approvals} of ${quorum.required} approvals${who} · ${quorum.needed} more needed</span>`;
+}
+
 /** The decide page's body: the request and its form. */
 export function decideBody(
   view: DecisionView,
@@ -52,6 +59,7 @@ ${view.requester ? html`<div><dt>Requested by</dt><dd class="requester">${view.r
 ${view.requestedAt !== undefined ? html`<div><dt>Requested</dt><dd>${when(view.requestedAt)}</dd></div>` : ''}
 <div><dt>Decide by</dt><dd class="deadline">${view.deadline !== undefined ? when(view.deadline) : 'no deadline'}</dd></div>
 <div><dt>Request</dt><dd><code>${view.id}</code> · ${view.key}</dd></div>
+${view.quorum ? html`<div><dt>Approvals</dt><dd>${quorumLine(view.quorum)}</dd></div>` : ''}
 </dl>
 ${
   args.length > 0
@@ -94,7 +102,7 @@ export function inboxList(items: readonly InboxItem[]): SafeHtml {
 <a class="open" href="${decideHref(item.id, item.key)}"><span class="message">${item.message}</span></a>
 <p class="meta"><span>${item.flow}</span> · <span>requested ${when(item.requestedAt)}</span>${
       item.deadline !== undefined ? html` · <span class="deadline">decide by ${when(item.deadline)}</span>` : ''
-    }</p>
+    }${item.quorum ? html` · ${quorumLine(pageQuorum(item.quorum))}` : ''}</p>
 </li>`,
   )}</ul></div>`;
 }

@@ -57,6 +57,23 @@ export interface AuditAnswer {
    * decider serves). Set only on decisions (`decision()` inputs), in the round that delivered it.
    */
   readonly decider?: string;
+  /** Decisions: when the decision was recorded (ms since epoch). */
+  readonly decidedAt?: number;
+  /** Decisions recorded from schema 11 on: the channel it came through (`decide`, `decide_page`, `decide_api`). */
+  readonly via?: string;
+  /**
+   * Quorum decisions (`decision({ quorum })`): every vote, oldest first, each with its voter's keyed
+   * hash (as `decider`), the time, the channel, whether it approves, and its answer (`value`) only
+   * when the flow opted in with `auditValues`. Names (readable ids, display names) are never here:
+   * the ledger holds them, in its name columns, when names are stored.
+   */
+  readonly votes?: readonly {
+    readonly decider: string;
+    readonly decidedAt: number;
+    readonly via?: string;
+    readonly approves: boolean;
+    readonly value?: unknown;
+  }[];
   /**
    * `true`: the answer was received in an earlier round, held while other answers were missing
    * or refused, and delivered to the machine in this round (its value, with `auditValues`, is

@@ -299,10 +299,23 @@ export interface DecisionRecord {
   readonly content: string | null;
   /** When it was decided (ms). */
   readonly decidedAt: number | null;
+  /**
+   * The decider's display name (an OAuth `name` claim, a token entry's `name`), stored only when
+   * names are stored; `null` (or absent, from a ledger before schema 11) otherwise.
+   */
+  readonly deciderDisplay?: string | null;
+  /**
+   * The channel the decision came through (`decide`: the MCP tool, `decide_page`, `decide_api`);
+   * `null` (or absent) before schema 11.
+   */
+  readonly via?: string | null;
 }
 
 /** What {@link Ledger.requestDecisions} inserts. */
-export type NewDecision = Omit<DecisionRecord, 'status' | 'decider' | 'deciderName' | 'content' | 'decidedAt'>;
+export type NewDecision = Omit<
+  DecisionRecord,
+  'status' | 'decider' | 'deciderName' | 'content' | 'decidedAt' | 'deciderDisplay' | 'via'
+>;
 
 /** Which decisions {@link Ledger.listDecisions} returns. */
 export interface DecisionFilter {
@@ -326,6 +339,10 @@ export interface RecordDecision {
   /** The decider's readable principal when the operator opts in to storing names; else `null` (or absent). */
   readonly deciderName?: string | null;
   readonly content: string;
+  /** The decider's display name when names are stored (schema 11); else `null` or absent. */
+  readonly deciderDisplay?: string | null;
+  /** The channel it came through (schema 11): `decide`, `decide_page`, `decide_api`. */
+  readonly via?: string;
   /** The current time (ms): a decision past its deadline is refused. */
   readonly now: number;
   /**
@@ -360,6 +377,61 @@ export type RecordDecisionResult =
   | { readonly status: 'conflict' }
   | { readonly status: 'expired' }
   | { readonly status: 'unknown' };
+
+/**
+ * One vote on a quorum decision (`decision({ quorum: 2 })`, schema 11): one row per (request id,
+ * key, voter). A voter votes once; the vote that completes the decision (the quorum reached, or
+ * a rejection that ends it) is written with the decision itself ({@link RecordVote.decide}).
+ */
+export interface VoteRecord {
+  /** The request id. */
+  readonly id: string;
+  /** The decision's key. */
+  readonly key: string;
+  /** A keyed hash of the voter's principal (the same hash as deciders'). */
+  readonly voter: string;
+  /** The voter's readable principal, only when names are stored; else `null`. */
+  readonly voterName: string | null;
+  /** The voter's display name, only when names are stored; else `null`. */
+  readonly displayName: string | null;
+  /** The vote's content and the voter's principal, sealed by the engine (opaque to the ledger). */
+  readonly content: string;
+  /** When the vote was recorded (ms). */
+  readonly decidedAt: number;
+  /** The channel it came through: `decide`, `decide_page`, `decide_api`. */
+  readonly via: string;
+  /** The request's version this vote's write made (the order of a request's votes). */
+  readonly version: number;
+}
+
+/** What {@link Ledger.recordVote} records. */
+export interface RecordVote {
+  readonly id: string;
+  readonly key: string;
+  readonly voter: string;
+  readonly voterName?: string | null;
+  readonly displayName?: string | null;
+  /** The sealed vote. */
+  readonly content: string;
+  readonly via: string;
+  /** The current time (ms): a decision past its deadline takes no vote. */
+  readonly now: number;
+  /** As {@link RecordDecision.expectedVersion}: the vote is a write of its request (compare-and-set). */
+  readonly expectedVersion: number;
+  /**
+   * Set when this vote completes the decision (the engine counted the votes it read at
+   * `expectedVersion`): the decision is recorded as {@link Ledger.recordDecision} would, in the
+   * same transaction as the vote and the version bump.
+   */
+  readonly decide?: Pick<RecordDecision, 'decider' | 'deciderName' | 'deciderDisplay' | 'content' | 'via'>;
+}
+
+/**
+ * The answer to {@link Ledger.recordVote}: as {@link RecordDecisionResult} (checked in the same
+ * order), and `already_voted` when this voter has a vote on (id, key) already (checked after
+ * `expired`, before `conflict`); nothing is written then.
+ */
+export type RecordVoteResult = RecordDecisionResult | { readonly status: 'already_voted' };
 
 /**
  * A decision recorded before schema version 6, when ledgers held the decider's principal
@@ -585,6 +657,16 @@ export interface Ledger {
    * processes, in one transaction with the version bump.
    */
   recordDecision(decision: RecordDecision): Promise<RecordDecisionResult>;
+  /**
+   * Record one vote on a quorum decision at most once per voter, by compare-and-set on its
+   * request's version, with the decision itself when the vote completes it (see
+   * {@link RecordVote} and {@link RecordVoteResult}). Atomic across processes. Optional (schema
+   * 11), with {@link listVotes}: a ledger without them serves no flow with `quorum` above 1
+   * (`createRunner` refuses such a flow).
+   */
+  recordVote?(vote: RecordVote): Promise<RecordVoteResult>;
+  /** A request's votes (every key), in the order they were written (by `version`). Optional (schema 11). */
+  listVotes?(id: string): Promise<VoteRecord[]>;
   /** Close a request's pending decisions (it was withdrawn, expired or completed); returns how many. */
   closeDecisions(id: string, now: number): Promise<number>;
   /**

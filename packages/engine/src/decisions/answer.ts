@@ -27,6 +27,7 @@ import { redeemOnce } from '../round/singleUse.js';
 import { load } from './access.js';
 import { chooseDecision, DECIDE_TOOL, DECISION_KEY, decidedBy, recordChosen, refusal } from './deciding.js';
 import type { DecisionsPort } from './port.js';
+import { quorumStatus, readVotes } from './quorum.js';
 import type {
   AnswerDecisionRequest,
   AnswerDecisionResult,
@@ -68,9 +69,11 @@ export async function describeDecision(
   if (!opened.ok) return opened.refusal;
   const { ledger, row, flow, blob } = opened.loaded;
   const records = await ledger.listDecisions({ id: row.id });
-  const chosen = chooseDecision(core, row, flow, blob, records, key, context);
+  const votes = await readVotes(core, flow, row.id);
+  const chosen = chooseDecision(core, row, flow, blob, records, key, context, votes);
   if ('refusal' in chosen) return chosen.refusal;
   const { record } = chosen;
+  const quorum = quorumStatus(core, flow, votes, record.key, context);
   const spec = flow.inputs[record.key] as DecisionSpec;
   const sensitive = (flow.sensitive ?? []).map((path) => path.split('.'));
   return {
@@ -90,6 +93,7 @@ export async function describeDecision(
         .filter((r) => r.status === 'decided')
         .sort((a, b) => (a.decidedAt ?? 0) - (b.decidedAt ?? 0))
         .map((r) => decidedBy(core, r, context)),
+      ...(quorum ? { quorum } : {}),
     },
   };
 }
@@ -112,7 +116,8 @@ export async function answerDecision(
 
   // A schema error is answered before anything is redeemed: nothing is kept under the key.
   const { ledger, row, flow, blob } = opened.loaded;
-  const chosen = chooseDecision(core, row, flow, blob, await ledger.listDecisions({ id: row.id }), key, context);
+  const records = await ledger.listDecisions({ id: row.id });
+  const chosen = chooseDecision(core, row, flow, blob, records, key, context, await readVotes(core, flow, row.id));
   if (!('refusal' in chosen)) {
     const parsed = (flow.inputs[chosen.record.key] as DecisionSpec).parseAnswer(raw);
     if (!parsed.ok) return invalid(row.id, chosen.record.key, parsed.problem, parsed.issues);
@@ -169,7 +174,8 @@ async function answerNow(
   via: 'decide_api' | 'decide_page',
 ): Promise<AnswerDecisionResult> {
   const { ledger, row, flow, blob } = loaded;
-  const chosen = chooseDecision(core, row, flow, blob, await ledger.listDecisions({ id: row.id }), key, caller);
+  const records = await ledger.listDecisions({ id: row.id });
+  const chosen = chooseDecision(core, row, flow, blob, records, key, caller, await readVotes(core, flow, row.id));
   if ('refusal' in chosen) return chosen.refusal;
   const chosenKey = chosen.record.key;
   const parsed = (flow.inputs[chosenKey] as DecisionSpec).parseAnswer(raw);

@@ -14,7 +14,7 @@
 import type { Flow } from '../authoring/flowTypes.js';
 import type { DecisionSpec } from '../authoring/inputs/decision.js';
 import type { StateBinding } from '../codec/types.js';
-import type { DecisionRecord, ParkedRequest } from '../contract/ledger.js';
+import type { DecisionRecord, ParkedRequest, VoteRecord } from '../contract/ledger.js';
 import type { ErrorOutcome, RoundOutcome } from '../contract/outcome.js';
 import type { WireInputRequest } from '../contract/wire.js';
 import { readAnswers } from '../round/body.js';
@@ -24,6 +24,7 @@ import { load, refuse } from './access.js';
 import { chooseDecision, DECIDE_TOOL, DECISION_KEY, notRecorded, recordChosen } from './deciding.js';
 import type { ParkedBlob } from './parked.js';
 import type { DecisionsPort } from './port.js';
+import { readVotes } from './quorum.js';
 import type { DecideRequest, DecisionCaller } from './types.js';
 
 export { DECIDE_TOOL };
@@ -37,8 +38,9 @@ function choose(
   records: readonly DecisionRecord[],
   key: string | undefined,
   caller: DecisionCaller,
+  votes: readonly VoteRecord[],
 ): { record: DecisionRecord } | { refusal: ErrorOutcome } {
-  const chosen = chooseDecision(core, row, flow, blob, records, key, caller);
+  const chosen = chooseDecision(core, row, flow, blob, records, key, caller, votes);
   return 'refusal' in chosen ? { refusal: refuse(DECIDE_TOOL, chosen.refusal.message, row) } : chosen;
 }
 
@@ -97,7 +99,8 @@ export async function decide(core: DecisionsPort, request: DecideRequest): Promi
   const binding = decideBinding(context, flow.name, row.id, key);
 
   if (request.requestState === undefined) {
-    const chosen = choose(core, row, flow, blob, await ledger.listDecisions({ id: row.id }), key, context);
+    const records = await ledger.listDecisions({ id: row.id });
+    const chosen = choose(core, row, flow, blob, records, key, context, await readVotes(core, flow, row.id));
     if ('refusal' in chosen) return chosen.refusal;
     if (context.capabilities !== undefined && context.capabilities.form !== true) {
       return refuse(
@@ -160,7 +163,7 @@ async function record(
     const ended = await ledger.getRequest(row.id);
     return error(notRecorded(row.id, key, ended?.status).message);
   }
-  const chosen = choose(core, row, flow, blob, records, key, context);
+  const chosen = choose(core, row, flow, blob, records, key, context, await readVotes(core, flow, row.id));
   if ('refusal' in chosen) return { ...chosen.refusal, round };
   const spec = flow.inputs[key] as DecisionSpec;
   if (raw === undefined)

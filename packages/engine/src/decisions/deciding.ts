@@ -10,18 +10,21 @@
  * while the request keeps changing), tells `onDecided`, advances the parked flow
  * at once (audited with the channel the decision came through) and says what
  * became of it. The sentences are the decision tools' (tool errors) and the
- * reason codes are what the HTTP API maps to statuses.
+ * reason codes are what the HTTP API maps to statuses. A quorum decision's answer
+ * is a vote (`quorum.ts`), written by the same loop; only the vote that
+ * completes it tells `onDecided` and advances the flow.
  */
 
 import type { Flow } from '../authoring/flowTypes.js';
-import { isDecision } from '../authoring/inputs/decision.js';
+import { type DecisionSpec, isDecision } from '../authoring/inputs/decision.js';
 import type { AuditVia } from '../contract/audit.js';
-import type { DecisionRecord, ParkedRequest, RecordDecisionResult, RequestStatus } from '../contract/ledger.js';
+import type { DecisionRecord, ParkedRequest, RecordVoteResult, RequestStatus, VoteRecord } from '../contract/ledger.js';
 import { isLedgerUnavailable } from '../errors.js';
 import { allowed, load } from './access.js';
 import { advance, aftermath, finalText } from './advance.js';
 import { isRequester, type ParkedBlob, principalHash, sealDecision } from './parked.js';
 import { callHook, type DecisionsPort } from './port.js';
+import { castVote, hasVoted, readVotes } from './quorum.js';
 import type { DecidedBy, DecisionCaller, DecisionRefusal, DecisionRefusalReason } from './types.js';
 
 /** The decide tool's name: decide states are bound to it. */
@@ -83,7 +86,9 @@ export function decidedBy(core: DecisionsPort, record: DecisionRecord, caller: D
 /**
  * The decision `caller` makes on this request, or a refusal saying why not. With `key`, that
  * decision; without it, the one pending decision the caller may make (several: `ambiguous_key`).
- * Who decided is told (`decidedBy`) only to a caller who may make that decision.
+ * Who decided is told (`decidedBy`) only to a caller who may make that decision. `votes`: the
+ * request's quorum votes ({@link readVotes}); a quorum decision the caller voted on is not theirs
+ * to make again (`already_voted`).
  */
 export function chooseDecision(
   core: DecisionsPort,
@@ -93,6 +98,7 @@ export function chooseDecision(
   records: readonly DecisionRecord[],
   key: string | undefined,
   caller: DecisionCaller,
+  votes: readonly VoteRecord[] = [],
 ): { readonly record: DecisionRecord } | { readonly refusal: DecisionRefusal } {
   const { codec } = core;
   const id = row.id;
@@ -130,11 +136,14 @@ export function chooseDecision(
       return no('expired', `The decision "${key}" on request ${id} expired: it can no longer be made.`);
     const may = allowed(flow, blob, key, caller);
     if (may !== true) return no('not_allowed', `You may not make the decision "${key}" on request ${id}: ${may}.`);
+    if (hasVoted(core, votes, key, caller)) return no('already_voted', alreadyVoted(id, key));
     return { record };
   }
   const pending = records.filter((r) => r.status === 'pending' && decisionKey(r));
   const open = pending.filter((r) => !expired(r));
-  const mine = open.filter((r) => allowed(flow, blob, r.key, caller) === true);
+  const allowedOpen = open.filter((r) => allowed(flow, blob, r.key, caller) === true);
+  const mine = allowedOpen.filter((r) => !hasVoted(core, votes, r.key, caller));
+  if (mine.length === 0 && allowedOpen.length > 0) return no('already_voted', alreadyVoted(id, allowedOpen[0]!.key));
   if (mine.length === 1) return { record: mine[0]! };
   if (mine.length > 1) {
     const keys = mine.map((r) => r.key);
@@ -159,6 +168,11 @@ export function chooseDecision(
     );
   }
   return no('unknown', `Request ${id} awaits no decision right now.`);
+}
+
+/** The refusal sentence of a second answer by one voter on a quorum decision. */
+function alreadyVoted(id: string, key: string): string {
+  return `You have already voted on the decision "${key}" on request ${id}: a person counts once, so this answer was not recorded.`;
 }
 
 /** A decision recorded by {@link recordChosen}: what became of the flow, in a sentence. */
@@ -190,17 +204,28 @@ export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): P
   const ledger = core.ledger!;
   const { flow, row, key, caller } = answer;
   const decidedAt = core.now();
-  const sealed = sealDecision(codec, row.id, key, caller.principal, answer.content, core.decisions.storePrincipalNames);
+  const storeNames = core.decisions.storePrincipalNames;
+  const sealed = sealDecision(codec, row.id, key, caller.principal, answer.content, storeNames);
+  const quorum = (flow.inputs[key] as DecisionSpec).quorum > 1;
   let current = row;
-  let recorded: RecordDecisionResult | undefined;
+  let recorded: RecordVoteResult | undefined;
+  let completes = !quorum;
+  let needed = 0;
   for (let attempt = 0; attempt < MAX_RECORD_ATTEMPTS; attempt++) {
-    recorded = await ledger.recordDecision({
-      id: row.id,
-      key,
-      ...sealed,
-      now: decidedAt,
-      expectedVersion: current.version,
-    });
+    if (quorum) {
+      const cast = await castVote(core, { ...answer, id: row.id, now: decidedAt, expectedVersion: current.version });
+      ({ result: recorded, completes, needed } = cast);
+    } else {
+      recorded = await ledger.recordDecision({
+        id: row.id,
+        key,
+        ...sealed,
+        deciderDisplay: storeNames && caller.displayName ? caller.displayName : null,
+        via: answer.via,
+        now: decidedAt,
+        expectedVersion: current.version,
+      });
+    }
     if (recorded.status !== 'conflict') break;
     const again = await load(core, DECIDE_TOOL, row.id);
     if ('refusal' in again) return refusal(again.reason!, again.refusal!.message);
@@ -213,6 +238,7 @@ export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): P
       await ledger.listDecisions({ id: row.id }),
       key,
       caller,
+      await readVotes(core, flow, row.id),
     );
     if ('refusal' in rechecked) return rechecked.refusal;
     current = again.row;
@@ -235,6 +261,8 @@ export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): P
         );
       case 'unknown':
         return refusal('unknown', `Request ${row.id} has no decision "${key}".`);
+      case 'already_voted':
+        return refusal('already_voted', alreadyVoted(row.id, key));
       default:
         return ended && ended.status !== 'waiting'
           ? notRecorded(row.id, key, ended.status)
@@ -243,6 +271,13 @@ export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): P
               `Not recorded: request ${row.id} kept changing while your decision "${key}" was recorded. Decide again in a moment.`,
             );
     }
+  }
+  if (!completes) {
+    const more = needed === 1 ? '1 more approval is' : `${needed} more approvals are`;
+    return {
+      status: 'recorded',
+      next: `Your vote on "${key}" is recorded; ${more} needed before request ${row.id} moves on.`,
+    };
   }
   const decider = core.decisions.hookPrincipals === 'id' ? caller.principal : principalHash(codec, caller.principal);
   callHook(core, 'onDecided', core.decisions.onDecided, { id: row.id, key, flow: flow.name, decider, decidedAt });

@@ -191,6 +191,56 @@ function legacyDecisionBinding(id: string, key: string, decider: string): string
   return canonicalJson(['decision', id, key, decider]);
 }
 
+/** What a completed quorum decision seals with its deciding answer: every vote, and the result. */
+export interface SealedQuorum {
+  /**
+   * `p`: the voter's principal, `c`: the content, `t`: when (ms), `a`: whether it approves, `w`:
+   * the channel, `n`: the display name (only when names are stored).
+   */
+  readonly votes: readonly {
+    readonly p: string;
+    readonly c: unknown;
+    readonly t: number;
+    readonly a: boolean;
+    readonly w?: string;
+    readonly n?: string;
+  }[];
+  readonly approved: boolean;
+}
+
+/** Associated data of a quorum vote's content: it opens only for its request, key and voter hash. */
+function voteBinding(id: string, key: string, voterHash: string): string {
+  return canonicalJson(['vote/1', id, key, voterHash]);
+}
+
+/** Seal a quorum vote: the voter's principal with the content, bound to the voter's keyed hash. */
+export function sealVote(
+  codec: RequestStateCodec,
+  id: string,
+  key: string,
+  principal: string,
+  content: unknown,
+): string {
+  const voter = principalHash(codec, principal);
+  return codec.sealBlob(JSON.stringify({ p: principal, c: content ?? null }), 'decision', voteBinding(id, key, voter));
+}
+
+/** Open a quorum vote; `undefined` when it does not open (altered, or its key left the ring). */
+export function openVote(
+  codec: RequestStateCodec,
+  vote: { readonly id: string; readonly key: string; readonly voter: string; readonly content: string },
+): { principal: string; content: unknown } | undefined {
+  try {
+    const opened = JSON.parse(codec.openBlob(vote.content, 'decision', voteBinding(vote.id, vote.key, vote.voter))) as {
+      p?: unknown;
+      c?: unknown;
+    };
+    return typeof opened.p === 'string' ? { principal: opened.p, content: opened.c } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A decision as the ledger records it: the decider's keyed hash, its name only when names are stored. */
 export interface RecordedDecider {
   readonly decider: string;
@@ -211,13 +261,14 @@ export function sealDecision(
   principal: string,
   content: unknown,
   storeNames: boolean,
+  quorum?: SealedQuorum,
 ): RecordedDecider {
   const decider = principalHash(codec, principal);
   return {
     decider,
     deciderName: storeNames ? principal : null,
     content: codec.sealBlob(
-      JSON.stringify({ p: principal, c: content ?? null }),
+      JSON.stringify({ p: principal, c: content ?? null, ...(quorum ? { v: quorum.votes, a: quorum.approved } : {}) }),
       'decision',
       decisionBinding(id, key, decider),
     ),
@@ -233,14 +284,20 @@ export function sealDecision(
 export function openDecision(
   codec: RequestStateCodec,
   record: Pick<DecisionRecord, 'id' | 'key' | 'decider' | 'deciderName' | 'content'>,
-): { principal: string; content: unknown } | undefined {
+): { principal: string; content: unknown; quorum?: SealedQuorum } | undefined {
   const sealed = record.content ?? '';
   if (record.decider !== null) {
     try {
       const opened = JSON.parse(
         codec.openBlob(sealed, 'decision', decisionBinding(record.id, record.key, record.decider)),
-      ) as { p?: unknown; c?: unknown };
-      if (typeof opened.p === 'string') return { principal: opened.p, content: opened.c };
+      ) as { p?: unknown; c?: unknown; v?: unknown; a?: unknown };
+      if (typeof opened.p === 'string') {
+        const quorum =
+          Array.isArray(opened.v) && typeof opened.a === 'boolean'
+            ? { votes: opened.v as SealedQuorum['votes'], approved: opened.a }
+            : undefined;
+        return { principal: opened.p, content: opened.c, ...(quorum ? { quorum } : {}) };
+      }
     } catch {
       // Not sealed as now: maybe as before schema version 6.
     }

@@ -68,11 +68,34 @@ export function recordedDecisions(
       });
       continue;
     }
-    const { content, principal } = opened;
+    const { content, principal, quorum } = opened;
+    const auditHash = (p: string) => core.codec.digest(p, 'audit-principal');
     out.set(record.key, {
       content,
       decider: principal,
-      auditDecider: core.codec.digest(principal, 'audit-principal'),
+      auditDecider: auditHash(principal),
+      audit: {
+        ...(record.decidedAt === null ? {} : { decidedAt: record.decidedAt }),
+        ...(record.via ? { via: record.via } : {}),
+        ...(quorum
+          ? {
+              votes: quorum.votes.map((v) => ({
+                decider: auditHash(v.p),
+                decidedAt: v.t,
+                ...(v.w ? { via: v.w } : {}),
+                approves: v.a,
+              })),
+            }
+          : {}),
+      },
+      ...(quorum
+        ? {
+            quorum: {
+              votes: quorum.votes.map((v) => ({ decider: v.p, content: v.c, decidedAt: v.t, approves: v.a })),
+              approved: quorum.approved,
+            },
+          }
+        : {}),
     });
   }
   return out;

@@ -18,6 +18,7 @@ import { advance, aftermath, finalText, resultText } from './advance.js';
 import { isRequester, PARKED_RETENTION_MS, principalHash } from './parked.js';
 import type { ParkedPlay } from './playParked.js';
 import type { DecisionsPort } from './port.js';
+import { hasVoted, isQuorum, quorumStatus } from './quorum.js';
 import type { DecisionCaller, InboxItem, RequestItem, ResumeRequest, ResumeServer, WithdrawRequest } from './types.js';
 
 /** The resume tool's name: resume states are bound to it. */
@@ -59,6 +60,10 @@ export async function inbox(core: DecisionsPort, context: DecisionCaller): Promi
     // The ledger filters by the stored hash; the parked requester is compared again here.
     if (isRequester(codec, blob, context.principal)) continue;
     if (allowed(flow, blob, record.key, context) !== true) continue;
+    // A quorum decision the caller voted on is no longer theirs to make.
+    const votes = isQuorum(flow, record.key) && ledger.listVotes ? await ledger.listVotes(record.id) : [];
+    if (hasVoted(core, votes, record.key, context)) continue;
+    const quorum = quorumStatus(core, flow, votes, record.key, context);
     items.push({
       id: record.id,
       key: record.key,
@@ -66,6 +71,7 @@ export async function inbox(core: DecisionsPort, context: DecisionCaller): Promi
       message: record.message,
       requestedAt: record.requestedAt,
       ...(record.deadline === null ? {} : { deadline: record.deadline }),
+      ...(quorum ? { quorum } : {}),
     });
   }
   return items;

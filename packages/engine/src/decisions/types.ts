@@ -23,8 +23,37 @@ import type { ParkedRequest, RequestStatus, WaitingFor } from '../contract/ledge
 import type { RoundOutcome } from '../contract/outcome.js';
 import type { ElicitationSchema } from '../contract/wire.js';
 
-/** Who calls a decision tool: the principal, its roles, and what the client can be asked. */
-export type DecisionCaller = Pick<CallContext, 'principal' | 'roles' | 'capabilities'>;
+/**
+ * Who calls a decision tool: the principal, its roles, what the client can be asked, and
+ * optionally a display name (a token entry's `name`, an OAuth `name` claim) that the audit of a
+ * decision keeps when names are stored.
+ */
+export type DecisionCaller = Pick<CallContext, 'principal' | 'roles' | 'capabilities'> & {
+  readonly displayName?: string;
+};
+
+/** One vote already cast on a quorum decision, as a decider may be told (times in ms since epoch). */
+export interface QuorumVote {
+  /** The voter: its display name or readable principal when names are stored, else its keyed hash. */
+  readonly decider: string;
+  /** Whether the vote approves. */
+  readonly approves: boolean;
+  /** Whether the caller cast it. */
+  readonly you: boolean;
+  readonly decidedAt: number;
+}
+
+/** Where a pending quorum decision (`decision({ quorum })`) stands. */
+export interface QuorumStatus {
+  /** How many approvals it needs in all. */
+  readonly required: number;
+  /** How many it has. */
+  readonly approvals: number;
+  /** How many are still needed (`required - approvals`). */
+  readonly needed: number;
+  /** The votes cast so far, oldest first. */
+  readonly votes: readonly QuorumVote[];
+}
 
 /** What `onDecisionRequested` receives. Times in ms since epoch. */
 export interface DecisionRequestedEvent {
@@ -64,6 +93,8 @@ export interface InboxItem {
    * `BATON_KEYS` lack): the sentence saying so; `message` is then that refusal, not the decision's.
    */
   readonly unreadable?: string;
+  /** Quorum decisions only: how many approvals are still needed and who voted. */
+  readonly quorum?: QuorumStatus;
 }
 
 /** One of the caller's own requests. `waitingFor` is set while `waiting` (empty: it waits on the requester). */
@@ -108,6 +139,7 @@ export interface WithdrawRequest {
  * - `ended`: the request ended otherwise (completed, ended by an operator, the decision closed);
  * - `ambiguous_key`: the caller may make several decisions on the request (`keys`): say which;
  * - `lost_race`: another decision or write won while this one was being recorded;
+ * - `already_voted`: a quorum decision the caller voted on already (a principal counts once);
  * - `unavailable`: this server cannot serve the request (no ledger, a flow it does not serve, a
  *   request sealed with a key it lacks);
  * - `in_progress`: an answer under the same idempotency key is still being recorded (retry after `retryAfterMs`);
@@ -122,6 +154,7 @@ export type DecisionRefusalReason =
   | 'ended'
   | 'ambiguous_key'
   | 'lost_race'
+  | 'already_voted'
   | 'unavailable'
   | 'in_progress'
   | 'key_reused';
@@ -189,6 +222,8 @@ export interface DecisionView {
   readonly requestedSchema: ElicitationSchema;
   /** The decisions already made on this request (other keys), oldest first. */
   readonly decided: readonly DecidedBy[];
+  /** Quorum decisions only: how many approvals are still needed and who voted. */
+  readonly quorum?: QuorumStatus;
 }
 
 /** What `describeDecision` answers: `{ status: 'pending', decision: DecisionView }`, or a refusal. */

@@ -82,6 +82,18 @@ export interface InjectedDecision {
   readonly decider: string;
   /** The decider as the audit trail records it (a keyed hash). */
   readonly auditDecider: string;
+  /** What the audit trail adds about it (schema 11): when, the channel, the votes (hashes only). */
+  readonly audit?: Pick<AuditAnswer, 'decidedAt' | 'via' | 'votes'>;
+  /** Quorum decisions: every vote, oldest first, and whether the quorum approved (in the event). */
+  readonly quorum?: {
+    readonly votes: readonly {
+      readonly decider: string;
+      readonly content: unknown;
+      readonly decidedAt: number;
+      readonly approves: boolean;
+    }[];
+    readonly approved: boolean;
+  };
 }
 
 /** An event another system sent, to deliver to an instance that awaits it. */
@@ -306,8 +318,27 @@ export class Round {
       const shown = flow.auditValues
         ? { value: flow.inputs[key]?.sensitive ? REDACTED : { action: 'accept', content: decided.content } }
         : {};
-      received.push({ key, action: 'accept', decider: decided.auditDecider, ...shown });
-      actor.send({ type: `input.${key}`, action: 'accept', content: decided.content, decider: decided.decider });
+      const audit = decided.audit;
+      // The votes' answers, like the decision's, only with `auditValues` (never a sensitive one's).
+      const votes =
+        audit?.votes && flow.auditValues && !flow.inputs[key]?.sensitive
+          ? audit.votes.map((v, i) => ({ ...v, value: decided.quorum?.votes[i]?.content }))
+          : audit?.votes;
+      received.push({
+        key,
+        action: 'accept',
+        decider: decided.auditDecider,
+        ...audit,
+        ...(votes ? { votes } : {}),
+        ...shown,
+      });
+      actor.send({
+        type: `input.${key}`,
+        action: 'accept',
+        content: decided.content,
+        decider: decided.decider,
+        ...(decided.quorum ? { votes: decided.quorum.votes, approved: decided.quorum.approved } : {}),
+      });
       this.#delivered.push(key);
       if (!(await settle(actor, budgetMs))) return false;
     }

@@ -17,6 +17,7 @@ import type { AuditLog } from '../contract/audit.js';
 import type { RunnerLogEvent } from '../contract/call.js';
 import type { Ledger } from '../contract/ledger.js';
 import type { DecisionSettings } from '../decisions/port.js';
+import { hasQuorum } from '../decisions/quorum.js';
 import { MAX_ATTEMPTS } from '../decisions/requesterRound.js';
 import { taskPollSettings } from '../decisions/taskStatus.js';
 import {
@@ -128,6 +129,13 @@ export function createRunnerState(options: RunnerOptions): RunnerState {
   if (options.outbox === true && ledger !== undefined && !ledger.enqueueOutbox) {
     throw new TypeError(
       'runner: outbox needs a ledger with an outbox (enqueueOutbox, claimOutbox: @baton/store ledgers at schema 8)',
+    );
+  }
+  // A quorum decision's votes need the ledger's vote table: refused here, not at the first vote.
+  const quorumFlow = [...flows.values()].find(hasQuorum);
+  if (quorumFlow && ledger !== undefined && (!ledger.recordVote || !ledger.listVotes)) {
+    throw new TypeError(
+      `runner: flow "${quorumFlow.name}" has a quorum decision, which needs a ledger that records votes (recordVote, listVotes: @baton/store ledgers at schema 11)`,
     );
   }
   const storeNames = options.storePrincipalNames ?? options.storeRequesterNames ?? false;

@@ -33,11 +33,14 @@ import type {
   RecordDecisionResult,
   RecordStep,
   RecordStepResult,
+  RecordVote,
+  RecordVoteResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
   RunFilter,
   StepRecord,
+  VoteRecord,
 } from '@baton/engine';
 import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { decisionFilterWhere } from '../core/decisionFilter.js';
@@ -50,6 +53,7 @@ import {
   toDecisionRecord,
   toLegacyDecider,
   toParkedRequest,
+  toVoteRecord,
 } from '../core/requests.js';
 import {
   conflictResult,
@@ -60,12 +64,13 @@ import {
   REPLAYED,
   tokenFailure,
   tokenRedeemed,
+  voteFailure,
 } from '../core/results.js';
 import { runFilterWhere } from '../core/runFilter.js';
 import { withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
-import { decisions, eventWaits, meta, redemptions, requests, steps, tokens } from '../schema/sqlite.js';
+import { decisions, decisionVotes, eventWaits, meta, redemptions, requests, steps, tokens } from '../schema/sqlite.js';
 import { createSqliteEvents } from './events.js';
 import { openMigratedSqlite } from './file.js';
 import { createSqliteScheduling } from './scheduling.js';
@@ -250,8 +255,8 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     .where(and(eq(requests.requester, sql.placeholder('requester')), gte(requests.updatedAt, sql.placeholder('since'))))
     .orderBy(desc(requests.updatedAt), asc(requests.id))
     .prepare();
-  // Recorded inside `recordDecisionTx`, after its checks, under the write lock.
-  const decide = db
+  // Recorded inside `recordDecisionTx` (and `recordVoteTx`), after its checks, under the write lock.
+  const decideRow = db
     .update(decisions)
     .set({
       status: 'decided',
@@ -259,6 +264,8 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       deciderName: sql`${sql.placeholder('deciderName')}`,
       content: sql`${sql.placeholder('content')}`,
       decidedAt: sql`${sql.placeholder('now')}`,
+      deciderDisplay: sql`${sql.placeholder('deciderDisplay')}`,
+      via: sql`${sql.placeholder('via')}`,
     })
     .where(
       and(
@@ -343,17 +350,83 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     );
     if (failure) return failure;
     const bumped = bumpRequest.get({ id, expected, now });
-    const recorded = decide.get({
+    const recorded = decideRow.get({
       id,
       key,
       decider: decision.decider,
       deciderName: decision.deciderName ?? null,
       content: decision.content,
+      deciderDisplay: decision.deciderDisplay ?? null,
+      via: decision.via ?? null,
       now,
     });
     // Checked above under the same lock: a miss here is a broken database, and rolls both back.
     if (bumped === undefined || recorded === undefined) {
       throw new LedgerError(`Recording decision "${key}" of request "${id}" found its rows changed under the lock`);
+    }
+    return decisionRecorded(bumped.version);
+  });
+  const selectVote = db
+    .select({ voter: decisionVotes.voter })
+    .from(decisionVotes)
+    .where(
+      and(
+        eq(decisionVotes.id, sql.placeholder('id')),
+        eq(decisionVotes.key, sql.placeholder('key')),
+        eq(decisionVotes.voter, sql.placeholder('voter')),
+      ),
+    )
+    .prepare();
+  const selectVotes = db
+    .select()
+    .from(decisionVotes)
+    .where(eq(decisionVotes.id, sql.placeholder('id')))
+    .orderBy(asc(decisionVotes.version))
+    .prepare();
+  /** A vote, the decision it completes (if it does) and its request's version, under the write lock. */
+  const recordVoteTx = client.transaction((vote: RecordVote): RecordVoteResult => {
+    const { id, key, now, expectedVersion: expected } = vote;
+    const failure = voteFailure(
+      selectDecisionState.get({ id, key }),
+      selectRequestVersion.get({ id }),
+      expected,
+      now,
+      selectVote.get({ id, key, voter: vote.voter }) !== undefined,
+    );
+    if (failure) return failure;
+    const bumped = bumpRequest.get({ id, expected, now });
+    if (bumped === undefined) {
+      throw new LedgerError(`Recording a vote on "${key}" of request "${id}" found its rows changed under the lock`);
+    }
+    db.insert(decisionVotes)
+      .values({
+        id,
+        key,
+        voter: vote.voter,
+        voterName: vote.voterName ?? null,
+        displayName: vote.displayName ?? null,
+        content: vote.content,
+        decidedAt: now,
+        via: vote.via,
+        version: bumped.version,
+      })
+      .run();
+    const decide = vote.decide;
+    const recorded =
+      decide === undefined
+        ? { key }
+        : decideRow.get({
+            id,
+            key,
+            decider: decide.decider,
+            deciderName: decide.deciderName ?? null,
+            content: decide.content,
+            deciderDisplay: decide.deciderDisplay ?? null,
+            via: decide.via ?? null,
+            now,
+          });
+    if (recorded === undefined) {
+      throw new LedgerError(`Recording a vote on "${key}" of request "${id}" found its rows changed under the lock`);
     }
     return decisionRecorded(bumped.version);
   });
@@ -368,6 +441,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     const ids = selectExpiredRequests.all({ now, limit: PRUNE_REQUESTS_BATCH }).map((row) => row.id);
     if (ids.length === 0) return { requests: 0, decisions: 0 };
     const gone = db.delete(decisions).where(inArray(decisions.id, ids)).run().changes;
+    db.delete(decisionVotes).where(inArray(decisionVotes.id, ids)).run();
     db.delete(eventWaits).where(inArray(eventWaits.id, ids)).run();
     return { requests: db.delete(requests).where(inArray(requests.id, ids)).run().changes, decisions: gone };
   });
@@ -561,6 +635,16 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     async recordDecision(decision: RecordDecision): Promise<RecordDecisionResult> {
       assertOpen();
       return writes.submit(() => recordDecisionTx.immediate(decision));
+    },
+
+    async recordVote(vote: RecordVote): Promise<RecordVoteResult> {
+      assertOpen();
+      return writes.submit(() => recordVoteTx.immediate(vote));
+    },
+
+    async listVotes(id: string): Promise<VoteRecord[]> {
+      assertOpen();
+      return selectVotes.all({ id }).map(toVoteRecord);
     },
 
     async closeDecisions(id: string, _now: number): Promise<number> {

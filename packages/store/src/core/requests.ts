@@ -13,6 +13,7 @@ import type {
   LegacyDecider,
   ParkedRequest,
   RequestStatus,
+  VoteRecord,
   WaitingFor,
 } from '@baton/engine';
 import { LedgerError } from './errors.js';
@@ -102,6 +103,29 @@ export function toDecisionRecord(row: StoredDecision): DecisionRecord {
     deciderName: row.deciderName,
     content: row.content,
     decidedAt: row.decidedAt === null ? null : Number(row.decidedAt),
+    // Schema 11: set only where recorded (a decision recorded before, or without them, reads as before).
+    ...(row.deciderDisplay == null ? {} : { deciderDisplay: row.deciderDisplay }),
+    ...(row.via == null ? {} : { via: row.via }),
+  };
+}
+
+/** A stored `baton_decision_votes` row as the engine's `VoteRecord`. */
+export function toVoteRecord(
+  row: Omit<VoteRecord, 'decidedAt' | 'version'> & {
+    readonly decidedAt: number | bigint;
+    readonly version: number | bigint;
+  },
+): VoteRecord {
+  return {
+    id: row.id,
+    key: row.key,
+    voter: row.voter,
+    voterName: row.voterName,
+    displayName: row.displayName,
+    content: row.content,
+    decidedAt: Number(row.decidedAt),
+    via: row.via,
+    version: Number(row.version),
   };
 }
 

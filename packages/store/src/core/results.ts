@@ -10,6 +10,7 @@
 import type {
   DecisionStatus,
   RecordDecisionResult,
+  RecordVoteResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
@@ -135,4 +136,22 @@ export function decisionFailure(
   if (isDecisionExpired(row.deadline, now)) return { status: 'expired' };
   if (Number(request.version) !== expectedVersion) return { status: 'conflict' };
   return undefined;
+}
+
+/**
+ * Why a vote on a quorum decision cannot be recorded: as {@link decisionFailure}, and
+ * `already_voted` when `voted` (this voter has a vote on the decision) after `expired` and before
+ * `conflict` (the order `RecordVoteResult` documents).
+ */
+export function voteFailure(
+  row: DecisionRow | undefined,
+  request: DecisionRequestRow | undefined,
+  expectedVersion: number,
+  now: number,
+  voted: boolean,
+): Exclude<RecordVoteResult, { status: 'recorded' }> | undefined {
+  const failure = decisionFailure(row, request, expectedVersion, now);
+  if (failure !== undefined && failure.status !== 'conflict') return failure;
+  if (voted) return { status: 'already_voted' };
+  return failure;
 }

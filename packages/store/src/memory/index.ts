@@ -29,6 +29,8 @@ import type {
   RecordEventResult,
   RecordStep,
   RecordStepResult,
+  RecordVote,
+  RecordVoteResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
@@ -36,6 +38,7 @@ import type {
   SchedulerStats,
   SettleOutbox,
   StepRecord,
+  VoteRecord,
 } from '@baton/engine';
 import { LedgerError } from '../core/errors.js';
 import { OUTBOX_RETENTION_MS } from '../core/outbox.js';
@@ -53,6 +56,7 @@ import {
   type TokenRow,
   tokenFailure,
   tokenRedeemed,
+  voteFailure,
 } from '../core/results.js';
 import { withStats } from '../core/stats.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
@@ -97,6 +101,8 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   /** Decisions by `${id}\u0000${key}`. */
   const decisions = new Map<string, DecisionRecord>();
   const decisionKey = (id: string, key: string) => `${id}\u0000${key}`;
+  /** Quorum votes by request id, oldest first. */
+  const votes = new Map<string, VoteRecord[]>();
   /** Durable steps by `${id}\u0000${key}`. */
   const steps = new Map<string, StepRecord>();
   /** Schedulers' claims on parked requests' timers, by request id. */
@@ -276,8 +282,57 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
         deciderName: decision.deciderName ?? null,
         content: decision.content,
         decidedAt: decision.now,
+        ...(decision.deciderDisplay == null ? {} : { deciderDisplay: decision.deciderDisplay }),
+        ...(decision.via == null ? {} : { via: decision.via }),
       });
       return decisionRecorded(version);
+    },
+
+    async recordVote(vote: RecordVote): Promise<RecordVoteResult> {
+      assertOpen();
+      const at = decisionKey(vote.id, vote.key);
+      const row = decisions.get(at);
+      const request = requests.get(vote.id);
+      const cast = votes.get(vote.id) ?? [];
+      const voted = cast.some((v) => v.key === vote.key && v.voter === vote.voter);
+      const failure = voteFailure(row, request, vote.expectedVersion, vote.now, voted);
+      if (failure) return failure;
+      // One synchronous step: the vote, the decision it completes and the version move together.
+      const version = request!.version + 1;
+      requests.set(vote.id, { ...request!, version, updatedAt: vote.now });
+      votes.set(vote.id, [
+        ...cast,
+        {
+          id: vote.id,
+          key: vote.key,
+          voter: vote.voter,
+          voterName: vote.voterName ?? null,
+          displayName: vote.displayName ?? null,
+          content: vote.content,
+          decidedAt: vote.now,
+          via: vote.via,
+          version,
+        },
+      ]);
+      const decide = vote.decide;
+      if (decide) {
+        decisions.set(at, {
+          ...row!,
+          status: 'decided',
+          decider: decide.decider,
+          deciderName: decide.deciderName ?? null,
+          content: decide.content,
+          decidedAt: vote.now,
+          ...(decide.deciderDisplay == null ? {} : { deciderDisplay: decide.deciderDisplay }),
+          ...(decide.via == null ? {} : { via: decide.via }),
+        });
+      }
+      return decisionRecorded(version);
+    },
+
+    async listVotes(id: string): Promise<VoteRecord[]> {
+      assertOpen();
+      return [...(votes.get(id) ?? [])].sort((a, b) => a.version - b.version);
     },
 
     async closeDecisions(id: string, _now: number): Promise<number> {
@@ -495,6 +550,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
           for (const [key, decision] of decisions) {
             if (decision.id === id && decisions.delete(key)) removed++;
           }
+          votes.delete(id);
         }
       }
       return removed;
@@ -508,6 +564,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       tokens.clear();
       requests.clear();
       decisions.clear();
+      votes.clear();
       steps.clear();
       leases.clear();
       outbox.clear();

@@ -36,11 +36,14 @@ import type {
   RecordDecisionResult,
   RecordStep,
   RecordStepResult,
+  RecordVote,
+  RecordVoteResult,
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
   RunFilter,
   StepRecord,
+  VoteRecord,
 } from '@baton/engine';
 import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
@@ -55,6 +58,7 @@ import {
   toDecisionRecord,
   toLegacyDecider,
   toParkedRequest,
+  toVoteRecord,
 } from '../core/requests.js';
 import {
   conflictResult,
@@ -65,12 +69,13 @@ import {
   REPLAYED,
   tokenFailure,
   tokenRedeemed,
+  voteFailure,
 } from '../core/results.js';
 import { runFilterWhere } from '../core/runFilter.js';
 import { BatchCounter, withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
-import { decisions, meta, redemptions, requests, steps, tokens } from '../schema/pg.js';
+import { decisions, decisionVotes, meta, redemptions, requests, steps, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
 import { createPostgresEvents } from './events.js';
 import { createRedemptionBatches, DEFAULT_REDEMPTION_BATCHING, type RedemptionBatching } from './redemptions.js';
@@ -564,6 +569,8 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
             deciderName: decision.deciderName ?? null,
             content: decision.content,
             decidedAt: now,
+            deciderDisplay: decision.deciderDisplay ?? null,
+            via: decision.via ?? null,
           })
           .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
           .returning({ key: decisions.key });
@@ -576,6 +583,74 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
           .returning({ version: requests.version });
         return decisionRecorded(bumped!.version);
       });
+    },
+
+    async recordVote(vote: RecordVote): Promise<RecordVoteResult> {
+      assertOpen();
+      const { id, key, now, expectedVersion } = vote;
+      // As recordDecision: the request's row lock first, so votes and every other write queue.
+      return db.transaction(async (tx): Promise<RecordVoteResult> => {
+        const [request] = await tx
+          .select({ status: requests.status, version: requests.version })
+          .from(requests)
+          .where(eq(requests.id, id))
+          .for('update');
+        const [row] = await tx
+          .select({ status: decisions.status, deadline: decisions.deadline })
+          .from(decisions)
+          .where(and(eq(decisions.id, id), eq(decisions.key, key)));
+        const [voted] = await tx
+          .select({ voter: decisionVotes.voter })
+          .from(decisionVotes)
+          .where(and(eq(decisionVotes.id, id), eq(decisionVotes.key, key), eq(decisionVotes.voter, vote.voter)));
+        const failure = voteFailure(row, request, expectedVersion, now, voted !== undefined);
+        if (failure) return failure;
+        const decide = vote.decide;
+        if (decide) {
+          const recorded = await tx
+            .update(decisions)
+            .set({
+              status: 'decided',
+              decider: decide.decider,
+              deciderName: decide.deciderName ?? null,
+              content: decide.content,
+              decidedAt: now,
+              deciderDisplay: decide.deciderDisplay ?? null,
+              via: decide.via ?? null,
+            })
+            .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
+            .returning({ key: decisions.key });
+          // Closed meanwhile by a writer that takes no request lock (`closeDecisions`): nothing written.
+          if (recorded.length === 0) return { status: 'closed' };
+        }
+        const [bumped] = await tx
+          .update(requests)
+          .set({ version: sql`${requests.version} + 1`, updatedAt: now })
+          .where(eq(requests.id, id))
+          .returning({ version: requests.version });
+        await tx.insert(decisionVotes).values({
+          id,
+          key,
+          voter: vote.voter,
+          voterName: vote.voterName ?? null,
+          displayName: vote.displayName ?? null,
+          content: vote.content,
+          decidedAt: now,
+          via: vote.via,
+          version: bumped!.version,
+        });
+        return decisionRecorded(bumped!.version);
+      });
+    },
+
+    async listVotes(id: string): Promise<VoteRecord[]> {
+      assertOpen();
+      const rows = await db
+        .select()
+        .from(decisionVotes)
+        .where(eq(decisionVotes.id, id))
+        .orderBy(asc(decisionVotes.version));
+      return rows.map(toVoteRecord);
     },
 
     async closeDecisions(id: string, _now: number): Promise<number> {
@@ -690,6 +765,8 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
             delete from baton_decisions where id in (select id from doomed) returning 1
           ), gone_waits as (
             delete from baton_event_waits where id in (select id from doomed) returning 1
+          ), gone_votes as (
+            delete from baton_decision_votes where id in (select id from doomed) returning 1
           ), gone_requests as (
             delete from baton_requests where id in (select id from doomed) returning 1
           )

@@ -206,11 +206,46 @@ export const decisions = sqliteTable(
     content: text('content'),
     /** When it was decided (ms). */
     decidedAt: integer('decided_at'),
+    /** The decider's display name, only when the operator opts in to storing names (schema 11). */
+    deciderDisplay: text('decider_display'),
+    /** The channel the decision came through: `decide`, `decide_page`, `decide_api` (schema 11). */
+    via: text('via'),
   },
   (table) => [
     primaryKey({ name: 'baton_decisions_pk', columns: [table.id, table.key] }),
     index('baton_decisions_status_role_idx').on(table.status, table.role),
   ],
+);
+
+/**
+ * Votes on quorum decisions (schema 11): one row per (request id, key, voter), written in one
+ * transaction with the bump of its request's version (the vote that completes the decision also
+ * decides it there). `voter` is a keyed hash like `decider`; `voter_name` and `display_name` are
+ * stored only when the operator opts in. `content` is sealed by the engine. Pruned with their request.
+ */
+export const decisionVotes = sqliteTable(
+  'baton_decision_votes',
+  {
+    /** The request id. */
+    id: text('id').notNull(),
+    /** The decision's key. */
+    key: text('key').notNull(),
+    /** Keyed hash of the voter's principal. */
+    voter: text('voter').notNull(),
+    /** The voter's readable principal, only when names are stored. */
+    voterName: text('voter_name'),
+    /** The voter's display name, only when names are stored. */
+    displayName: text('display_name'),
+    /** The vote's content and voter, sealed by the engine. */
+    content: text('content').notNull(),
+    /** When the vote was recorded (ms). */
+    decidedAt: integer('decided_at').notNull(),
+    /** The channel: `decide`, `decide_page`, `decide_api`. */
+    via: text('via').notNull(),
+    /** The request's version this vote's write made: orders the votes of a request. */
+    version: integer('version').notNull(),
+  },
+  (table) => [primaryKey({ name: 'baton_decision_votes_pk', columns: [table.id, table.key, table.voter] })],
 );
 
 /**

@@ -369,6 +369,19 @@ function whoText(name, hash) {
   return name ?? (hash ? `principal ${hash}` : 'unknown');
 }
 
+/** A quorum decision's votes: " · votes: bob approves via decide_page at …; …" ('' for none). */
+function votesText(votes) {
+  if (!votes || votes.length === 0) return '';
+  return ` · votes: ${votes
+    .map(
+      (v) =>
+        `${whoText(v.decider, v.deciderHash)} ${v.approves ? 'approves' : 'rejects'}${'value' in v ? ` ${valueJson(v.value)}` : ''}${
+          v.via ? ` via ${v.via}` : ''
+        } at ${timeText(v.decidedAt)}`,
+    )
+    .join('; ')}`;
+}
+
 function renderDetails() {
   const instance = view.instance;
   const details = instance?.details;
@@ -409,9 +422,9 @@ function renderDetails() {
     ...details.decisions.map((d) => {
       let text;
       if (d.status === 'decided') {
-        text = `${d.answer ?? d.key}${'value' in d ? ` ${valueJson(d.value)}` : ''} by ${whoText(d.decider, d.deciderHash)}${
+        text = `${d.answer ?? d.key}${'value' in d ? ` ${valueJson(d.value)}` : ''} by ${whoText(d.deciderDisplay ?? d.decider, d.deciderHash)}${
           d.decidedAt !== null ? ` at ${timeText(d.decidedAt)}` : ''
-        }${d.round !== null ? ` (round ${d.round})` : ''}`;
+        }${d.round !== null ? ` (round ${d.round})` : ''}${d.via ? ` via ${d.via}` : ''}${votesText(d.votes)}`;
       } else {
         const whom = d.role ? `role ${d.role}` : "whoever the flow's rule allows";
         text = `${d.key}: ${d.status === 'pending' ? 'pending' : 'closed'} (${whom}${

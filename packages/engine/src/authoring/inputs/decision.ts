@@ -11,12 +11,40 @@ import { toElicitationSchema } from '../elicitationSchema.js';
 import { form } from './form.js';
 import { type FormAnswer, type FromContext, type InputSpec, never, type ParsedAnswer, resolve } from './spec.js';
 
-/** The event payload (without `type`) of a decision: always accepted, with who decided. */
+/** One vote of a quorum decision, as the machine receives it (times in ms since epoch). */
+export interface DecisionVote<T> {
+  /** The voter's principal id. */
+  readonly decider: string;
+  readonly content: T;
+  readonly decidedAt: number;
+  /** Whether this vote approves (the decision's `approves`). */
+  readonly approves: boolean;
+}
+
+/**
+ * The event payload (without `type`) of a decision: always accepted, with who decided. A quorum
+ * decision (`quorum` above 1) also carries every vote and whether it was approved; `content` and
+ * `decider` are then the deciding vote's (the one that reached the quorum, or the rejection that
+ * ended it), so a flow written for one decider reads it unchanged.
+ */
 export interface DecisionAnswer<T> {
   readonly action: 'accept';
   readonly content: T;
   /** The deciding principal's id (never the requester's: the engine enforces four eyes). */
   readonly decider: string;
+  /** Quorum decisions only: every vote, oldest first. */
+  readonly votes?: readonly DecisionVote<T>[];
+  /** Quorum decisions only: `true` when the quorum approved, `false` when it was rejected. */
+  readonly approved?: boolean;
+}
+
+/** What a quorum decision's `rejectWhen` is given: the votes so far, the new one included. */
+export interface QuorumTally<T> {
+  /** How many approvals the decision needs. */
+  readonly quorum: number;
+  readonly approvals: number;
+  readonly rejections: number;
+  readonly votes: readonly { readonly content: T; readonly approves: boolean }[];
 }
 
 /** What a decision's `may` predicate is given. */
@@ -46,6 +74,17 @@ export interface DecisionSpec<TContent = unknown, TContext = any>
   mayDecide(args: MayDecideArgs<TContext>): boolean;
   /** Validate the decider's elicitation answer (attacker-controlled), like a form's. */
   parseAnswer(raw: unknown): ParsedAnswer<FormAnswer<TContent>>;
+  /** How many distinct principals must approve (1: the first answer decides). */
+  readonly quorum: number;
+  /** Whether an answer approves (quorum decisions). */
+  approves(content: TContent): boolean;
+  /** Whether the votes so far reject the decision (quorum decisions, before the quorum is reached). */
+  rejects(tally: QuorumTally<TContent>): boolean;
+}
+
+/** The default of `approves`: an answer approves unless its `approve` field is `false`. */
+export function defaultApproves(content: unknown): boolean {
+  return (content as { approve?: unknown } | null)?.approve !== false;
 }
 
 /** Whether a declared input is a decision. */
@@ -54,6 +93,9 @@ export function isDecision(spec: InputSpec<any, any> | undefined): spec is Decis
 }
 
 const ROLE = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/** The largest quorum a decision may ask for. */
+const MAX_QUORUM = 20;
 
 /**
  * A decision someone other than the caller makes: four eyes. A state awaits it like an input
@@ -64,6 +106,15 @@ const ROLE = /^[A-Za-z0-9_.:-]{1,64}$/;
  * `{ type: 'input.<key>', action: 'accept', content, decider }`. Who may decide: `role` (the
  * decider must hold it), `may` (a predicate over the parked context and the decider), or both
  * (both must hold). The requester never decides their own request, whatever the role says.
+ *
+ * Quorum: with `quorum: N` (default 1), N distinct principals allowed to decide must approve;
+ * each answer is a vote (four eyes holds for each; a second answer of the same principal is
+ * refused `already_voted`). `approves(content)` says which answers approve (default: every
+ * answer whose `approve` field is not `false`). One rejection ends the decision, rejected,
+ * unless `rejectWhen({ quorum, approvals, rejections, votes })` is given: then it ends rejected
+ * only when that returns `true` (checked after each vote that does not reach the quorum). The
+ * machine receives one event when it ends: `{ type, action: 'accept', content, decider, votes:
+ * [{ decider, content, decidedAt, approves }], approved }`, `content`/`decider` being the deciding vote's.
  *
  * @example
  * ```ts
@@ -81,15 +132,27 @@ const ROLE = /^[A-Za-z0-9_.:-]{1,64}$/;
  * // the machine receives: { type: 'input.manager_approval', action: 'accept', content: { approve: true }, decider: 'bob' }
  * ```
  * @throws FlowDefinitionError without `role` or `may`, for a role that is not 1-64 of `[A-Za-z0-9_.:-]`,
- *   or a schema that cannot be expressed as an elicitation form.
+ *   a schema that cannot be expressed as an elicitation form, or a `quorum` that is not an integer from 1 to 20.
  */
 export function decision<TSchema extends z.ZodObject, TContext = any>(options: {
   message: FromContext<string, TContext>;
   schema: TSchema;
   role?: string;
   may?: (args: MayDecideArgs<TContext>) => boolean;
+  /** How many distinct principals must approve (an integer 1-20; default 1). */
+  quorum?: number;
+  /** Which answers approve (quorum decisions); default: `content.approve !== false`. */
+  approves?: (content: z.output<TSchema>) => boolean;
+  /** When the votes reject the decision (quorum decisions); default: at the first rejection. */
+  rejectWhen?: (tally: QuorumTally<z.output<TSchema>>) => boolean;
 }): DecisionSpec<z.output<TSchema>, TContext> {
   const { role, may } = options;
+  const quorum = options.quorum ?? 1;
+  if (!Number.isSafeInteger(quorum) || quorum < 1 || quorum > MAX_QUORUM) {
+    throw new FlowDefinitionError(`decision quorum must be an integer from 1 to ${MAX_QUORUM}`);
+  }
+  const approves = options.approves ?? defaultApproves;
+  const rejectWhen = options.rejectWhen;
   if (role === undefined && may === undefined) {
     throw new FlowDefinitionError('a decision needs `role` or `may` to say who may decide');
   }
@@ -104,7 +167,36 @@ export function decision<TSchema extends z.ZodObject, TContext = any>(options: {
     onlyWhenAsked: true,
     role,
     requestedSchema,
-    shape: { kind: 'decision', requestedSchema, role: role ?? null, may: may ? `fn:${may.toString()}` : null },
+    shape: {
+      kind: 'decision',
+      requestedSchema,
+      role: role ?? null,
+      may: may ? `fn:${may.toString()}` : null,
+      // Only quorum decisions add to the shape: a definition hash without them stays as it was.
+      ...(quorum > 1
+        ? {
+            quorum,
+            approves: options.approves ? `fn:${options.approves.toString()}` : null,
+            rejectWhen: rejectWhen ? `fn:${rejectWhen.toString()}` : null,
+          }
+        : {}),
+    },
+    quorum,
+    approves: (content) => {
+      try {
+        return approves(content) === true;
+      } catch {
+        return false;
+      }
+    },
+    rejects: (tally) => {
+      if (!rejectWhen) return tally.rejections > 0;
+      try {
+        return rejectWhen(tally) === true;
+      } catch {
+        return false;
+      }
+    },
     message: (context) => resolve(options.message, context),
     // What the decider is shown (the decision tools ask it under the key `decision`).
     build: (context, note) => asForm.build(context, note),
