@@ -99,16 +99,22 @@ export type {
   DecisionFilter,
   DecisionRecord,
   DecisionStatus,
+  DelegationFilter,
+  DelegationRecord,
   DueRequest,
   EventRecord,
   EventWait,
   EventWaiter,
+  HandDecision,
+  HandDecisionResult,
+  HandOver,
   LatencySummary,
   Ledger,
   LedgerStats,
   LegacyDecider,
   MintTokenRequest,
   NewDecision,
+  NewDelegation,
   NewEvent,
   OutboxMessage,
   OutboxRecord,
@@ -123,6 +129,7 @@ export type {
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  RemoveDelegation,
   RequestStatus,
   RunFilter,
   SchedulerStats,
@@ -149,6 +156,7 @@ export type {
   WireInputRequest,
 } from './contract/wire.js';
 export { DECIDE_TOOL } from './decisions/decide.js';
+export { DELEGATE_TOOL } from './decisions/handOver.js';
 export type { OutboxEventType } from './decisions/outbox.js';
 export { RESUME_TOOL } from './decisions/requestTools.js';
 export { type TaskSnapshot, type TaskStatus, taskOf } from './decisions/taskStatus.js';
@@ -166,6 +174,9 @@ export type {
   DecisionRequestedEvent,
   DecisionTools,
   DecisionView,
+  DelegatedFor,
+  DelegateRequest,
+  DelegateResult,
   DescribeDecisionRequest,
   DescribeDecisionResult,
   InboxItem,
@@ -193,7 +204,15 @@ export {
   type SendEventResult,
 } from './events/send.js';
 export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection/inspector.js';
-export type { OperatorRequest, OperatorTools, RetryStepRequest } from './operators/types.js';
+export type {
+  AbsenceResult,
+  AbsenceView,
+  OperatorRequest,
+  OperatorTools,
+  RemoveAbsenceRequest,
+  RetryStepRequest,
+  SetAbsenceRequest,
+} from './operators/types.js';
 export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './round/lifetimes.js';
 export { createRunner, type Runner, type RunnerOptions } from './runner/createRunner.js';
 export { type FireOptions, type FireReport, SCHEDULER_PRINCIPAL } from './schedule/fire.js';

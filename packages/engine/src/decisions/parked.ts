@@ -211,13 +211,14 @@ export function sealDecision(
   principal: string,
   content: unknown,
   storeNames: boolean,
+  onBehalfOf?: string,
 ): RecordedDecider {
   const decider = principalHash(codec, principal);
   return {
     decider,
     deciderName: storeNames ? principal : null,
     content: codec.sealBlob(
-      JSON.stringify({ p: principal, c: content ?? null }),
+      JSON.stringify({ p: principal, c: content ?? null, ...(onBehalfOf === undefined ? {} : { b: onBehalfOf }) }),
       'decision',
       decisionBinding(id, key, decider),
     ),
@@ -225,7 +226,8 @@ export function sealDecision(
 }
 
 /**
- * Open a recorded decision: the decider's principal and the content; `undefined` when it does
+ * Open a recorded decision: the decider's principal, the content, and whom the decider acted for
+ * (a delegation: `onBehalfOf`, sealed with them); `undefined` when it does
  * not open. A decision recorded before schema version 6 is bound to the readable decider, which
  * its row holds in `deciderName` until the runner rewrites it (or in `decider`, when an older
  * Baton wrote it after the migration).
@@ -233,14 +235,20 @@ export function sealDecision(
 export function openDecision(
   codec: RequestStateCodec,
   record: Pick<DecisionRecord, 'id' | 'key' | 'decider' | 'deciderName' | 'content'>,
-): { principal: string; content: unknown } | undefined {
+): { principal: string; content: unknown; onBehalfOf?: string } | undefined {
   const sealed = record.content ?? '';
   if (record.decider !== null) {
     try {
       const opened = JSON.parse(
         codec.openBlob(sealed, 'decision', decisionBinding(record.id, record.key, record.decider)),
-      ) as { p?: unknown; c?: unknown };
-      if (typeof opened.p === 'string') return { principal: opened.p, content: opened.c };
+      ) as { p?: unknown; c?: unknown; b?: unknown };
+      if (typeof opened.p === 'string') {
+        return {
+          principal: opened.p,
+          content: opened.c,
+          ...(typeof opened.b === 'string' ? { onBehalfOf: opened.b } : {}),
+        };
+      }
     } catch {
       // Not sealed as now: maybe as before schema version 6.
     }

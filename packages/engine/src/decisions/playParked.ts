@@ -68,11 +68,12 @@ export function recordedDecisions(
       });
       continue;
     }
-    const { content, principal } = opened;
+    const { content, principal, onBehalfOf } = opened;
     out.set(record.key, {
       content,
       decider: principal,
       auditDecider: core.codec.digest(principal, 'audit-principal'),
+      ...(onBehalfOf === undefined ? {} : { auditOnBehalfOf: core.codec.digest(onBehalfOf, 'audit-principal') }),
     });
   }
   return out;

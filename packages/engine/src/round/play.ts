@@ -82,6 +82,8 @@ export interface InjectedDecision {
   readonly decider: string;
   /** The decider as the audit trail records it (a keyed hash). */
   readonly auditDecider: string;
+  /** Whom the decider acted for (a delegation), as the audit trail records it; absent: in their own right. */
+  readonly auditOnBehalfOf?: string;
 }
 
 /** An event another system sent, to deliver to an instance that awaits it. */
@@ -306,7 +308,13 @@ export class Round {
       const shown = flow.auditValues
         ? { value: flow.inputs[key]?.sensitive ? REDACTED : { action: 'accept', content: decided.content } }
         : {};
-      received.push({ key, action: 'accept', decider: decided.auditDecider, ...shown });
+      received.push({
+        key,
+        action: 'accept',
+        decider: decided.auditDecider,
+        ...(decided.auditOnBehalfOf === undefined ? {} : { onBehalfOf: decided.auditOnBehalfOf }),
+        ...shown,
+      });
       actor.send({ type: `input.${key}`, action: 'accept', content: decided.content, decider: decided.decider });
       this.#delivered.push(key);
       if (!(await settle(actor, budgetMs))) return false;

@@ -20,9 +20,11 @@ import { LedgerSchemaError } from './errors.js';
  * whose call ran each audited round (`baton_audit.via`); 8, durable timers of parked requests
  * (`baton_requests.due_at`, claimed under a lease) and the notification outbox (`baton_outbox`);
  * 9, event waits of parked requests (`baton_event_waits`) and received events (`baton_events`);
- * 10, the index `baton runs list` pages on (`baton_requests` by `updated_at` descending, then `id`).
+ * 10, the index `baton runs list` pages on (`baton_requests` by `updated_at` descending, then `id`);
+ * 12, delegation: hand-overs and decisions made for someone on `baton_decisions` (`assignee`,
+ * `handover`, `on_behalf_of`, `on_behalf_of_name`) and absence delegates (`baton_delegations`).
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 12;
 
 /** drizzle's bookkeeping table for the ledger's migrations (kept apart from any app's own). */
 export const MIGRATIONS_TABLE = '__baton_migrations';
