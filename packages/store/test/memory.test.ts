@@ -2,10 +2,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createMemoryLedger } from '../src/index.js';
 import { ledgerContract, newJti, T0 } from './helpers/contract.js';
+import { delegationContract } from './helpers/delegationContract.js';
 import { eventsContract } from './helpers/eventsContract.js';
 import { schedulingContract } from './helpers/schedulingContract.js';
 
 ledgerContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
+delegationContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
 schedulingContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
 eventsContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
 
