@@ -205,10 +205,26 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     expect((await ledger.listDecisions({ id }))[0]?.onBehalfOf).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // Refusals and removal.
     expect(
-      await runner.operators.setAbsence({ principal: 'bob', delegate: 'bob', roles: [], startsAt: 0, endsAt: 1, reason: 'x', operator: 'ops' }),
+      await runner.operators.setAbsence({
+        principal: 'bob',
+        delegate: 'bob',
+        roles: [],
+        startsAt: 0,
+        endsAt: 1,
+        reason: 'x',
+        operator: 'ops',
+      }),
     ).toMatchObject({ status: 'refused' });
     expect(
-      await runner.operators.setAbsence({ principal: 'bob', delegate: 'erin', roles: [], startsAt: 2, endsAt: 1, reason: 'x', operator: 'ops' }),
+      await runner.operators.setAbsence({
+        principal: 'bob',
+        delegate: 'erin',
+        roles: [],
+        startsAt: 2,
+        endsAt: 1,
+        reason: 'x',
+        operator: 'ops',
+      }),
     ).toMatchObject({ status: 'refused', message: expect.stringMatching(/end after it starts/) });
     const listed = await runner.operators.listAbsences();
     expect(listed).toHaveLength(1);

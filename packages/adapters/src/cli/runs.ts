@@ -229,6 +229,19 @@ const decisionJson = (d: DecisionRecord) => ({
   decider: d.decider,
   deciderName: d.deciderName,
   decidedAt: iso(d.decidedAt),
+  ...(d.onBehalfOf ? { onBehalfOf: d.onBehalfOf, onBehalfOfName: d.onBehalfOfName ?? null } : {}),
+  ...(d.status === 'pending' && d.assignee && d.handover
+    ? {
+        handover: {
+          to: d.handover.to,
+          toName: d.handover.toName,
+          by: d.handover.by,
+          byName: d.handover.byName,
+          reason: d.handover.reason,
+          at: iso(d.handover.at),
+        },
+      }
+    : {}),
 });
 
 const stepJson = (s: StepRecord) => ({
@@ -265,9 +278,15 @@ export const SHOW_SECTIONS: readonly ShowSection[] = [
     json: (v) => v.decisions.map(decisionJson),
     text: (v) =>
       v.decisions.map((d) => {
-        const by = d.status === 'decided' ? ` by ${d.deciderName ?? d.decider ?? '?'} at ${iso(d.decidedAt)}` : '';
+        const behalf = d.onBehalfOf ? ` for ${d.onBehalfOfName ?? d.onBehalfOf}` : '';
+        const by =
+          d.status === 'decided' ? ` by ${d.deciderName ?? d.decider ?? '?'}${behalf} at ${iso(d.decidedAt)}` : '';
+        const h = d.status === 'pending' && d.assignee ? d.handover : null;
+        const handed = h
+          ? `, handed by ${h.byName ?? h.by} to ${h.toName ?? h.to}${h.reason ? ` (${h.reason})` : ''} at ${iso(h.at)}`
+          : '';
         const due = d.deadline !== null && d.status === 'pending' ? ` (deadline ${iso(d.deadline)})` : '';
-        return `${d.key}${d.role ? ` [${d.role}]` : ''}: ${d.status}${by}${due}`;
+        return `${d.key}${d.role ? ` [${d.role}]` : ''}: ${d.status}${by}${handed}${due}`;
       }),
   },
   {

@@ -44,13 +44,14 @@ export interface ActionFlags {
 }
 
 /** The operator: `--as NAME`, else the login name. */
-function operatorName(as: string | undefined): string {
+export function operatorName(as: string | undefined): string {
   const name = as ?? process.env.USER ?? userInfo().username;
   if (name.trim() === '') throw usageError('--as needs a name');
   return name;
 }
 
-function keys() {
+/** The servers' keys from `BATON_KEYS` (a run's state, a delegation's authority are sealed). */
+export function keys() {
   const env = process.env.BATON_KEYS;
   if (env === undefined || env.trim() === '') {
     throw new CliError('BATON_KEYS is not set: give the keys of the servers that wrote the run (its state is sealed)');

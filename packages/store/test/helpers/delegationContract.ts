@@ -38,7 +38,13 @@ export function delegationContract(name: string, open: () => Promise<Ledger>): v
       await ledger.requestDecisions([decisionRequest(id, 'manager_approval')]);
       const dave = newId('hash-dave');
       const both = await Promise.all([
-        ledger.handDecision!({ id, key: 'manager_approval', handover: handover(dave), now: T0 + 1, expectedVersion: 1 }),
+        ledger.handDecision!({
+          id,
+          key: 'manager_approval',
+          handover: handover(dave),
+          now: T0 + 1,
+          expectedVersion: 1,
+        }),
         ledger.handDecision!({
           id,
           key: 'manager_approval',
@@ -58,8 +64,15 @@ export function delegationContract(name: string, open: () => Promise<Ledger>): v
       // Past its deadline it is no longer listed, and a stale version is a conflict.
       expect(await ledger.listDecisions({ handedTo: { assignee: winner, now: T0 + 3600_000 } })).toEqual([]);
       expect(
-        (await ledger.handDecision!({ id, key: 'manager_approval', handover: handover(dave), now: T0 + 2, expectedVersion: 1 }))
-          .status,
+        (
+          await ledger.handDecision!({
+            id,
+            key: 'manager_approval',
+            handover: handover(dave),
+            now: T0 + 2,
+            expectedVersion: 1,
+          })
+        ).status,
       ).toBe('conflict');
       const recorded = await ledger.recordDecision({
         id,
@@ -76,11 +89,19 @@ export function delegationContract(name: string, open: () => Promise<Ledger>): v
       expect(decided).toMatchObject({ status: 'decided', decider: winner, onBehalfOf: 'hash-bob', assignee: null });
       expect(await ledger.listDecisions({ handedTo: { assignee: winner, now: T0 + 4 } })).toEqual([]);
       expect(
-        (await ledger.handDecision!({ id, key: 'manager_approval', handover: handover(dave), now: T0 + 4, expectedVersion: 3 }))
-          .status,
+        (
+          await ledger.handDecision!({
+            id,
+            key: 'manager_approval',
+            handover: handover(dave),
+            now: T0 + 4,
+            expectedVersion: 3,
+          })
+        ).status,
       ).toBe('already_decided');
       expect(
-        (await ledger.handDecision!({ id: newId(), key: 'x', handover: handover(dave), now: T0, expectedVersion: 1 })).status,
+        (await ledger.handDecision!({ id: newId(), key: 'x', handover: handover(dave), now: T0, expectedVersion: 1 }))
+          .status,
       ).toBe('unknown');
     });
 
@@ -103,16 +124,25 @@ export function delegationContract(name: string, open: () => Promise<Ledger>): v
         ...fields,
       });
       const first = absence();
-      const later = absence({ startsAt: T0 + 2000, endsAt: T0 + 3000, createdAt: T0 + 1, roles: ['manager', 'finance'] });
+      const later = absence({
+        startsAt: T0 + 2000,
+        endsAt: T0 + 3000,
+        createdAt: T0 + 1,
+        roles: ['manager', 'finance'],
+      });
       await ledger.setDelegation!(first);
       await ledger.setDelegation!(later);
       await ledger.setDelegation!(first); // a second insert of one id is ignored
       const all = await ledger.listDelegations!({ delegate: erin });
       expect(all.map((d) => d.id)).toEqual([later.id, first.id]);
       expect(all[0]).toEqual({ ...later, removedAt: null, removedReason: null, removedBy: null, removedByName: null });
-      expect((await ledger.listDelegations!({ delegate: erin, activeAt: T0 + 500 })).map((d) => d.id)).toEqual([first.id]);
+      expect((await ledger.listDelegations!({ delegate: erin, activeAt: T0 + 500 })).map((d) => d.id)).toEqual([
+        first.id,
+      ]);
       expect(await ledger.listDelegations!({ delegate: erin, activeAt: T0 + 1000 })).toEqual([]);
-      expect((await ledger.listDelegations!({ delegate: erin, activeAt: T0 + 2000 })).map((d) => d.id)).toEqual([later.id]);
+      expect((await ledger.listDelegations!({ delegate: erin, activeAt: T0 + 2000 })).map((d) => d.id)).toEqual([
+        later.id,
+      ]);
       const removal = { id: later.id, now: T0 + 2500, reason: 'back early', by: 'hash-ops', byName: null };
       expect(await ledger.removeDelegation!(removal)).toBe(true);
       expect(await ledger.removeDelegation!(removal)).toBe(false);
