@@ -75,7 +75,7 @@ async function api(path: string, who: string, body?: unknown) {
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  return { status: response.status, type: response.headers.get('content-type'), body: await response.json() };
+  return { status: response.status, type: response.headers.get('content-type'), body: (await response.json()) as any };
 }
 
 async function requestExpense(alice: Client): Promise<string> {

@@ -3,12 +3,13 @@
  * `runner.inbox`, `runner.describeDecision` (a pending decision as data, with
  * the same checks as `baton_decide`, nothing written) and
  * `runner.answerDecision` (validated, recorded once, the flow advanced,
- * audited `via: 'decide_page'`). The engine's refusal reasons become the
+ * audited `via: 'decide_page'`), and `runner.delegateDecision` for the
+ * "hand to…" form. The engine's refusal reasons become the
  * pages' (four eyes told apart from a missing role, so that the page can say
  * which), and who made a decision is "you" when it was the caller; a provider principal
  * (`<iss>#<sub>`, stored when `--store-principal-names` is on) shows as its `sub`.
  */
-import type { DecidedBy, DecisionRefusal, Runner } from '@baton/engine';
+import type { DecidedBy, DecisionRefusal, DecisionView as EngineDecisionView, Runner } from '@baton/engine';
 import type { DecisionMade, PageDecisions, RefusalReason, Refused } from './decisionPort.js';
 
 /**
@@ -25,7 +26,30 @@ function made(by: DecidedBy): DecisionMade {
   return {
     key: by.key,
     by: by.you ? 'you' : shownPrincipal(by.decider),
+    ...(by.onBehalfOf !== undefined ? { for: shownPrincipal(by.onBehalfOf) } : {}),
     ...(by.decidedAt !== undefined ? { at: by.decidedAt } : {}),
+  };
+}
+
+/** The page's sentences for a decision made for someone else, and for one handed over. */
+function delegationFacts(view: EngineDecisionView): { delegated?: string; handedOver?: string } {
+  const d = view.delegated;
+  const h = view.handover;
+  const why = (reason: string | undefined) => (reason ? `: ${reason}` : '');
+  return {
+    ...(d
+      ? {
+          delegated:
+            d.kind === 'handover'
+              ? `for ${shownPrincipal(d.onBehalfOf)} (handed to you by ${shownPrincipal(d.by ?? d.onBehalfOf)}${why(d.reason)})`
+              : `for ${shownPrincipal(d.onBehalfOf)}, who is away${why(d.reason)}`,
+        }
+      : {}),
+    ...(h
+      ? {
+          handedOver: `handed by ${shownPrincipal(h.by)} to ${shownPrincipal(h.to)}${h.reason ? ` (${h.reason})` : ''}`,
+        }
+      : {}),
   };
 }
 
@@ -90,8 +114,19 @@ export function engineDecisions(runner: Runner): PageDecisions {
           ...(view.deadline !== undefined ? { deadline: view.deadline } : {}),
           requestedSchema: view.requestedSchema,
           decisions: view.decided.map(made),
+          ...delegationFacts(view),
         },
       };
+    },
+    async delegate({ id, key, caller, to, reason }) {
+      const handed = await runner.delegateDecision({
+        id,
+        ...(key ? { key } : {}),
+        to,
+        ...(reason ? { reason } : {}),
+        context: context(caller),
+      });
+      return handed.status === 'handed' ? { type: 'handed', message: handed.message } : refused(handed);
     },
     async answer({ id, key, caller, answer }) {
       const answered = await runner.answerDecision({
