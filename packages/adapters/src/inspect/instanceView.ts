@@ -70,6 +70,10 @@ export interface DecisionView {
   readonly value?: unknown;
   /** The round that delivered it to the flow. */
   readonly round: number | null;
+  /** Whom it was decided for (a delegation): the readable id when names are stored, else the audited keyed hash. */
+  readonly onBehalfOf?: string;
+  /** While pending and handed over: "handed by X to Y (reason)", principals as names or ledger hashes. */
+  readonly handedOver?: string;
 }
 
 /** Everything the page shows about an instance besides its rounds. */
@@ -210,6 +214,23 @@ export function describeInstance(input: DescribeInput): InstanceDetails {
   };
 }
 
+/** A decision's delegation as the page shows it: for whom it was decided, or to whom it is handed. */
+function delegationOf(
+  record: NonNullable<DescribeInput['decisions']>[number],
+  answer: AuditEntry['received'][number] | undefined,
+): { onBehalfOf?: string; handedOver?: string } {
+  const behalf = record.onBehalfOfName ?? answer?.onBehalfOf ?? record.onBehalfOf ?? undefined;
+  const h = record.status === 'pending' && record.assignee ? record.handover : null;
+  return {
+    ...(behalf ? { onBehalfOf: behalf } : {}),
+    ...(h
+      ? {
+          handedOver: `handed by ${h.byName ?? h.by} to ${h.toName ?? h.to}${h.reason ? ` (${h.reason})` : ''}`,
+        }
+      : {}),
+  };
+}
+
 /** The decisions: the ledger's records, joined with the audited answers that delivered them. */
 function decisionViews(input: DescribeInput): DecisionView[] {
   const delivered = new Map<string, { round: number; answer: AuditEntry['received'][number] }>();
@@ -234,6 +255,7 @@ function decisionViews(input: DescribeInput): DecisionView[] {
       answer: audited ? `${record.key}:${audited.answer.action}` : record.status === 'decided' ? `${record.key}` : null,
       ...(audited && 'value' in audited.answer ? { value: audited.answer.value } : {}),
       round: audited?.round ?? null,
+      ...delegationOf(record, audited?.answer),
     });
   }
   // Without a ledger (or once pruned from it): what the audit trail says.
@@ -251,6 +273,7 @@ function decisionViews(input: DescribeInput): DecisionView[] {
       answer: `${key}:${answer.action}`,
       ...('value' in answer ? { value: answer.value } : {}),
       round,
+      ...(answer.onBehalfOf ? { onBehalfOf: answer.onBehalfOf } : {}),
     });
   }
   return views;
