@@ -31,7 +31,6 @@ import type { DecisionsPort } from './port.js';
 import type {
   AnswerDecisionRequest,
   AnswerDecisionResult,
-  DecisionCaller,
   DecisionRefusal,
   DescribeDecisionRequest,
   DescribeDecisionResult,
