@@ -268,6 +268,15 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('on %s', (driver) => {
         // And schema 9 (events).
         'drop table baton_event_waits',
         'drop table baton_events',
+        // And schema 10 (the runs list's index).
+        'drop index baton_requests_updated_at_id_idx',
+        // And schema 12 (delegation).
+        'drop index baton_decisions_assignee_idx',
+        'alter table baton_decisions drop column assignee',
+        'alter table baton_decisions drop column handover',
+        'alter table baton_decisions drop column on_behalf_of',
+        'alter table baton_decisions drop column on_behalf_of_name',
+        'drop table baton_delegations',
         `update baton_meta set value = '5' where key = 'schema_version'`,
       ];
       if (driver === 'SQLite') {
