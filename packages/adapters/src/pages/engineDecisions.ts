@@ -21,6 +21,15 @@ export function shownPrincipal(principal: string): string {
   return at > 0 && /^https?:\/\//.test(principal) ? principal.slice(at + 1) : principal;
 }
 
+/**
+ * The principal a page names by its `sub` alone: at the signed-in person's issuer (`<iss>#<sub>`),
+ * as the page shows principals; a full principal, or one off an identity provider, as given.
+ */
+function sameIssuer(caller: string, to: string): string {
+  const at = caller.lastIndexOf('#');
+  return !to.includes('#') && at > 0 && /^https?:\/\//.test(caller) ? `${caller.slice(0, at + 1)}${to}` : to;
+}
+
 /** Who made a decision, as the page says it. */
 function made(by: DecidedBy): DecisionMade {
   return {
@@ -122,7 +131,7 @@ export function engineDecisions(runner: Runner): PageDecisions {
       const handed = await runner.delegateDecision({
         id,
         ...(key ? { key } : {}),
-        to,
+        to: sameIssuer(caller.principal, to),
         ...(reason ? { reason } : {}),
         context: context(caller),
       });
