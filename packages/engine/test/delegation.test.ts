@@ -235,3 +235,36 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     expect(await runner.operators.listAbsences({ all: true })).toHaveLength(1);
   });
 });
+
+describe('on a ledger without delegation', () => {
+  it('refuses hand-overs and absences loudly, and decides as before', async () => {
+    clock = START;
+    const full = createMemoryLedger();
+    const { handDecision: _h, setDelegation: _s, listDelegations: _l, removeDelegation: _r, ...rest } = full;
+    ledger = rest as Ledger;
+    audit = createMemoryAuditLog();
+    const runner = makeRunner();
+    const id = await requestExpense(runner);
+    expect(await runner.delegateDecision({ id, to: 'dave', context: bob })).toMatchObject({
+      status: 'refused',
+      reason: 'unavailable',
+      message: expect.stringMatching(/cannot hand decisions over/),
+    });
+    expect(
+      await runner.operators.setAbsence({
+        principal: 'bob',
+        delegate: 'erin',
+        roles: ['manager'],
+        startsAt: START,
+        endsAt: START + HOUR,
+        reason: 'holiday',
+        operator: 'ops',
+      }),
+    ).toMatchObject({ status: 'refused', message: expect.stringMatching(/cannot keep absence delegates/) });
+    expect(await runner.inbox(bob)).toHaveLength(1);
+    expect(await runner.answerDecision({ id, context: bob, answer: approve, channel: 'api' })).toMatchObject({
+      status: 'recorded',
+    });
+    await full.close();
+  });
+});
