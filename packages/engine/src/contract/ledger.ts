@@ -304,7 +304,10 @@ export interface DecisionRecord {
    * `null` (or absent, from a ledger before schema 12): not handed over.
    */
   readonly assignee?: string | null;
-  /** The latest hand-over of this decision, while `assignee` is set; `null` (or absent): none. */
+  /**
+   * The latest hand-over of this decision; `null` (or absent): never handed over. Kept once it is
+   * decided (recording clears `assignee`), as the record of who handed it to whom and why.
+   */
   readonly handover?: HandOver | null;
   /**
    * Keyed hash of the principal on whose behalf it was decided (a hand-over's or an absence's
