@@ -18,7 +18,14 @@ import { calledTool, noteCalledTool } from '../packages/adapters/src/calledTool.
 import { connectHttp, protocolError, textOf } from './helpers/mcpClients.js';
 
 const FLOW_TOOLS = flows.map((flow) => flow.name).sort();
-const DECISION_TOOLS = ['baton_decide', 'baton_inbox', 'baton_requests', 'baton_resume', 'baton_withdraw'];
+const DECISION_TOOLS = [
+  'baton_decide',
+  'baton_delegate',
+  'baton_inbox',
+  'baton_requests',
+  'baton_resume',
+  'baton_withdraw',
+];
 const EVERY_TOOL = [...FLOW_TOOLS, ...DECISION_TOOLS].sort();
 
 /** The tools a server has registered, asked through the SDK's own lookup. */

@@ -14,7 +14,8 @@
  * visit; a decision whose deadline passed while its page was open says so
  * on submit (410); a POST without the session's CSRF token or from another origin is
  * refused; every page carries the strict security headers; the inbox lists
- * a new request without a reload. Skipped (with a message) when
+ * a new request without a reload; bob hands a decision to carol with the
+ * page's "hand to…" form, and carol approves it for bob. Skipped (with a message) when
  * /usr/bin/chromium is missing locally; fails under CI=true.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -115,6 +116,29 @@ describe.skipIf(!hasChromium && !inCi)('decision pages in headless Chromium', ()
     expect(carol.status).toBe(403);
     await expect(carol.page.locator('h1').textContent()).resolves.toBe('You may not make this decision');
     await expect(carol.page.locator('.sentence').textContent()).resolves.toMatch(/role "manager"/);
+  });
+
+  it('bob hands the decision to carol with the page form; carol, without the role, approves it for bob', async () => {
+    const id = await scenario.requestExpense(45, 'parking');
+    const link = new URL(`/decide/${id}`, scenario.a.url).href;
+    const bob = await open('bob', link);
+    await bob.page.click('form.hand summary');
+    await bob.page.fill('form.hand input[name="to"]', 'carol');
+    await bob.page.fill('form.hand input[name="reason"]', 'on leave');
+    const [handed] = await Promise.all([bob.page.waitForNavigation(), bob.page.click('button[value="delegate"]')]);
+    expect(handed!.status()).toBe(200);
+    await expect(bob.page.locator('h1').textContent()).resolves.toBe('Handed over');
+    // Bob no longer may; carol may, for bob.
+    expect((await open('bob', link)).status).toBe(403);
+    const carol = await open('carol', link);
+    expect(carol.status).toBe(200);
+    await expect(carol.page.locator('.delegated').textContent()).resolves.toBe(
+      'for bob (handed to you by bob: on leave)',
+    );
+    await carol.page.check('input[name="f.approve"][value="true"]');
+    const [response] = await Promise.all([carol.page.waitForNavigation(), carol.page.click('button[value="accept"]')]);
+    expect(response!.status()).toBe(200);
+    await expect(carol.page.locator('h1').textContent()).resolves.toBe('Decision recorded');
   });
 
   it('a rejected answer is shown beside the form with the values kept', async () => {

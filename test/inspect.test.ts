@@ -509,6 +509,77 @@ describe('inspect: instances recorded in SQLite by the real runner', () => {
     }
   });
 
+  it('describeInstance: a decision made for someone (decided by Y for X) and one handed over', () => {
+    const round: AuditEntry = {
+      fid: 'f1',
+      flow: 'expense_approval',
+      hash: expenseApproval.hash,
+      round: 2,
+      at: 2000,
+      ms: 1,
+      principal: 'ZGF2ZQ',
+      via: 'decide_api',
+      before: 'awaitingManager',
+      after: 'awaitingFinance',
+      path: [],
+      asked: [],
+      received: [{ key: 'manager_approval', action: 'accept', decider: 'ZGF2ZQ', onBehalfOf: 'Ym9i' }],
+      outcome: 'input_required',
+    };
+    const record = {
+      id: 'f1',
+      flow: 'expense_approval',
+      message: 'm',
+      schema: '{}',
+      requester: 'aGFzaA',
+      requestedAt: 0,
+      deadline: null,
+      content: null,
+    };
+    const details = describeInstance({
+      flow: expenseApproval,
+      rounds: [round],
+      now: 3000,
+      decisions: [
+        {
+          ...record,
+          key: 'manager_approval',
+          role: 'manager',
+          status: 'decided',
+          decider: 'h-dave',
+          deciderName: null,
+          decidedAt: 2000,
+          onBehalfOf: 'h-bob',
+          onBehalfOfName: null,
+        },
+        {
+          ...record,
+          key: 'finance_approval',
+          role: 'finance',
+          status: 'pending',
+          decider: null,
+          deciderName: null,
+          decidedAt: null,
+          assignee: 'h-gina',
+          handover: {
+            to: 'h-gina',
+            toName: 'gina',
+            by: 'h-carol',
+            byName: 'carol',
+            onBehalfOf: 'h-carol',
+            onBehalfOfName: 'carol',
+            authority: 'sealed',
+            reason: 'on leave',
+            at: 2500,
+          },
+        },
+      ],
+    });
+    // The audited keyed hash of bob, like the decider's; names where the ledger stores them.
+    expect(details.decisions[0]).toMatchObject({ deciderHash: 'ZGF2ZQ', onBehalfOf: 'Ym9i' });
+    expect(details.decisions[1]).toMatchObject({ status: 'pending', handedOver: 'handed by carol to gina (on leave)' });
+  });
+
   it('describeInstance: expired, withdrawn and failed runs; waiting on the caller until its state expires', () => {
     const base: AuditEntry = {
       fid: 'f1',

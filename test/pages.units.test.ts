@@ -240,3 +240,43 @@ describe('quorum decisions on the pages', () => {
     expect(inboxList([{ ...item, quorum: undefined }]).toString()).not.toContain('class="quorum"');
   });
 });
+
+describe('the decide page and inbox with delegation', () => {
+  const view = {
+    id: 'R'.repeat(22),
+    key: 'manager_approval',
+    flow: 'expense_approval',
+    message: 'Approve <250>?',
+    requestedSchema: verdict.requestedSchema,
+    decisions: [{ key: 'finance_approval', by: 'dave', for: 'bob' }],
+    delegated: 'for bob (handed to you by bob: on leave)',
+    handedOver: 'handed by bob to dave (on <leave>)',
+  };
+
+  it('shows whom the caller decides for, the hand-over, "decided by Y for X", and the hand-to form with its CSRF token', () => {
+    const page = String(decideBody(view, 'csrf-token-1', undefined, true));
+    expect(page).toContain('<dd class="delegated">for bob (handed to you by bob: on leave)</dd>');
+    expect(page).toContain('<dd class="handed">handed by bob to dave (on &lt;leave&gt;)</dd>');
+    expect(page).toContain('<strong>finance_approval</strong> by dave for bob');
+    const hand = page.slice(page.indexOf('<form class="hand"'));
+    expect(hand).toContain('<input type="hidden" name="_csrf" value="csrf-token-1">');
+    expect(hand).toContain('name="to" required');
+    expect(hand).toContain('name="_action" value="delegate"');
+    // Without a delegate port (a page on a runner that cannot delegate), no form.
+    expect(String(decideBody(view, 'csrf-token-1'))).not.toContain('class="hand"');
+  });
+
+  it('marks inbox items that came through a delegation', () => {
+    const base = { id: 'R'.repeat(22), key: 'k', flow: 'f', message: 'm', requestedAt: 0 };
+    const list = String(
+      inboxList([
+        { ...base, delegated: { kind: 'handover', onBehalfOf: 'bob', by: 'bob' } },
+        { ...base, id: 'S'.repeat(22), delegated: { kind: 'absence', onBehalfOf: 'bob' } },
+        { ...base, id: 'T'.repeat(22) },
+      ]),
+    );
+    expect(list).toContain('<span class="delegated" data-kind="handover">handed to you by bob, for bob</span>');
+    expect(list).toContain('<span class="delegated" data-kind="absence">for bob, who is away</span>');
+    expect(list.match(/class="delegated"/g)).toHaveLength(2);
+  });
+});

@@ -273,6 +273,13 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('on %s', (driver) => {
         'drop table baton_decision_votes',
         'alter table baton_decisions drop column decider_display',
         'alter table baton_decisions drop column via',
+        // And schema 12 (delegation).
+        'drop index baton_decisions_assignee_idx',
+        'alter table baton_decisions drop column assignee',
+        'alter table baton_decisions drop column handover',
+        'alter table baton_decisions drop column on_behalf_of',
+        'alter table baton_decisions drop column on_behalf_of_name',
+        'drop table baton_delegations',
         `update baton_meta set value = '5' where key = 'schema_version'`,
       ];
       if (driver === 'SQLite') {

@@ -93,6 +93,7 @@ const decided = (by: NonNullable<DecisionRefusal['decidedBy']>) => ({
   decider: by.decider,
   you: by.you,
   ...(by.decidedAt === undefined ? {} : { decidedAt: iso(by.decidedAt) }),
+  ...(by.onBehalfOf === undefined ? {} : { onBehalfOf: by.onBehalfOf }),
 });
 
 /** The path of one decision, as the inbox links it. */
@@ -117,6 +118,8 @@ function decisionEntry(view: DecisionView) {
     requestedSchema: view.requestedSchema,
     decided: view.decided.map(decided),
     ...(view.quorum === undefined ? {} : { quorum: quorumEntry(view.quorum) }),
+    ...(view.delegated === undefined ? {} : { delegated: { ...view.delegated } }),
+    ...(view.handover === undefined ? {} : { handover: { ...view.handover, at: iso(view.handover.at) } }),
   };
 }
 
@@ -183,6 +186,34 @@ function readAnswer(text: string): { action: 'accept' | 'decline'; content?: unk
   return content === undefined ? { action } : { action, content };
 }
 
+/**
+ * `POST /api/decisions/<id>/delegate`: `{ "to": "<principal>", "reason"?: "…" }` hands the pending
+ * decision to `to` (`runner.delegateDecision`): 200 `{ status: 'handed', … }`, 400 for a bad body,
+ * refusals as problem details.
+ */
+async function delegateResponse(
+  runner: Runner,
+  which: { id: string; key?: string; context: { principal: string; roles: readonly string[] } },
+  text: string,
+): Promise<Response> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return badRequest('bad_json', 'The body is not JSON: send {"to": "<principal>", "reason": "…"}.');
+  }
+  const { to, reason } = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as {
+    to?: unknown;
+    reason?: unknown;
+  };
+  if (typeof to !== 'string' || (reason !== undefined && typeof reason !== 'string')) {
+    return badRequest('bad_body', 'The body must be {"to": "<principal>", "reason"?: "…"} (strings).');
+  }
+  const out = await runner.delegateDecision({ ...which, to, ...(reason === undefined ? {} : { reason }) });
+  if (out.status !== 'handed') return refusalProblem(out);
+  return json(200, out);
+}
+
 /** The 403 of a token without `baton:decide`, with the SDK's `insufficient_scope` challenge. */
 function insufficientScope(authInfo: AuthInfo): Response {
   const challenge = bearerAuthChallengeResponse(
@@ -213,6 +244,9 @@ function insufficientScope(authInfo: AuthInfo): Response {
  *   with `errors: [{ "field", "hint" }]`; 403 `not_allowed` | `insufficient_scope`; 404 `unknown`; 409
  *   `already_decided` | `lost_race` (with `decidedBy`) | `ambiguous_key` (with `keys`) | `in_progress`; 410
  *   `expired` | `withdrawn` | `ended`; 422 `key_reused`.
+ * - `POST /api/decisions/<id>/delegate[?key=K]` `{ "to": "dave", "reason"?: "on leave" }` -> 200
+ *   `{ "status": "handed", "id", "key", "flow", "to", "message" }`; 400 `bad_body`; refusals as above
+ *   (see {@link delegateResponse}).
  */
 export function createDecisionApi(options: DecisionApiOptions): ReadonlyMap<string, AuthenticatedRoute> {
   const route: AuthenticatedRoute = async (request, admission) => {
@@ -244,7 +278,9 @@ async function answer(
 ): Promise<Response> {
   const url = new URL(request.url);
   const rest = url.pathname.slice(DECISIONS_API_PATH.length);
-  const id = rest === '' || rest === '/' ? undefined : /^\/([^/]+)$/.exec(rest)?.[1];
+  const parts = rest === '' || rest === '/' ? undefined : /^\/([^/]+)(\/delegate)?$/.exec(rest);
+  const id = parts?.[1];
+  const delegating = parts?.[2] !== undefined;
   if (rest !== '' && rest !== '/' && id === undefined) {
     return problemResponse({
       status: 404,
@@ -253,7 +289,7 @@ async function answer(
       detail: 'There is no such resource.',
     });
   }
-  const allow = id === undefined ? 'GET' : 'GET, POST';
+  const allow = id === undefined ? 'GET' : delegating ? 'POST' : 'GET, POST';
   if (!allow.split(', ').includes(request.method)) {
     return problemResponse({
       status: 405,
@@ -296,6 +332,7 @@ async function answer(
       headers: { accept: 'application/json' },
     });
   }
+  if (delegating) return delegateResponse(runner, which, await request.text());
   const idempotencyKey = request.headers.get('idempotency-key') ?? undefined;
   if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
     return badRequest('bad_idempotency_key', 'An Idempotency-Key is 1 to 255 printable ASCII characters.');

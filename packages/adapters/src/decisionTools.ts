@@ -1,6 +1,7 @@
 /**
  * The decision tools on an official-SDK `McpServer`: `baton_inbox {}`,
- * `baton_decide { id, key? }`, `baton_requests {}`, `baton_resume { id }` and
+ * `baton_decide { id, key? }`, `baton_delegate { id, key?, to, reason? }` (hand a
+ * pending decision to someone else), `baton_requests {}`, `baton_resume { id }` and
  * `baton_withdraw { id }` (issue 13 item 5; DESIGN.md section 5). Each is a
  * thin mapping of the runner's transport-free decision API
  * (`runner.inbox/decide/requests/resume/withdraw`) with the caller's
@@ -13,6 +14,7 @@
  */
 import {
   DECIDE_TOOL,
+  DELEGATE_TOOL,
   type InboxItem,
   type QuorumStatus,
   RESUME_TOOL,
@@ -47,11 +49,12 @@ export const INBOX_TOOL = 'baton_inbox';
 export const REQUESTS_TOOL = 'baton_requests';
 /** The withdraw tool's name: the requester withdraws a waiting request. */
 export const WITHDRAW_TOOL = 'baton_withdraw';
-export { DECIDE_TOOL, RESUME_TOOL };
+export { DECIDE_TOOL, DELEGATE_TOOL, RESUME_TOOL };
 /** The names {@link registerDecisionTools} registers. */
 export const DECISION_TOOLS: ReadonlySet<string> = new Set([
   INBOX_TOOL,
   DECIDE_TOOL,
+  DELEGATE_TOOL,
   REQUESTS_TOOL,
   RESUME_TOOL,
   WITHDRAW_TOOL,
@@ -90,6 +93,17 @@ const decideArguments = withCachedJsonSchema(
   }),
 );
 const idArgument = withCachedJsonSchema(z.object({ id }));
+const delegateArguments = withCachedJsonSchema(
+  z.object({
+    id,
+    key: z
+      .string()
+      .optional()
+      .describe('Which decision: needed only when you may make more than one pending decision on the request.'),
+    to: z.string().describe('The principal to hand the decision to (never the requester, never yourself).'),
+    reason: z.string().max(500).optional().describe('Why (kept in the audit trail and shown with the decision).'),
+  }),
+);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -104,6 +118,7 @@ export function inboxEntry(item: InboxItem) {
     ...(item.deadline === undefined ? {} : { deadline: iso(item.deadline) }),
     ...(item.unreadable === undefined ? {} : { unreadable: item.unreadable }),
     ...(item.quorum === undefined ? {} : { quorum: quorumEntry(item.quorum) }),
+    ...(item.delegated === undefined ? {} : { delegated: { ...item.delegated } }),
   };
 }
 
@@ -129,6 +144,16 @@ function quorumText(quorum: QuorumStatus | undefined): string {
   return `; ${quorum.approvals} of ${quorum.required} approvals${who.length ? ` (${who.join(', ')})` : ''}, ${quorum.needed} more needed`;
 }
 
+/** How an inbox line says a decision came through a delegation ('' when it did not). */
+function delegatedText(item: InboxItem): string {
+  const d = item.delegated;
+  if (!d) return '';
+  const why = d.reason ? `, ${d.reason}` : '';
+  return d.kind === 'handover'
+    ? ` [handed to you by ${d.by ?? d.onBehalfOf}, for ${d.onBehalfOf}${why}]`
+    : ` [for ${d.onBehalfOf}, who is away${why}]`;
+}
+
 function inboxText(all: readonly InboxItem[]): string {
   const items = all.filter((item) => item.unreadable === undefined);
   const unreadable = all.filter((item) => item.unreadable !== undefined);
@@ -142,7 +167,7 @@ function inboxText(all: readonly InboxItem[]): string {
   if (items.length === 0) return `No decisions this server can read are waiting for you.${lost}`;
   const lines = items.map((item) => {
     const by = `${item.deadline === undefined ? '' : `; decide by ${iso(item.deadline)}`}${quorumText(item.quorum)}`;
-    return `- Request ${item.id}, ${item.key} (${item.flow}), requested ${iso(item.requestedAt)}${by}: ${item.message}`;
+    return `- Request ${item.id}, ${item.key} (${item.flow}), requested ${iso(item.requestedAt)}${by}${delegatedText(item)}: ${item.message}`;
   });
   const count = items.length === 1 ? '1 decision waits' : `${items.length} decisions wait`;
   return `${count} for you. Make one with baton_decide {"id": "<request id>"}.\n${lines.join('\n')}${lost}`;
@@ -163,7 +188,7 @@ function requestsText(items: readonly RequestItem[]): string {
 }
 
 /**
- * Register the five decision tools on `server`. Call it only when the runner has flows that
+ * Register the six decision tools on `server`. Call it only when the runner has flows that
  * await decisions and a ledger (`registerFlows` does); returns the registered tools by name.
  */
 export function registerDecisionTools(server: McpServer, options: DecisionToolsOptions): Map<string, RegisteredTool> {
@@ -258,6 +283,34 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
             ...state,
           }),
         );
+      }),
+    ),
+  );
+
+  tools.set(
+    DELEGATE_TOOL,
+    server.registerTool(
+      DELEGATE_TOOL,
+      {
+        title: 'Hand a decision to someone else',
+        description:
+          'Hand a pending decision you may make (see baton_inbox) to another person, who may then make it for you: it appears in their baton_inbox marked as handed. You no longer may make it while it is with them; others allowed in their own right still may. Never to the requester (four eyes) nor to yourself. The result starts with "Handed"; refusals are tool errors saying why.',
+        inputSchema: delegateArguments,
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      },
+      handler(async (args: { id: string; key?: string; to: string; reason?: string }, ctx: ServerContext) => {
+        const out = await runner.delegateDecision({
+          id: args.id,
+          ...(args.key !== undefined ? { key: args.key } : {}),
+          to: args.to,
+          ...(args.reason !== undefined ? { reason: args.reason } : {}),
+          context: caller(ctx),
+        });
+        if (out.status !== 'handed') return { content: [{ type: 'text', text: out.message }], isError: true };
+        return {
+          content: [{ type: 'text', text: out.message }],
+          structuredContent: { status: 'handed', id: out.id, key: out.key, to: out.to },
+        };
       }),
     ),
   );

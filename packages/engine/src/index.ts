@@ -101,16 +101,22 @@ export type {
   DecisionFilter,
   DecisionRecord,
   DecisionStatus,
+  DelegationFilter,
+  DelegationRecord,
   DueRequest,
   EventRecord,
   EventWait,
   EventWaiter,
+  HandDecision,
+  HandDecisionResult,
+  HandOver,
   LatencySummary,
   Ledger,
   LedgerStats,
   LegacyDecider,
   MintTokenRequest,
   NewDecision,
+  NewDelegation,
   NewEvent,
   OutboxMessage,
   OutboxRecord,
@@ -127,6 +133,7 @@ export type {
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  RemoveDelegation,
   RequestStatus,
   RunFilter,
   SchedulerStats,
@@ -154,6 +161,7 @@ export type {
   WireInputRequest,
 } from './contract/wire.js';
 export { DECIDE_TOOL } from './decisions/decide.js';
+export { DELEGATE_TOOL } from './decisions/handOver.js';
 export type { OutboxEventType } from './decisions/outbox.js';
 export { RESUME_TOOL } from './decisions/requestTools.js';
 export { type TaskSnapshot, type TaskStatus, taskOf } from './decisions/taskStatus.js';
@@ -171,6 +179,9 @@ export type {
   DecisionRequestedEvent,
   DecisionTools,
   DecisionView,
+  DelegatedFor,
+  DelegateRequest,
+  DelegateResult,
   DescribeDecisionRequest,
   DescribeDecisionResult,
   InboxItem,
@@ -200,7 +211,15 @@ export {
   type SendEventResult,
 } from './events/send.js';
 export { type InspectionObserver, type Inspector, inspectionSessionId, REDACTED } from './inspection/inspector.js';
-export type { OperatorRequest, OperatorTools, RetryStepRequest } from './operators/types.js';
+export type {
+  AbsenceResult,
+  AbsenceView,
+  OperatorRequest,
+  OperatorTools,
+  RemoveAbsenceRequest,
+  RetryStepRequest,
+  SetAbsenceRequest,
+} from './operators/types.js';
 export { DEADLINE_GRACE_SECONDS, DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS } from './round/lifetimes.js';
 export { createRunner, type Runner, type RunnerOptions } from './runner/createRunner.js';
 export { type FireOptions, type FireReport, SCHEDULER_PRINCIPAL } from './schedule/fire.js';

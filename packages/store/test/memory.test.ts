@@ -2,11 +2,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createMemoryLedger } from '../src/index.js';
 import { ledgerContract, newJti, T0 } from './helpers/contract.js';
+import { delegationContract } from './helpers/delegationContract.js';
 import { eventsContract } from './helpers/eventsContract.js';
 import { schedulingContract } from './helpers/schedulingContract.js';
 import { votesContract } from './helpers/votesContract.js';
 
 ledgerContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
+delegationContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
 schedulingContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
 eventsContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
 votesContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));

@@ -14,6 +14,7 @@ import { knownMigrations } from '../src/core/migrations.js';
 import { LedgerConnectionError, LedgerError, openLedger } from '../src/index.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
 import { decisionRequest, ledgerContract, newJti, parked, T0 } from './helpers/contract.js';
+import { delegationContract } from './helpers/delegationContract.js';
 import { eventsContract } from './helpers/eventsContract.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { schedulingContract } from './helpers/schedulingContract.js';
@@ -27,6 +28,7 @@ describePg('postgres ledger', (serverUrl) => {
   });
   afterAll(async () => drop());
 
+  delegationContract('postgres', async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }));
   ledgerContract('postgres', async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }));
   schedulingContract(
     'postgres',

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { createSqliteLedger } from '../src/better-sqlite3/index.js';
 import { LedgerError, openLedger } from '../src/index.js';
 import { ledgerContract, newJti, T0 } from './helpers/contract.js';
+import { delegationContract } from './helpers/delegationContract.js';
 import { eventsContract } from './helpers/eventsContract.js';
 import { schedulingContract } from './helpers/schedulingContract.js';
 import { useTempDir } from './helpers/tmp.js';
@@ -22,6 +23,7 @@ const dir = useTempDir();
 let n = 0;
 const freshPath = () => join(dir(), `ledger-${++n}.db`);
 
+delegationContract('sqlite', async () => createSqliteLedger({ path: freshPath(), pruneIntervalMs: 0 }));
 ledgerContract('sqlite', async () => createSqliteLedger({ path: freshPath(), pruneIntervalMs: 0 }));
 const sharedPath = freshPath();
 schedulingContract(

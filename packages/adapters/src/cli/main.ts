@@ -28,6 +28,7 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     load: () => import('./send-event.js'),
   },
   runs: { summary: 'list and show flow runs parked in a ledger', load: () => import('./runs.js') },
+  delegates: { summary: 'set, list and remove absence delegates of deciders', load: () => import('./delegates.js') },
   keygen: { summary: 'print a fresh random key for BATON_KEYS', load: () => import('./keygen.js') },
 };
 

@@ -241,6 +241,19 @@ const decisionJson = (d: DecisionRecord) => ({
   decidedAt: iso(d.decidedAt),
   ...(d.deciderDisplay ? { deciderDisplay: d.deciderDisplay } : {}),
   ...(d.via ? { via: d.via } : {}),
+  ...(d.onBehalfOf ? { onBehalfOf: d.onBehalfOf, onBehalfOfName: d.onBehalfOfName ?? null } : {}),
+  ...(d.status === 'pending' && d.assignee && d.handover
+    ? {
+        handover: {
+          to: d.handover.to,
+          toName: d.handover.toName,
+          by: d.handover.by,
+          byName: d.handover.byName,
+          reason: d.handover.reason,
+          at: iso(d.handover.at),
+        },
+      }
+    : {}),
 });
 
 const voteJson = (v: VoteRecord) => ({
@@ -297,9 +310,18 @@ export const SHOW_SECTIONS: readonly ShowSection[] = [
     text: (v) =>
       v.decisions.flatMap((d) => {
         const who = d.deciderDisplay ?? d.deciderName ?? d.decider ?? '?';
-        const by = d.status === 'decided' ? ` by ${who} at ${iso(d.decidedAt)}${d.via ? ` via ${d.via}` : ''}` : '';
+        const behalf = d.onBehalfOf ? ` for ${d.onBehalfOfName ?? d.onBehalfOf}` : '';
+        const via = d.via ? ` via ${d.via}` : '';
+        const by = d.status === 'decided' ? ` by ${who}${behalf} at ${iso(d.decidedAt)}${via}` : '';
+        const h = d.status === 'pending' && d.assignee ? d.handover : null;
+        const handed = h
+          ? `, handed by ${h.byName ?? h.by} to ${h.toName ?? h.to}${h.reason ? ` (${h.reason})` : ''} at ${iso(h.at)}`
+          : '';
         const due = d.deadline !== null && d.status === 'pending' ? ` (deadline ${iso(d.deadline)})` : '';
-        return [`${d.key}${d.role ? ` [${d.role}]` : ''}: ${d.status}${by}${due}`, ...voteLines(v.votes, d.key)];
+        return [
+          `${d.key}${d.role ? ` [${d.role}]` : ''}: ${d.status}${by}${handed}${due}`,
+          ...voteLines(v.votes, d.key),
+        ];
       }),
   },
   {

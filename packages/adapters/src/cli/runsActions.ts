@@ -50,7 +50,8 @@ export function operatorName(as: string | undefined): string {
   return name;
 }
 
-function keys() {
+/** The servers' keys from `BATON_KEYS` (a run's state, a delegation's authority are sealed). */
+export function keys() {
   const env = process.env.BATON_KEYS;
   if (env === undefined || env.trim() === '') {
     throw new CliError('BATON_KEYS is not set: give the keys of the servers that wrote the run (its state is sealed)');

@@ -76,6 +76,10 @@ export interface DecisionView {
   readonly via?: string;
   /** A quorum decision's votes, oldest first (from the audit trail). */
   readonly votes?: readonly VoteView[];
+  /** Whom it was decided for (a delegation): the readable id when names are stored, else the audited keyed hash. */
+  readonly onBehalfOf?: string;
+  /** While pending and handed over: "handed by X to Y (reason)", principals as names or ledger hashes. */
+  readonly handedOver?: string;
 }
 
 /** One vote of a quorum decision. */
@@ -267,6 +271,23 @@ export function describeInstance(input: DescribeInput): InstanceDetails {
   };
 }
 
+/** A decision's delegation as the page shows it: for whom it was decided, or to whom it is handed. */
+function delegationOf(
+  record: NonNullable<DescribeInput['decisions']>[number],
+  answer: AuditEntry['received'][number] | undefined,
+): { onBehalfOf?: string; handedOver?: string } {
+  const behalf = record.onBehalfOfName ?? answer?.onBehalfOf ?? record.onBehalfOf ?? undefined;
+  const h = record.status === 'pending' && record.assignee ? record.handover : null;
+  return {
+    ...(behalf ? { onBehalfOf: behalf } : {}),
+    ...(h
+      ? {
+          handedOver: `handed by ${h.byName ?? h.by} to ${h.toName ?? h.to}${h.reason ? ` (${h.reason})` : ''}`,
+        }
+      : {}),
+  };
+}
+
 /** The decisions: the ledger's records, joined with the audited answers that delivered them. */
 function decisionViews(input: DescribeInput): DecisionView[] {
   const delivered = new Map<string, { round: number; answer: AuditEntry['received'][number] }>();
@@ -292,6 +313,7 @@ function decisionViews(input: DescribeInput): DecisionView[] {
       ...(audited && 'value' in audited.answer ? { value: audited.answer.value } : {}),
       round: audited?.round ?? null,
       ...decisionAudit(record, audited?.answer, input.votes),
+      ...delegationOf(record, audited?.answer),
     });
   }
   // Without a ledger (or once pruned from it): what the audit trail says.
@@ -310,6 +332,7 @@ function decisionViews(input: DescribeInput): DecisionView[] {
       ...('value' in answer ? { value: answer.value } : {}),
       round,
       ...decisionAudit(undefined, answer),
+      ...(answer.onBehalfOf ? { onBehalfOf: answer.onBehalfOf } : {}),
     });
   }
   return views;

@@ -40,6 +40,8 @@ export interface DecisionMade {
   readonly key: string;
   /** Who made it, as it may be shown: a display name, "you", or a keyed hash. */
   readonly by: string;
+  /** Whom they made it for (a delegation), shown the same way. */
+  readonly for?: string;
   /** When (ms since epoch). */
   readonly at?: number;
 }
@@ -60,6 +62,10 @@ export interface DecisionView {
   readonly requestedSchema: ElicitationSchema;
   /** Decisions already made on the request. */
   readonly decisions: readonly DecisionMade[];
+  /** Set when the caller decides it for someone else: "for bob (handed to you by bob: on leave)". */
+  readonly delegated?: string;
+  /** Set while it is handed over: "handed by bob to dave (on leave)". */
+  readonly handedOver?: string;
   /** A quorum decision: how many approvals it needs and has, and who approved. */
   readonly quorum?: PageQuorum;
 }
@@ -82,6 +88,9 @@ export function pageQuorum(quorum: QuorumStatus): PageQuorum {
     approvedBy: quorum.votes.filter((v) => v.approves).map((v) => (v.you ? 'you' : v.decider)),
   };
 }
+
+/** What handing a decision to someone else came to. */
+export type Handed = { readonly type: 'handed'; readonly message: string } | Refused;
 
 /** A refusal: the reason code and the engine's sentence. */
 export interface Refused {
@@ -129,6 +138,8 @@ export interface PageDecisions {
       readonly answer: { readonly action: 'accept' | 'decline'; readonly content?: Record<string, unknown> };
     },
   ): Promise<Answered>;
+  /** Hand the decision to `to` (optional: pages without it show no "hand to…" form). */
+  delegate?(address: DecisionAddress & { readonly to: string; readonly reason?: string }): Promise<Handed>;
 }
 
 /** The HTTP status a refusal is answered with. */

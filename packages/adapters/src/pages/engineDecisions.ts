@@ -3,12 +3,13 @@
  * `runner.inbox`, `runner.describeDecision` (a pending decision as data, with
  * the same checks as `baton_decide`, nothing written) and
  * `runner.answerDecision` (validated, recorded once, the flow advanced,
- * audited `via: 'decide_page'`). The engine's refusal reasons become the
+ * audited `via: 'decide_page'`), and `runner.delegateDecision` for the
+ * "hand to…" form. The engine's refusal reasons become the
  * pages' (four eyes told apart from a missing role, so that the page can say
  * which), and who made a decision is "you" when it was the caller; a provider principal
  * (`<iss>#<sub>`, stored when `--store-principal-names` is on) shows as its `sub`.
  */
-import type { DecidedBy, DecisionRefusal, Runner } from '@baton/engine';
+import type { DecidedBy, DecisionRefusal, DecisionView as EngineDecisionView, Runner } from '@baton/engine';
 import {
   type DecisionMade,
   type PageCaller,
@@ -27,12 +28,44 @@ export function shownPrincipal(principal: string): string {
   return at > 0 && /^https?:\/\//.test(principal) ? principal.slice(at + 1) : principal;
 }
 
+/**
+ * The principal a page names by its `sub` alone: at the signed-in person's issuer (`<iss>#<sub>`),
+ * as the page shows principals; a full principal, or one off an identity provider, as given.
+ */
+function sameIssuer(caller: string, to: string): string {
+  const at = caller.lastIndexOf('#');
+  return !to.includes('#') && at > 0 && /^https?:\/\//.test(caller) ? `${caller.slice(0, at + 1)}${to}` : to;
+}
+
 /** Who made a decision, as the page says it. */
 function made(by: DecidedBy): DecisionMade {
   return {
     key: by.key,
     by: by.you ? 'you' : shownPrincipal(by.decider),
+    ...(by.onBehalfOf !== undefined ? { for: shownPrincipal(by.onBehalfOf) } : {}),
     ...(by.decidedAt !== undefined ? { at: by.decidedAt } : {}),
+  };
+}
+
+/** The page's sentences for a decision made for someone else, and for one handed over. */
+function delegationFacts(view: EngineDecisionView): { delegated?: string; handedOver?: string } {
+  const d = view.delegated;
+  const h = view.handover;
+  const why = (reason: string | undefined) => (reason ? `: ${reason}` : '');
+  return {
+    ...(d
+      ? {
+          delegated:
+            d.kind === 'handover'
+              ? `for ${shownPrincipal(d.onBehalfOf)} (handed to you by ${shownPrincipal(d.by ?? d.onBehalfOf)}${why(d.reason)})`
+              : `for ${shownPrincipal(d.onBehalfOf)}, who is away${why(d.reason)}`,
+        }
+      : {}),
+    ...(h
+      ? {
+          handedOver: `handed by ${shownPrincipal(h.by)} to ${shownPrincipal(h.to)}${h.reason ? ` (${h.reason})` : ''}`,
+        }
+      : {}),
   };
 }
 
@@ -100,8 +133,19 @@ export function engineDecisions(runner: Runner): PageDecisions {
           requestedSchema: view.requestedSchema,
           decisions: view.decided.map(made),
           ...(view.quorum ? { quorum: pageQuorum(view.quorum) } : {}),
+          ...delegationFacts(view),
         },
       };
+    },
+    async delegate({ id, key, caller, to, reason }) {
+      const handed = await runner.delegateDecision({
+        id,
+        ...(key ? { key } : {}),
+        to: sameIssuer(caller.principal, to),
+        ...(reason ? { reason } : {}),
+        context: context(caller),
+      });
+      return handed.status === 'handed' ? { type: 'handed', message: handed.message } : refused(handed);
     },
     async answer({ id, key, caller, answer }) {
       const answered = await runner.answerDecision({

@@ -230,10 +230,24 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
     if (request.method !== 'POST') {
       const described = await decisions.describe(address);
       if (described.type === 'refused') return refusal(described, session, id);
-      return htmlResponse(200, page('Decide', decideBody(described.view, session.c), viewer));
+      return htmlResponse(
+        200,
+        page('Decide', decideBody(described.view, session.c, undefined, decisions.delegate !== undefined), viewer),
+      );
     }
     const form = await checkedForm(request, session);
     if (form instanceof Response) return form;
+    if (form.get('_action') === 'delegate' && decisions.delegate) {
+      const to = form.get('to');
+      const reason = form.get('reason');
+      const handed = await decisions.delegate({
+        ...address,
+        to: typeof to === 'string' ? to.trim() : '',
+        ...(typeof reason === 'string' && reason.trim() !== '' ? { reason: reason.trim() } : {}),
+      });
+      if (handed.type === 'refused') return refusal(handed, session, id);
+      return htmlResponse(200, page('Handed over', outcomeBody('Handed over', handed.message, 'recorded'), viewer));
+    }
     const action = form.get('_action') === 'decline' ? 'decline' : 'accept';
     if (action === 'decline') {
       const answered = await decisions.answer({ ...address, answer: { action } });

@@ -1,7 +1,8 @@
 /**
  * The decision pages' bodies: the decide page (what is asked, by whom, on
  * which flow, with which arguments, until when, what was decided already,
- * and the form with Approve-style "Submit" and "Decline"), its outcome
+ * and the form with Approve-style "Submit" and "Decline", and a small "hand
+ * to…" form), its outcome
  * pages, and the inbox list. Pure functions from data to escaped HTML
  * (`html.ts`); no state, no I/O.
  */
@@ -29,7 +30,8 @@ export function decideHref(id: string, key?: string): string {
 function madeList(decisions: readonly DecisionMade[]): SafeHtml {
   if (decisions.length === 0) return html``;
   return html`<section class="made"><h2>Decided already</h2><ul>${decisions.map(
-    (d) => html`<li><strong>${d.key}</strong> by ${d.by}${d.at !== undefined ? html`, ${when(d.at)}` : ''}</li>`,
+    (d) =>
+      html`<li><strong>${d.key}</strong> by ${d.by}${d.for !== undefined ? html` for ${d.for}` : ''}${d.at !== undefined ? html`, ${when(d.at)}` : ''}</li>`,
   )}</ul></section>`;
 }
 
@@ -49,6 +51,7 @@ export function decideBody(
     readonly problem: string;
     readonly issues?: readonly FieldIssue[];
   },
+  canDelegate = false,
 ): SafeHtml {
   const args = view.args ? Object.entries(view.args) : [];
   return html`<article class="card decision" data-request="${view.id}" data-key="${view.key}">
@@ -60,6 +63,8 @@ ${view.requestedAt !== undefined ? html`<div><dt>Requested</dt><dd>${when(view.r
 <div><dt>Decide by</dt><dd class="deadline">${view.deadline !== undefined ? when(view.deadline) : 'no deadline'}</dd></div>
 <div><dt>Request</dt><dd><code>${view.id}</code> · ${view.key}</dd></div>
 ${view.quorum ? html`<div><dt>Approvals</dt><dd>${quorumLine(view.quorum)}</dd></div>` : ''}
+${view.delegated ? html`<div><dt>You decide</dt><dd class="delegated">${view.delegated}</dd></div>` : ''}
+${view.handedOver ? html`<div><dt>Handed over</dt><dd class="handed">${view.handedOver}</dd></div>` : ''}
 </dl>
 ${
   args.length > 0
@@ -79,7 +84,21 @@ ${renderFields(view.requestedSchema, submitted?.fields, submitted?.issues)}
 </div>
 <p class="hint">Submitting records your answer once, under your name. Declining leaves the decision to someone else.</p>
 </form>
+${canDelegate ? handForm(view, csrf) : ''}
 </article>`;
+}
+
+/** The small "hand to…" form: the decision goes to another person, who may make it for you. */
+function handForm(view: DecisionView, csrf: string): SafeHtml {
+  return html`<form class="hand" method="post" action="${decideHref(view.id, view.key)}">
+<input type="hidden" name="_csrf" value="${csrf}">
+<details><summary>Hand to someone else…</summary>
+<label>To <input name="to" required maxlength="256" autocomplete="off"></label>
+<label>Why <input name="reason" maxlength="500" autocomplete="off"></label>
+<button type="submit" name="_action" value="delegate" formnovalidate class="secondary">Hand over</button>
+<p class="hint">They may then make it for you; you no longer may while it is with them.</p>
+</details>
+</form>`;
 }
 
 /** The page after an answer: what happened, in the engine's words. */
@@ -89,6 +108,17 @@ export function outcomeBody(title: string, sentence: string, kind: 'recorded' | 
 <p class="sentence">${sentence}</p>
 <p><a href="/inbox">Back to your inbox</a></p>
 </section>`;
+}
+
+/** An inbox item's mark when it came through a delegation. */
+function delegatedMark(item: InboxItem): SafeHtml | string {
+  const d = item.delegated;
+  if (!d) return '';
+  const text =
+    d.kind === 'handover'
+      ? `handed to you by ${d.by ?? d.onBehalfOf}, for ${d.onBehalfOf}`
+      : `for ${d.onBehalfOf}, who is away`;
+  return html` · <span class="delegated" data-kind="${d.kind}">${text}</span>`;
 }
 
 /** The inbox list (also served alone, for the live refresh). */
@@ -102,7 +132,7 @@ export function inboxList(items: readonly InboxItem[]): SafeHtml {
 <a class="open" href="${decideHref(item.id, item.key)}"><span class="message">${item.message}</span></a>
 <p class="meta"><span>${item.flow}</span> · <span>requested ${when(item.requestedAt)}</span>${
       item.deadline !== undefined ? html` · <span class="deadline">decide by ${when(item.deadline)}</span>` : ''
-    }${item.quorum ? html` · ${quorumLine(pageQuorum(item.quorum))}` : ''}</p>
+    }${item.quorum ? html` · ${quorumLine(pageQuorum(item.quorum))}` : ''}${delegatedMark(item)}</p>
 </li>`,
   )}</ul></div>`;
 }

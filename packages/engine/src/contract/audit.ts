@@ -28,6 +28,9 @@ export type AuditOutcome = 'complete' | 'input_required' | 'error';
  * - `operator`: an operator's `baton runs cancel` (the withdrawal event delivered) or
  *   `baton runs terminate` (the run ended whatever its flow says); `principal` is the operator and
  *   `message` the reason they gave;
+ * - `delegate`: a decider handed a pending decision to another principal (`baton_delegate`,
+ *   `POST /api/decisions/<id>/delegate`, the page's "hand to…" form); `principal` is the hander,
+ *   `message` says to whom and why, and the state stays where it was;
  * - `event`: an event sent to the flow (`POST /events/<name>`, `runner.sendEvent`), delivered to
  *   the instance that waited for it; `principal` is the sender (a signing source or a bearer).
  *
@@ -43,7 +46,8 @@ export type AuditVia =
   | 'withdraw'
   | 'timer'
   | 'operator'
-  | 'event';
+  | 'event'
+  | 'delegate';
 
 /** One answer a round received. */
 export interface AuditAnswer {
@@ -74,6 +78,11 @@ export interface AuditAnswer {
     readonly approves: boolean;
     readonly value?: unknown;
   }[];
+  /**
+   * When the decider acted for someone else (a hand-over or an absence delegate): that
+   * principal, as a keyed hash like `decider`.
+   */
+  readonly onBehalfOf?: string;
   /**
    * `true`: the answer was received in an earlier round, held while other answers were missing
    * or refused, and delivered to the machine in this round (its value, with `auditValues`, is

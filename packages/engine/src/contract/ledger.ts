@@ -309,12 +309,130 @@ export interface DecisionRecord {
    * `null` (or absent) before schema 11.
    */
   readonly via?: string | null;
+  /**
+   * Keyed hash of the principal a decider handed this decision to ({@link Ledger.handDecision});
+   * `null` (or absent, from a ledger before schema 12): not handed over.
+   */
+  readonly assignee?: string | null;
+  /**
+   * The latest hand-over of this decision; `null` (or absent): never handed over. Kept once it is
+   * decided (recording clears `assignee`), as the record of who handed it to whom and why.
+   */
+  readonly handover?: HandOver | null;
+  /**
+   * Keyed hash of the principal on whose behalf it was decided (a hand-over's or an absence's
+   * authority); `null` (or absent): the decider decided in their own right.
+   */
+  readonly onBehalfOf?: string | null;
+  /** That principal's readable id, only when names are stored; else `null`. */
+  readonly onBehalfOfName?: string | null;
+}
+
+/**
+ * A pending decision handed by one decider to another principal ("Y may act for X on this
+ * decision"). Principals are keyed hashes (the same hash as requesters'), readable ids only when
+ * names are stored. Times in ms.
+ */
+export interface HandOver {
+  /** Keyed hash of the principal it was handed to (the decision's `assignee`). */
+  readonly to: string;
+  readonly toName: string | null;
+  /** Keyed hash of who handed it (the latest hand-over's decider). */
+  readonly by: string;
+  readonly byName: string | null;
+  /** Keyed hash of the principal whose right the assignee uses (the first hander, kept when handed on). */
+  readonly onBehalfOf: string;
+  readonly onBehalfOfName: string | null;
+  /** That principal and the roles it decided with, sealed by the engine (opaque to the ledger). */
+  readonly authority: string;
+  /** Why, as the hander said it; `null`: no reason given. */
+  readonly reason: string | null;
+  readonly at: number;
+}
+
+/** What {@link Ledger.handDecision} writes: a pending decision's hand-over, one compare-and-set. */
+export interface HandDecision {
+  readonly id: string;
+  readonly key: string;
+  readonly handover: HandOver;
+  /** The current time (ms): a decision past its deadline is refused (`expired`). */
+  readonly now: number;
+  /** As {@link RecordDecision.expectedVersion}: written only at this version, which it bumps. */
+  readonly expectedVersion: number;
+}
+
+/** The answer to {@link Ledger.handDecision}: as {@link RecordDecisionResult}, `handed` for the one that wrote. */
+export type HandDecisionResult =
+  | { readonly status: 'handed'; readonly version: number }
+  | Exclude<RecordDecisionResult, { readonly status: 'recorded' }>;
+
+/**
+ * An absence delegate: while `principal` is away (`startsAt` ≤ now < `endsAt`), `delegate` may make
+ * the decisions `principal` could make with `roles`. Set and removed by operators; kept after its
+ * removal (`removedAt`) as the record of who delegated what, when and why. Principals are keyed
+ * hashes, readable ids only when names are stored. Times in ms.
+ */
+export interface DelegationRecord {
+  /** A random id (`baton delegates remove <id>`). */
+  readonly id: string;
+  readonly principal: string;
+  readonly principalName: string | null;
+  readonly delegate: string;
+  readonly delegateName: string | null;
+  /** The roles of `principal` the delegate uses (stated by the operator). */
+  readonly roles: readonly string[];
+  /** `principal` and `roles`, sealed by the engine (opaque to the ledger). */
+  readonly authority: string;
+  readonly startsAt: number;
+  readonly endsAt: number;
+  readonly reason: string;
+  /** Keyed hash of the operator who set it, and its name when names are stored. */
+  readonly setBy: string;
+  readonly setByName: string | null;
+  readonly createdAt: number;
+  /** When an operator removed it; `null` while it stands. */
+  readonly removedAt: number | null;
+  readonly removedReason: string | null;
+  /** Keyed hash of the operator who removed it (their name, when names are stored, in `removedByName`). */
+  readonly removedBy: string | null;
+  readonly removedByName: string | null;
+}
+
+/** What {@link Ledger.setDelegation} inserts. */
+export type NewDelegation = Omit<DelegationRecord, 'removedAt' | 'removedReason' | 'removedBy' | 'removedByName'>;
+
+/** What {@link Ledger.removeDelegation} records. */
+export interface RemoveDelegation {
+  readonly id: string;
+  readonly now: number;
+  readonly reason: string;
+  /** Keyed hash of the operator, and their name when names are stored. */
+  readonly by: string;
+  readonly byName: string | null;
+}
+
+/** Which delegations {@link Ledger.listDelegations} returns (all of them, newest first, without a filter). */
+export interface DelegationFilter {
+  /** Only those whose delegate is this keyed hash. */
+  readonly delegate?: string;
+  /** Only those not removed and in force at this time (ms). */
+  readonly activeAt?: number;
 }
 
 /** What {@link Ledger.requestDecisions} inserts. */
 export type NewDecision = Omit<
   DecisionRecord,
-  'status' | 'decider' | 'deciderName' | 'content' | 'decidedAt' | 'deciderDisplay' | 'via'
+  | 'status'
+  | 'decider'
+  | 'deciderName'
+  | 'content'
+  | 'decidedAt'
+  | 'deciderDisplay'
+  | 'via'
+  | 'assignee'
+  | 'handover'
+  | 'onBehalfOf'
+  | 'onBehalfOfName'
 >;
 
 /** Which decisions {@link Ledger.listDecisions} returns. */
@@ -328,6 +446,11 @@ export interface DecisionFilter {
     readonly excludeRequester: string;
     readonly now: number;
   };
+  /**
+   * Only pending decisions handed to this keyed hash ({@link DecisionRecord.assignee}) whose
+   * deadline has not passed at `now` (schema 12; a ledger without hand-overs returns none).
+   */
+  readonly handedTo?: { readonly assignee: string; readonly now: number };
 }
 
 /** What {@link Ledger.recordDecision} records. */
@@ -343,6 +466,10 @@ export interface RecordDecision {
   readonly deciderDisplay?: string | null;
   /** The channel it came through (schema 11): `decide`, `decide_page`, `decide_api`. */
   readonly via?: string;
+  /** Keyed hash of the principal the decider acted for (a delegation); absent or `null`: in their own right. */
+  readonly onBehalfOf?: string | null;
+  /** That principal's readable id, only when names are stored. */
+  readonly onBehalfOfName?: string | null;
   /** The current time (ms): a decision past its deadline is refused. */
   readonly now: number;
   /**
@@ -669,6 +796,18 @@ export interface Ledger {
   listVotes?(id: string): Promise<VoteRecord[]>;
   /** Close a request's pending decisions (it was withdrawn, expired or completed); returns how many. */
   closeDecisions(id: string, now: number): Promise<number>;
+  /**
+   * Hand a pending decision over (see {@link HandDecision}): sets its `assignee` and `handover`,
+   * by the same compare-and-set on its request's version as {@link Ledger.recordDecision}, checked
+   * in the same order. Optional (schema 12): a ledger without it cannot delegate.
+   */
+  handDecision?(handOver: HandDecision): Promise<HandDecisionResult>;
+  /** Insert an absence delegate (schema 12). Optional, with {@link Ledger.listDelegations} and {@link Ledger.removeDelegation}. */
+  setDelegation?(delegation: NewDelegation): Promise<void>;
+  /** Absence delegates, newest first (see {@link DelegationFilter}). */
+  listDelegations?(filter: DelegationFilter): Promise<DelegationRecord[]>;
+  /** Mark an absence delegate removed (kept as a record); `false` when unknown or removed already. */
+  removeDelegation?(removal: RemoveDelegation): Promise<boolean>;
   /**
    * Rewrite every decision recorded before schema version 6 (see {@link LegacyDecider}) with what
    * `rewrite` returns for it, so no readable decider stays behind unless names are stored; the

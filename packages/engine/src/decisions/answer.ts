@@ -26,12 +26,12 @@ import { checkRoundInput } from '../round/clientInput.js';
 import { redeemOnce } from '../round/singleUse.js';
 import { load } from './access.js';
 import { chooseDecision, DECIDE_TOOL, DECISION_KEY, decidedBy, recordChosen, refusal } from './deciding.js';
+import { type DelegatedCaller, delegatedFor, handoverView, withAbsences } from './delegation.js';
 import type { DecisionsPort } from './port.js';
 import { quorumStatus, readVotes } from './quorum.js';
 import type {
   AnswerDecisionRequest,
   AnswerDecisionResult,
-  DecisionCaller,
   DecisionRefusal,
   DescribeDecisionRequest,
   DescribeDecisionResult,
@@ -64,9 +64,10 @@ export async function describeDecision(
   core: DecisionsPort,
   request: DescribeDecisionRequest,
 ): Promise<DescribeDecisionResult> {
-  const { key, context } = request;
+  const { key } = request;
   const opened = await open(core, request.id, key);
   if (!opened.ok) return opened.refusal;
+  const context = await withAbsences(core, request.context);
   const { ledger, row, flow, blob } = opened.loaded;
   const records = await ledger.listDecisions({ id: row.id });
   const votes = await readVotes(core, flow, row.id);
@@ -94,6 +95,8 @@ export async function describeDecision(
         .sort((a, b) => (a.decidedAt ?? 0) - (b.decidedAt ?? 0))
         .map((r) => decidedBy(core, r, context)),
       ...(quorum ? { quorum } : {}),
+      ...(chosen.onBehalfOf ? { delegated: delegatedFor(chosen.onBehalfOf) } : {}),
+      ...handoverView(record),
     },
   };
 }
@@ -103,7 +106,8 @@ export async function answerDecision(
   core: DecisionsPort,
   request: AnswerDecisionRequest,
 ): Promise<AnswerDecisionResult> {
-  const { key, context, idempotencyKey } = request;
+  const { key, idempotencyKey } = request;
+  const context = await withAbsences(core, request.context);
   const raw = readAnswers({ decision: request.answer }, ['decision']).decision;
   checkRoundInput(key === undefined ? { id: request.id } : { id: request.id, key }, { decision: raw });
   const via = request.channel === 'page' ? 'decide_page' : 'decide_api';
@@ -169,7 +173,7 @@ async function answerNow(
   core: DecisionsPort,
   loaded: Loaded,
   key: string | undefined,
-  caller: DecisionCaller,
+  caller: DelegatedCaller,
   raw: unknown,
   via: 'decide_api' | 'decide_page',
 ): Promise<AnswerDecisionResult> {
@@ -195,6 +199,7 @@ async function answerNow(
     content: parsed.answer.content,
     caller,
     via,
+    ...(chosen.onBehalfOf ? { onBehalfOf: chosen.onBehalfOf } : {}),
   });
   if (recorded.status !== 'recorded') return recorded;
   return {

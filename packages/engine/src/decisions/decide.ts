@@ -22,6 +22,7 @@ import { checkRoundInput } from '../round/clientInput.js';
 import { openClaims, redeemOnce, rejectState } from '../round/singleUse.js';
 import { load, refuse } from './access.js';
 import { chooseDecision, DECIDE_TOOL, DECISION_KEY, notRecorded, recordChosen } from './deciding.js';
+import { type Authority, type DelegatedCaller, withAbsences } from './delegation.js';
 import type { ParkedBlob } from './parked.js';
 import type { DecisionsPort } from './port.js';
 import { readVotes } from './quorum.js';
@@ -37,9 +38,9 @@ function choose(
   blob: ParkedBlob,
   records: readonly DecisionRecord[],
   key: string | undefined,
-  caller: DecisionCaller,
+  caller: DelegatedCaller,
   votes: readonly VoteRecord[],
-): { record: DecisionRecord } | { refusal: ErrorOutcome } {
+): { record: DecisionRecord; onBehalfOf?: Authority } | { refusal: ErrorOutcome } {
   const chosen = chooseDecision(core, row, flow, blob, records, key, caller, votes);
   return 'refusal' in chosen ? { refusal: refuse(DECIDE_TOOL, chosen.refusal.message, row) } : chosen;
 }
@@ -88,11 +89,12 @@ function askDecision(
 /** The `decide` tool: ask for the decision, or record the answer and advance the flow. */
 export async function decide(core: DecisionsPort, request: DecideRequest): Promise<RoundOutcome> {
   const { log } = core;
-  const { id, key, context } = request;
+  const { id, key } = request;
   checkRoundInput(key === undefined ? { id } : { id, key }, request.inputResponses);
   if (key !== undefined && (typeof key !== 'string' || !DECISION_KEY.test(key))) {
     return refuse(DECIDE_TOOL, 'There is no decision with that key.');
   }
+  const context = await withAbsences(core, request.context);
   const loaded = await load(core, DECIDE_TOOL, id);
   if ('refusal' in loaded) return loaded.refusal!;
   const { ledger, row, flow, blob } = loaded;
@@ -146,7 +148,7 @@ async function record(
   binding: StateBinding,
   round: number,
   raw: unknown,
-  context: DecisionCaller,
+  context: DelegatedCaller,
 ): Promise<RoundOutcome> {
   const ledger = core.ledger!;
   const base = { flow: flow.name, fid: row.id, round };
@@ -202,6 +204,7 @@ async function record(
     content: parsed.answer.content,
     caller: context,
     via: 'decide',
+    ...(chosen.onBehalfOf ? { onBehalfOf: chosen.onBehalfOf } : {}),
   });
   if (recorded.status !== 'recorded') return error(recorded.message);
   return {

@@ -20,8 +20,9 @@ import { type DecisionSpec, isDecision } from '../authoring/inputs/decision.js';
 import type { AuditVia } from '../contract/audit.js';
 import type { DecisionRecord, ParkedRequest, RecordVoteResult, RequestStatus, VoteRecord } from '../contract/ledger.js';
 import { isLedgerUnavailable } from '../errors.js';
-import { allowed, load } from './access.js';
+import { load } from './access.js';
 import { advance, aftermath, finalText } from './advance.js';
+import { type Authority, type DelegatedCaller, mayMake } from './delegation.js';
 import { isRequester, type ParkedBlob, principalHash, sealDecision } from './parked.js';
 import { callHook, type DecisionsPort } from './port.js';
 import { castVote, hasVoted, readVotes } from './quorum.js';
@@ -80,6 +81,7 @@ export function decidedBy(core: DecisionsPort, record: DecisionRecord, caller: D
     decider: record.deciderName ?? hash,
     you: hash !== '' && hash === mine,
     ...(record.decidedAt === null ? {} : { decidedAt: record.decidedAt }),
+    ...(record.onBehalfOf ? { onBehalfOf: record.onBehalfOfName ?? record.onBehalfOf } : {}),
   };
 }
 
@@ -97,10 +99,19 @@ export function chooseDecision(
   blob: ParkedBlob,
   records: readonly DecisionRecord[],
   key: string | undefined,
-  caller: DecisionCaller,
+  caller: DelegatedCaller,
   votes: readonly VoteRecord[] = [],
-): { readonly record: DecisionRecord } | { readonly refusal: DecisionRefusal } {
+): { readonly record: DecisionRecord; readonly onBehalfOf?: Authority } | { readonly refusal: DecisionRefusal } {
   const { codec } = core;
+  // In its own right, or for someone through a delegation (`delegation.ts`).
+  const allowed = (r: DecisionRecord) => {
+    const right = mayMake(codec, flow, blob, r, caller);
+    return typeof right === 'string' ? right : true;
+  };
+  const chosen = (r: DecisionRecord) => {
+    const right = mayMake(codec, flow, blob, r, caller);
+    return typeof right !== 'string' && right.onBehalfOf ? { record: r, onBehalfOf: right.onBehalfOf } : { record: r };
+  };
   const id = row.id;
   const now = core.now();
   const no = (
@@ -122,8 +133,7 @@ export function chooseDecision(
   // A pending decision the request no longer awaits (escalated elsewhere) cannot be made.
   const decisionKey = (r: DecisionRecord) =>
     isDecision(flow.inputs[r.key]) && (r.status !== 'pending' || row.waitingFor.some((w) => w.key === r.key));
-  const told = (r: DecisionRecord) =>
-    allowed(flow, blob, r.key, caller) === true ? { decidedBy: decidedBy(core, r, caller) } : {};
+  const told = (r: DecisionRecord) => (allowed(r) === true ? { decidedBy: decidedBy(core, r, caller) } : {});
   if (key !== undefined) {
     const record = records.find((r) => r.key === key);
     if (!record || !decisionKey(record)) return no('unknown', `Request ${id} has no decision "${key}".`);
@@ -134,17 +144,17 @@ export function chooseDecision(
       return no('ended', `The decision "${key}" on request ${id} is closed: the request ended first.`);
     if (expired(record))
       return no('expired', `The decision "${key}" on request ${id} expired: it can no longer be made.`);
-    const may = allowed(flow, blob, key, caller);
+    const may = allowed(record);
     if (may !== true) return no('not_allowed', `You may not make the decision "${key}" on request ${id}: ${may}.`);
     if (hasVoted(core, votes, key, caller)) return no('already_voted', alreadyVoted(id, key));
-    return { record };
+    return chosen(record);
   }
   const pending = records.filter((r) => r.status === 'pending' && decisionKey(r));
   const open = pending.filter((r) => !expired(r));
-  const allowedOpen = open.filter((r) => allowed(flow, blob, r.key, caller) === true);
+  const allowedOpen = open.filter((r) => allowed(r) === true);
   const mine = allowedOpen.filter((r) => !hasVoted(core, votes, r.key, caller));
   if (mine.length === 0 && allowedOpen.length > 0) return no('already_voted', alreadyVoted(id, allowedOpen[0]!.key));
-  if (mine.length === 1) return { record: mine[0]! };
+  if (mine.length === 1) return chosen(mine[0]!);
   if (mine.length > 1) {
     const keys = mine.map((r) => r.key);
     return no(
@@ -154,13 +164,13 @@ export function chooseDecision(
     );
   }
   if (open.length > 0) {
-    const why = open.map((r) => `"${r.key}": ${allowed(flow, blob, r.key, caller)}`).join('; ');
+    const why = open.map((r) => `"${r.key}": ${allowed(r)}`).join('; ');
     return no('not_allowed', `You may not make the pending decisions on request ${id} (${why}).`);
   }
   if (pending.length > 0) return no('expired', `The decisions on request ${id} expired: they can no longer be made.`);
   const decided = records.filter((r) => r.status === 'decided' && decisionKey(r));
   if (decided.length > 0) {
-    const mineDecided = decided.filter((r) => allowed(flow, blob, r.key, caller) === true).at(-1);
+    const mineDecided = decided.filter((r) => allowed(r) === true).at(-1);
     return no(
       'already_decided',
       `The decisions on request ${id} have already been made.`,
@@ -189,9 +199,11 @@ export interface ChosenAnswer {
   readonly key: string;
   /** The validated content (the schema's output). */
   readonly content: unknown;
-  readonly caller: DecisionCaller;
+  readonly caller: DelegatedCaller;
   /** Which channel the decision came through, for the audit trail (`decide`: the MCP tool). */
   readonly via: Extract<AuditVia, 'decide' | 'decide_api' | 'decide_page'>;
+  /** Whom the caller decides for, when `chooseDecision` chose it through a delegation. */
+  readonly onBehalfOf?: Authority;
 }
 
 /**
@@ -205,7 +217,14 @@ export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): P
   const { flow, row, key, caller } = answer;
   const decidedAt = core.now();
   const storeNames = core.decisions.storePrincipalNames;
-  const sealed = sealDecision(codec, row.id, key, caller.principal, answer.content, storeNames);
+  const behalf = answer.onBehalfOf?.principal;
+  const sealed = sealDecision(codec, row.id, key, caller.principal, answer.content, storeNames, {
+    ...(behalf === undefined ? {} : { onBehalfOf: behalf }),
+  });
+  const onBehalf =
+    behalf === undefined
+      ? {}
+      : { onBehalfOf: principalHash(codec, behalf), onBehalfOfName: storeNames ? behalf : null };
   const quorum = (flow.inputs[key] as DecisionSpec).quorum > 1;
   let current = row;
   let recorded: RecordVoteResult | undefined;
@@ -220,6 +239,7 @@ export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): P
         id: row.id,
         key,
         ...sealed,
+        ...onBehalf,
         deciderDisplay: storeNames && caller.displayName ? caller.displayName : null,
         via: answer.via,
         now: decidedAt,

@@ -261,14 +261,20 @@ export function sealDecision(
   principal: string,
   content: unknown,
   storeNames: boolean,
-  quorum?: SealedQuorum,
+  sealed: { readonly quorum?: SealedQuorum; readonly onBehalfOf?: string } = {},
 ): RecordedDecider {
   const decider = principalHash(codec, principal);
+  const { quorum, onBehalfOf } = sealed;
   return {
     decider,
     deciderName: storeNames ? principal : null,
     content: codec.sealBlob(
-      JSON.stringify({ p: principal, c: content ?? null, ...(quorum ? { v: quorum.votes, a: quorum.approved } : {}) }),
+      JSON.stringify({
+        p: principal,
+        c: content ?? null,
+        ...(quorum ? { v: quorum.votes, a: quorum.approved } : {}),
+        ...(onBehalfOf === undefined ? {} : { b: onBehalfOf }),
+      }),
       'decision',
       decisionBinding(id, key, decider),
     ),
@@ -276,7 +282,8 @@ export function sealDecision(
 }
 
 /**
- * Open a recorded decision: the decider's principal and the content; `undefined` when it does
+ * Open a recorded decision: the decider's principal, the content, and whom the decider acted for
+ * (a delegation: `onBehalfOf`, sealed with them) and, for a quorum, its votes; `undefined` when it does
  * not open. A decision recorded before schema version 6 is bound to the readable decider, which
  * its row holds in `deciderName` until the runner rewrites it (or in `decider`, when an older
  * Baton wrote it after the migration).
@@ -284,19 +291,24 @@ export function sealDecision(
 export function openDecision(
   codec: RequestStateCodec,
   record: Pick<DecisionRecord, 'id' | 'key' | 'decider' | 'deciderName' | 'content'>,
-): { principal: string; content: unknown; quorum?: SealedQuorum } | undefined {
+): { principal: string; content: unknown; quorum?: SealedQuorum; onBehalfOf?: string } | undefined {
   const sealed = record.content ?? '';
   if (record.decider !== null) {
     try {
       const opened = JSON.parse(
         codec.openBlob(sealed, 'decision', decisionBinding(record.id, record.key, record.decider)),
-      ) as { p?: unknown; c?: unknown; v?: unknown; a?: unknown };
+      ) as { p?: unknown; c?: unknown; v?: unknown; a?: unknown; b?: unknown };
       if (typeof opened.p === 'string') {
         const quorum =
           Array.isArray(opened.v) && typeof opened.a === 'boolean'
             ? { votes: opened.v as SealedQuorum['votes'], approved: opened.a }
             : undefined;
-        return { principal: opened.p, content: opened.c, ...(quorum ? { quorum } : {}) };
+        return {
+          principal: opened.p,
+          content: opened.c,
+          ...(quorum ? { quorum } : {}),
+          ...(typeof opened.b === 'string' ? { onBehalfOf: opened.b } : {}),
+        };
       }
     } catch {
       // Not sealed as now: maybe as before schema version 6.

@@ -68,12 +68,13 @@ export function recordedDecisions(
       });
       continue;
     }
-    const { content, principal, quorum } = opened;
+    const { content, principal, quorum, onBehalfOf } = opened;
     const auditHash = (p: string) => core.codec.digest(p, 'audit-principal');
     out.set(record.key, {
       content,
       decider: principal,
       auditDecider: auditHash(principal),
+      ...(onBehalfOf === undefined ? {} : { auditOnBehalfOf: auditHash(onBehalfOf) }),
       audit: {
         ...(record.decidedAt === null ? {} : { decidedAt: record.decidedAt }),
         ...(record.via ? { via: record.via } : {}),

@@ -141,7 +141,7 @@ export async function castVote(core: DecisionsPort, ballot: Ballot): Promise<Cas
     result === 'open'
       ? undefined
       : {
-          ...sealDecision(core.codec, id, key, caller.principal, content, storeNames, sealedQuorum),
+          ...sealDecision(core.codec, id, key, caller.principal, content, storeNames, { quorum: sealedQuorum }),
           deciderDisplay: display,
           via,
         };

@@ -13,8 +13,9 @@ import type { StateBinding } from '../codec/types.js';
 import type { DecisionRecord, ParkedRequest } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
 import { checkRoundInput } from '../round/clientInput.js';
-import { allowed, load, refuse } from './access.js';
+import { load, refuse } from './access.js';
 import { advance, aftermath, finalText, resultText } from './advance.js';
+import { delegatedCandidates, delegatedFor, mayMake, withAbsences } from './delegation.js';
 import { isRequester, PARKED_RETENTION_MS, principalHash } from './parked.js';
 import type { ParkedPlay } from './playParked.js';
 import type { DecisionsPort } from './port.js';
@@ -25,14 +26,20 @@ import type { DecisionCaller, InboxItem, RequestItem, ResumeRequest, ResumeServe
 export const RESUME_TOOL = 'baton_resume';
 
 /** The `inbox` tool: the pending decisions `context` may make, oldest first. */
-export async function inbox(core: DecisionsPort, context: DecisionCaller): Promise<InboxItem[]> {
+export async function inbox(core: DecisionsPort, caller: DecisionCaller): Promise<InboxItem[]> {
   const { codec } = core;
   const ledger = core.ledger;
   if (!ledger) return [];
   const now = core.now();
-  const records = await ledger.listDecisions({
+  const context = await withAbsences(core, caller);
+  const listed = await ledger.listDecisions({
     pendingFor: { roles: context.roles ?? [], excludeRequester: principalHash(codec, context.principal), now },
   });
+  // Those handed to the caller and those of the absent principals it stands in for, once each.
+  const seen = new Set<string>();
+  const records = [...listed, ...(await delegatedCandidates(core, context))]
+    .filter((r) => !seen.has(`${r.id}\u0000${r.key}`) && seen.add(`${r.id}\u0000${r.key}`))
+    .sort((a, b) => a.requestedAt - b.requestedAt);
   const items: InboxItem[] = [];
   const loaded = new Map<string, Awaited<ReturnType<typeof load>>>();
   for (const record of records) {
@@ -59,7 +66,8 @@ export async function inbox(core: DecisionsPort, context: DecisionCaller): Promi
     if (!row.waitingFor.some((w) => w.key === record.key)) continue;
     // The ledger filters by the stored hash; the parked requester is compared again here.
     if (isRequester(codec, blob, context.principal)) continue;
-    if (allowed(flow, blob, record.key, context) !== true) continue;
+    const right = mayMake(codec, flow, blob, record, context);
+    if (typeof right === 'string') continue;
     // A quorum decision the caller voted on is no longer theirs to make.
     const votes = isQuorum(flow, record.key) && ledger.listVotes ? await ledger.listVotes(record.id) : [];
     if (hasVoted(core, votes, record.key, context)) continue;
@@ -72,6 +80,7 @@ export async function inbox(core: DecisionsPort, context: DecisionCaller): Promi
       requestedAt: record.requestedAt,
       ...(record.deadline === null ? {} : { deadline: record.deadline }),
       ...(quorum ? { quorum } : {}),
+      ...(right.onBehalfOf ? { delegated: delegatedFor(right.onBehalfOf) } : {}),
     });
   }
   return items;

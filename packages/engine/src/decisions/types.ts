@@ -95,7 +95,51 @@ export interface InboxItem {
   readonly unreadable?: string;
   /** Quorum decisions only: how many approvals are still needed and who voted. */
   readonly quorum?: QuorumStatus;
+  /** Set when the caller may make it only for someone else (a hand-over or an absence delegate). */
+  readonly delegated?: DelegatedFor;
 }
+
+/**
+ * Whom a decision is made for when it came through a delegation: `handover` (a decider handed it
+ * to the caller; `by`, `reason`) or `absence` (an operator made the caller the delegate of an
+ * absent principal). Principals as the runner shows them: readable ids when names are stored,
+ * else keyed hashes.
+ */
+export interface DelegatedFor {
+  readonly kind: 'handover' | 'absence';
+  readonly onBehalfOf: string;
+  /** `handover`: who handed it. */
+  readonly by?: string;
+  readonly reason?: string;
+}
+
+/** A `delegate` call: the caller hands a pending decision it may make to `to`. */
+export interface DelegateRequest {
+  readonly id: string;
+  /** Needed only when the caller may make more than one pending decision on the request. */
+  readonly key?: string;
+  /** The principal it is handed to (never the requester, never the caller). */
+  readonly to: string;
+  /** Why (kept in the audit trail and shown with the decision); at most 500 characters. */
+  readonly reason?: string;
+  readonly context: DecisionCaller;
+}
+
+/**
+ * What `delegate` answers: `{ status: 'handed', id, key, flow, to, message }` (`to` as the runner
+ * shows principals), or a refusal (not allowed, unknown, decided, expired, a race lost, or
+ * `unavailable` on a ledger that cannot hand decisions over).
+ */
+export type DelegateResult =
+  | {
+      readonly status: 'handed';
+      readonly id: string;
+      readonly key: string;
+      readonly flow: string;
+      readonly to: string;
+      readonly message: string;
+    }
+  | DecisionRefusal;
 
 /** One of the caller's own requests. `waitingFor` is set while `waiting` (empty: it waits on the requester). */
 export interface RequestItem {
@@ -168,6 +212,8 @@ export interface DecidedBy {
   /** Whether the caller made it. */
   readonly you: boolean;
   readonly decidedAt?: number;
+  /** Whom the decider acted for (a delegation), shown as `decider` is. */
+  readonly onBehalfOf?: string;
 }
 
 /**
@@ -224,6 +270,16 @@ export interface DecisionView {
   readonly decided: readonly DecidedBy[];
   /** Quorum decisions only: how many approvals are still needed and who voted. */
   readonly quorum?: QuorumStatus;
+  /** Set when the caller may make it only for someone else (a hand-over or an absence delegate). */
+  readonly delegated?: DelegatedFor;
+  /** Set while the decision is handed over: to whom, by whom, for whom, why and when. */
+  readonly handover?: {
+    readonly to: string;
+    readonly by: string;
+    readonly onBehalfOf: string;
+    readonly reason?: string;
+    readonly at: number;
+  };
 }
 
 /** What `describeDecision` answers: `{ status: 'pending', decision: DecisionView }`, or a refusal. */
@@ -319,6 +375,15 @@ export interface DecisionTools {
    * @throws InvalidParamsError for an answer nested too deeply or holding a non-finite number.
    */
   answerDecision(request: AnswerDecisionRequest): Promise<AnswerDecisionResult>;
+  /**
+   * Hand a pending decision the caller may make to another principal (`baton_delegate`), who may
+   * then make it on the caller's authority (the caller's roles as they were at the hand-over);
+   * others allowed in their own right still may, the hander no longer may while it is handed on,
+   * and the assignee may hand it on. Never to the requester (four eyes) nor to the caller. One
+   * compare-and-set on the request's version, audited `via: 'delegate'`.
+   * @returns `{ status: 'handed', id, key, flow, to, message }` or `{ status: 'refused', reason, message }`.
+   */
+  delegate(request: DelegateRequest): Promise<DelegateResult>;
   /**
    * The caller's own requests updated in the last 30 days, newest first:
    * `[{ id, flow, status: 'waiting' | 'completed' | 'expired' | 'withdrawn', waitingFor? }]`.

@@ -26,6 +26,55 @@ export interface RetryStepRequest extends OperatorRequest {
   readonly step: string;
 }
 
+/** An operator's absence delegate: while `principal` is away, `delegate` decides for them (`baton delegates set`). */
+export interface SetAbsenceRequest {
+  /** The absent principal. */
+  readonly principal: string;
+  /** Who acts for them (never the principal). */
+  readonly delegate: string;
+  /** The roles of `principal` the delegate uses (stated explicitly: a role `principal` lacks is not checked here). */
+  readonly roles: readonly string[];
+  /** From when (ms since epoch, inclusive) to when (exclusive). */
+  readonly startsAt: number;
+  readonly endsAt: number;
+  /** Why: kept with the delegate. */
+  readonly reason: string;
+  /** The operator's principal. */
+  readonly operator: string;
+}
+
+/** An operator's removal of an absence delegate (`baton delegates remove <id> --reason`). */
+export interface RemoveAbsenceRequest {
+  readonly id: string;
+  readonly operator: string;
+  readonly reason: string;
+}
+
+/**
+ * An absence delegate as operators see it (principals as names when names are stored, else keyed
+ * hashes; times in ms since epoch). `active`: in force now.
+ */
+export interface AbsenceView {
+  readonly id: string;
+  readonly principal: string;
+  readonly delegate: string;
+  readonly roles: readonly string[];
+  readonly startsAt: number;
+  readonly endsAt: number;
+  readonly reason: string;
+  readonly setBy: string;
+  readonly createdAt: number;
+  readonly active: boolean;
+  readonly removedAt?: number;
+  readonly removedReason?: string;
+  readonly removedBy?: string;
+}
+
+/** What setting or removing an absence delegate answers. */
+export type AbsenceResult =
+  | { readonly status: 'set' | 'removed'; readonly delegation: AbsenceView }
+  | { readonly status: 'refused'; readonly message: string };
+
 /** What operators may do to runs, on a runner with a ledger. */
 export interface OperatorTools {
   /**
@@ -53,4 +102,18 @@ export interface OperatorTools {
    * or another write won. Needs no flow: only the keys, and a ledger that reopens steps.
    */
   retryStep(request: RetryStepRequest): Promise<RoundOutcome>;
+  /**
+   * Set an absence delegate: while `principal` is away (`startsAt` to `endsAt`), `delegate` may
+   * make any decision `principal` with `roles` may make (never on a request either of them made).
+   * @returns `{ status: 'set', delegation }`, or `{ status: 'refused', message }` for bad input or
+   *   a ledger without delegations.
+   */
+  setAbsence(request: SetAbsenceRequest): Promise<AbsenceResult>;
+  /**
+   * Absence delegates, newest first; removed ones only with `all`.
+   * @throws Error on a ledger without delegations.
+   */
+  listAbsences(options?: { readonly all?: boolean }): Promise<AbsenceView[]>;
+  /** Remove a standing absence delegate (kept, marked removed, with the operator and reason). */
+  removeAbsence(request: RemoveAbsenceRequest): Promise<AbsenceResult>;
 }

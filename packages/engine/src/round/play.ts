@@ -94,6 +94,8 @@ export interface InjectedDecision {
     }[];
     readonly approved: boolean;
   };
+  /** Whom the decider acted for (a delegation), as the audit trail records it; absent: in their own right. */
+  readonly auditOnBehalfOf?: string;
 }
 
 /** An event another system sent, to deliver to an instance that awaits it. */
@@ -330,6 +332,7 @@ export class Round {
         decider: decided.auditDecider,
         ...audit,
         ...(votes ? { votes } : {}),
+        ...(decided.auditOnBehalfOf === undefined ? {} : { onBehalfOf: decided.auditOnBehalfOf }),
         ...shown,
       });
       actor.send({

@@ -20,6 +20,7 @@ import { createTaskTools, type TaskTools } from '../decisions/taskTools.js';
 import { createDecisionTools } from '../decisions/tools.js';
 import type { DecisionTools, ResumeServer } from '../decisions/types.js';
 import { eventCatalog, type SendEventRequest, type SendEventResult, sendEvent } from '../events/send.js';
+import { listAbsences, removeAbsence, setAbsence } from '../operators/absences.js';
 import { cancelRun } from '../operators/cancel.js';
 import { retryStepRun } from '../operators/retryStep.js';
 import { terminateRun } from '../operators/terminate.js';
@@ -75,6 +76,8 @@ export interface Runner {
   describeDecision: DecisionTools['describeDecision'];
   /** See {@link DecisionTools.answerDecision}. */
   answerDecision: DecisionTools['answerDecision'];
+  /** See {@link DecisionTools.delegate}: hand a pending decision to another principal. */
+  delegateDecision: DecisionTools['delegate'];
   /** See {@link DecisionTools.requests}. */
   requests: DecisionTools['requests'];
   /** See {@link DecisionTools.resume}. */
@@ -139,11 +142,15 @@ export function createRunner(options: RunnerOptions): Runner {
     awaitsEvents: eventPort.events.size > 0,
     sendEvent: (name, request) => sendEvent(eventPort, name, request),
     ...tools,
+    delegateDecision: tools.delegate,
     tasks,
     operators: {
       cancel: (request) => cancelRun(port, request),
       terminate: (request) => terminateRun(port, request),
       retryStep: (request) => retryStepRun(port, request),
+      setAbsence: (request) => setAbsence(port, request),
+      listAbsences: (options) => listAbsences(port, options),
+      removeAbsence: (request) => removeAbsence(port, request),
     },
     fireDueTimers: (fire) => fireDueTimers(scheduler, fire),
   };

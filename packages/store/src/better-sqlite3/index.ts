@@ -22,10 +22,15 @@ import type {
   DeciderRewrite,
   DecisionFilter,
   DecisionRecord,
+  DelegationFilter,
+  DelegationRecord,
+  HandDecision,
+  HandDecisionResult,
   Ledger,
   LegacyDecider,
   MintTokenRequest,
   NewDecision,
+  NewDelegation,
   ParkedRequest,
   ParkRequest,
   ParkResult,
@@ -38,12 +43,14 @@ import type {
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  RemoveDelegation,
   RunFilter,
   StepRecord,
   VoteRecord,
 } from '@baton/engine';
 import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { decisionFilterWhere } from '../core/decisionFilter.js';
+import { delegationFilterWhere, delegationRow, handoverText, toDelegationRecord } from '../core/delegations.js';
 import { LedgerError } from '../core/errors.js';
 import { claimParams, mintTokenParams, newDecisionRow, parkParams } from '../core/params.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
@@ -70,7 +77,17 @@ import { runFilterWhere } from '../core/runFilter.js';
 import { withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
-import { decisions, decisionVotes, eventWaits, meta, redemptions, requests, steps, tokens } from '../schema/sqlite.js';
+import {
+  decisions,
+  decisionVotes,
+  delegations,
+  eventWaits,
+  meta,
+  redemptions,
+  requests,
+  steps,
+  tokens,
+} from '../schema/sqlite.js';
 import { createSqliteEvents } from './events.js';
 import { openMigratedSqlite } from './file.js';
 import { createSqliteScheduling } from './scheduling.js';
@@ -266,6 +283,9 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       decidedAt: sql`${sql.placeholder('now')}`,
       deciderDisplay: sql`${sql.placeholder('deciderDisplay')}`,
       via: sql`${sql.placeholder('via')}`,
+      assignee: null,
+      onBehalfOf: sql`${sql.placeholder('onBehalfOf')}`,
+      onBehalfOfName: sql`${sql.placeholder('onBehalfOfName')}`,
     })
     .where(
       and(
@@ -358,6 +378,8 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       content: decision.content,
       deciderDisplay: decision.deciderDisplay ?? null,
       via: decision.via ?? null,
+      onBehalfOf: decision.onBehalfOf ?? null,
+      onBehalfOfName: decision.onBehalfOfName ?? null,
       now,
     });
     // Checked above under the same lock: a miss here is a broken database, and rolls both back.
@@ -423,12 +445,35 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
             content: decide.content,
             deciderDisplay: decide.deciderDisplay ?? null,
             via: decide.via ?? null,
+            onBehalfOf: null,
+            onBehalfOfName: null,
             now,
           });
     if (recorded === undefined) {
       throw new LedgerError(`Recording a vote on "${key}" of request "${id}" found its rows changed under the lock`);
     }
     return decisionRecorded(bumped.version);
+  });
+  /** A hand-over and its request's version, together or not at all (as `recordDecisionTx`). */
+  const handDecisionTx = client.transaction((hand: HandDecision): HandDecisionResult => {
+    const { id, key, now, expectedVersion: expected } = hand;
+    const failure = decisionFailure(
+      selectDecisionState.get({ id, key }),
+      selectRequestVersion.get({ id }),
+      expected,
+      now,
+    );
+    if (failure) return failure;
+    const bumped = bumpRequest.get({ id, expected, now });
+    const handed = db
+      .update(decisions)
+      .set({ assignee: hand.handover.to, handover: handoverText(hand.handover) })
+      .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
+      .run();
+    if (bumped === undefined || handed.changes !== 1) {
+      throw new LedgerError(`Handing decision "${key}" of request "${id}" over found its rows changed under the lock`);
+    }
+    return { status: 'handed', version: bumped.version };
   });
   const selectExpiredRequests = db
     .select({ id: requests.id })
@@ -650,6 +695,44 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     async closeDecisions(id: string, _now: number): Promise<number> {
       assertOpen();
       return writes.submit(() => closePending.run({ id }).changes);
+    },
+
+    async handDecision(hand: HandDecision): Promise<HandDecisionResult> {
+      assertOpen();
+      return writes.submit(() => handDecisionTx.immediate(hand));
+    },
+
+    async setDelegation(delegation: NewDelegation): Promise<void> {
+      assertOpen();
+      await writes.submit(() => db.insert(delegations).values(delegationRow(delegation)).onConflictDoNothing().run());
+    },
+
+    async listDelegations(filter: DelegationFilter): Promise<DelegationRecord[]> {
+      assertOpen();
+      return db
+        .select()
+        .from(delegations)
+        .where(delegationFilterWhere(delegations, filter))
+        .orderBy(desc(delegations.createdAt), asc(delegations.id))
+        .all()
+        .map(toDelegationRecord);
+    },
+
+    async removeDelegation(removal: RemoveDelegation): Promise<boolean> {
+      assertOpen();
+      const done = await writes.submit(() =>
+        db
+          .update(delegations)
+          .set({
+            removedAt: removal.now,
+            removedReason: removal.reason,
+            removedBy: removal.by,
+            removedByName: removal.byName,
+          })
+          .where(and(eq(delegations.id, removal.id), isNull(delegations.removedAt)))
+          .run(),
+      );
+      return done.changes === 1;
     },
 
     async rewriteLegacyDeciders(rewrite: (legacy: LegacyDecider) => DeciderRewrite): Promise<number> {

@@ -3,7 +3,7 @@
  * `baton_decisions` columns, so SQLite and PostgreSQL select the same
  * decisions: one request's (any status), or those pending for a decider
  * (pending, deadline not passed, role among theirs or none, not their own
- * request). The condition is dialect-neutral; the statement around it (and
+ * request), or those handed to one assignee (schema 12). The condition is dialect-neutral; the statement around it (and
  * its order, which on PostgreSQL names a collation) stays in each driver.
  */
 import type { DecisionFilter } from '@baton/engine';
@@ -16,6 +16,7 @@ export interface DecisionFilterColumns {
   readonly deadline: Column;
   readonly role: Column;
   readonly requester: Column;
+  readonly assignee: Column;
 }
 
 /** The `where` of `listDecisions`: `undefined` when the filter selects every decision. */
@@ -31,6 +32,14 @@ export function decisionFilterWhere(columns: DecisionFilterColumns, filter: Deci
         ? isNull(columns.role)
         : or(isNull(columns.role), inArray(columns.role, [...pendingFor.roles]))!,
       ne(columns.requester, pendingFor.excludeRequester),
+    );
+  }
+  const handedTo = filter.handedTo;
+  if (handedTo !== undefined) {
+    conditions.push(
+      eq(columns.status, 'pending'),
+      eq(columns.assignee, handedTo.assignee),
+      or(isNull(columns.deadline), gt(columns.deadline, handedTo.now))!,
     );
   }
   return and(...conditions);

@@ -22,9 +22,11 @@ import { LedgerSchemaError } from './errors.js';
  * 9, event waits of parked requests (`baton_event_waits`) and received events (`baton_events`);
  * 10, the index `baton runs list` pages on (`baton_requests` by `updated_at` descending, then `id`);
  * 11, votes of quorum decisions (`baton_decision_votes`) and the display name and channel of
- * recorded decisions (`baton_decisions.decider_display`, `via`).
+ * recorded decisions (`baton_decisions.decider_display`, `via`);
+ * 12, delegation: hand-overs and decisions made for someone on `baton_decisions` (`assignee`,
+ * `handover`, `on_behalf_of`, `on_behalf_of_name`) and absence delegates (`baton_delegations`).
  */
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 12;
 
 /** drizzle's bookkeeping table for the ledger's migrations (kept apart from any app's own). */
 export const MIGRATIONS_TABLE = '__baton_migrations';

@@ -70,7 +70,7 @@ export function mintTokenParams(code: string, request: MintTokenRequest): MintTo
 }
 
 /** A new decision as a `baton_decisions` row: pending, nobody has decided. */
-export function newDecisionRow(decision: NewDecision): DecisionRecord {
+export function newDecisionRow(decision: NewDecision): Omit<DecisionRecord, 'handover'> {
   return {
     id: decision.id,
     key: decision.key,

@@ -10,6 +10,7 @@
 import type {
   DecisionRecord,
   DecisionStatus,
+  HandOver,
   LegacyDecider,
   ParkedRequest,
   RequestStatus,
@@ -38,7 +39,11 @@ export type StoredRequest = Omit<ParkedRequest, 'status' | 'waitingFor' | 'dueAt
 };
 
 /** A `baton_decisions` row as drizzle returns it (camelCase fields): a `DecisionRecord`, its status unchecked. */
-export type StoredDecision = Omit<DecisionRecord, 'status'> & { readonly status: string };
+export type StoredDecision = Omit<DecisionRecord, 'status' | 'handover'> & {
+  readonly status: string;
+  /** The hand-over as JSON text (schema 12). */
+  readonly handover?: string | null;
+};
 
 /** `waitingFor` in its normal form: `{ key }`, `{ key, role }` or `{ key, event }`, nothing else. */
 export function normalizeWaitingFor(list: readonly WaitingFor[]): WaitingFor[] {
@@ -83,6 +88,18 @@ export function toParkedRequest(row: StoredRequest): ParkedRequest {
   };
 }
 
+/** A stored hand-over (JSON text) as the engine's `HandOver`; `null` when there is none. */
+function parseHandover(row: StoredDecision): HandOver | null {
+  if (row.handover === null || row.handover === undefined) return null;
+  try {
+    return JSON.parse(row.handover) as HandOver;
+  } catch (error) {
+    throw new LedgerError(`baton_decisions row ("${row.id}", "${row.key}") has an unreadable handover`, {
+      cause: error,
+    });
+  }
+}
+
 /** A stored `baton_decisions` row as the engine's `DecisionRecord`. */
 export function toDecisionRecord(row: StoredDecision): DecisionRecord {
   if (!DECISION_STATUSES.has(row.status)) {
@@ -103,6 +120,10 @@ export function toDecisionRecord(row: StoredDecision): DecisionRecord {
     deciderName: row.deciderName,
     content: row.content,
     decidedAt: row.decidedAt === null ? null : Number(row.decidedAt),
+    assignee: row.assignee ?? null,
+    handover: parseHandover(row),
+    onBehalfOf: row.onBehalfOf ?? null,
+    onBehalfOfName: row.onBehalfOfName ?? null,
     // Schema 11: set only where recorded (a decision recorded before, or without them, reads as before).
     ...(row.deciderDisplay == null ? {} : { deciderDisplay: row.deciderDisplay }),
     ...(row.via == null ? {} : { via: row.via }),

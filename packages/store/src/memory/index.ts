@@ -12,12 +12,17 @@ import type {
   ClaimStepResult,
   DecisionFilter,
   DecisionRecord,
+  DelegationFilter,
+  DelegationRecord,
   DueRequest,
   EventRecord,
   EventWaiter,
+  HandDecision,
+  HandDecisionResult,
   Ledger,
   MintTokenRequest,
   NewDecision,
+  NewDelegation,
   NewEvent,
   OutboxMessage,
   OutboxRecord,
@@ -34,6 +39,7 @@ import type {
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  RemoveDelegation,
   RunFilter,
   SchedulerStats,
   SettleOutbox,
@@ -100,6 +106,8 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   const requests = new Map<string, ParkedRequest>();
   /** Decisions by `${id}\u0000${key}`. */
   const decisions = new Map<string, DecisionRecord>();
+  /** Absence delegates by id (schema 12). */
+  const delegations = new Map<string, DelegationRecord>();
   const decisionKey = (id: string, key: string) => `${id}\u0000${key}`;
   /** Quorum votes by request id, oldest first. */
   const votes = new Map<string, VoteRecord[]>();
@@ -246,6 +254,10 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
           deciderName: null,
           content: null,
           decidedAt: null,
+          assignee: null,
+          handover: null,
+          onBehalfOf: null,
+          onBehalfOfName: null,
         });
       }
     },
@@ -257,6 +269,10 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
         .filter(
           (row) =>
             (filter.id === undefined || row.id === filter.id) &&
+            (filter.handedTo === undefined ||
+              (row.status === 'pending' &&
+                row.assignee === filter.handedTo.assignee &&
+                !isDecisionExpired(row.deadline, filter.handedTo.now))) &&
             (pendingFor === undefined ||
               (row.status === 'pending' &&
                 !isDecisionExpired(row.deadline, pendingFor.now) &&
@@ -284,6 +300,9 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
         decidedAt: decision.now,
         ...(decision.deciderDisplay == null ? {} : { deciderDisplay: decision.deciderDisplay }),
         ...(decision.via == null ? {} : { via: decision.via }),
+        assignee: null,
+        onBehalfOf: decision.onBehalfOf ?? null,
+        onBehalfOfName: decision.onBehalfOfName ?? null,
       });
       return decisionRecorded(version);
     },
@@ -325,6 +344,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
           decidedAt: vote.now,
           ...(decide.deciderDisplay == null ? {} : { deciderDisplay: decide.deciderDisplay }),
           ...(decide.via == null ? {} : { via: decide.via }),
+          assignee: null,
         });
       }
       return decisionRecorded(version);
@@ -333,6 +353,61 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
     async listVotes(id: string): Promise<VoteRecord[]> {
       assertOpen();
       return [...(votes.get(id) ?? [])].sort((a, b) => a.version - b.version);
+    },
+
+    async handDecision(handOver: HandDecision): Promise<HandDecisionResult> {
+      assertOpen();
+      const row = decisions.get(decisionKey(handOver.id, handOver.key));
+      const request = requests.get(handOver.id);
+      const failure = decisionFailure(row, request, handOver.expectedVersion, handOver.now);
+      if (failure) return failure;
+      const version = request!.version + 1;
+      requests.set(handOver.id, { ...request!, version, updatedAt: handOver.now });
+      decisions.set(decisionKey(handOver.id, handOver.key), {
+        ...row!,
+        assignee: handOver.handover.to,
+        handover: { ...handOver.handover },
+      });
+      return { status: 'handed', version };
+    },
+
+    async setDelegation(delegation: NewDelegation): Promise<void> {
+      assertOpen();
+      if (delegations.has(delegation.id)) return;
+      delegations.set(delegation.id, {
+        ...delegation,
+        roles: [...delegation.roles],
+        removedAt: null,
+        removedReason: null,
+        removedBy: null,
+        removedByName: null,
+      });
+    },
+
+    async listDelegations(filter: DelegationFilter): Promise<DelegationRecord[]> {
+      assertOpen();
+      const at = filter.activeAt;
+      return [...delegations.values()]
+        .filter(
+          (d) =>
+            (filter.delegate === undefined || d.delegate === filter.delegate) &&
+            (at === undefined || (d.removedAt === null && d.startsAt <= at && at < d.endsAt)),
+        )
+        .sort((a, b) => b.createdAt - a.createdAt || ordinal(a.id, b.id));
+    },
+
+    async removeDelegation(removal: RemoveDelegation): Promise<boolean> {
+      assertOpen();
+      const row = delegations.get(removal.id);
+      if (!row || row.removedAt !== null) return false;
+      delegations.set(removal.id, {
+        ...row,
+        removedAt: removal.now,
+        removedReason: removal.reason,
+        removedBy: removal.by,
+        removedByName: removal.byName,
+      });
+      return true;
     },
 
     async closeDecisions(id: string, _now: number): Promise<number> {
@@ -565,6 +640,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       requests.clear();
       decisions.clear();
       votes.clear();
+      delegations.clear();
       steps.clear();
       leases.clear();
       outbox.clear();

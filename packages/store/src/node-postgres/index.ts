@@ -25,10 +25,15 @@ import type {
   DeciderRewrite,
   DecisionFilter,
   DecisionRecord,
+  DelegationFilter,
+  DelegationRecord,
+  HandDecision,
+  HandDecisionResult,
   Ledger,
   LegacyDecider,
   MintTokenRequest,
   NewDecision,
+  NewDelegation,
   ParkedRequest,
   ParkRequest,
   ParkResult,
@@ -41,6 +46,7 @@ import type {
   RedeemRequest,
   RedeemResult,
   RedeemTokenResult,
+  RemoveDelegation,
   RunFilter,
   StepRecord,
   VoteRecord,
@@ -49,6 +55,7 @@ import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, or, s
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { decisionFilterWhere } from '../core/decisionFilter.js';
+import { delegationFilterWhere, delegationRow, handoverText, toDelegationRecord } from '../core/delegations.js';
 import { LedgerError } from '../core/errors.js';
 import { claimParams, mintTokenParams, newDecisionRow, parkParams } from '../core/params.js';
 import { type PruningOptions, startPruning } from '../core/pruning.js';
@@ -75,7 +82,7 @@ import { runFilterWhere } from '../core/runFilter.js';
 import { BatchCounter, withStats } from '../core/stats.js';
 import { claimFailure, toStepRecord } from '../core/steps.js';
 import { generateTokenCode, hashTokenCode, MAX_TOKEN_CODE_LENGTH } from '../core/tokens.js';
-import { decisions, decisionVotes, meta, redemptions, requests, steps, tokens } from '../schema/pg.js';
+import { decisions, decisionVotes, delegations, meta, redemptions, requests, steps, tokens } from '../schema/pg.js';
 import { connectPostgres, type PostgresConnectionOptions } from './connect.js';
 import { createPostgresEvents } from './events.js';
 import { createRedemptionBatches, DEFAULT_REDEMPTION_BATCHING, type RedemptionBatching } from './redemptions.js';
@@ -571,6 +578,9 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
             decidedAt: now,
             deciderDisplay: decision.deciderDisplay ?? null,
             via: decision.via ?? null,
+            assignee: null,
+            onBehalfOf: decision.onBehalfOf ?? null,
+            onBehalfOfName: decision.onBehalfOfName ?? null,
           })
           .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
           .returning({ key: decisions.key });
@@ -616,6 +626,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
               content: decide.content,
               decidedAt: now,
               deciderDisplay: decide.deciderDisplay ?? null,
+              assignee: null,
               via: decide.via ?? null,
             })
             .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
@@ -656,6 +667,67 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     async closeDecisions(id: string, _now: number): Promise<number> {
       assertOpen();
       return (await closePending.execute({ id })).rowCount ?? 0;
+    },
+
+    async handDecision(hand: HandDecision): Promise<HandDecisionResult> {
+      assertOpen();
+      const { id, key, now, expectedVersion } = hand;
+      // As recordDecision: the request's row lock first, then the checks, then both writes.
+      return db.transaction(async (tx): Promise<HandDecisionResult> => {
+        const [request] = await tx
+          .select({ status: requests.status, version: requests.version })
+          .from(requests)
+          .where(eq(requests.id, id))
+          .for('update');
+        const [row] = await tx
+          .select({ status: decisions.status, deadline: decisions.deadline })
+          .from(decisions)
+          .where(and(eq(decisions.id, id), eq(decisions.key, key)));
+        const failure = decisionFailure(row, request, expectedVersion, now);
+        if (failure) return failure;
+        const handed = await tx
+          .update(decisions)
+          .set({ assignee: hand.handover.to, handover: handoverText(hand.handover) })
+          .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
+          .returning({ key: decisions.key });
+        if (handed.length === 0) return { status: 'closed' };
+        const [bumped] = await tx
+          .update(requests)
+          .set({ version: sql`${requests.version} + 1`, updatedAt: now })
+          .where(eq(requests.id, id))
+          .returning({ version: requests.version });
+        return { status: 'handed', version: bumped!.version };
+      });
+    },
+
+    async setDelegation(delegation: NewDelegation): Promise<void> {
+      assertOpen();
+      await db.insert(delegations).values(delegationRow(delegation)).onConflictDoNothing();
+    },
+
+    async listDelegations(filter: DelegationFilter): Promise<DelegationRecord[]> {
+      assertOpen();
+      const rows = await db
+        .select()
+        .from(delegations)
+        .where(delegationFilterWhere(delegations, filter))
+        .orderBy(desc(delegations.createdAt), asc(byCodePoint(delegations.id)));
+      return rows.map(toDelegationRecord);
+    },
+
+    async removeDelegation(removal: RemoveDelegation): Promise<boolean> {
+      assertOpen();
+      const done = await db
+        .update(delegations)
+        .set({
+          removedAt: removal.now,
+          removedReason: removal.reason,
+          removedBy: removal.by,
+          removedByName: removal.byName,
+        })
+        .where(and(eq(delegations.id, removal.id), isNull(delegations.removedAt)))
+        .returning({ id: delegations.id });
+      return done.length === 1;
     },
 
     async rewriteLegacyDeciders(rewrite: (legacy: LegacyDecider) => DeciderRewrite): Promise<number> {

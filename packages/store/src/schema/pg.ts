@@ -206,10 +206,19 @@ export const decisions = pgTable(
     deciderDisplay: text('decider_display'),
     /** The channel the decision came through: `decide`, `decide_page`, `decide_api` (schema 11). */
     via: text('via'),
+    /** Keyed hash of the principal the decision was handed to; null: not handed over (schema 12). */
+    assignee: text('assignee'),
+    /** The latest hand-over (JSON: to, by, onBehalfOf with names when stored, the sealed authority, reason, at), schema 12. */
+    handover: text('handover'),
+    /** Keyed hash of the principal it was decided for (a delegation); null: in the decider's own right (schema 12). */
+    onBehalfOf: text('on_behalf_of'),
+    /** That principal's readable id, only when names are stored (schema 12). */
+    onBehalfOfName: text('on_behalf_of_name'),
   },
   (table) => [
     primaryKey({ name: 'baton_decisions_pk', columns: [table.id, table.key] }),
     index('baton_decisions_status_role_idx').on(table.status, table.role),
+    index('baton_decisions_assignee_idx').on(table.assignee),
   ],
 );
 
@@ -242,6 +251,36 @@ export const decisionVotes = pgTable(
     version: integer('version').notNull(),
   },
   (table) => [primaryKey({ name: 'baton_decision_votes_pk', columns: [table.id, table.key, table.voter] })],
+);
+
+/**
+ * Absence delegates (schema 12): while `principal` is away (`starts_at` to `ends_at`),
+ * `delegate` decides for them with `roles` (JSON array). Principals are keyed hashes, names only
+ * when stored; `authority` is the principal and roles sealed by the engine. Set and removed by
+ * operators; a removal marks the row (`removed_*`), which stays as the record.
+ */
+export const delegations = pgTable(
+  'baton_delegations',
+  {
+    id: text('id').primaryKey(),
+    principal: text('principal').notNull(),
+    principalName: text('principal_name'),
+    delegate: text('delegate').notNull(),
+    delegateName: text('delegate_name'),
+    roles: text('roles').notNull(),
+    authority: text('authority').notNull(),
+    startsAt: bigint('starts_at', { mode: 'number' }).notNull(),
+    endsAt: bigint('ends_at', { mode: 'number' }).notNull(),
+    reason: text('reason').notNull(),
+    setBy: text('set_by').notNull(),
+    setByName: text('set_by_name'),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    removedAt: bigint('removed_at', { mode: 'number' }),
+    removedReason: text('removed_reason'),
+    removedBy: text('removed_by'),
+    removedByName: text('removed_by_name'),
+  },
+  (table) => [index('baton_delegations_delegate_idx').on(table.delegate, table.endsAt)],
 );
 
 /**

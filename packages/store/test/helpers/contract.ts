@@ -28,6 +28,9 @@ export function newId(prefix = 'R'): string {
   return `${prefix}-${randomBytes(9).toString('base64url')}`;
 }
 
+/** A decision row's delegation fields (schema 12) when it was never handed over nor decided for someone. */
+export const NOT_DELEGATED = { assignee: null, handover: null, onBehalfOf: null, onBehalfOfName: null } as const;
+
 /** A parked request as the engine would write it, waiting for a manager. */
 export function parked(id: string, fields: Partial<ParkRequest> = {}): ParkRequest {
   return {
@@ -444,6 +447,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
             deciderName: null,
             content: null,
             decidedAt: null,
+            ...NOT_DELEGATED,
           },
           {
             ...decisionRequest(id, 'legal', { role: null, deadline: null, message: 'Legal? ✓', requestedAt: T0 + 1 }),
@@ -452,6 +456,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
             deciderName: null,
             content: null,
             decidedAt: null,
+            ...NOT_DELEGATED,
           },
         ]);
       });
@@ -587,6 +592,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
             deciderName: null,
             content,
             decidedAt: T0 + 7,
+            ...NOT_DELEGATED,
           },
         ]);
       });

@@ -423,13 +423,13 @@ function renderDetails() {
       let text;
       if (d.status === 'decided') {
         text = `${d.answer ?? d.key}${'value' in d ? ` ${valueJson(d.value)}` : ''} by ${whoText(d.deciderDisplay ?? d.decider, d.deciderHash)}${
-          d.decidedAt !== null ? ` at ${timeText(d.decidedAt)}` : ''
-        }${d.round !== null ? ` (round ${d.round})` : ''}${d.via ? ` via ${d.via}` : ''}${votesText(d.votes)}`;
+          d.onBehalfOf ? ` for ${d.onBehalfOf}` : ''
+        }${d.decidedAt !== null ? ` at ${timeText(d.decidedAt)}` : ''}${d.round !== null ? ` (round ${d.round})` : ''}${d.via ? ` via ${d.via}` : ''}${votesText(d.votes)}`;
       } else {
         const whom = d.role ? `role ${d.role}` : "whoever the flow's rule allows";
         text = `${d.key}: ${d.status === 'pending' ? 'pending' : 'closed'} (${whom}${
           d.deadline !== null ? `, until ${timeText(d.deadline)}` : ''
-        })`;
+        })${d.handedOver ? `, ${d.handedOver}` : ''}`;
       }
       return el('li', { 'data-decision': d.key, 'data-status': d.status }, text);
     }),
