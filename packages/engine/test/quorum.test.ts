@@ -201,6 +201,32 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
     expect(await vote(runner, id, erin, true)).toMatchObject({ status: 'refused', reason: 'ended' });
   });
 
+  it('counts people: a quorum decision is never handed over, and no absence delegate votes for anyone', async () => {
+    const runner = makeRunner();
+    const id = await request(runner);
+    const handed = await runner.delegateDecision({ id, to: 'frank', context: bob });
+    expect(handed).toMatchObject({ status: 'refused', reason: 'not_allowed' });
+    expect(text(handed as { message: string })).toMatch(/each voting in their own right: it cannot be handed over/);
+    // Frank, outside the board, stands in for an absent Bob: he still may not vote for him.
+    const frank: DecisionCaller = { principal: 'frank', roles: [] };
+    const absence = await runner.operators.setAbsence({
+      principal: 'bob',
+      delegate: 'frank',
+      roles: ['board'],
+      startsAt: START,
+      endsAt: START + 3_600_000,
+      reason: 'holiday',
+      operator: 'ops',
+    });
+    expect(absence).toMatchObject({ status: 'set' });
+    expect(await runner.inbox(frank)).toEqual([]);
+    expect(await vote(runner, id, frank, true)).toMatchObject({ status: 'refused', reason: 'not_allowed' });
+    // Bob and Dave, each in their own right, make the quorum.
+    expect(await vote(runner, id, bob, true)).toMatchObject({ status: 'recorded' });
+    expect(await vote(runner, id, dave, true)).toMatchObject({ status: 'recorded' });
+    expect(await ledger.listVotes!(id)).toHaveLength(2);
+  });
+
   it('ends rejected at the first rejection by default', async () => {
     const runner = makeRunner();
     const id = await request(runner);

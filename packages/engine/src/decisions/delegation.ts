@@ -10,7 +10,8 @@
  * operator made Y the delegate of X for a time range, with X's roles stated
  * (`operators/absences.ts`); while it is in force, Y may make any decision X
  * with those roles may make. Four eyes holds either way: neither Y nor X is
- * the requester. The caller's absences are read once per call
+ * the requester. A quorum decision is voted on in one's own right only: it
+ * is never handed over and no absence reaches it. The caller's absences are read once per call
  * ({@link withAbsences}); a decision made so records on whose behalf.
  */
 import type { Flow } from '../authoring/flowTypes.js';
@@ -20,6 +21,7 @@ import type { DecisionRecord, DelegationRecord, HandOver } from '../contract/led
 import { allowed } from './access.js';
 import { isRequester, type ParkedBlob, principalHash } from './parked.js';
 import type { DecisionsPort } from './port.js';
+import { isQuorum } from './quorum.js';
 import type { DecisionCaller, DecisionView, DelegatedFor } from './types.js';
 
 /** The principal whose right a delegate uses, with the roles it uses, and how the grant came. */
@@ -116,6 +118,12 @@ export function mayMake(
   record: DecisionRecord,
   caller: DelegatedCaller,
 ): Right {
+  // A quorum counts people: each approver votes in their own right, never for someone else, so no
+  // one's right is counted twice (once by them, once by their delegate).
+  if (isQuorum(flow, record.key)) {
+    const own = allowed(flow, blob, record.key, caller);
+    return own === true ? {} : own;
+  }
   const handover = record.status === 'pending' && record.assignee ? record.handover : null;
   if (handover) {
     const mine = principalHash(codec, caller.principal);

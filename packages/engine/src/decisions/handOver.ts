@@ -16,6 +16,7 @@ import { chooseDecision, DECISION_KEY, notRecorded, refusal } from './deciding.j
 import { sealAuthority, shownPrincipal, withAbsences } from './delegation.js';
 import { isRequester, principalHash } from './parked.js';
 import type { DecisionsPort } from './port.js';
+import { isQuorum } from './quorum.js';
 import type { DelegateRequest, DelegateResult } from './types.js';
 
 /** The delegate tool's name. */
@@ -55,6 +56,12 @@ export async function delegateDecision(core: DecisionsPort, request: DelegateReq
     const chosen = chooseDecision(core, row, flow, blob, await ledger.listDecisions({ id: row.id }), key, caller);
     if ('refusal' in chosen) return chosen.refusal;
     const { record } = chosen;
+    if (isQuorum(flow, record.key)) {
+      return refusal(
+        'not_allowed',
+        `The decision "${record.key}" on request ${row.id} needs several approvers, each voting in their own right: it cannot be handed over.`,
+      );
+    }
     if (to === caller.principal) return refusal('not_allowed', 'You cannot hand a decision to yourself.');
     if (isRequester(codec, blob, to)) {
       return refusal(
