@@ -140,6 +140,65 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
   const { pool, where } = connection;
 
   const db = drizzle({ client: pool });
+  type Tx = Parameters<Parameters<typeof db.transaction>[0]>[0];
+
+  /**
+   * The first reads of every write of a decision (record, vote, hand-over): the request's row
+   * lock, so every writer of the request (parkRequest's compare-and-set, other deciders) queues
+   * behind it, then the decision's state as they committed it.
+   */
+  async function lockDecision(tx: Tx, id: string, key: string) {
+    const [request] = await tx
+      .select({ status: requests.status, version: requests.version })
+      .from(requests)
+      .where(eq(requests.id, id))
+      .for('update');
+    const [row] = await tx
+      .select({ status: decisions.status, deadline: decisions.deadline })
+      .from(decisions)
+      .where(and(eq(decisions.id, id), eq(decisions.key, key)));
+    return { request, row };
+  }
+
+  /** The last write of a decision's transaction: the request's version bumped; returns the new one. */
+  async function bumpVersion(tx: Tx, id: string, now: number): Promise<number> {
+    const [bumped] = await tx
+      .update(requests)
+      .set({ version: sql`${requests.version} + 1`, updatedAt: now })
+      .where(eq(requests.id, id))
+      .returning({ version: requests.version });
+    return bumped!.version;
+  }
+
+  /** Record a pending decision as decided (a hand-over's assignee cleared); false when it was not pending. */
+  async function decidePending(
+    tx: Tx,
+    id: string,
+    key: string,
+    decided: Pick<
+      RecordDecision,
+      'decider' | 'deciderName' | 'deciderDisplay' | 'content' | 'via' | 'onBehalfOf' | 'onBehalfOfName'
+    >,
+    now: number,
+  ): Promise<boolean> {
+    const recorded = await tx
+      .update(decisions)
+      .set({
+        status: 'decided',
+        decider: decided.decider,
+        deciderName: decided.deciderName ?? null,
+        content: decided.content,
+        decidedAt: now,
+        deciderDisplay: decided.deciderDisplay ?? null,
+        via: decided.via ?? null,
+        assignee: null,
+        onBehalfOf: decided.onBehalfOf ?? null,
+        onBehalfOfName: decided.onBehalfOfName ?? null,
+      })
+      .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
+      .returning({ key: decisions.key });
+    return recorded.length > 0;
+  }
   const insertRedemption = db
     .insert(redemptions)
     .values({
@@ -554,44 +613,15 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     async recordDecision(decision: RecordDecision): Promise<RecordDecisionResult> {
       assertOpen();
       const { id, key, now, expectedVersion } = decision;
-      // One transaction: the request's row lock first, so every writer of the request (parkRequest's
-      // compare-and-set, other deciders) queues behind it; then each read sees what they committed.
+      // One transaction: the request's row lock, the checks, the decision, the version.
       return db.transaction(async (tx): Promise<RecordDecisionResult> => {
-        const [request] = await tx
-          .select({ status: requests.status, version: requests.version })
-          .from(requests)
-          .where(eq(requests.id, id))
-          .for('update');
-        const [row] = await tx
-          .select({ status: decisions.status, deadline: decisions.deadline })
-          .from(decisions)
-          .where(and(eq(decisions.id, id), eq(decisions.key, key)));
+        const { request, row } = await lockDecision(tx, id, key);
         const failure = decisionFailure(row, request, expectedVersion, now);
         if (failure) return failure;
-        const recorded = await tx
-          .update(decisions)
-          .set({
-            status: 'decided',
-            decider: decision.decider,
-            deciderName: decision.deciderName ?? null,
-            content: decision.content,
-            decidedAt: now,
-            deciderDisplay: decision.deciderDisplay ?? null,
-            via: decision.via ?? null,
-            assignee: null,
-            onBehalfOf: decision.onBehalfOf ?? null,
-            onBehalfOfName: decision.onBehalfOfName ?? null,
-          })
-          .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
-          .returning({ key: decisions.key });
         // Closed meanwhile by a writer that takes no request lock (`closeDecisions`): nothing written.
-        if (recorded.length === 0) return { status: 'closed' };
-        const [bumped] = await tx
-          .update(requests)
-          .set({ version: sql`${requests.version} + 1`, updatedAt: now })
-          .where(eq(requests.id, id))
-          .returning({ version: requests.version });
-        return decisionRecorded(bumped!.version);
+        if (!(await decidePending(tx, id, key, decision, now))) return { status: 'closed' };
+        const version = await bumpVersion(tx, id, now);
+        return decisionRecorded(version);
       });
     },
 
@@ -600,15 +630,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       const { id, key, now, expectedVersion } = vote;
       // As recordDecision: the request's row lock first, so votes and every other write queue.
       return db.transaction(async (tx): Promise<RecordVoteResult> => {
-        const [request] = await tx
-          .select({ status: requests.status, version: requests.version })
-          .from(requests)
-          .where(eq(requests.id, id))
-          .for('update');
-        const [row] = await tx
-          .select({ status: decisions.status, deadline: decisions.deadline })
-          .from(decisions)
-          .where(and(eq(decisions.id, id), eq(decisions.key, key)));
+        const { request, row } = await lockDecision(tx, id, key);
         const [voted] = await tx
           .select({ voter: decisionVotes.voter })
           .from(decisionVotes)
@@ -616,29 +638,9 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
         const failure = voteFailure(row, request, expectedVersion, now, voted !== undefined);
         if (failure) return failure;
         const decide = vote.decide;
-        if (decide) {
-          const recorded = await tx
-            .update(decisions)
-            .set({
-              status: 'decided',
-              decider: decide.decider,
-              deciderName: decide.deciderName ?? null,
-              content: decide.content,
-              decidedAt: now,
-              deciderDisplay: decide.deciderDisplay ?? null,
-              assignee: null,
-              via: decide.via ?? null,
-            })
-            .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
-            .returning({ key: decisions.key });
-          // Closed meanwhile by a writer that takes no request lock (`closeDecisions`): nothing written.
-          if (recorded.length === 0) return { status: 'closed' };
-        }
-        const [bumped] = await tx
-          .update(requests)
-          .set({ version: sql`${requests.version} + 1`, updatedAt: now })
-          .where(eq(requests.id, id))
-          .returning({ version: requests.version });
+        // Closed meanwhile by a writer that takes no request lock (`closeDecisions`): nothing written.
+        if (decide && !(await decidePending(tx, id, key, decide, now))) return { status: 'closed' };
+        const version = await bumpVersion(tx, id, now);
         await tx.insert(decisionVotes).values({
           id,
           key,
@@ -648,9 +650,9 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
           content: vote.content,
           decidedAt: now,
           via: vote.via,
-          version: bumped!.version,
+          version,
         });
-        return decisionRecorded(bumped!.version);
+        return decisionRecorded(version);
       });
     },
 
@@ -674,15 +676,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       const { id, key, now, expectedVersion } = hand;
       // As recordDecision: the request's row lock first, then the checks, then both writes.
       return db.transaction(async (tx): Promise<HandDecisionResult> => {
-        const [request] = await tx
-          .select({ status: requests.status, version: requests.version })
-          .from(requests)
-          .where(eq(requests.id, id))
-          .for('update');
-        const [row] = await tx
-          .select({ status: decisions.status, deadline: decisions.deadline })
-          .from(decisions)
-          .where(and(eq(decisions.id, id), eq(decisions.key, key)));
+        const { request, row } = await lockDecision(tx, id, key);
         const failure = decisionFailure(row, request, expectedVersion, now);
         if (failure) return failure;
         const handed = await tx
@@ -691,12 +685,8 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
           .where(and(eq(decisions.id, id), eq(decisions.key, key), eq(decisions.status, 'pending')))
           .returning({ key: decisions.key });
         if (handed.length === 0) return { status: 'closed' };
-        const [bumped] = await tx
-          .update(requests)
-          .set({ version: sql`${requests.version} + 1`, updatedAt: now })
-          .where(eq(requests.id, id))
-          .returning({ version: requests.version });
-        return { status: 'handed', version: bumped!.version };
+        const version = await bumpVersion(tx, id, now);
+        return { status: 'handed', version };
       });
     },
 
