@@ -61,6 +61,7 @@ import {
   toLegacyDecider,
   toParkedRequest,
   toVoteRecord,
+  voteRow,
 } from '../core/requests.js';
 import {
   conflictResult,
@@ -421,17 +422,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       throw new LedgerError(`Recording a vote on "${key}" of request "${id}" found its rows changed under the lock`);
     }
     db.insert(decisionVotes)
-      .values({
-        id,
-        key,
-        voter: vote.voter,
-        voterName: vote.voterName ?? null,
-        displayName: vote.displayName ?? null,
-        content: vote.content,
-        decidedAt: now,
-        via: vote.via,
-        version: bumped.version,
-      })
+      .values(voteRow(vote, now, bumped.version))
       .run();
     const decide = vote.decide;
     const recorded =

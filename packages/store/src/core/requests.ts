@@ -13,6 +13,7 @@ import type {
   HandOver,
   LegacyDecider,
   ParkedRequest,
+  RecordVote,
   RequestStatus,
   VoteRecord,
   WaitingFor,
@@ -127,6 +128,21 @@ export function toDecisionRecord(row: StoredDecision): DecisionRecord {
     // Schema 11: set only where recorded (a decision recorded before, or without them, reads as before).
     ...(row.deciderDisplay == null ? {} : { deciderDisplay: row.deciderDisplay }),
     ...(row.via == null ? {} : { via: row.via }),
+  };
+}
+
+/** The `baton_decision_votes` row of a vote written at `now`, by the write that made `version`. */
+export function voteRow(vote: RecordVote, now: number, version: number) {
+  return {
+    id: vote.id,
+    key: vote.key,
+    voter: vote.voter,
+    voterName: vote.voterName ?? null,
+    displayName: vote.displayName ?? null,
+    content: vote.content,
+    decidedAt: now,
+    via: vote.via,
+    version,
   };
 }
 

@@ -66,6 +66,7 @@ import {
   toLegacyDecider,
   toParkedRequest,
   toVoteRecord,
+  voteRow,
 } from '../core/requests.js';
 import {
   conflictResult,
@@ -641,17 +642,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
         // Closed meanwhile by a writer that takes no request lock (`closeDecisions`): nothing written.
         if (decide && !(await decidePending(tx, id, key, decide, now))) return { status: 'closed' };
         const version = await bumpVersion(tx, id, now);
-        await tx.insert(decisionVotes).values({
-          id,
-          key,
-          voter: vote.voter,
-          voterName: vote.voterName ?? null,
-          displayName: vote.displayName ?? null,
-          content: vote.content,
-          decidedAt: now,
-          via: vote.via,
-          version,
-        });
+        await tx.insert(decisionVotes).values(voteRow(vote, now, version));
         return decisionRecorded(version);
       });
     },
