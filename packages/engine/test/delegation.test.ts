@@ -19,6 +19,7 @@ import {
   type CallContext,
   createRequestStateCodec,
   createRunner,
+  type DecidedEvent,
   type DecisionCaller,
   generateKey,
   type Ledger,
@@ -48,6 +49,7 @@ const LEDGERS: Record<string, () => Ledger> = {
 let ledger: Ledger;
 let audit: AuditLog;
 
+let decidedEvents: DecidedEvent[] = [];
 function makeRunner(storePrincipalNames = false) {
   return createRunner({
     flows: [expenseApproval],
@@ -58,6 +60,10 @@ function makeRunner(storePrincipalNames = false) {
     holdMs: 5,
     pollMs: 1,
     storePrincipalNames,
+    outbox: true,
+    onDecided: (event) => {
+      decidedEvents.push(event);
+    },
   });
 }
 type TestRunner = ReturnType<typeof makeRunner>;
@@ -74,6 +80,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     clock = START;
     ledger = LEDGERS[kind]!();
     audit = createMemoryAuditLog();
+    decidedEvents = [];
   });
   afterEach(() => ledger.close());
 
@@ -124,6 +131,15 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     // Dave decided (his hash), for bob (bob's hash, the principal of the hand-over's round).
     expect(answer?.decider).toBe(decidedRound?.principal);
     expect(answer?.onBehalfOf).toBe(delegateRound?.principal);
+    // The hook and the decision.made notification say so too (as keyed hashes, like the decider).
+    const bobHash = record!.handover!.onBehalfOf;
+    expect(decidedEvents).toEqual([expect.objectContaining({ key: 'manager_approval', onBehalfOf: bobHash })]);
+    expect(decidedEvents[0]!.decider).toBe(record!.handover!.to);
+    const outbox = await ledger.claimOutbox!({ now: clock + 1, leaseUntil: clock + 60_000, limit: 100 });
+    const made = outbox.map((m) => JSON.parse(m.body)).filter((b) => b.type === 'decision.made');
+    expect(made.map((b) => b.data)).toEqual([
+      expect.objectContaining({ key: 'manager_approval', decider: record!.handover!.to, onBehalfOf: bobHash }),
+    ]);
   });
 
   it('never hands to the requester or to oneself, and only a caller who may decide hands over', async () => {

@@ -299,8 +299,15 @@ export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): P
       next: `Your vote on "${key}" is recorded; ${more} needed before request ${row.id} moves on.`,
     };
   }
-  const decider = core.decisions.hookPrincipals === 'id' ? caller.principal : principalHash(codec, caller.principal);
-  callHook(core, 'onDecided', core.decisions.onDecided, { id: row.id, key, flow: flow.name, decider, decidedAt });
+  const shown = (p: string) => (core.decisions.hookPrincipals === 'id' ? p : principalHash(codec, p));
+  callHook(core, 'onDecided', core.decisions.onDecided, {
+    id: row.id,
+    key,
+    flow: flow.name,
+    decider: shown(caller.principal),
+    ...(behalf === undefined ? {} : { onBehalfOf: shown(behalf) }),
+    decidedAt,
+  });
   // The decision is recorded (acknowledged): a ledger outage while advancing the flow only delays
   // it, since the next round of the request (requester, resume, another decision) delivers it.
   let result: Awaited<ReturnType<typeof advance>>;

@@ -6,7 +6,8 @@
  * `data.status` as `baton_requests` shows it), and `flow.notification` for
  * each `notify()` of the round. Bodies are `{ type, timestamp, data }`;
  * `data` has `requestId` and `flow`, and for decisions `key`, `role` and
- * `deadline` (ISO 8601), and `url`, the decision page, when the runner has a
+ * `deadline` (ISO 8601), `decision.made` its `decider` (and `onBehalfOf`, for
+ * a delegate's decision), and `url`, the decision page, when the runner has a
  * `decisionUrl`. Principals are keyed hashes, or ids when the runner
  * says so (`hookPrincipals`). Ids are derived from the request, the round and
  * the event, so a write replayed after a conflict carries the same ids and
@@ -37,8 +38,12 @@ export interface OutboxFacts {
   /** Decision keys awaited before this write. */
   readonly awaitedBefore: readonly string[];
   readonly awaited: readonly AwaitedDecision[];
-  /** Recorded decisions the round delivered: key and the decider's principal. */
-  readonly made: readonly { readonly key: string; readonly decider: string | undefined }[];
+  /** Recorded decisions the round delivered: key, the decider's principal, and whom they decided for (a delegation). */
+  readonly made: readonly {
+    readonly key: string;
+    readonly decider: string | undefined;
+    readonly onBehalfOf?: string | undefined;
+  }[];
   readonly notifications: readonly Notification[];
 }
 
@@ -102,6 +107,7 @@ export function outboxMessages(core: DecisionsPort, facts: OutboxFacts): OutboxM
     add('decision.made', made.key, {
       key: made.key,
       ...(made.decider === undefined ? {} : { decider: who(made.decider) }),
+      ...(made.onBehalfOf === undefined ? {} : { onBehalfOf: who(made.onBehalfOf) }),
     });
   }
   const before = new Set(facts.awaitedBefore);

@@ -74,7 +74,7 @@ export function recordedDecisions(
       content,
       decider: principal,
       auditDecider: auditHash(principal),
-      ...(onBehalfOf === undefined ? {} : { auditOnBehalfOf: auditHash(onBehalfOf) }),
+      ...(onBehalfOf === undefined ? {} : { onBehalfOf, auditOnBehalfOf: auditHash(onBehalfOf) }),
       audit: {
         ...(record.decidedAt === null ? {} : { decidedAt: record.decidedAt }),
         ...(record.via ? { via: record.via } : {}),
@@ -304,7 +304,10 @@ async function write(
     before: parked?.row.status,
     awaitedBefore: parked?.row.waitingFor.map((w) => w.key) ?? [],
     awaited: waiting,
-    made: end.delivered.map((key) => ({ key, decider: input.inject?.decisions?.get(key)?.decider })),
+    made: end.delivered.map((key) => {
+      const decided = input.inject?.decisions?.get(key);
+      return { key, decider: decided?.decider, onBehalfOf: decided?.onBehalfOf };
+    }),
     notifications: end.notifications,
   });
   const blob: ParkedBlob = {

@@ -77,6 +77,8 @@ export interface DecidedEvent {
   readonly flow: string;
   /** The decider: a keyed hash (the same as requesters'), or the id with `hookPrincipals: 'id'`. */
   readonly decider: string;
+  /** Whom the decider decided for (a hand-over or an absence delegate), shown like `decider`; absent: in their own right. */
+  readonly onBehalfOf?: string;
   readonly decidedAt: number;
 }
 

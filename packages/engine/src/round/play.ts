@@ -96,6 +96,8 @@ export interface InjectedDecision {
   };
   /** Whom the decider acted for (a delegation), as the audit trail records it; absent: in their own right. */
   readonly auditOnBehalfOf?: string;
+  /** That principal's id (in the `decision.made` notification, as the runner shows principals). */
+  readonly onBehalfOf?: string;
 }
 
 /** An event another system sent, to deliver to an instance that awaits it. */
