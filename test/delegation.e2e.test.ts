@@ -9,30 +9,24 @@
  * set with `baton delegates set bob --to erin` lets erin decide alice's next request for bob;
  * one whose range has ended lets gina decide nothing.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
 import { openAuditLog } from '@baton/store';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scratchDir, tokenOf as token, writeTokens } from './helpers/e2eLedgers.js';
 import { connectHttp, runCli, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'baton-delegation-'));
+const dir = scratchDir('delegation');
 const BATON_KEYS = generateKey();
 const ledger = `sqlite:${join(dir, 'ledger.db')}`;
-const token = (name: string) => `${name}-token-${'x'.repeat(24)}`;
-const tokensFile = join(dir, 'tokens.json');
-writeFileSync(
-  tokensFile,
-  JSON.stringify({
-    [token('alice')]: { principal: 'alice', roles: ['manager'] },
-    [token('bob')]: { principal: 'bob', roles: ['manager'] },
-    [token('dave')]: { principal: 'dave', roles: [] },
-    [token('erin')]: { principal: 'erin', roles: [] },
-    [token('gina')]: { principal: 'gina', roles: [] },
-  }),
-);
+const tokensFile = writeTokens(dir, {
+  alice: { principal: 'alice', roles: ['manager'] },
+  bob: { principal: 'bob', roles: ['manager'] },
+  dave: { principal: 'dave', roles: [] },
+  erin: { principal: 'erin', roles: [] },
+  gina: { principal: 'gina', roles: [] },
+});
 
 let server: ServeProcess;
 const clients: Client[] = [];
@@ -57,7 +51,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.close()));
   await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function mcp(who: string): Promise<Client> {

@@ -9,12 +9,11 @@
  * `baton_decide` over MCP and the flow ends approved; `baton runs show`
  * names both votes with their channels.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { scratchDir, tokenOf as token, writeTokens } from './helpers/e2eLedgers.js';
 import {
   connectHttp,
   expectInputRequired,
@@ -25,18 +24,13 @@ import {
   toolRound,
 } from './helpers/mcpClients.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'baton-quorum-http-'));
+const dir = scratchDir('quorum-http');
 const BATON_KEYS = generateKey();
-const token = (name: string) => `${name}-token-${'x'.repeat(24)}`;
-const tokensFile = join(dir, 'tokens.json');
-writeFileSync(
-  tokensFile,
-  JSON.stringify({
-    [token('alice')]: { principal: 'alice', roles: ['board'] },
-    [token('bob')]: { principal: 'bob', roles: ['board'], name: 'Bob Builder' },
-    [token('dave')]: { principal: 'dave', roles: ['board'] },
-  }),
-);
+const tokensFile = writeTokens(dir, {
+  alice: { principal: 'alice', roles: ['board'] },
+  bob: { principal: 'bob', roles: ['board'], name: 'Bob Builder' },
+  dave: { principal: 'dave', roles: ['board'] },
+});
 const ledger = `sqlite:${join(dir, 'ledger.db')}`;
 
 let server: ServeProcess;
@@ -61,7 +55,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.close()));
   await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function api(path: string, who: string, answer?: unknown) {

@@ -25,6 +25,8 @@ export interface TokenPrincipal {
   readonly principal: string;
   readonly roles?: readonly string[];
   readonly scopes?: readonly string[];
+  /** A display name (`DecisionCaller.displayName`). */
+  readonly name?: string;
 }
 
 /** The bearer token of principal `name` in a file written by {@link writeTokens}. */
