@@ -27,11 +27,9 @@ import {
   type Ledger,
   type RoundOutcome,
 } from '@baton/engine';
-import { createSqliteLedger } from '@baton/store/better-sqlite3';
-import { createPostgresLedger } from '@baton/store/node-postgres';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expenseApproval } from '../examples/approvals/expenseApproval.js';
-import { createTestDatabase } from '../packages/store/test/helpers/postgres.js';
+import { sharedLedgerKinds } from './helpers/e2eLedgers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-decisions-race-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -80,28 +78,7 @@ function holdable(ledger: Ledger) {
   return { ledger: proxy, hold };
 }
 
-const pgUrl = inject('batonPgUrl');
-const kinds: [string, (() => Promise<{ open: () => Promise<Ledger>; drop: () => Promise<void> }>) | undefined][] = [
-  [
-    'SQLite file',
-    async () => {
-      const path = join(dir, `ledger-${Math.random().toString(36).slice(2)}.db`);
-      return { open: async () => createSqliteLedger({ path, pruneIntervalMs: 0 }), drop: async () => {} };
-    },
-  ],
-  [
-    'PostgreSQL',
-    pgUrl
-      ? async () => {
-          const database = await createTestDatabase(pgUrl);
-          return {
-            open: () => createPostgresLedger({ connectionString: database.url, pruneIntervalMs: 0 }),
-            drop: database.drop,
-          };
-        }
-      : undefined,
-  ],
-];
+const kinds = sharedLedgerKinds(dir);
 
 const text = (outcome: RoundOutcome) =>
   outcome.type === 'complete'

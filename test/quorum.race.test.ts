@@ -22,11 +22,9 @@ import {
   type Ledger,
 } from '@baton/engine';
 import { createMemoryAuditLog } from '@baton/store';
-import { createSqliteLedger } from '@baton/store/better-sqlite3';
-import { createPostgresLedger } from '@baton/store/node-postgres';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestDatabase } from '../packages/store/test/helpers/postgres.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boardSpend } from './fixtures/quorum-flows/index.js';
+import { sharedLedgerKinds } from './helpers/e2eLedgers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-quorum-race-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,28 +33,7 @@ const keys = [generateKey()];
 const members: DecisionCaller[] = ['bob', 'dave', 'erin'].map((principal) => ({ principal, roles: ['board'] }));
 const RACES = 8;
 
-const pgUrl = inject('batonPgUrl');
-const kinds: [string, (() => Promise<{ open: () => Promise<Ledger>; drop: () => Promise<void> }>) | undefined][] = [
-  [
-    'SQLite file',
-    async () => {
-      const path = join(dir, `ledger-${Math.random().toString(36).slice(2)}.db`);
-      return { open: async () => createSqliteLedger({ path, pruneIntervalMs: 0 }), drop: async () => {} };
-    },
-  ],
-  [
-    'PostgreSQL',
-    pgUrl
-      ? async () => {
-          const database = await createTestDatabase(pgUrl);
-          return {
-            open: () => createPostgresLedger({ connectionString: database.url, pruneIntervalMs: 0 }),
-            drop: database.drop,
-          };
-        }
-      : undefined,
-  ],
-];
+const kinds = sharedLedgerKinds(dir);
 
 describe.each(kinds)('three approvers racing a quorum of two over one %s', (_name, make) => {
   let ledgers: Ledger[] = [];

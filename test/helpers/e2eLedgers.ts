@@ -5,11 +5,15 @@
  * over (a SQLite file in the scratch folder, then PostgreSQL when the suite's
  * global setup started it) and, for PostgreSQL, a database of the file's own
  * on that cluster, so that the schedulers of other files' servers never fire
- * this file's timers, deliver its outbox or route its events.
+ * this file's timers, deliver its outbox or route its events. The race files'
+ * in-process runners share a ledger of the same two kinds ({@link sharedLedgerKinds}).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Ledger } from '@baton/engine';
+import { createSqliteLedger } from '@baton/store/better-sqlite3';
+import { createPostgresLedger } from '@baton/store/node-postgres';
 import { afterAll, inject } from 'vitest';
 import { createTestDatabase } from '../../packages/store/test/helpers/postgres.js';
 
@@ -67,4 +71,39 @@ export async function ledgerOfItsOwn(
 ): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> {
   if (name !== 'PostgreSQL') return { url: given, drop: async () => {} };
   return createTestDatabase(given);
+}
+
+/** A fresh ledger that several in-process runners open together (`open` once per runner), and how to drop it. */
+export interface SharedLedger {
+  readonly open: () => Promise<Ledger>;
+  readonly drop: () => Promise<void>;
+}
+
+/**
+ * The ledgers of an in-process race `describe.each`: a new SQLite file in `dir` each time, then a
+ * new database on the suite's PostgreSQL (`undefined` without it: its cases skip).
+ */
+export function sharedLedgerKinds(dir: string): [string, (() => Promise<SharedLedger>) | undefined][] {
+  const pgUrl = inject('batonPgUrl');
+  return [
+    [
+      'SQLite file',
+      async () => {
+        const path = join(dir, `ledger-${Math.random().toString(36).slice(2)}.db`);
+        return { open: async () => createSqliteLedger({ path, pruneIntervalMs: 0 }), drop: async () => {} };
+      },
+    ],
+    [
+      'PostgreSQL',
+      pgUrl
+        ? async () => {
+            const database = await createTestDatabase(pgUrl);
+            return {
+              open: () => createPostgresLedger({ connectionString: database.url, pruneIntervalMs: 0 }),
+              drop: database.drop,
+            };
+          }
+        : undefined,
+    ],
+  ];
 }
