@@ -2,14 +2,20 @@
  * The official MCP conformance suite against `baton serve`: runs
  * `scripts/conformance.ts` (which installs the pinned suite and a Node 22 into
  * `.tmp/conformance/` on first use, serves `test/conformance/fixtures.ts` on a
- * free loopback port with a SQLite ledger, and runs every server scenario of the
- * 2026-07-28 revision and the Tasks extension) and asserts that all of them passed.
+ * free loopback port, and runs every server scenario of the 2026-07-28 revision
+ * and the Tasks extension) once with a SQLite ledger and once with PostgreSQL
+ * (a database of its own on the suite's cluster), and asserts that every
+ * scenario passed. The SQLite run also writes the Markdown table, which must be
+ * the committed `docs/conformance.md` (regenerate it with
+ * `pnpm conformance --table docs/conformance.md`).
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SCENARIOS } from '../scripts/conformance.js';
+import { e2eLedgers, ledgerOfItsOwn, scratchDir } from './helpers/e2eLedgers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TEN_MINUTES = 600_000;
@@ -21,9 +27,9 @@ const TEN_MINUTES = 600_000;
  */
 const EXPECTED = [...SCENARIOS];
 
-function runHarness(): Promise<{ code: number | null; output: string }> {
+function runHarness(args: readonly string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['scripts/conformance.ts'], {
+    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['scripts/conformance.ts', ...args], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -39,25 +45,36 @@ function runHarness(): Promise<{ code: number | null; output: string }> {
   });
 }
 
-describe('official MCP conformance suite', () => {
-  it(
+const dir = scratchDir('conformance');
+
+describe.each(e2eLedgers(dir))('official MCP conformance suite on %s', (name, given) => {
+  it.skipIf(!given)(
     `passes all ${EXPECTED.length} server scenarios (2026-07-28 and Tasks) against baton serve`,
     async () => {
-      const { code, output } = await runHarness();
-      const verdicts = new Map<string, string>();
-      for (const match of output.matchAll(/^(PASS|FAIL) ([a-z0-9-]+) /gm)) {
-        verdicts.set(match[2]!, match[1]!);
+      const ledger = await ledgerOfItsOwn(name, given!);
+      const table = join(dir, `conformance-${name}.md`);
+      try {
+        const { code, output } = await runHarness(['--ledger', ledger.url, '--table', table]);
+        const verdicts = new Map<string, string>();
+        for (const match of output.matchAll(/^(PASS|FAIL) ([a-z0-9-]+) /gm)) verdicts.set(match[2]!, match[1]!);
+        const report = `\n${output}`;
+        expect([...verdicts.keys()].sort(), report).toEqual([...EXPECTED].sort());
+        expect(
+          [...verdicts].filter(([, verdict]) => verdict !== 'PASS').map(([scenario]) => scenario),
+          report,
+        ).toEqual([]);
+        expect(output, report).toMatch(
+          new RegExp(`^RESULT: ${EXPECTED.length}/${EXPECTED.length} scenarios passed, 0 failed`, 'm'),
+        );
+        expect(code, report).toBe(0);
+        if (name === 'SQLite') {
+          expect(readFileSync(table, 'utf8'), 'docs/conformance.md is not the table of this run').toBe(
+            readFileSync(join(ROOT, 'docs', 'conformance.md'), 'utf8'),
+          );
+        }
+      } finally {
+        await ledger.drop();
       }
-      const report = `\n${output}`;
-      expect([...verdicts.keys()].sort(), report).toEqual([...EXPECTED].sort());
-      expect(
-        [...verdicts].filter(([, verdict]) => verdict !== 'PASS').map(([scenario]) => scenario),
-        report,
-      ).toEqual([]);
-      expect(output, report).toMatch(
-        new RegExp(`^RESULT: ${EXPECTED.length}/${EXPECTED.length} scenarios passed, 0 failed`, 'm'),
-      );
-      expect(code, report).toBe(0);
     },
     TEN_MINUTES,
   );
