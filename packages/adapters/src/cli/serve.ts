@@ -69,6 +69,8 @@ import { serveHttp, servingWarning } from '../http.js';
 import { ServingMetrics } from '../metrics.js';
 import { createObservabilityRoutes, type LedgerSource } from '../observability.js';
 import { checkWebhookSecret, createOutboxDeliverer } from '../outboxDelivery.js';
+import { decideElsewhereRoutes, startupWarning } from '../pages/decideElsewhere.js';
+import { resourceMetadataUrl } from '../protectedResource.js';
 import { createFlowServerFactory } from '../serverFactory.js';
 import { createWebhookNotifier } from '../webhook.js';
 import { CliError, oneLine, usageError } from './cliError.js';
@@ -606,6 +608,7 @@ export async function run(argv: string[]): Promise<number> {
     let ledgerSource: LedgerSource = { ready: false };
     const pages = options.pages ? pendingPages(options.pages) : undefined;
     pagesFailed = pages?.fail;
+    if (options.http && options.publicUrl && !pages) later(startupWarning(options.oauth ? 'login-client' : 'issuer'));
     let loopback = false;
     if (options.http) {
       const serving = await serveHttp({
@@ -624,11 +627,14 @@ export async function run(argv: string[]): Promise<number> {
             keyIds: keys.keys.map((key) => key.kid),
           }),
           ...(pages?.routes ?? []),
+          // Decision links without the signed-in pages: a page saying how this server takes decisions.
+          ...(options.publicUrl && !pages ? decideElsewhereRoutes() : []),
           // POST /events/<name> (`events.ts`): signed, or a bearer with the scope baton:events.
           [
             `${EVENTS_PATH}*`,
             createEventsRoute({
               runner: () => whenRunner,
+              resourceMetadataUrl: () => (oauth && url ? resourceMetadataUrl(oauth.flags.audience ?? url) : undefined),
               ...(options.eventSecrets ? { secrets: options.eventSecrets } : {}),
               ...(verifier ? { verifier } : {}),
               ...(oauth
