@@ -111,7 +111,9 @@ const problem = (status: number, reason: string, title: string, detail: string) 
 };
 /** An error of the JSON endpoints (400, 404), as problem details. */
 const failure = (status: 400 | 404, message: string) =>
-  status === 404 ? problem(404, 'not_found', 'Not found', message) : problem(400, 'bad_request', 'Bad request', message);
+  status === 404
+    ? problem(404, 'not_found', 'Not found', message)
+    : problem(400, 'bad_request', 'Bad request', message);
 const asset = (body: string, type: string) =>
   new Response(body, { status: 200, headers: { ...SECURITY_HEADERS, 'content-type': `${type}; charset=utf-8` } });
 
