@@ -10,10 +10,16 @@
  * event id is the `webhook-id` when signed, else the body's `id`. The answer
  * is `202 { "delivered": N, "id": "…" }` (a retried id: the first count, and
  * `"duplicate": true`); every refusal is `application/problem+json` (RFC
- * 9457): 400 not JSON, 401 unsigned, badly signed or too old, 403 a bearer
- * without the scope, 404 an event no served flow waits for, 405 not POST, 422
- * a body its schema refuses (`errors[].pointer` names the field), 503 the
- * ledger or the token issuer unreachable. Nothing a sender controls ends in a 500.
+ * 9457): 400 not JSON (the signature is verified over the exact bytes first,
+ * without the library's own parse: a sender with the right secret is never
+ * told its signature is wrong), 401 unsigned, badly signed or too old (in the
+ * same words whether the name has a secret or none), 403 a bearer without the
+ * scope, 404 an event no served flow waits for, 405 not POST, 413 over the
+ * body limit and 403 a foreign Host or Origin (the server's own checks, as
+ * problem details: `refused`), 422 a body its schema refuses
+ * (`errors[].pointer` names the field), 503 the ledger or the token issuer
+ * unreachable. The 401 and 403 challenges name the resource metadata with
+ * OAuth. Nothing a sender controls ends in a 500.
  */
 import { randomBytes } from 'node:crypto';
 import { LedgerUnavailableError, type Runner } from '@baton/engine';

@@ -19,10 +19,9 @@ export function answeringRefusals(
 }
 
 /**
- * `route`, answering the server's refusals as problem details.
- *
- * @example a POST of 2 MiB to such a route: `413 application/problem+json`
- * `{"type":"urn:baton:problem:too_large","title":"Request body too large","status":413,"detail":"Request body exceeds 1048576 bytes","reason":"too_large"}`
+ * `route`, answering the server's refusals as problem details: a POST of 2 MiB to it answers
+ * `413 application/problem+json` with
+ * `{"type":"urn:baton:problem:too_large","title":"Request body too large","status":413,"detail":"Request body exceeds 1048576 bytes","reason":"too_large"}`.
  */
 export function problemRefusals(route: (request: Request) => Promise<Response>): ServedRoute {
   return answeringRefusals(route, (refusal) => fromRefusal(refusal));

@@ -152,7 +152,8 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        decision.requested notification carries data.url = URL/decide/<id>, the
                        signed-in decision page (the link carries no secret); with --login-client-id,
                        the pages' origin: the sign-in returns to URL/auth/callback (default: the
-                       served origin, loopback only)
+                       served origin, loopback only); without the pages, a warning at start-up, and
+                       the link answers a page that says how to decide here (tools, decision API)
   --no-scheduler       this instance fires no durable timers (by default every instance with a ledger
                        fires due timers of parked requests, polling every second)
   --store-principal-names
