@@ -14,7 +14,12 @@
  * token without `baton:decide` gets 403 with the `insufficient_scope`
  * challenge. Every error is `application/problem+json`. The Slack-style
  * receiver of `examples/slack-approvals` is driven with a captured
- * notification and signed clicks against the real API.
+ * notification and signed clicks against the real API. With `--auth-tokens`
+ * (no sign-in pages), `--public-url` warns once at start-up and the link of a
+ * notification answers a page saying how this server takes decisions. With
+ * OAuth, the 401 and 403 challenges of `/api/*` and `/events/*` name the
+ * resource metadata, and the decision pages answer the server's refusals (a
+ * foreign Origin or Host, a body over the limit, a wrong method) as pages.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -354,6 +359,47 @@ describe.each(ledgers)('the decision API on two instances sharing one %s ledger'
     });
   });
 
+  it.skipIf(!ledger)(
+    'without sign-in pages: warns at start-up, and the link answers a page saying how to decide',
+    async () => {
+      for (const server of servers) {
+        const warned = server
+          .stderr()
+          .split('\n')
+          .filter((line) => line.includes('--public-url'));
+        expect(warned).toEqual([
+          'baton: warning: --public-url: decision links (data.url) open a page that points to baton_decide and the decision API: the signed-in decision pages need --oauth-issuer and --login-client-id',
+        ]);
+      }
+      const id = await request(0);
+      const requested = await waitFor(
+        () => deliveries.find((d) => d.json.type === 'decision.requested' && d.json.data.requestId === id),
+        20_000,
+      );
+      // The proxy in front maps PUBLIC_URL to the server's root: follow the link's path there.
+      const link = new URL(requested.json.data.url as string);
+      const path = `${link.pathname.slice(new URL(PUBLIC_URL).pathname.length)}${link.search}`;
+      expect(path).toBe(`/decide/${id}?key=manager_approval`);
+      for (const at of [path, '/inbox']) {
+        const page = await fetch(new URL(at, url(1)));
+        expect(page.status).toBe(200);
+        expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+        expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+        const text = await page.text();
+        expect(text).toContain('baton_decide');
+        expect(text).toContain('/api/decisions');
+        if (at === path) expect(text).toContain(`<code>${id}</code>`);
+      }
+      const css = await fetch(new URL('/pages/pages.css', url(1)));
+      expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
+      const post = await fetch(new URL(path, url(1)), { method: 'POST', body: 'x' });
+      expect(post.status).toBe(405);
+      expect(post.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      // Still pending: the page decides nothing.
+      expect((await api(url(1), `/api/decisions/${id}`, { who: token('bob') })).status).toBe(200);
+    },
+  );
+
   it.skipIf(!ledger || name !== 'SQLite')(
     'the Slack-style example: a verified notification becomes buttons, a signed click decides once',
     async () => {
@@ -484,8 +530,11 @@ describe('the decision API with OAuth (a real provider on loopback)', () => {
   let idp: TestIdentityProvider;
   let server: ServeProcess;
   beforeAll(async () => {
-    idp = await startIdentityProvider([bob, carol]);
+    // The pages' web client: nobody signs in here (its redirect URI is never followed).
+    const web = { clientId: 'baton-web', clientSecret: 'baton-web-secret-0123456789' };
+    idp = await startIdentityProvider([bob, carol], [], [{ ...web, redirectUris: ['http://127.0.0.1/auth/callback'] }]);
     writeFileSync(join(dir, 'groups.json'), JSON.stringify({ managers: 'manager' }));
+    writeFileSync(join(dir, 'web.secret'), `${web.clientSecret}\n`);
     server = await startServe(
       [
         'examples/approvals',
@@ -499,6 +548,10 @@ describe('the decision API with OAuth (a real provider on loopback)', () => {
         'groups',
         '--group-roles',
         join(dir, 'groups.json'),
+        '--login-client-id',
+        'baton-web',
+        '--login-client-secret-file',
+        join(dir, 'web.secret'),
       ],
       { BATON_KEYS },
     );
@@ -518,6 +571,91 @@ describe('the decision API with OAuth (a real provider on loopback)', () => {
     const withScope = await idp.token(bob, { resource: server.url.href });
     const listed = await api(server.url, '/api/decisions', { who: withScope });
     expect(listed).toMatchObject({ status: 200, body: { decisions: [] } });
+  });
+
+  it('names the resource metadata in the 401 and 403 challenges of /api and /events, as /mcp does', async () => {
+    const metadata = `resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', server.url).href}"`;
+    const mcp = await fetch(server.url, { method: 'POST', body: '{}' });
+    expect(mcp.status).toBe(401);
+    expect(mcp.headers.get('www-authenticate')).toContain(metadata);
+    const without = await idp.token(carol, { resource: server.url.href });
+    const event = (who?: string) =>
+      fetch(new URL('/events/ci.finished', server.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(who ? { authorization: `Bearer ${who}` } : {}) },
+        body: JSON.stringify({ data: { commit: 'a1b2c3d', status: 'success' } }),
+      });
+    const answers = [
+      ['GET /api/decisions, no token', await api(server.url, '/api/decisions'), 401],
+      ['GET /api/decisions, no baton:decide', await api(server.url, '/api/decisions', { who: without }), 403],
+      ['POST /events, no token', await event(), 401],
+      ['POST /events, an unknown token', await event('not-a-token'), 401],
+      ['POST /events, no baton:events', await event(without), 403],
+    ] as const;
+    for (const [what, response, status] of answers) {
+      expect({ what, status: response.status, type: response.headers.get('content-type') }).toEqual({
+        what,
+        status,
+        type: PROBLEM,
+      });
+      expect(response.headers.get('www-authenticate'), what).toMatch(/^Bearer /);
+      expect(response.headers.get('www-authenticate'), what).toContain(metadata);
+    }
+  });
+
+  it('answers the refusals of the server on the decision pages as pages, not JSON-RPC', async () => {
+    const page = async (response: Response) => ({
+      status: response.status,
+      type: response.headers.get('content-type'),
+      csp: response.headers.get('content-security-policy')?.includes("default-src 'none'"),
+      title: /<h1>([^<]*)<\/h1>/.exec(await response.text())?.[1],
+    });
+    const decide = new URL(`/decide/${'A'.repeat(22)}`, server.url);
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    // A form posted from another site (no session needed: the Origin check comes first).
+    const forged = await fetch(decide, {
+      method: 'POST',
+      headers: { ...form, origin: 'http://evil.example' },
+      body: 'a=1',
+    });
+    expect(await page(forged)).toEqual({
+      status: 403,
+      type: 'text/html; charset=utf-8',
+      csp: true,
+      title: 'This form cannot be accepted',
+    });
+    // A body over the limit (1 MiB).
+    const large = await fetch(decide, { method: 'POST', headers: form, body: 'a='.padEnd(1024 * 1024 + 10, 'x') });
+    expect(await page(large)).toEqual({ status: 413, type: 'text/html; charset=utf-8', csp: true, title: 'Too much' });
+    // A wrong method: a page with Allow.
+    const put = await fetch(new URL('/inbox', server.url), { method: 'PUT', body: 'x' });
+    expect(put.headers.get('allow')).toBe('GET, HEAD');
+    expect(await page(put)).toMatchObject({ status: 405, type: 'text/html; charset=utf-8', title: 'Not here' });
+    // A foreign Host (DNS rebinding), with node:http: fetch does not let a caller set Host.
+    const rebound = await new Promise<{ status: number; type: string | undefined; text: string }>((resolve, reject) => {
+      const req = httpRequest(
+        { host: server.url.hostname, port: server.url.port, path: '/inbox', headers: { host: 'evil.example' } },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk) => {
+            text += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], text }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(rebound).toMatchObject({ status: 403, type: 'text/html; charset=utf-8' });
+    expect(rebound.text).toContain('<h1>Not served at this address</h1>');
+    // /mcp keeps its JSON-RPC answers.
+    const mcp = await fetch(server.url, {
+      method: 'POST',
+      headers: { origin: 'http://evil.example', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(mcp.status).toBe(403);
+    expect(((await mcp.json()) as { jsonrpc?: string }).jsonrpc).toBe('2.0');
   });
 });
 

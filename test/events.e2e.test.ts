@@ -11,10 +11,16 @@
  * waiter stays timed out) and is kept for the next wait. Refused with
  * `application/problem+json`: a wrong signature and an old timestamp (401), a
  * body the schema refuses (422, naming the field), an unknown event (404), a
- * bearer without the scope (403). `baton send-event` signs and sends one.
+ * bearer without the scope (403). A correctly signed body that is not JSON
+ * (or starts with a byte order mark) is 400, never "the signature does not
+ * match"; a name without a secret is refused in the same words as a wrong
+ * secret for a name with one; what the server refuses before the route (a
+ * body over the limit, declared or streamed; a foreign Origin) is
+ * `application/problem+json` too. `baton send-event` signs and sends one.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
 import type { Client } from '@modelcontextprotocol/client';
@@ -77,11 +83,17 @@ describe.each(ledgers)('events on a %s ledger', (name, given) => {
 
   const eventsUrl = (event: string) => new URL(`/events/${event}`, server!.url);
 
-  /** POST an event signed with `secret` (default: the right one) at `at` (default: now). */
-  async function send(data: unknown, options: { id?: string; secret?: string; at?: Date; event?: string } = {}) {
+  /**
+   * POST an event signed with `secret` (default: the right one) at `at` (default: now); `raw`: send
+   * these bytes (signed as they are) instead of `{ data }`.
+   */
+  async function send(
+    data: unknown,
+    options: { id?: string; secret?: string; at?: Date; event?: string; raw?: string | Buffer } = {},
+  ) {
     const id = options.id ?? `evt-${randomBytes(8).toString('hex')}`;
     const at = options.at ?? new Date();
-    const body = JSON.stringify({ data });
+    const body = options.raw ?? JSON.stringify({ data });
     const response = await fetch(eventsUrl(options.event ?? 'build.done'), {
       method: 'POST',
       headers: {
@@ -92,11 +104,8 @@ describe.each(ledgers)('events on a %s ledger', (name, given) => {
       },
       body,
     });
-    return {
-      status: response.status,
-      type: response.headers.get('content-type'),
-      json: (await response.json()) as any,
-    };
+    const text = await response.text();
+    return { status: response.status, type: response.headers.get('content-type'), json: JSON.parse(text) as any };
   }
 
   async function client(): Promise<Client> {
@@ -230,6 +239,101 @@ describe.each(ledgers)('events on a %s ledger', (name, given) => {
     expect(await accepted.json()).toEqual({ delivered: 1, id: 'bearer-1' });
     expect(await resume(waiting)).toBe(`built ${sha}: success (event bearer-1)`);
   });
+
+  it.skipIf(!ledger)(
+    'tells a sender with the right secret that its body is not JSON (400), never that the signature is wrong',
+    async () => {
+      const notJson = await send(undefined, { raw: 'status=success' });
+      expect(notJson).toMatchObject({ status: 400, type: 'application/problem+json', json: { status: 400 } });
+      expect(notJson.json.detail).toMatch(/not JSON/);
+      // A byte order mark is part of the signed bytes: kept for the signature, then not JSON.
+      const bom = await send(undefined, {
+        raw: `\uFEFF${JSON.stringify({ data: { commit: 'c', status: 'success' } })}`,
+      });
+      expect(bom).toMatchObject({ status: 400, type: 'application/problem+json' });
+      // Bytes that are not UTF-8 are no JSON either, whatever their signature.
+      const binary = await send(undefined, { raw: Buffer.from([0x7b, 0xff, 0xfe, 0x7d]) });
+      expect(binary).toMatchObject({ status: 400, type: 'application/problem+json' });
+      // The wrong secret over the same text still is a bad signature.
+      expect(await send(undefined, { raw: 'status=success', secret: WRONG_SECRET })).toMatchObject({ status: 401 });
+    },
+  );
+
+  it.skipIf(!ledger)(
+    'refuses a name without a secret in the words of a wrong secret, so names cannot be probed',
+    async () => {
+      const data = { commit: commit(), status: 'success' };
+      // deploy.done has no secret; build.done has one, and this is not it.
+      const unsigned = await send(data, { event: 'deploy.done', secret: WRONG_SECRET });
+      const wrong = await send(data, { event: 'build.done', secret: WRONG_SECRET });
+      expect(unsigned).toMatchObject({ status: 401, type: 'application/problem+json' });
+      expect(unsigned.json).toEqual(wrong.json);
+      expect(unsigned.json.detail).not.toMatch(/configured/);
+      // An old timestamp reads the same for both too (it is checked for a name without a secret).
+      const at = new Date(Date.now() - 10 * 60_000);
+      const oldUnsigned = await send(data, { event: 'deploy.done', at });
+      const oldWrong = await send(data, { event: 'build.done', at, secret: WRONG_SECRET });
+      expect(oldUnsigned.json).toEqual(oldWrong.json);
+      expect(oldUnsigned.json.detail).toMatch(/timestamp/);
+    },
+  );
+
+  it.skipIf(!ledger || name !== 'SQLite')(
+    'answers what the server refuses before the route (413 declared or streamed, a foreign Origin) as problem+json',
+    async () => {
+      // A signed 1.5 MiB event, its length declared.
+      const big = JSON.stringify({ data: { commit: 'c', status: 'success', pad: 'x'.repeat(1.5 * 1024 * 1024) } });
+      const declared = await send(undefined, { raw: big });
+      expect(declared).toMatchObject({
+        status: 413,
+        type: 'application/problem+json',
+        json: { status: 413, reason: 'too_large', detail: expect.stringMatching(/exceeds 1048576 bytes/) },
+      });
+      // The same, streamed (chunked: no length to refuse it by): refused once the limit is passed.
+      const streamed = await fetch(eventsUrl('build.done'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token('ci')}` },
+        body: new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(big));
+            controller.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit);
+      expect(streamed.status).toBe(413);
+      expect(streamed.headers.get('content-type')).toBe('application/problem+json');
+      expect(((await streamed.json()) as { reason: string }).reason).toBe('too_large');
+      // A foreign Origin (DNS-rebinding protection), with node:http: fetch sets its own.
+      const foreign = await new Promise<{ status: number; type: string | undefined; body: any }>((resolve, reject) => {
+        const req = httpRequest(
+          eventsUrl('build.done'),
+          { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/json' } },
+          (res) => {
+            let text = '';
+            res.on('data', (chunk) => {
+              text += chunk;
+            });
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], body: JSON.parse(text) }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end('{"data":{}}');
+      });
+      expect(foreign).toMatchObject({
+        status: 403,
+        type: 'application/problem+json',
+        body: { status: 403, reason: 'forbidden' },
+      });
+      // GET: 405 with Allow, problem+json.
+      const get = await fetch(eventsUrl('build.done'));
+      expect(get.status).toBe(405);
+      expect(get.headers.get('allow')).toBe('POST');
+      expect(get.headers.get('content-type')).toBe('application/problem+json');
+    },
+  );
 
   it.skipIf(!ledger || name !== 'SQLite')(
     'sends a signed event with baton send-event',

@@ -209,6 +209,16 @@ describe('inspect endpoints', () => {
       new Request('http://127.0.0.1:4000/api/flows', { method: 'POST', headers: { host: '127.0.0.1:4000' } }),
     );
     expect(post.status).toBe(405);
+    expect(post.headers.get('content-type')).toBe('application/problem+json');
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    // The JSON endpoints' errors are problem details too.
+    const unknown = await get('/api/flows/nope/graph');
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toBe('application/problem+json');
+    expect(await body(unknown)).toMatchObject({ status: 404, detail: 'no flow "nope"' });
+    const limit = await get('/api/instances?limit=0');
+    expect(limit.status).toBe(400);
+    expect(limit.headers.get('content-type')).toBe('application/problem+json');
   });
 
   it('without an audit log serves graphs and says there are no instances', async () => {

@@ -6,7 +6,8 @@
  * accepts), and the sealed cookies (a tampered cookie, another cookie kind's
  * value or an unknown key opens to nothing; a rotated ring still opens a
  * cookie sealed under its older key); the start-up checks of the pages'
- * flags; and a quorum decision's line (approvals still needed, who approved).
+ * flags; a quorum decision's line (approvals still needed, who approved); and
+ * the page a decision link answers on a server without the pages (escaped).
  */
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { createKeyRing, decision, type ElicitationSchema, generateKey } from '@b
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parsePagesFlags } from '../packages/adapters/src/cli/pagesServe.js';
+import { decideElsewhereRoutes, startupWarning } from '../packages/adapters/src/pages/decideElsewhere.js';
 import { pageQuorum } from '../packages/adapters/src/pages/decisionPort.js';
 import { readAnswer, renderFields, submittedFields } from '../packages/adapters/src/pages/form.js';
 import { sealedCookie } from '../packages/adapters/src/pages/sealedCookie.js';
@@ -278,5 +280,31 @@ describe('the decide page and inbox with delegation', () => {
     expect(list).toContain('<span class="delegated" data-kind="handover">handed to you by bob, for bob</span>');
     expect(list).toContain('<span class="delegated" data-kind="absence">for bob, who is away</span>');
     expect(list.match(/class="delegated"/g)).toHaveLength(2);
+  });
+});
+
+describe('decision links without the pages', () => {
+  const routes = decideElsewhereRoutes();
+  const get = (path: string, method = 'GET') => routes.get(path)!(new Request(`http://127.0.0.1${path}`, { method }));
+
+  it('names the request of a well-formed link only, and never echoes anything else', async () => {
+    const named = await (await routes.get('/decide/*')!(new Request('http://127.0.0.1/decide/R7xAbc_-9'))).text();
+    expect(named).toContain('<code>R7xAbc_-9</code>');
+    const hostile = await routes.get('/decide/*')!(new Request('http://127.0.0.1/decide/%3Cimg%20src=x%3E'));
+    expect(hostile.status).toBe(200);
+    const text = await hostile.text();
+    expect(text).not.toContain('<img');
+    expect(text).not.toContain('%3Cimg');
+    expect(text).toContain('/api/decisions/&lt;id&gt;');
+    expect((await get('/inbox')).status).toBe(200);
+    const posted = await get('/inbox', 'POST');
+    expect(posted.status).toBe(405);
+    expect(posted.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('says in one line what the pages would need, with an issuer or without', () => {
+    expect(startupWarning('issuer')).toMatch(/need --oauth-issuer and --login-client-id$/);
+    expect(startupWarning('login-client')).toMatch(/pages need --login-client-id$/);
+    for (const missing of ['issuer', 'login-client'] as const) expect(startupWarning(missing)).not.toContain('\n');
   });
 });

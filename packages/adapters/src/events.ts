@@ -10,17 +10,26 @@
  * event id is the `webhook-id` when signed, else the body's `id`. The answer
  * is `202 { "delivered": N, "id": "…" }` (a retried id: the first count, and
  * `"duplicate": true`); every refusal is `application/problem+json` (RFC
- * 9457): 400 not JSON, 401 unsigned, badly signed or too old, 403 a bearer
- * without the scope, 404 an event no served flow waits for, 405 not POST, 422
- * a body its schema refuses (`errors[].pointer` names the field), 503 the
- * ledger or the token issuer unreachable. Nothing a sender controls ends in a 500.
+ * 9457): 400 not JSON (the signature is verified over the exact bytes first,
+ * without the library's own parse: a sender with the right secret is never
+ * told its signature is wrong), 401 unsigned, badly signed or too old (in the
+ * same words whether the name has a secret or none), 403 a bearer without the
+ * scope, 404 an event no served flow waits for, 405 not POST, 413 over the
+ * body limit and 403 a foreign Host or Origin (the server's own checks, as
+ * problem details: `refused`), 422 a body its schema refuses
+ * (`errors[].pointer` names the field), 503 the ledger or the token issuer
+ * unreachable. The 401 and 403 challenges name the resource metadata with
+ * OAuth. Nothing a sender controls ends in a 500.
  */
+import { randomBytes } from 'node:crypto';
 import { LedgerUnavailableError, type Runner } from '@baton/engine';
 import type { AuthInfo, OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { Webhook } from 'standardwebhooks';
 import { principalOfAuthInfo } from './callContext.js';
+import type { ServedRoute } from './http.js';
 import { IssuerUnavailableError } from './introspection.js';
 import { BATON_SCOPES } from './oauthClaims.js';
+import { problemRefusals } from './routeRefusals.js';
 
 /** The path prefix of the endpoint: `POST /events/<name>`. */
 export const EVENTS_PATH = '/events/';
@@ -36,6 +45,11 @@ export interface EventsRouteOptions {
   readonly secrets?: ReadonlyMap<string, readonly string[]>;
   /** Verifies bearer tokens (static tokens or OAuth); without it only signed events are accepted. */
   readonly verifier?: OAuthTokenVerifier;
+  /**
+   * The Protected Resource Metadata URL (with OAuth, as `/mcp`'s challenges name it): the 401 and
+   * 403 challenges carry it as `resource_metadata`. Asked per answer (known once the port is bound).
+   */
+  readonly resourceMetadataUrl?: () => string | undefined;
   /** Failures that are not the sender's (reporting only; never a secret). */
   readonly onError?: (error: Error) => void;
 }
@@ -79,36 +93,75 @@ const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 /** Who sent an event, for the audit trail (hashed there), or the refusal. */
 type Sender = { readonly sender: string; readonly id?: string } | Response;
 
+/**
+ * The body as text when it is UTF-8 (a byte order mark kept), else `undefined`. Kept exactly, so
+ * that the library's HMAC over this text is the HMAC over the bytes received: a lossy decoding
+ * (U+FFFD for a bad byte, a dropped BOM) would fail a signature its sender made correctly.
+ */
+function utf8Text(bytes: Uint8Array): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The refusal of every signature that no secret held for the name verifies: one sentence whether it has secrets or none. */
+const BAD_SIGNATURE =
+  'The webhook-signature does not match the body under any secret this server accepts for this event.';
+
+/**
+ * A secret no sender holds, verified against when a name has none: a name without a secret then
+ * answers as one with a secret would, in words and in time (the timestamp is checked too), so
+ * names cannot be probed.
+ */
+const NO_SECRET = [`whsec_${randomBytes(32).toString('base64')}`];
+
+/**
+ * The Standard Webhooks check of a signed request, over the body's exact text: the library verifies
+ * the headers, the timestamp and the signature, and is told not to parse (a body that is not JSON is
+ * the caller's 400, after the signature: a sender with the right secret is never told it is wrong).
+ */
+function verifySignature(
+  options: EventsRouteOptions,
+  name: string,
+  request: Request,
+  body: string,
+): { readonly sender: string; readonly id: string } | Response {
+  const configured = options.secrets?.get(name) ?? options.secrets?.get(ANY_EVENT) ?? [];
+  const headers = {
+    'webhook-id': request.headers.get('webhook-id') ?? '',
+    'webhook-timestamp': request.headers.get('webhook-timestamp') ?? '',
+    'webhook-signature': request.headers.get('webhook-signature') ?? '',
+  };
+  let reason = BAD_SIGNATURE;
+  for (const secret of configured.length > 0 ? configured : NO_SECRET) {
+    try {
+      new Webhook(secret).verify(body, headers, { jsonParse: false });
+      if (configured.length === 0) break;
+      return { sender: `event-source:${options.secrets?.has(name) ? name : ANY_EVENT}`, id: headers['webhook-id'] };
+    } catch (error) {
+      const message = (error as Error).message ?? '';
+      if (/timestamp/i.test(message))
+        reason = 'The webhook-timestamp is too old or too far ahead (tolerance: 5 minutes).';
+      else if (/header/i.test(message))
+        reason = 'The webhook-id, webhook-timestamp and webhook-signature headers are all required.';
+    }
+  }
+  return problem(401, reason);
+}
+
 async function authenticate(
   options: EventsRouteOptions,
   name: string,
   request: Request,
   body: string,
 ): Promise<Sender> {
-  const signature = request.headers.get('webhook-signature');
-  if (signature !== null) {
-    const secrets = options.secrets?.get(name) ?? options.secrets?.get(ANY_EVENT) ?? [];
-    if (secrets.length === 0) return problem(401, `No signing secret is configured for the event "${name}".`);
-    const headers = {
-      'webhook-id': request.headers.get('webhook-id') ?? '',
-      'webhook-timestamp': request.headers.get('webhook-timestamp') ?? '',
-      'webhook-signature': signature,
-    };
-    let reason = 'The webhook-signature does not match the body.';
-    for (const secret of secrets) {
-      try {
-        new Webhook(secret).verify(body, headers);
-        return { sender: `event-source:${options.secrets?.has(name) ? name : ANY_EVENT}`, id: headers['webhook-id'] };
-      } catch (error) {
-        const message = (error as Error).message ?? '';
-        if (/timestamp/i.test(message))
-          reason = 'The webhook-timestamp is too old or too far ahead (tolerance: 5 minutes).';
-        else if (/header/i.test(message))
-          reason = 'The webhook-id, webhook-timestamp and webhook-signature headers are all required.';
-      }
-    }
-    return problem(401, reason);
-  }
+  if (request.headers.get('webhook-signature') !== null) return verifySignature(options, name, request, body);
+  const metadata = options.resourceMetadataUrl?.();
+  /** A bearer challenge, with `resource_metadata` when OAuth is configured (as `/mcp`'s). */
+  const challenge = (fields: string) =>
+    `Bearer ${fields}${metadata === undefined ? '' : `, resource_metadata="${metadata}"`}`;
   const authorization = request.headers.get('authorization');
   const token = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
   if (!token || !options.verifier) {
@@ -116,9 +169,7 @@ async function authenticate(
       401,
       'Sign the event (Standard Webhooks) or send a bearer token with the scope baton:events.',
       {},
-      {
-        'www-authenticate': `Bearer scope="${BATON_SCOPES.events}"`,
-      },
+      { 'www-authenticate': challenge(`scope="${BATON_SCOPES.events}"`) },
     );
   }
   let auth: AuthInfo;
@@ -128,16 +179,19 @@ async function authenticate(
     if (error instanceof IssuerUnavailableError) {
       return problem(503, 'The token cannot be checked now: try again later.', {}, { 'retry-after': '10' });
     }
-    return problem(401, 'The bearer token is not valid.', {}, { 'www-authenticate': 'Bearer error="invalid_token"' });
+    return problem(
+      401,
+      'The bearer token is not valid.',
+      {},
+      { 'www-authenticate': challenge(`error="invalid_token", scope="${BATON_SCOPES.events}"`) },
+    );
   }
   if (!auth.scopes.includes(BATON_SCOPES.events)) {
     return problem(
       403,
       `The bearer token lacks the scope ${BATON_SCOPES.events}.`,
       {},
-      {
-        'www-authenticate': `Bearer error="insufficient_scope", scope="${BATON_SCOPES.events}"`,
-      },
+      { 'www-authenticate': challenge(`error="insufficient_scope", scope="${BATON_SCOPES.events}"`) },
     );
   }
   return { sender: principalOfAuthInfo(auth) };
@@ -155,8 +209,8 @@ async function authenticate(
  * await serveHttp({ factory, host: '127.0.0.1', port: 8080, routes: new Map([[`${EVENTS_PATH}*`, route]]) });
  * ```
  */
-export function createEventsRoute(options: EventsRouteOptions): (request: Request) => Promise<Response> {
-  return async (request) => {
+export function createEventsRoute(options: EventsRouteOptions): ServedRoute {
+  return problemRefusals(async (request) => {
     try {
       return await answer(options, request);
     } catch (error) {
@@ -166,7 +220,7 @@ export function createEventsRoute(options: EventsRouteOptions): (request: Reques
       options.onError?.(error as Error);
       return problem(500, 'The event could not be delivered; the server log has details.');
     }
-  };
+  });
 }
 
 async function answer(options: EventsRouteOptions, request: Request): Promise<Response> {
@@ -182,7 +236,10 @@ async function answer(options: EventsRouteOptions, request: Request): Promise<Re
   if (!NAME.test(name) || !runner.awaitsEvents)
     return problem(404, `No served flow waits for the event "${NAME.test(name) ? name : '…'}".`);
   if (!runner.hasLedger) return problem(404, 'Events need a ledger: this server has none (baton serve --ledger URL).');
-  const body = await request.text();
+  // The exact bytes: the signature is over them. Not UTF-8, they are no JSON and the library could
+  // not check a signature over them (it signs text): 400, whoever sent them.
+  const body = utf8Text(new Uint8Array(await request.arrayBuffer()));
+  if (body === undefined) return problem(400, 'The body is not UTF-8 JSON: send { "data": { … } }.');
   const sender = await authenticate(options, name, request, body);
   if (sender instanceof Response) return sender;
   let parsed: unknown;

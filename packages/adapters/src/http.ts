@@ -14,7 +14,8 @@
  * client still uploading gets its 401 or 413 rather than a TCP reset.
  * Authenticated routes (`authenticatedRoutes`, e.g. the decision API under
  * `/api/decisions`) pass the same checks as `/mcp`, get the bounded body, and
- * answer its refusals in their own format.
+ * answer its refusals in their own format; so do other routes that carry
+ * `refused` ({@link ServedRoute}: the events endpoint, the decision pages).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo, BlockList, isIP } from 'node:net';
@@ -65,7 +66,7 @@ export interface FlowHttpHandlerOptions {
    * asked with a body (POST) gets it, bounded by `maxBodyBytes`, and authenticates the request
    * itself (a page's session cookie, a Standard Webhooks signature over the exact bytes).
    */
-  readonly routes?: ReadonlyMap<string, (request: Request) => Promise<Response>>;
+  readonly routes?: ReadonlyMap<string, ServedRoute>;
   /**
    * This server as an OAuth protected resource (with a verifier from `createOAuthVerifier`): serves
    * the Protected Resource Metadata at `/.well-known/oauth-protected-resource` and its path-suffixed
@@ -89,6 +90,17 @@ export interface FlowHttpHandlerOptions {
 export type RouteAdmission =
   | { readonly status: 'admitted'; readonly authInfo?: AuthInfo }
   | { readonly status: 'refused'; readonly response: Response };
+
+/**
+ * A route of {@link FlowHttpHandlerOptions.routes}. With `refused`, a refusal of the server's own
+ * checks (403 for a foreign Host or Origin, 413 for a body over the limit; handed over in `/mcp`'s
+ * JSON-RPC shape, with its status and headers) is answered in the route's format
+ * (`routeRefusals.ts`: problem details for an API, a page for a person); without it, as `/mcp` would.
+ */
+export interface ServedRoute {
+  (request: Request): Promise<Response>;
+  readonly refused?: (refusal: Response, request: Request) => Promise<Response>;
+}
 
 /** A route answering as the caller (see {@link FlowHttpHandlerOptions.authenticatedRoutes}). */
 export type AuthenticatedRoute = (request: Request, admission: RouteAdmission) => Promise<Response>;
@@ -165,7 +177,11 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
       const acting = pathname === path || route ? undefined : routeUnder(options.authenticatedRoutes, pathname);
       if (pathname !== path && !route && !acting) return jsonError(404, 'Not found');
       const refused = (response: Response) =>
-        acting ? acting(request, { status: 'refused', response }) : Promise.resolve(response);
+        acting
+          ? acting(request, { status: 'refused', response })
+          : route?.refused
+            ? route.refused(response, request)
+            : Promise.resolve(response);
       if (allowed) {
         // `Origin: null` (a same-origin form post under `Referrer-Policy: no-referrer`) is left to the
         // route, which checks more than a hostname (the decision pages: Sec-Fetch-Site and a CSRF token).
@@ -178,11 +194,11 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
       if (route && (request.method === 'GET' || request.method === 'HEAD')) return route(request);
       if (route) {
         const declared = Number(request.headers.get('content-length') ?? 0);
-        if (declared > maxBodyBytes) return jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`);
-        // Answered once its body is read; a refusal of the server's own (too large) is answered as is.
+        if (declared > maxBodyBytes) return refused(jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`));
+        // Answered once its body is read; a refusal of the server's own (too large) in the route's format.
         return {
           route: (withBody, admission) =>
-            admission.status === 'refused' ? Promise.resolve(admission.response) : route(withBody),
+            admission.status === 'refused' ? refused(admission.response) : route(withBody),
         };
       }
       let authInfo: AuthInfo | undefined;

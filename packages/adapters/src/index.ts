@@ -36,6 +36,7 @@ export {
   type HttpServing,
   ISSUER_RETRY_AFTER_SECONDS,
   type RouteAdmission,
+  type ServedRoute,
   type ServeHttpOptions,
   serveHttp,
   servingWarning,

@@ -12,10 +12,13 @@
  */
 import { readFileSync } from 'node:fs';
 import type { KeyRing, Runner } from '@baton/engine';
+import type { ServedRoute } from '../http.js';
 import type { ClaimMapping } from '../oauthClaims.js';
 import { engineDecisions } from '../pages/engineDecisions.js';
+import { messagePage, refusalPage } from '../pages/html.js';
 import { createDecisionPages, PAGE_ROUTES } from '../pages/routes.js';
 import { createWebLogin } from '../pages/webLogin.js';
+import { answeringRefusals } from '../routeRefusals.js';
 import { CliError, usageError } from './cliError.js';
 
 /** The flag table entries (merged into `serve`'s). */
@@ -99,8 +102,6 @@ export function parsePagesFlags(values: Values, usage: string): PagesServeFlags 
   return { clientId, clientSecret, ...(publicUrl ? { publicUrl } : {}) };
 }
 
-type Route = (request: Request) => Promise<Response>;
-
 /** What the pages need once the server runs. */
 export interface PagesStart {
   readonly runner: Runner;
@@ -116,7 +117,7 @@ export interface PagesStart {
 
 /** Page routes to bind now, answering once {@link PendingPages.start} has run. */
 export interface PendingPages {
-  readonly routes: ReadonlyMap<string, Route>;
+  readonly routes: ReadonlyMap<string, ServedRoute>;
   /**
    * Start answering.
    * @throws CliError when bound beyond loopback without `--public-url`.
@@ -128,21 +129,23 @@ export interface PendingPages {
 
 /** The page routes of `flags`, waiting for {@link PendingPages.start}. */
 export function pendingPages(flags: PagesServeFlags): PendingPages {
-  let resolve!: (routes: ReadonlyMap<string, Route>) => void;
+  let resolve!: (routes: ReadonlyMap<string, ServedRoute>) => void;
   let reject!: (error: Error) => void;
-  const ready = new Promise<ReadonlyMap<string, Route>>((res, rej) => {
+  const ready = new Promise<ReadonlyMap<string, ServedRoute>>((res, rej) => {
     resolve = res;
     reject = rej;
   });
   ready.catch(() => {});
-  const routes = new Map<string, Route>(
+  const routes = new Map<string, ServedRoute>(
     PAGE_ROUTES.map((path) => [
       path,
-      async (request: Request) => {
+      answeringRefusals(async (request: Request) => {
         const real = await ready.catch(() => undefined);
         const route = real?.get(path);
-        return route ? route(request) : new Response('Not available', { status: 503 });
-      },
+        return route
+          ? route(request)
+          : messagePage(503, 'Not available', 'This server could not start its pages. Please try again later.');
+      }, refusalPage),
     ]),
   );
   return {

@@ -69,6 +69,8 @@ import { serveHttp, servingWarning } from '../http.js';
 import { ServingMetrics } from '../metrics.js';
 import { createObservabilityRoutes, type LedgerSource } from '../observability.js';
 import { checkWebhookSecret, createOutboxDeliverer } from '../outboxDelivery.js';
+import { decideElsewhereRoutes, startupWarning } from '../pages/decideElsewhere.js';
+import { resourceMetadataUrl } from '../protectedResource.js';
 import { createFlowServerFactory } from '../serverFactory.js';
 import { createWebhookNotifier } from '../webhook.js';
 import { CliError, oneLine, usageError } from './cliError.js';
@@ -150,7 +152,8 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        decision.requested notification carries data.url = URL/decide/<id>, the
                        signed-in decision page (the link carries no secret); with --login-client-id,
                        the pages' origin: the sign-in returns to URL/auth/callback (default: the
-                       served origin, loopback only)
+                       served origin, loopback only); without the pages, a warning at start-up, and
+                       the link answers a page that says how to decide here (tools, decision API)
   --no-scheduler       this instance fires no durable timers (by default every instance with a ledger
                        fires due timers of parked requests, polling every second)
   --store-principal-names
@@ -606,6 +609,7 @@ export async function run(argv: string[]): Promise<number> {
     let ledgerSource: LedgerSource = { ready: false };
     const pages = options.pages ? pendingPages(options.pages) : undefined;
     pagesFailed = pages?.fail;
+    if (options.http && options.publicUrl && !pages) later(startupWarning(options.oauth ? 'login-client' : 'issuer'));
     let loopback = false;
     if (options.http) {
       const serving = await serveHttp({
@@ -624,11 +628,14 @@ export async function run(argv: string[]): Promise<number> {
             keyIds: keys.keys.map((key) => key.kid),
           }),
           ...(pages?.routes ?? []),
+          // Decision links without the signed-in pages: a page saying how this server takes decisions.
+          ...(options.publicUrl && !pages ? decideElsewhereRoutes() : []),
           // POST /events/<name> (`events.ts`): signed, or a bearer with the scope baton:events.
           [
             `${EVENTS_PATH}*`,
             createEventsRoute({
               runner: () => whenRunner,
+              resourceMetadataUrl: () => (oauth && url ? resourceMetadataUrl(oauth.flags.audience ?? url) : undefined),
               ...(options.eventSecrets ? { secrets: options.eventSecrets } : {}),
               ...(verifier ? { verifier } : {}),
               ...(oauth

@@ -20,7 +20,7 @@
  *   is recorded, read by polling the audit log's newest instances while someone listens; `bye`
  *   when the server closes.
  *
- * Errors of the actions and the session are `application/problem+json`.
+ * Every error is `application/problem+json` (with `detail`), 413 and 405 included.
  * `serveInspect` mounts it on `node:http` and refuses non-loopback binds
  * without sign-in.
  */
@@ -101,7 +101,6 @@ const json = (status: number, body: unknown) =>
     status,
     headers: { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' },
   });
-const failure = (status: number, message: string) => json(status, { error: message });
 /** A problem (RFC 9457) with the page's security headers. */
 const problem = (status: number, reason: string, title: string, detail: string) => {
   const response = problemResponse({ status, reason, title, detail });
@@ -110,6 +109,11 @@ const problem = (status: number, reason: string, title: string, detail: string) 
   }
   return response;
 };
+/** An error of the JSON endpoints (400, 404), as problem details. */
+const failure = (status: 400 | 404, message: string) =>
+  status === 404
+    ? problem(404, 'not_found', 'Not found', message)
+    : problem(400, 'bad_request', 'Bad request', message);
 const asset = (body: string, type: string) =>
   new Response(body, { status: 200, headers: { ...SECURITY_HEADERS, 'content-type': `${type}; charset=utf-8` } });
 
@@ -341,19 +345,15 @@ export function createInspectHandler(options: InspectHandlerOptions): InspectHan
           });
         }
         if (action || (request.method !== 'GET' && request.method !== 'HEAD')) {
-          return new Response(JSON.stringify({ error: 'method not allowed' }), {
-            status: 405,
-            headers: {
-              ...SECURITY_HEADERS,
-              allow: action ? 'POST' : 'GET, HEAD',
-              'content-type': 'application/json; charset=utf-8',
-            },
-          });
+          const allow = action ? 'POST' : 'GET, HEAD';
+          const refused = problem(405, 'method_not_allowed', 'Method not allowed', `Use ${allow} here.`);
+          refused.headers.set('allow', allow);
+          return refused;
         }
         return await route(url, viewer);
       } catch (error) {
         options.onError?.(error as Error);
-        return failure(500, `internal error: ${(error as Error).message?.split('\n')[0] ?? 'unknown'}`);
+        return problem(500, 'internal', 'Internal error', 'The inspect server failed here; its log has details.');
       }
     },
   };
@@ -455,8 +455,9 @@ export async function serveInspect(options: ServeInspectOptions): Promise<Inspec
       res.end(body);
     } catch (error) {
       options.onError?.(error as Error);
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end();
+      if (res.headersSent) return void res.end();
+      const failed = problem(500, 'internal', 'Internal error', 'The inspect server failed here; its log has details.');
+      res.writeHead(500, nodeHeaders(failed)).end(Buffer.from(await failed.arrayBuffer()));
     }
   });
   const port = () => (server.address() as AddressInfo).port;

@@ -131,3 +131,24 @@ export function redirect(location: string, extra: HeadersInit = {}): Response {
   for (const [name, value] of new Headers(extra)) headers.append(name, value);
   return new Response(null, { status: 303, headers });
 }
+
+/**
+ * A refusal of the server's own checks, made before a page route sees its request (given in
+ * `/mcp`'s JSON-RPC shape), as a page for the person: 403 a form posted from another site (a
+ * foreign `Origin`) or a page asked at another address (a foreign `Host`, DNS-rebinding
+ * protection), 413 a form over the body limit; `Retry-After` kept.
+ */
+export async function refusalPage(refusal: Response, request: Request): Promise<Response> {
+  const [title, sentence] =
+    refusal.status === 413
+      ? ['Too much', 'The form is larger than this page accepts.']
+      : refusal.status === 403 && request.method === 'POST'
+        ? ['This form cannot be accepted', 'It did not come from this page. Open the page again and try again.']
+        : refusal.status === 403
+          ? ['Not served at this address', 'Open the link you were sent, at the address it names.']
+          : ['Not available right now', 'This page cannot be shown now. Please try again in a moment.'];
+  const answer = messagePage(refusal.status, title, sentence);
+  const retry = refusal.headers.get('retry-after');
+  if (retry !== null) answer.headers.set('retry-after', retry);
+  return answer;
+}

@@ -18,10 +18,12 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KeyRing } from '@baton/engine';
+import type { ServedRoute } from '../http.js';
+import { answeringRefusals } from '../routeRefusals.js';
 import { INBOX_JS, PAGES_CSS } from './assets.js';
 import { type PageCaller, type PageDecisions, type Refused, refusalStatus } from './decisionPort.js';
 import { readAnswer, submittedFields } from './form.js';
-import { htmlResponse, messagePage, PAGE_HEADERS, page, redirect, type Viewer } from './html.js';
+import { htmlResponse, messagePage, PAGE_HEADERS, page, redirect, refusalPage, type Viewer } from './html.js';
 import { sealedCookie } from './sealedCookie.js';
 import { decideBody, decideHref, inboxBody, inboxList, outcomeBody } from './views.js';
 import { type PendingLogin, type SignedIn, SignInError, type WebLogin } from './webLogin.js';
@@ -83,8 +85,11 @@ const same = (a: string, b: string) => {
   return x.length === y.length && timingSafeEqual(x, y);
 };
 
-/** The routes, keyed as `FlowHttpHandlerOptions.routes` takes them. */
-export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<string, Route> {
+/**
+ * The routes, keyed as `FlowHttpHandlerOptions.routes` takes them; the server's own refusals
+ * (a foreign Origin or Host, a body over the limit) are answered as pages too.
+ */
+export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<string, ServedRoute> {
   const { decisions, login, keys, publicUrl } = options;
   const secure = secureFor(publicUrl);
   const sessions = sealedCookie<Session>({
@@ -195,7 +200,11 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
       }
     };
 
-  const methodNotAllowed = (allow: string) => new Response(null, { status: 405, headers: { ...PAGE_HEADERS, allow } });
+  const methodNotAllowed = (allow: string) => {
+    const answer = messagePage(405, 'Not here', `This page answers ${allow.replace(/, (?=\w+$)/, ' or ')} only.`);
+    answer.headers.set('allow', allow);
+    return answer;
+  };
 
   const inbox: Route = async (request) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
@@ -336,7 +345,7 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
       });
     };
 
-  return new Map<string, Route>([
+  const routes: [string, Route][] = [
     ['/inbox', guarded(inbox)],
     ['/inbox/list', guarded(inboxFragment)],
     ['/decide/*', guarded(decide)],
@@ -345,7 +354,8 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
     ['/auth/logout', guarded(logout)],
     ['/pages/pages.css', asset(PAGES_CSS, 'text/css')],
     ['/pages/inbox.js', asset(INBOX_JS, 'text/javascript')],
-  ]);
+  ];
+  return new Map(routes.map(([path, route]) => [path, answeringRefusals(route, refusalPage)]));
 }
 
 /** A sign-in problem's body. */
