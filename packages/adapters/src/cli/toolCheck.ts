@@ -16,21 +16,29 @@ export type ToolCheck =
   | { readonly error: CliError; readonly warning?: never }
   | { readonly warning: string; readonly error?: never };
 
-/** Every tool the server lists (following `nextCursor`, at most 20 pages); `undefined` when listing fails. */
-async function listTools(client: Client): Promise<Tool[] | undefined> {
+/**
+ * Every tool the server lists, as listed (following `nextCursor`, at most 20 pages). The SDK
+ * leaves out a tool whose `x-mcp-header` declarations are invalid (SEP-2243), saying so on stderr.
+ */
+export async function listAllTools(client: Client): Promise<Tool[]> {
   const tools: Tool[] = [];
   let cursor: string | undefined;
+  for (let page = 0; page < 20; page++) {
+    const listed = await client.listTools(cursor === undefined ? undefined : { cursor });
+    tools.push(...listed.tools);
+    cursor = listed.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return tools;
+}
+
+/** `listAllTools`, or `undefined` when listing fails. */
+async function listTools(client: Client): Promise<Tool[] | undefined> {
   try {
-    for (let page = 0; page < 20; page++) {
-      const listed = await client.listTools(cursor === undefined ? undefined : { cursor });
-      tools.push(...listed.tools);
-      cursor = listed.nextCursor;
-      if (cursor === undefined) break;
-    }
+    return await listAllTools(client);
   } catch {
     return undefined;
   }
-  return tools;
 }
 
 /** `"a" (did you mean "b"?)`-style hint for `word`, or `''`. */
