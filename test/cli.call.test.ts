@@ -226,10 +226,14 @@ describe('baton call: arguments and output', () => {
         tokenSource: { kind: 'env' },
       });
       // A flag wins over the environment; --oauth and --stdio do not read it.
-      expect(parseCallArgs(['t', '--http', 'http://h:1/mcp', '--token-file', file], { BATON_TOKEN: 'e' })).toMatchObject({
+      expect(
+        parseCallArgs(['t', '--http', 'http://h:1/mcp', '--token-file', file], { BATON_TOKEN: 'e' }),
+      ).toMatchObject({
         token: 'secret-from-file',
       });
-      expect(parseCallArgs(['t', '--http', 'http://h:1/mcp', '--oauth'], { BATON_TOKEN: 'e' })).not.toHaveProperty('token');
+      expect(parseCallArgs(['t', '--http', 'http://h:1/mcp', '--oauth'], { BATON_TOKEN: 'e' })).not.toHaveProperty(
+        'token',
+      );
       expect(parseCallArgs(['t', '--stdio', 'srv'], { BATON_TOKEN: 'e' })).not.toHaveProperty('token');
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -298,9 +302,18 @@ describe.concurrent('baton call: usage errors, one line, exit 2', () => {
     [['call', 't', '--http', 'ftp://h/mcp'], /--http expects an http: or https: URL/],
     [['call', 't', '--stdio', 'srv', '--token', 'k'], /--token applies to --http only/],
     [['call', 't', '--stdio', 'srv', '--token-file', 'f'], /--token-file applies to --http only/],
-    [['call', 't', '--http', 'http://h:1/mcp', '--token', 'k', '--token-file', 'f'], /give --token or --token-file, not both/],
-    [['call', 't', '--http', 'http://h:1/mcp', '--token-file', '/nonexistent/token'], /cannot read --token-file \/nonexistent\/token: ENOENT/],
-    [['call', 't', '--http', 'http://h:1/mcp', '--token-file', 'f', '--oauth'], /give --token-file or --oauth, not both/],
+    [
+      ['call', 't', '--http', 'http://h:1/mcp', '--token', 'k', '--token-file', 'f'],
+      /give --token or --token-file, not both/,
+    ],
+    [
+      ['call', 't', '--http', 'http://h:1/mcp', '--token-file', '/nonexistent/token'],
+      /cannot read --token-file \/nonexistent\/token: ENOENT/,
+    ],
+    [
+      ['call', 't', '--http', 'http://h:1/mcp', '--token-file', 'f', '--oauth'],
+      /give --token-file or --oauth, not both/,
+    ],
     [['call', 't', '--list', '--http', 'http://h:1/mcp'], /give a <tool> or --list, not both/],
     [['call', 't', '--stdio', '  '], /--stdio needs a command/],
     [['call', 't', '--bogus', '--http', 'http://127.0.0.1:1/mcp'], /unknown option --bogus/],
@@ -618,7 +631,11 @@ describe('baton call: the mistakes of a first hour say what to do next', () => {
       runCli(as(undefined, 'deploy_production', { version: '1.0.0' })),
       runCli(as('not-a-known-token-at-all', 'deploy_production', { version: '1.0.0' })),
     ]);
-    expectOneLine(none, 1, /^baton: this server needs a token: pass --token-file FILE \(or set BATON_TOKEN\) \(HTTP 401\)$/);
+    expectOneLine(
+      none,
+      1,
+      /^baton: this server needs a token: pass --token-file FILE \(or set BATON_TOKEN\) \(HTTP 401\)$/,
+    );
     expectOneLine(wrong, 1, /^baton: the server refused the token: Unknown bearer token \(HTTP 401\)$/);
   });
 
@@ -657,9 +674,16 @@ describe('baton call: the mistakes of a first hour say what to do next', () => {
   it('a retry-later round prints "waiting for", and the closing hint works as printed, naming the token file', async () => {
     const tokenFile = join(dir, 'alice.token');
     writeFileSync(tokenFile, `${alice}\n`, { mode: 0o600 });
-    const requested = await runCli(
-      ['call', 'expense_approval', '--args', '{"amount":75,"purpose":"a course"}', '--http', served!.url.href, '--token-file', tokenFile],
-    );
+    const requested = await runCli([
+      'call',
+      'expense_approval',
+      '--args',
+      '{"amount":75,"purpose":"a course"}',
+      '--http',
+      served!.url.href,
+      '--token-file',
+      tokenFile,
+    ]);
     expect(requested.code, requested.stderr).toBe(0);
     expect(requested.stdout + requested.stderr).not.toContain(alice);
     expect(requested.stderr).toContain(`-- round 1: ${WAITING_ROUND} --`);

@@ -51,7 +51,10 @@ export const CALLS: Record<string, (url: string, context: Context, baton: Baton)
     ),
   'http-standard-headers': (url, _c, baton) => steps(baton, [[['test_headers', '--http', url]]]),
   'http-custom-headers': (url, context, baton) =>
-    steps(baton, (context.toolCalls ?? []).map((c) => [[c.name, '--args', JSON.stringify(c.arguments), '--http', url]])),
+    steps(
+      baton,
+      (context.toolCalls ?? []).map((c) => [[c.name, '--args', JSON.stringify(c.arguments), '--http', url]]),
+    ),
   // The invalid tool is refused by baton call ("has no tool", exit 1) before any tools/call.
   'http-invalid-tool-headers': async (url, _c, baton) => {
     const valid = await steps(baton, [[['valid_tool', '--args', '{"region":"us-west1"}', '--http', url]]]);
@@ -75,7 +78,16 @@ CALLS['auth/basic-cimd'] = (url, _c, baton) =>
 CALLS['auth/pre-registration'] = (url, context, baton) => {
   const secretFile = join(mkdtempSync(join(tmpdir(), 'baton-conformance-secret-')), 'client.secret');
   writeFileSync(secretFile, `${context.client_secret ?? ''}\n`, { mode: 0o600 });
-  const argv = ['test-tool', '--http', url, '--oauth', '--client-id', context.client_id ?? '', '--client-secret-file', secretFile];
+  const argv = [
+    'test-tool',
+    '--http',
+    url,
+    '--oauth',
+    '--client-id',
+    context.client_id ?? '',
+    '--client-secret-file',
+    secretFile,
+  ];
   return steps(baton, [[argv]]);
 };
 for (const name of AUTH_SCENARIOS) CALLS[name] ??= oauthCall;

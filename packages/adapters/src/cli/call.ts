@@ -37,8 +37,8 @@ import { followTask, type InputAnswers } from './followTask.js';
 import { askForm, CANCEL, DECLINE, type PromptIO, type RequestedSchema } from './formPrompt.js';
 import { type CallAuth, createCallAuth, OAUTH_CALL_OPTIONS, type OAuthCallFlags } from './oauthLogin.js';
 import { parseFlags } from './parseFlags.js';
-import { runAs } from './runAs.js';
 import { withDefaultResultType } from './resultTypeDefault.js';
+import { runAs } from './runAs.js';
 import { checkToolCall, listAllTools } from './toolCheck.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
@@ -105,7 +105,10 @@ export interface CallOptions {
 }
 
 /** Where the bearer token came from: the command line, a file (its path as given), or `$BATON_TOKEN`. */
-export type TokenSource = { readonly kind: 'flag' } | { readonly kind: 'file'; readonly path: string } | { readonly kind: 'env' };
+export type TokenSource =
+  | { readonly kind: 'flag' }
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'env' };
 
 /**
  * Split a command line into words: whitespace separates, single quotes keep
@@ -178,7 +181,10 @@ function readToken(
     try {
       token = readFileSync(path, 'utf8').trim();
     } catch (error) {
-      throw usageError(`cannot read --token-file ${path}: ${(error as NodeJS.ErrnoException).code ?? oneLine(error)}`, USAGE);
+      throw usageError(
+        `cannot read --token-file ${path}: ${(error as NodeJS.ErrnoException).code ?? oneLine(error)}`,
+        USAGE,
+      );
     }
     if (token === '') throw usageError(`--token-file ${path} is empty`, USAGE);
     if (/\s/.test(token)) throw usageError(`--token-file ${path} must hold one token on one line`, USAGE);
@@ -739,30 +745,32 @@ export async function run(argv: string[]): Promise<number> {
       result = followed;
     } else {
       try {
-        result = await withStepUp(auth, transport, () => client.callTool(
-          { name: tool, arguments: options.args },
-          {
-            onprogress: ({ progress, total, message }) => {
-              const round = message ? /\(round (\d+)\)/.exec(message)?.[1] : undefined;
-              if (!round) {
-                term.say(
-                  `-- progress ${progress}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`,
-                );
-                return;
-              }
-              Object.assign(rounds, { round: Number(round), refused: false, announced: false });
-              // The SDK asks a round's questions as soon as it reports the round; one that has asked
-              // nothing a moment later asks nothing at all: the server's "retry later".
-              const current = rounds.round;
-              setTimeout(() => {
-                if (rounds.round === current && !rounds.announced) {
-                  rounds.announced = true;
-                  term.say(`\n-- round ${current}: ${WAITING_ROUND} --`);
+        result = await withStepUp(auth, transport, () =>
+          client.callTool(
+            { name: tool, arguments: options.args },
+            {
+              onprogress: ({ progress, total, message }) => {
+                const round = message ? /\(round (\d+)\)/.exec(message)?.[1] : undefined;
+                if (!round) {
+                  term.say(
+                    `-- progress ${progress}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`,
+                  );
+                  return;
                 }
-              }, 100).unref();
+                Object.assign(rounds, { round: Number(round), refused: false, announced: false });
+                // The SDK asks a round's questions as soon as it reports the round; one that has asked
+                // nothing a moment later asks nothing at all: the server's "retry later".
+                const current = rounds.round;
+                setTimeout(() => {
+                  if (rounds.round === current && !rounds.announced) {
+                    rounds.announced = true;
+                    term.say(`\n-- round ${current}: ${WAITING_ROUND} --`);
+                  }
+                }, 100).unref();
+              },
             },
-          },
-        ));
+          ),
+        );
       } catch (error) {
         const refused =
           options.http && http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);

@@ -17,10 +17,7 @@
 const REVISION = '2026-07-28';
 
 /** `response`, with `resultType: "complete"` added to a 2026-07-28 result that lacks it. */
-export async function withDefaultResultType(
-  response: Response,
-  init: RequestInit | undefined,
-): Promise<Response> {
+export async function withDefaultResultType(response: Response, init: RequestInit | undefined): Promise<Response> {
   if (new Headers(init?.headers).get('mcp-protocol-version') !== REVISION) return response;
   if (!response.ok || !/^application\/json\b/i.test(response.headers.get('content-type') ?? '')) return response;
   const text = await response.clone().text();
