@@ -574,6 +574,14 @@ describe('baton call through tmux', () => {
     }
   });
 
+  it('--list prints the tools as the server lists them, JSON on stdout (exit 0)', async () => {
+    const listed = await runCli(['call', '--list', '--http', serve!.url.href]);
+    expect(listed.code, listed.stderr).toBe(0);
+    const tools = JSON.parse(listed.stdout) as { name: string; inputSchema: { properties?: object } }[];
+    expect(tools.map((t) => t.name).sort()).toEqual(['deploy_production', 'draft_release_notes']);
+    expect(tools.find((t) => t.name === 'deploy_production')!.inputSchema.properties).toHaveProperty('version');
+  });
+
   it('prints an error result (exit 1) and a JSON-RPC error as one line (exit 1)', async () => {
     const invalid = await runCli(['call', 'deploy_production', '--args', '{}', '--http', serve!.url.href]);
     expect(invalid.code).toBe(1);
