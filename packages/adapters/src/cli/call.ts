@@ -605,10 +605,11 @@ class HttpWatch {
 }
 
 /**
- * `call`, signed in again once when the server asks for more (a 403 `insufficient_scope` step-up
- * the SDK answers with a new authorization): with the browser sign-in, the SDK sends the user to
- * sign in and throws `UnauthorizedError`; once the redirect is back, the call is made again (the
- * server refused it, so it did not run).
+ * `call`, signed in again once when the server asks for it after the connection was made (a 403
+ * `insufficient_scope` step-up, or a 401 from a server that moved to another authorization
+ * server): with the browser sign-in, the SDK sends the user to sign in and throws
+ * `UnauthorizedError`; once the redirect is back, the call is made again (the server refused
+ * it, so it did not run).
  */
 async function withStepUp<T>(
   auth: CallAuth | undefined,
@@ -705,7 +706,7 @@ export async function run(argv: string[]): Promise<number> {
     if (options.list) {
       let tools: unknown[];
       try {
-        tools = await listAllTools(client);
+        tools = await withStepUp(auth, transport, () => listAllTools(client));
       } catch (error) {
         const refused =
           options.http && http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);
@@ -715,7 +716,14 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     const tool = options.tool!;
-    const problem = await checkToolCall(client, tool, options.args, where);
+    let problem: Awaited<ReturnType<typeof checkToolCall>>;
+    try {
+      problem = await withStepUp(auth, transport, () => checkToolCall(client, tool, options.args, where));
+    } catch (error) {
+      const refused =
+        options.http && http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);
+      throw refused ? new CliError(refused) : describeFailure(tool, where, error);
+    }
     if (problem?.warning) process.stderr.write(`baton: warning: ${problem.warning}\n`);
     if (problem?.error) throw problem.error;
     process.stderr.write(`Calling ${tool} ${JSON.stringify(options.args)} on ${where}\n`);

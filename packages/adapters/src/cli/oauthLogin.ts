@@ -157,7 +157,8 @@ class LoopbackAuthorization implements OAuthClientProvider {
    * are saved, so the next sign-in discovers again (a server may move to another issuer).
    */
   #discovery: OAuthDiscoveryState | undefined;
-  readonly #state = randomBytes(16).toString('base64url');
+  /** The `state` of the current authorization: a redirect of an earlier one is refused. */
+  #state = randomBytes(16).toString('base64url');
   /** The redirect of the current sign-in (a new one per authorization: a step-up signs in again). */
   #callback!: Promise<URLSearchParams>;
   #resolveCallback!: (params: URLSearchParams) => void;
@@ -211,6 +212,7 @@ class LoopbackAuthorization implements OAuthClientProvider {
     };
   }
   state(): string {
+    this.#state = randomBytes(16).toString('base64url');
     return this.#state;
   }
   /**

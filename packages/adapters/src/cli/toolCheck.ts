@@ -7,7 +7,7 @@
  * that allows other keys (`additionalProperties` true or a schema) gets a
  * warning instead. A server that cannot list its tools is not checked.
  */
-import type { Client, Tool } from '@modelcontextprotocol/client';
+import { type Client, type Tool, UnauthorizedError } from '@modelcontextprotocol/client';
 import { CliError, EXIT_USAGE } from './cliError.js';
 import { nearMiss } from './parseFlags.js';
 
@@ -32,11 +32,15 @@ export async function listAllTools(client: Client): Promise<Tool[]> {
   return tools;
 }
 
-/** `listAllTools`, or `undefined` when listing fails. */
+/**
+ * `listAllTools`, or `undefined` when listing fails; but a sign-in the SDK has begun
+ * (`UnauthorizedError`) is thrown, for the caller to finish it.
+ */
 async function listTools(client: Client): Promise<Tool[] | undefined> {
   try {
     return await listAllTools(client);
-  } catch {
+  } catch (error) {
+    if (error instanceof UnauthorizedError) throw error;
     return undefined;
   }
 }
