@@ -1,5 +1,5 @@
 /**
- * `baton call <tool> [--args JSON] (--http URL [--token TOKEN] | --stdio "COMMAND")`:
+ * `baton call (<tool> [--args JSON] | --list) (--http URL [--token-file FILE | --token TOKEN | --oauth] | --stdio "COMMAND")`:
  * a terminal client for trying a flow by hand. It calls the tool with the
  * official SDK client (protocol 2026-07-28, rounds driven automatically) and
  * answers what the server asks at the terminal: a form elicitation becomes
@@ -10,9 +10,11 @@
  * result text on stdout, so `baton call ... > out.txt` keeps only the
  * result. A flow waiting for someone else's decision (`structuredContent.status`
  * `waiting`) prints who it waits for, the request id and the `baton_resume`
- * command to continue; the decision tools are called like any tool, as the
- * person `--token` names (`baton_inbox`, `baton_decide --args '{"id":…}'`,
- * whose form is prompted like any form, `baton_resume`). Exit 0 for a result, 1 for an error result, a JSON-RPC error or
+ * command to continue (never with the token in it); the decision tools are
+ * called like any tool, as the person the token names (`--token-file`,
+ * `$BATON_TOKEN` or `--token`): `baton_inbox`, `baton_decide --args '{"id":…}'`
+ * (whose form is prompted like any form), `baton_resume`. `--list` prints the
+ * server's tools instead. Exit 0 for a result, 1 for an error result, a JSON-RPC error or
  * a transport failure (one line saying what happened and what to do: the
  * server cannot be reached, or went away mid-flow), 2 for bad flags, 130 for
  * Ctrl-C (with a line saying the flow was not completed). Once a form of a
@@ -64,7 +66,8 @@ Call a tool and answer what it asks at the terminal (forms field by field, URLs,
                        browser (authorization code with PKCE; the URL is printed when no browser
                        opens); tokens are cached in $XDG_CONFIG_HOME/baton/oauth.json (or
                        ~/.config/baton), mode 0600
-  --client-id ID       the OAuth client id (without it, the browser sign-in registers one)
+  --client-id ID       the OAuth client id (without it, the browser sign-in registers one); an
+                       https: URL is a Client ID Metadata Document, used where the provider takes one
   --client-secret-file FILE
                        a file holding the client secret: client credentials, no browser
   --follow             follow the call's task to its end (tasks extension, --http only): a status
