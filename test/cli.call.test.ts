@@ -19,6 +19,7 @@ import {
   parseCallArgs,
   resultText,
   splitCommand,
+  TOKEN_AGAIN,
   WAITING_ROUND,
   waitingLine,
 } from '../packages/adapters/src/cli/call.js';
@@ -196,13 +197,47 @@ describe('baton call: arguments and output', () => {
   });
 
   it('parses the flags', () => {
-    expect(parseCallArgs(['t', '--http', 'http://h:1/mcp', '--token', 'k', '--args', '{"a":1}'])).toEqual({
+    expect(parseCallArgs(['t', '--http', 'http://h:1/mcp', '--token', 'k', '--args', '{"a":1}'], {})).toEqual({
       tool: 't',
       args: { a: 1 },
       http: new URL('http://h:1/mcp'),
       token: 'k',
+      tokenSource: { kind: 'flag' },
     });
     expect(parseCallArgs(['t', '--stdio', 'srv --x'])).toEqual({ tool: 't', args: {}, stdio: ['srv', '--x'] });
+    expect(parseCallArgs(['--list', '--http', 'http://h:1/mcp'], {})).toEqual({
+      args: {},
+      list: true,
+      http: new URL('http://h:1/mcp'),
+    });
+  });
+
+  it('reads the token from --token-file or $BATON_TOKEN, and says where it came from', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-call-token-'));
+    const file = join(dir, 'alice.token');
+    writeFileSync(file, '  secret-from-file  \n');
+    try {
+      expect(parseCallArgs(['t', '--http', 'http://h:1/mcp', '--token-file', file], {})).toMatchObject({
+        token: 'secret-from-file',
+        tokenSource: { kind: 'file', path: file },
+      });
+      expect(parseCallArgs(['t', '--http', 'http://h:1/mcp'], { BATON_TOKEN: 'secret-from-env' })).toMatchObject({
+        token: 'secret-from-env',
+        tokenSource: { kind: 'env' },
+      });
+      // A flag wins over the environment; --oauth and --stdio do not read it.
+      expect(
+        parseCallArgs(['t', '--http', 'http://h:1/mcp', '--token-file', file], { BATON_TOKEN: 'e' }),
+      ).toMatchObject({
+        token: 'secret-from-file',
+      });
+      expect(parseCallArgs(['t', '--http', 'http://h:1/mcp', '--oauth'], { BATON_TOKEN: 'e' })).not.toHaveProperty(
+        'token',
+      );
+      expect(parseCallArgs(['t', '--stdio', 'srv'], { BATON_TOKEN: 'e' })).not.toHaveProperty('token');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('prints text blocks, else the structured content', () => {
@@ -219,11 +254,20 @@ describe('baton call: arguments and output', () => {
 
   it('prints a waiting result as who it waits for, the request id and how to continue', () => {
     const waiting = { status: 'waiting', id: 'R7', waitingFor: [{ key: 'manager_approval', role: 'manager' }] };
-    const http = { http: new URL('http://127.0.0.1:8080/mcp'), token: "alice's token" };
+    const url = new URL('http://127.0.0.1:8080/mcp');
     // In the repository the CLI runs from its sources: the hint is the repository's command, with
-    // the transport flags this call used (quoted for a POSIX shell).
-    expect(waitingLine({ structuredContent: waiting }, http)).toBe(
-      `waiting for manager_approval (role manager) on request R7; continue with pnpm -s baton call baton_resume --args '{"id":"R7"}' --http http://127.0.0.1:8080/mcp --token 'alice'\\''s token'`,
+    // the transport flags this call used (quoted for a POSIX shell), and never the token itself.
+    const file = { http: url, token: 'secret', tokenSource: { kind: 'file', path: "alice's token" } } as const;
+    expect(waitingLine({ structuredContent: waiting }, file)).toBe(
+      `waiting for manager_approval (role manager) on request R7; continue with pnpm -s baton call baton_resume --args '{"id":"R7"}' --http http://127.0.0.1:8080/mcp --token-file 'alice'\\''s token'`,
+    );
+    const env = { http: url, token: 'secret', tokenSource: { kind: 'env' } } as const;
+    expect(waitingLine({ structuredContent: waiting }, env)).toBe(
+      `waiting for manager_approval (role manager) on request R7; continue with pnpm -s baton call baton_resume --args '{"id":"R7"}' --http http://127.0.0.1:8080/mcp`,
+    );
+    const flag = { http: url, token: 'secret', tokenSource: { kind: 'flag' } } as const;
+    expect(waitingLine({ structuredContent: waiting }, flag)).toBe(
+      `waiting for manager_approval (role manager) on request R7; continue with pnpm -s baton call baton_resume --args '{"id":"R7"}' --http http://127.0.0.1:8080/mcp ${TOKEN_AGAIN}`,
     );
     expect(
       waitingLine(
@@ -248,7 +292,7 @@ function expectOneLine(result: { code: number | null; stderr: string }, code: nu
 
 describe.concurrent('baton call: usage errors, one line, exit 2', () => {
   it.each([
-    [['call'], /missing <tool>/],
+    [['call'], /missing <tool> \(or --list\)/],
     [['call', 't'], /exactly one of --http URL or --stdio/],
     [['call', 't', '--http', 'http://127.0.0.1:1/mcp', '--stdio', 'x'], /exactly one of --http URL or --stdio/],
     [['call', 't', '--args', '[1,2]', '--http', 'http://127.0.0.1:1/mcp'], /--args must be a JSON object/],
@@ -257,6 +301,20 @@ describe.concurrent('baton call: usage errors, one line, exit 2', () => {
     [['call', 't', '--http', 'not a url'], /--http expects a URL/],
     [['call', 't', '--http', 'ftp://h/mcp'], /--http expects an http: or https: URL/],
     [['call', 't', '--stdio', 'srv', '--token', 'k'], /--token applies to --http only/],
+    [['call', 't', '--stdio', 'srv', '--token-file', 'f'], /--token-file applies to --http only/],
+    [
+      ['call', 't', '--http', 'http://h:1/mcp', '--token', 'k', '--token-file', 'f'],
+      /give --token or --token-file, not both/,
+    ],
+    [
+      ['call', 't', '--http', 'http://h:1/mcp', '--token-file', '/nonexistent/token'],
+      /cannot read --token-file \/nonexistent\/token: ENOENT/,
+    ],
+    [
+      ['call', 't', '--http', 'http://h:1/mcp', '--token-file', 'f', '--oauth'],
+      /give --token-file or --oauth, not both/,
+    ],
+    [['call', 't', '--list', '--http', 'http://h:1/mcp'], /give a <tool> or --list, not both/],
     [['call', 't', '--stdio', '  '], /--stdio needs a command/],
     [['call', 't', '--bogus', '--http', 'http://127.0.0.1:1/mcp'], /unknown option --bogus/],
     [['call', 't', '--http'], /--http needs a value/],
@@ -475,10 +533,11 @@ describe('baton call through tmux', () => {
       const requested = await runCli(as(alice, 'expense_approval', { amount: 120, purpose: 'books' }));
       expect(requested.code, requested.stderr).toBe(0);
       const line =
-        /^waiting for manager_approval \(role manager\) on request ([\w-]{22}); continue with pnpm -s baton call baton_resume --args '\{"id":"([\w-]{22})"\}' --http \S+ --token \S+$/m.exec(
+        /^waiting for manager_approval \(role manager\) on request ([\w-]{22}); continue with pnpm -s baton call baton_resume --args '\{"id":"([\w-]{22})"\}' --http \S+ \(as the same person: add --token-file FILE or set BATON_TOKEN\)$/m.exec(
           requested.stdout,
         );
       expect(line, requested.stdout).not.toBeNull();
+      expect(requested.stdout + requested.stderr).not.toContain(alice);
       const id = line![1]!;
       expect(line![2]).toBe(id);
       expect(requested.stderr).toContain("-- waiting for someone else's decision --");
@@ -513,6 +572,14 @@ describe('baton call through tmux', () => {
       await served.stop();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('--list prints the tools as the server lists them, JSON on stdout (exit 0)', async () => {
+    const listed = await runCli(['call', '--list', '--http', serve!.url.href]);
+    expect(listed.code, listed.stderr).toBe(0);
+    const tools = JSON.parse(listed.stdout) as { name: string; inputSchema: { properties?: object } }[];
+    expect(tools.map((t) => t.name).sort()).toEqual(['deploy_production', 'draft_release_notes']);
+    expect(tools.find((t) => t.name === 'deploy_production')!.inputSchema.properties).toHaveProperty('version');
   });
 
   it('prints an error result (exit 1) and a JSON-RPC error as one line (exit 1)', async () => {
@@ -572,7 +639,11 @@ describe('baton call: the mistakes of a first hour say what to do next', () => {
       runCli(as(undefined, 'deploy_production', { version: '1.0.0' })),
       runCli(as('not-a-known-token-at-all', 'deploy_production', { version: '1.0.0' })),
     ]);
-    expectOneLine(none, 1, /^baton: this server needs a token: pass --token TOKEN \(HTTP 401\)$/);
+    expectOneLine(
+      none,
+      1,
+      /^baton: this server needs a token: pass --token-file FILE \(or set BATON_TOKEN\) \(HTTP 401\)$/,
+    );
     expectOneLine(wrong, 1, /^baton: the server refused the token: Unknown bearer token \(HTTP 401\)$/);
   });
 
@@ -608,16 +679,28 @@ describe('baton call: the mistakes of a first hour say what to do next', () => {
     );
   });
 
-  it('a retry-later round prints "waiting for", and the closing hint works as printed', async () => {
-    const requested = await runCli(as(alice, 'expense_approval', { amount: 75, purpose: 'a course' }));
+  it('a retry-later round prints "waiting for", and the closing hint works as printed, naming the token file', async () => {
+    const tokenFile = join(dir, 'alice.token');
+    writeFileSync(tokenFile, `${alice}\n`, { mode: 0o600 });
+    const requested = await runCli([
+      'call',
+      'expense_approval',
+      '--args',
+      '{"amount":75,"purpose":"a course"}',
+      '--http',
+      served!.url.href,
+      '--token-file',
+      tokenFile,
+    ]);
     expect(requested.code, requested.stderr).toBe(0);
+    expect(requested.stdout + requested.stderr).not.toContain(alice);
     expect(requested.stderr).toContain(`-- round 1: ${WAITING_ROUND} --`);
     expect(requested.stderr).not.toContain('the server needs input');
     const hint = /; continue with (.+)$/m.exec(requested.stdout)?.[1];
     expect(hint, requested.stdout).toBeDefined();
     const id = /on request ([\w-]{22});/.exec(requested.stdout)![1]!;
     expect(hint).toBe(
-      `pnpm -s baton call baton_resume --args '{"id":"${id}"}' --http ${served!.url.href} --token ${alice}`,
+      `pnpm -s baton call baton_resume --args '{"id":"${id}"}' --http ${served!.url.href} --token-file ${tokenFile}`,
     );
     // Bob approves, his answers piped on stdin (approve, no comment).
     const decided = await runCli(as(bob, 'baton_decide', { id }), {}, 'y\n\n');
@@ -627,5 +710,23 @@ describe('baton call: the mistakes of a first hour say what to do next', () => {
     const resumed = spawnSync('sh', ['-c', hint!], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(resumed.stdout.trim()).toBe('Expense of 75 approved.');
+  }, 60_000);
+
+  it('with $BATON_TOKEN the hint holds no token and works as printed, the variable still set', async () => {
+    const env = { BATON_TOKEN: alice };
+    const requested = await runCli(as(undefined, 'expense_approval', { amount: 76, purpose: 'a book' }), env);
+    expect(requested.code, requested.stderr).toBe(0);
+    expect(requested.stdout + requested.stderr).not.toContain(alice);
+    const hint = /; continue with (.+)$/m.exec(requested.stdout)?.[1];
+    const id = /on request ([\w-]{22});/.exec(requested.stdout)![1]!;
+    expect(hint).toBe(`pnpm -s baton call baton_resume --args '{"id":"${id}"}' --http ${served!.url.href}`);
+    const resumed = spawnSync('sh', ['-c', hint!], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, ...env },
+    });
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/waiting for manager_approval/);
   }, 60_000);
 });

@@ -348,6 +348,9 @@ describe('baton serve --oauth-issuer (a real provider on loopback)', () => {
     const requested = await callSignedIn(dave, 'expense_approval', { amount: 75, purpose: 'taxi' }, daveConfig);
     expect(requested.code, requested.stderr).toBe(0);
     expect(requested.signedIn).toBe(true);
+    // The authorization server of the sign-in is kept for the callback leg (SEP-2352): the SDK
+    // checks it and has nothing to warn about.
+    expect(requested.stderr).not.toContain('saveDiscoveryState');
     const id = /on request (\S+);/.exec(requested.stdout)?.[1];
     expect(id, requested.stdout).toBeDefined();
     // Dave's token is cached: no sign-in the second time; he may not decide his own request.

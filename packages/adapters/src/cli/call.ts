@@ -1,5 +1,5 @@
 /**
- * `baton call <tool> [--args JSON] (--http URL [--token TOKEN] | --stdio "COMMAND")`:
+ * `baton call (<tool> [--args JSON] | --list) (--http URL [--token-file FILE | --token TOKEN | --oauth] | --stdio "COMMAND")`:
  * a terminal client for trying a flow by hand. It calls the tool with the
  * official SDK client (protocol 2026-07-28, rounds driven automatically) and
  * answers what the server asks at the terminal: a form elicitation becomes
@@ -10,9 +10,11 @@
  * result text on stdout, so `baton call ... > out.txt` keeps only the
  * result. A flow waiting for someone else's decision (`structuredContent.status`
  * `waiting`) prints who it waits for, the request id and the `baton_resume`
- * command to continue; the decision tools are called like any tool, as the
- * person `--token` names (`baton_inbox`, `baton_decide --args '{"id":…}'`,
- * whose form is prompted like any form, `baton_resume`). Exit 0 for a result, 1 for an error result, a JSON-RPC error or
+ * command to continue (never with the token in it); the decision tools are
+ * called like any tool, as the person the token names (`--token-file`,
+ * `$BATON_TOKEN` or `--token`): `baton_inbox`, `baton_decide --args '{"id":…}'`
+ * (whose form is prompted like any form), `baton_resume`. `--list` prints the
+ * server's tools instead. Exit 0 for a result, 1 for an error result, a JSON-RPC error or
  * a transport failure (one line saying what happened and what to do: the
  * server cannot be reached, or went away mid-flow), 2 for bad flags, 130 for
  * Ctrl-C (with a line saying the flow was not completed). Once a form of a
@@ -20,6 +22,7 @@
  * flow that was told "no" has no use for the rest): they are sent as
  * cancelled.
  */
+import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
@@ -34,28 +37,37 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CliError, EXIT_FAILURE, oneLine, usageError } from './cliError.js';
 import { followTask, type InputAnswers } from './followTask.js';
 import { askForm, CANCEL, DECLINE, type PromptIO, type RequestedSchema } from './formPrompt.js';
-import { createCallAuth, OAUTH_CALL_OPTIONS, type OAuthCallFlags } from './oauthLogin.js';
+import { type CallAuth, createCallAuth, OAUTH_CALL_OPTIONS, type OAuthCallFlags } from './oauthLogin.js';
 import { parseFlags } from './parseFlags.js';
+import { withDefaultResultType } from './resultTypeDefault.js';
 import { runAs } from './runAs.js';
-import { checkToolCall } from './toolCheck.js';
+import { checkToolCall, listAllTools } from './toolCheck.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton call <tool> [--args JSON] (--http URL [--token TOKEN | --oauth [--client-id ID [--client-secret-file FILE]]] [--follow] | --stdio "COMMAND")';
+  'baton call (<tool> [--args JSON] | --list) (--http URL [--token-file FILE | --token TOKEN | --oauth [--client-id ID [--client-secret-file FILE]]] [--follow] | --stdio "COMMAND")';
+
+/** The environment variable that holds the bearer token when neither --token nor --token-file is given. */
+export const TOKEN_ENV = 'BATON_TOKEN';
 
 const help = () => `usage: ${USAGE}
 
 Call a tool and answer what it asks at the terminal (forms field by field, URLs, sampling; roots are the current folder).
 
   --args JSON          the tool's arguments, a JSON object (default {})
+  --list               print the server's tools (name, description, input schema as listed) as a
+                       JSON array on stdout, instead of calling one
   --http URL           a Streamable HTTP server, e.g. http://127.0.0.1:8080/mcp
-  --token TOKEN        bearer token sent with every HTTP request
+  --token-file FILE    a file holding the bearer token sent with every HTTP request
+  --token TOKEN        the bearer token itself (visible to other local users in the process list:
+                       prefer --token-file or $${TOKEN_ENV}); without either, $${TOKEN_ENV} is used when set
   --oauth              sign in with the server's identity provider (found from its 401): with
                        --client-id and --client-secret-file by client credentials, else in the
                        browser (authorization code with PKCE; the URL is printed when no browser
                        opens); tokens are cached in $XDG_CONFIG_HOME/baton/oauth.json (or
                        ~/.config/baton), mode 0600
-  --client-id ID       the OAuth client id (without it, the browser sign-in registers one)
+  --client-id ID       the OAuth client id (without it, the browser sign-in registers one); an
+                       https: URL is a Client ID Metadata Document, used where the provider takes one
   --client-secret-file FILE
                        a file holding the client secret: client credentials, no browser
   --follow             follow the call's task to its end (tasks extension, --http only): a status
@@ -66,10 +78,11 @@ At any prompt ${DECLINE} declines and ${CANCEL} cancels the current request (the
 forms are then not asked: they are sent as cancelled); Ctrl-C stops (exit 130).
 The result text goes to stdout; exit 1 when the tool returns an error or the server cannot be reached.
 
-Approvals by someone else: call as the requester or as a decider (--token picks who you are):
-  baton call baton_inbox --http URL --token TOKEN                       decisions you may make
-  baton call baton_decide --args '{"id":"ID"}' --http URL --token TOKEN  answer one (its form is prompted)
-  baton call baton_resume --args '{"id":"ID"}' --http URL --token TOKEN  continue your waiting request
+Approvals by someone else: call as the requester or as a decider (the token picks who you are):
+  baton call baton_inbox --http URL --token-file FILE                       decisions you may make
+  baton call baton_decide --args '{"id":"ID"}' --http URL --token-file FILE  answer one (its form is prompted)
+  baton call baton_resume --args '{"id":"ID"}' --http URL --token-file FILE  continue your waiting request
+A waiting call prints the command to continue with; it names the token's file or $${TOKEN_ENV}, never the token.
 `;
 
 /** The reply offered for a sampling request (Enter accepts it). */
@@ -77,16 +90,28 @@ export const SUGGESTED_REPLY = 'OK.';
 
 /** Parsed and checked `call` options. */
 export interface CallOptions {
-  readonly tool: string;
+  /** The tool to call; `undefined` with `--list`. */
+  readonly tool?: string;
   readonly args: Record<string, unknown>;
+  /** `--list`: print the server's tools instead of calling one. */
+  readonly list?: boolean;
   readonly http?: URL;
+  /** The bearer token: `--token`, the content of `--token-file`, or `$BATON_TOKEN`. */
   readonly token?: string;
+  /** Where the token came from, so a printed hint can name it without repeating it. */
+  readonly tokenSource?: TokenSource;
   /** `--oauth`: sign in through the server's identity provider. */
   readonly oauth?: OAuthCallFlags;
   readonly stdio?: readonly string[];
   /** `--follow`: follow the call's task (see `followTask.ts`). */
   readonly follow?: boolean;
 }
+
+/** Where the bearer token came from: the command line, a file (its path as given), or `$BATON_TOKEN`. */
+export type TokenSource =
+  | { readonly kind: 'flag' }
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'env' };
 
 /**
  * Split a command line into words: whitespace separates, single quotes keep
@@ -131,19 +156,58 @@ export function splitCommand(line: string): string[] {
 export const OPTIONS = {
   args: { type: 'string' },
   http: { type: 'string' },
+  list: { type: 'boolean' },
   token: { type: 'string' },
+  'token-file': { type: 'string' },
   ...OAUTH_CALL_OPTIONS,
   stdio: { type: 'string' },
   follow: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** Parse and check the flags of `baton call`. */
-export function parseCallArgs(argv: string[]): CallOptions | 'help' {
+/**
+ * The bearer token of a call and where it came from: `--token`, else the first line of
+ * `--token-file` (surrounding whitespace trimmed), else `$BATON_TOKEN` (HTTP only).
+ */
+function readToken(
+  values: { token?: string; 'token-file'?: string; oauth?: boolean },
+  http: boolean,
+  env: NodeJS.ProcessEnv,
+): { token?: string; tokenSource?: TokenSource } {
+  if (values.token !== undefined && values['token-file'] !== undefined) {
+    throw usageError('give --token or --token-file, not both', USAGE);
+  }
+  if (values.token !== undefined) return { token: values.token, tokenSource: { kind: 'flag' } };
+  const path = values['token-file'];
+  if (path !== undefined) {
+    let token: string;
+    try {
+      token = readFileSync(path, 'utf8').trim();
+    } catch (error) {
+      throw usageError(
+        `cannot read --token-file ${path}: ${(error as NodeJS.ErrnoException).code ?? oneLine(error)}`,
+        USAGE,
+      );
+    }
+    if (token === '') throw usageError(`--token-file ${path} is empty`, USAGE);
+    if (/\s/.test(token)) throw usageError(`--token-file ${path} must hold one token on one line`, USAGE);
+    return { token, tokenSource: { kind: 'file', path } };
+  }
+  const fromEnv = env[TOKEN_ENV]?.trim();
+  if (http && !values.oauth && fromEnv) return { token: fromEnv, tokenSource: { kind: 'env' } };
+  return {};
+}
+
+/** Parse and check the flags of `baton call` (`env`: where `$BATON_TOKEN` is read). */
+export function parseCallArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): CallOptions | 'help' {
   const { values, positionals } = parseFlags(argv, OPTIONS, USAGE);
   if (values.help) return 'help';
-  if (positionals.length !== 1) {
-    throw usageError(positionals.length === 0 ? 'missing <tool>' : 'expected one <tool>', USAGE);
+  if (values.list) {
+    if (positionals.length > 0) throw usageError('give a <tool> or --list, not both', USAGE);
+    if (values.args !== undefined) throw usageError('--args needs a <tool> (--list calls none)', USAGE);
+    if (values.follow) throw usageError('--follow needs a <tool> (--list calls none)', USAGE);
+  } else if (positionals.length !== 1) {
+    throw usageError(positionals.length === 0 ? 'missing <tool> (or --list)' : 'expected one <tool>', USAGE);
   }
   let args: unknown = {};
   if (values.args !== undefined) {
@@ -159,11 +223,13 @@ export function parseCallArgs(argv: string[]): CallOptions | 'help' {
   if ((values.http === undefined) === (values.stdio === undefined)) {
     throw usageError('give exactly one of --http URL or --stdio "COMMAND"', USAGE);
   }
-  if (values.token !== undefined && values.http === undefined) {
-    throw usageError('--token applies to --http only', USAGE);
+  for (const flag of ['token', 'token-file'] as const) {
+    if (values[flag] !== undefined && values.http === undefined) {
+      throw usageError(`--${flag} applies to --http only`, USAGE);
+    }
+    if (values.oauth && values[flag] !== undefined) throw usageError(`give --${flag} or --oauth, not both`, USAGE);
   }
   if (values.oauth && values.http === undefined) throw usageError('--oauth applies to --http only', USAGE);
-  if (values.oauth && values.token !== undefined) throw usageError('give --token or --oauth, not both', USAGE);
   if (!values.oauth && (values['client-id'] !== undefined || values['client-secret-file'] !== undefined)) {
     throw usageError(
       `--${values['client-id'] !== undefined ? 'client-id' : 'client-secret-file'} needs --oauth`,
@@ -182,7 +248,9 @@ export function parseCallArgs(argv: string[]): CallOptions | 'help' {
   if (values.follow && values.http === undefined) {
     throw usageError('--follow applies to --http only', USAGE);
   }
-  const base = { tool: positionals[0]!, args: args as Record<string, unknown> };
+  const base = values.list
+    ? { args: {}, list: true }
+    : { tool: positionals[0]!, args: args as Record<string, unknown> };
   if (values.http !== undefined) {
     let url: URL;
     try {
@@ -196,7 +264,7 @@ export function parseCallArgs(argv: string[]): CallOptions | 'help' {
     return {
       ...base,
       http: url,
-      ...(values.token !== undefined ? { token: values.token } : {}),
+      ...readToken(values, true, env),
       ...(oauth ? { oauth } : {}),
       ...(values.follow ? { follow: true } : {}),
     };
@@ -324,16 +392,19 @@ export function shellWord(word: string): string {
 /**
  * The command that calls `tool` with `args` the way this call reached its server, to print as a
  * hint that works when pasted: `npx baton call baton_resume --args '{"id":"R7"}' --http URL
- * --token TOKEN` (the token as given: the user typed it on this command line already).
+ * --token-file FILE`. It never holds the token (stdout is often a log or a chat): a token read
+ * from a file names the file; one from `$BATON_TOKEN` needs nothing (the variable is read again);
+ * one given with `--token` is left out, and `waitingLine` says how to pass it again.
  */
 export function callCommand(
-  options: Pick<CallOptions, 'http' | 'token' | 'stdio' | 'oauth'>,
+  options: Pick<CallOptions, 'http' | 'token' | 'tokenSource' | 'stdio' | 'oauth'>,
   tool: string,
   args: object,
 ): string {
   const words = [runAs(), 'call', tool, '--args', shellWord(JSON.stringify(args))];
   if (options.http) words.push('--http', shellWord(options.http.href));
-  if (options.token !== undefined) words.push('--token', shellWord(options.token));
+  const source = options.tokenSource ?? (options.token !== undefined ? { kind: 'flag' } : undefined);
+  if (source?.kind === 'file') words.push('--token-file', shellWord(source.path));
   if (options.oauth) {
     words.push('--oauth');
     if (options.oauth.clientId !== undefined) words.push('--client-id', shellWord(options.oauth.clientId));
@@ -353,7 +424,7 @@ export function callCommand(
  */
 export function waitingLine(
   result: Pick<CallToolResult, 'structuredContent'>,
-  via: Pick<CallOptions, 'http' | 'token' | 'stdio'> = {},
+  via: Pick<CallOptions, 'http' | 'token' | 'tokenSource' | 'stdio'> = {},
 ): string | undefined {
   const content = result.structuredContent;
   if (!isWaiting(content)) return undefined;
@@ -361,8 +432,12 @@ export function waitingLine(
     .filter((w) => typeof w?.key === 'string')
     .map((w) => `${w.key}${typeof w.role === 'string' ? ` (role ${w.role})` : ''}`);
   const what = whom.length > 0 ? `waiting for ${whom.join(' and ')}` : 'waiting';
-  return `${what} on request ${content.id}; continue with ${callCommand(via, 'baton_resume', { id: content.id })}`;
+  const again = via.tokenSource?.kind === 'flag' ? ` ${TOKEN_AGAIN}` : '';
+  return `${what} on request ${content.id}; continue with ${callCommand(via, 'baton_resume', { id: content.id })}${again}`;
 }
+
+/** Said after a hint to continue when the token was given with `--token` (the hint leaves it out). */
+export const TOKEN_AGAIN = `(as the same person: add --token-file FILE or set ${TOKEN_ENV})`;
 
 /**
  * Which round the client is answering, whether one of its forms was declined or cancelled, and
@@ -506,7 +581,7 @@ class HttpWatch {
   #last: { status: number; challenge: string | null } | undefined;
 
   readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const response = await fetch(input, init);
+    const response = await withDefaultResultType(await fetch(input, init), init);
     this.#last = { status: response.status, challenge: response.headers.get('www-authenticate') };
     return response;
   };
@@ -516,8 +591,8 @@ class HttpWatch {
     if (this.#last?.status === 401) {
       if (!withToken) {
         return this.#last.challenge?.includes('resource_metadata=')
-          ? 'this server needs a token: pass --token TOKEN, or --oauth to sign in with its identity provider (HTTP 401)'
-          : 'this server needs a token: pass --token TOKEN (HTTP 401)';
+          ? `this server needs a token: pass --token-file FILE (or set ${TOKEN_ENV}), or --oauth to sign in with its identity provider (HTTP 401)`
+          : `this server needs a token: pass --token-file FILE (or set ${TOKEN_ENV}) (HTTP 401)`;
       }
       const said = /error_description="((?:[^"\\]|\\.)*)"/.exec(this.#last.challenge ?? '')?.[1];
       return `the server refused the token: ${said ? said.replaceAll(/\\(.)/g, '$1') : 'invalid token'} (HTTP 401)`;
@@ -529,6 +604,29 @@ class HttpWatch {
         : `nothing answers MCP at ${url.href} (HTTP 404): baton serve answers at /mcp, try --http ${mcp}`;
     }
     return undefined;
+  }
+}
+
+/**
+ * `call`, signed in again once when the server asks for it after the connection was made (a 403
+ * `insufficient_scope` step-up, or a 401 from a server that moved to another authorization
+ * server): with the browser sign-in, the SDK sends the user to sign in and throws
+ * `UnauthorizedError`; once the redirect is back, the call is made again (the server refused
+ * it, so it did not run).
+ */
+async function withStepUp<T>(
+  auth: CallAuth | undefined,
+  transport: StreamableHTTPClientTransport | StdioClientTransport,
+  call: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof UnauthorizedError && auth?.callback && transport instanceof StreamableHTTPClientTransport)) {
+      throw error;
+    }
+    await transport.finishAuth(await auth.callback());
+    return call();
   }
 }
 
@@ -608,10 +706,30 @@ export async function run(argv: string[]): Promise<number> {
       const last = serverStderr.trim().split('\n').pop();
       throw new CliError(`cannot connect to ${where}: ${oneLine(error)}${last ? ` (server said: ${last})` : ''}`);
     }
-    const problem = await checkToolCall(client, options.tool, options.args, where);
+    if (options.list) {
+      let tools: unknown[];
+      try {
+        tools = await withStepUp(auth, transport, () => listAllTools(client));
+      } catch (error) {
+        const refused =
+          options.http && http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);
+        throw refused ? new CliError(refused) : describeFailure('tools/list', where, error);
+      }
+      process.stdout.write(`${JSON.stringify(tools, null, 2)}\n`);
+      return 0;
+    }
+    const tool = options.tool!;
+    let problem: Awaited<ReturnType<typeof checkToolCall>>;
+    try {
+      problem = await withStepUp(auth, transport, () => checkToolCall(client, tool, options.args, where));
+    } catch (error) {
+      const refused =
+        options.http && http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);
+      throw refused ? new CliError(refused) : describeFailure(tool, where, error);
+    }
     if (problem?.warning) process.stderr.write(`baton: warning: ${problem.warning}\n`);
     if (problem?.error) throw problem.error;
-    process.stderr.write(`Calling ${options.tool} ${JSON.stringify(options.args)} on ${where}\n`);
+    process.stderr.write(`Calling ${tool} ${JSON.stringify(options.args)} on ${where}\n`);
     let result: CallToolResult;
     if (options.follow && options.http) {
       // Ctrl-C while following detaches from the task (it goes on on the server): see followTask.ts.
@@ -622,7 +740,7 @@ export async function run(argv: string[]): Promise<number> {
           client,
           url: options.http,
           token: options.token ?? (await auth?.provider.tokens())?.access_token,
-          tool: options.tool,
+          tool: tool,
           args: options.args,
           clientInfo: CLIENT_INFO,
           capabilities: CAPABILITIES,
@@ -632,45 +750,47 @@ export async function run(argv: string[]): Promise<number> {
         });
       } catch (error) {
         const refused = http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);
-        throw refused ? new CliError(refused) : describeFailure(options.tool, where, error);
+        throw refused ? new CliError(refused) : describeFailure(tool, where, error);
       }
       if (!followed) return EXIT_INTERRUPTED;
       result = followed;
     } else {
       try {
-        result = await client.callTool(
-          { name: options.tool, arguments: options.args },
-          {
-            onprogress: ({ progress, total, message }) => {
-              const round = message ? /\(round (\d+)\)/.exec(message)?.[1] : undefined;
-              if (!round) {
-                term.say(
-                  `-- progress ${progress}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`,
-                );
-                return;
-              }
-              Object.assign(rounds, { round: Number(round), refused: false, announced: false });
-              // The SDK asks a round's questions as soon as it reports the round; one that has asked
-              // nothing a moment later asks nothing at all: the server's "retry later".
-              const current = rounds.round;
-              setTimeout(() => {
-                if (rounds.round === current && !rounds.announced) {
-                  rounds.announced = true;
-                  term.say(`\n-- round ${current}: ${WAITING_ROUND} --`);
+        result = await withStepUp(auth, transport, () =>
+          client.callTool(
+            { name: tool, arguments: options.args },
+            {
+              onprogress: ({ progress, total, message }) => {
+                const round = message ? /\(round (\d+)\)/.exec(message)?.[1] : undefined;
+                if (!round) {
+                  term.say(
+                    `-- progress ${progress}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`,
+                  );
+                  return;
                 }
-              }, 100).unref();
+                Object.assign(rounds, { round: Number(round), refused: false, announced: false });
+                // The SDK asks a round's questions as soon as it reports the round; one that has asked
+                // nothing a moment later asks nothing at all: the server's "retry later".
+                const current = rounds.round;
+                setTimeout(() => {
+                  if (rounds.round === current && !rounds.announced) {
+                    rounds.announced = true;
+                    term.say(`\n-- round ${current}: ${WAITING_ROUND} --`);
+                  }
+                }, 100).unref();
+              },
             },
-          },
+          ),
         );
       } catch (error) {
         const refused =
           options.http && http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);
-        throw refused ? new CliError(refused) : describeFailure(options.tool, where, error);
+        throw refused ? new CliError(refused) : describeFailure(tool, where, error);
       }
     }
     const text = resultText(result);
     if (result.isError) {
-      process.stderr.write(`\n-- ${options.tool} returned an error --\n`);
+      process.stderr.write(`\n-- ${tool} returned an error --\n`);
       process.stdout.write(`${text}\n`);
       return EXIT_FAILURE;
     }

@@ -6,7 +6,9 @@
  * a one-shot listener on 127.0.0.1 takes the redirect, the authorization URL
  * is printed on stderr (and opened in a browser when one can be started:
  * `$BROWSER`, `xdg-open` or `open`), the `state` is checked, and the client
- * registers itself dynamically when no `--client-id` is given. Tokens (and a
+ * registers itself dynamically when no `--client-id` is given; the authorization server found
+ * when the sign-in began is kept until the code comes back, so the SDK refuses to send the code
+ * to another one (SEP-2352: `saveDiscoveryState`/`discoveryState`). Tokens (and a
  * dynamically registered client) are cached in
  * `$XDG_CONFIG_HOME/baton/oauth.json` (else `~/.config/baton/oauth.json`),
  * per server URL and client, in a folder of mode 0700 and a file of mode 0600;
@@ -26,6 +28,7 @@ import {
   type OAuthClientInformationContext,
   type OAuthClientMetadata,
   type OAuthClientProvider,
+  type OAuthDiscoveryState,
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
@@ -122,6 +125,16 @@ class CachedClientCredentials extends ClientCredentialsProvider {
   }
 }
 
+/** An `https:` URL with a path: a Client ID Metadata Document, not a plain client id. */
+function isMetadataDocumentUrl(clientId: string): boolean {
+  try {
+    const url = new URL(clientId);
+    return url.protocol === 'https:' && url.pathname !== '/';
+  } catch {
+    return false;
+  }
+}
+
 /** Try to open `url` in a browser; says nothing when none starts (the URL is printed anyway). */
 function openBrowser(url: string): void {
   const command = process.env.BROWSER || (process.platform === 'darwin' ? 'open' : 'xdg-open');
@@ -137,8 +150,17 @@ function openBrowser(url: string): void {
 /** Authorization code with PKCE, redirected to a one-shot loopback listener. */
 class LoopbackAuthorization implements OAuthClientProvider {
   #verifier = '';
-  readonly #state = randomBytes(16).toString('base64url');
-  #callback: Promise<URLSearchParams>;
+  /**
+   * What discovery found when this sign-in began (the authorization server, its metadata, the
+   * resource's metadata), kept as long as the code verifier: the SDK checks on the callback leg
+   * that the code goes back to the same authorization server (SEP-2352). Dropped once the tokens
+   * are saved, so the next sign-in discovers again (a server may move to another issuer).
+   */
+  #discovery: OAuthDiscoveryState | undefined;
+  /** The `state` of the current authorization: a redirect of an earlier one is refused. */
+  #state = randomBytes(16).toString('base64url');
+  /** The redirect of the current sign-in (a new one per authorization: a step-up signs in again). */
+  #callback!: Promise<URLSearchParams>;
   #resolveCallback!: (params: URLSearchParams) => void;
   #rejectCallback!: (error: Error) => void;
 
@@ -149,11 +171,7 @@ class LoopbackAuthorization implements OAuthClientProvider {
     readonly clientId: string | undefined,
     readonly say: (line: string) => void,
   ) {
-    this.#callback = new Promise((resolve, reject) => {
-      this.#resolveCallback = resolve;
-      this.#rejectCallback = reject;
-    });
-    this.#callback.catch(() => {});
+    this.#expectCallback();
     server.on('request', (req, res) => {
       const url = new URL(req.url ?? '/', redirect);
       if (url.pathname !== new URL(redirect).pathname) {
@@ -173,6 +191,14 @@ class LoopbackAuthorization implements OAuthClientProvider {
     });
   }
 
+  #expectCallback(): void {
+    this.#callback = new Promise((resolve, reject) => {
+      this.#resolveCallback = resolve;
+      this.#rejectCallback = reject;
+    });
+    this.#callback.catch(() => {});
+  }
+
   get redirectUrl(): string {
     return this.redirect;
   }
@@ -186,10 +212,19 @@ class LoopbackAuthorization implements OAuthClientProvider {
     };
   }
   state(): string {
+    this.#state = randomBytes(16).toString('base64url');
     return this.#state;
   }
+  /**
+   * `--client-id https://…`: a Client ID Metadata Document URL (SEP-991). The SDK uses it as the
+   * client id where the authorization server advertises `client_id_metadata_document_supported`,
+   * else the client registers dynamically.
+   */
+  get clientMetadataUrl(): string | undefined {
+    return this.clientId && isMetadataDocumentUrl(this.clientId) ? this.clientId : undefined;
+  }
   clientInformation(ctx?: OAuthClientInformationContext): StoredOAuthClientInformation | undefined {
-    if (this.clientId) {
+    if (this.clientId && !this.clientMetadataUrl) {
       const issuer = stampedIssuer(this.cache, ctx?.issuer);
       return { client_id: this.clientId, ...(issuer ? { issuer } : {}) };
     }
@@ -204,8 +239,16 @@ class LoopbackAuthorization implements OAuthClientProvider {
   }
   saveTokens(tokens: StoredOAuthTokens): void {
     this.cache.update({ tokens });
+    this.#discovery = undefined;
+  }
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.#discovery = state;
+  }
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.#discovery;
   }
   redirectToAuthorization(url: URL): void {
+    this.#expectCallback();
     this.say(`Sign in to continue: open ${url.href}`);
     openBrowser(url.href);
   }

@@ -7,7 +7,7 @@
  * that allows other keys (`additionalProperties` true or a schema) gets a
  * warning instead. A server that cannot list its tools is not checked.
  */
-import type { Client, Tool } from '@modelcontextprotocol/client';
+import { type Client, type Tool, UnauthorizedError } from '@modelcontextprotocol/client';
 import { CliError, EXIT_USAGE } from './cliError.js';
 import { nearMiss } from './parseFlags.js';
 
@@ -16,21 +16,33 @@ export type ToolCheck =
   | { readonly error: CliError; readonly warning?: never }
   | { readonly warning: string; readonly error?: never };
 
-/** Every tool the server lists (following `nextCursor`, at most 20 pages); `undefined` when listing fails. */
-async function listTools(client: Client): Promise<Tool[] | undefined> {
+/**
+ * Every tool the server lists, as listed (following `nextCursor`, at most 20 pages). The SDK
+ * leaves out a tool whose `x-mcp-header` declarations are invalid (SEP-2243), saying so on stderr.
+ */
+export async function listAllTools(client: Client): Promise<Tool[]> {
   const tools: Tool[] = [];
   let cursor: string | undefined;
-  try {
-    for (let page = 0; page < 20; page++) {
-      const listed = await client.listTools(cursor === undefined ? undefined : { cursor });
-      tools.push(...listed.tools);
-      cursor = listed.nextCursor;
-      if (cursor === undefined) break;
-    }
-  } catch {
-    return undefined;
+  for (let page = 0; page < 20; page++) {
+    const listed = await client.listTools(cursor === undefined ? undefined : { cursor });
+    tools.push(...listed.tools);
+    cursor = listed.nextCursor;
+    if (cursor === undefined) break;
   }
   return tools;
+}
+
+/**
+ * `listAllTools`, or `undefined` when listing fails; but a sign-in the SDK has begun
+ * (`UnauthorizedError`) is thrown, for the caller to finish it.
+ */
+async function listTools(client: Client): Promise<Tool[] | undefined> {
+  try {
+    return await listAllTools(client);
+  } catch (error) {
+    if (error instanceof UnauthorizedError) throw error;
+    return undefined;
+  }
 }
 
 /** `"a" (did you mean "b"?)`-style hint for `word`, or `''`. */
