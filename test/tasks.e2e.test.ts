@@ -13,7 +13,10 @@
  * on a 3-second timer ends when the scheduler fires it with no client, and
  * the requester follows it to that outcome later; a client without the
  * extension still gets the waiting result and `baton_resume`; an operator's
- * `baton runs cancel` or `terminate` makes the task read `cancelled`. Over stdio the
+ * `baton runs cancel` or `terminate` makes the task read `cancelled`; a request that did not
+ * declare the extension gets -32021 (HTTP 400) from `tasks/*` and from the required-task tool
+ * `report_job`, mismatched routing headers get -32020, and a request that declares it only in
+ * its own `_meta` gets a task. Over stdio the
  * server sends `notifications/tasks` as its task moves.
  */
 import { spawn } from 'node:child_process';
