@@ -13,7 +13,10 @@
  * on a 3-second timer ends when the scheduler fires it with no client, and
  * the requester follows it to that outcome later; a client without the
  * extension still gets the waiting result and `baton_resume`; an operator's
- * `baton runs cancel` or `terminate` makes the task read `cancelled`. Over stdio the
+ * `baton runs cancel` or `terminate` makes the task read `cancelled`; a request that did not
+ * declare the extension gets -32021 (HTTP 400) from `tasks/*` and from the required-task tool
+ * `report_job`, mismatched routing headers get -32020, and a request that declares it only in
+ * its own `_meta` gets a task. Over stdio the
  * server sends `notifications/tasks` as its task moves.
  */
 import { spawn } from 'node:child_process';
@@ -25,7 +28,7 @@ import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { e2eLedgers, ledgerOfItsOwn, scratchDir, tokenOf as token, writeTokens } from './helpers/e2eLedgers.js';
 import { cliArgs, connectHttp, ROOT, runCli, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
-import { type Elicit, stdioTaskSession, taskRequest, taskSession } from './helpers/taskClient.js';
+import { type Elicit, postRpc, stdioTaskSession, taskRequest, taskSession } from './helpers/taskClient.js';
 
 const dir = scratchDir('tasks-e2e');
 const BATON_KEYS = generateKey();
@@ -171,18 +174,17 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (name, given) =>
     expect(JSON.stringify(done)).toContain('Placed 3 × chairs.');
   });
 
-  it.skipIf(!ledger)('tasks/cancel withdraws; no withdrawal path or a finished task is refused', async () => {
+  it.skipIf(!ledger)('tasks/cancel withdraws, again is acknowledged; no withdrawal path is refused', async () => {
     const { session } = await alice(0);
     const execution = await session.callTool('expense_approval', { amount: 80, purpose: 'Books' });
     if (execution.kind !== 'task') throw new Error('expected a task');
     await execution.cancel();
     const got = await task('alice', 1, 'tasks/get', { taskId: execution.handle.taskId });
     expect(got).toMatchObject({ result: { status: 'cancelled', statusMessage: expect.stringMatching(/^Withdrawn/) } });
+    // A cancel of a task that has ended is acknowledged like the first (idempotent, SEP-2663).
     const twice = await task('alice', 1, 'tasks/cancel', { taskId: execution.handle.taskId });
-    expect(twice).toEqual({
-      kind: 'error',
-      error: { code: -32602, message: expect.stringMatching(/already withdrawn/) },
-    });
+    expect(twice).toMatchObject({ kind: 'result', result: { resultType: 'complete' } });
+    expect(twice).not.toHaveProperty('result.status');
 
     // The task answer on the wire, as a requester that declared the extension gets it.
     const created = (await task('alice', 0, 'tools/call', { name: 'no_withdraw', arguments: {} })) as unknown as {
@@ -332,6 +334,71 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (name, given) =>
             content: [{ type: 'text', text: 'expired: nobody decided within 3 seconds' }],
           },
         },
+      });
+    },
+  );
+
+  it.skipIf(!ledger)(
+    'gating on the extension: -32021 and HTTP 400 without it, per-request opt-in, routing headers, required tasks',
+    async () => {
+      const url = servers[0]!.url;
+      const post = (method: string, params: Record<string, unknown>, options: Parameters<typeof postRpc>[4]) =>
+        postRpc(url, token('alice'), method, params, options);
+      // Advertised always, exactly `{}` (what the ext-tasks requester switches on).
+      const discovered = await post('server/discover', {}, { tasks: false });
+      const capabilities = discovered.answer.result!.capabilities as { extensions?: Record<string, unknown> };
+      expect(capabilities.extensions?.['io.modelcontextprotocol/tasks']).toEqual({});
+
+      // The extension declared only in this request's `_meta`: a task, at once (the 1.5 s step parks after 500 ms).
+      const started = Date.now();
+      const created = await post('tools/call', { name: 'report_job', arguments: {} }, { tasks: true });
+      expect(Date.now() - started).toBeLessThan(1400);
+      expect(created).toMatchObject({ status: 200, answer: { result: { resultType: 'task', status: 'working' } } });
+      const taskId = created.answer.result!.taskId as string;
+
+      // Without it, every tasks/* method is refused before anything is read, even for her own task.
+      const missing = {
+        status: 400,
+        answer: {
+          error: {
+            code: -32021,
+            message: expect.stringContaining('io.modelcontextprotocol/tasks'),
+            data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
+          },
+        },
+      };
+      for (const [method, params] of [
+        ['tasks/get', { taskId }],
+        ['tasks/update', { taskId, inputResponses: {} }],
+        ['tasks/cancel', { taskId }],
+      ] as const) {
+        expect(await post(method, params, { tasks: false })).toMatchObject(missing);
+      }
+      // A required-task tool too, before it runs.
+      expect(await post('tools/call', { name: 'report_job', arguments: {} }, { tasks: false })).toMatchObject(missing);
+
+      // Routing headers: Mcp-Name must be the task id (-32020, HTTP 400 otherwise); matching is served.
+      expect(
+        await post('tasks/get', { taskId }, { tasks: true, headers: { 'mcp-name': 'someone-elses-task' } }),
+      ).toMatchObject({ status: 400, answer: { error: { code: -32020 } } });
+      expect(
+        await post('tasks/get', { taskId }, { tasks: true, headers: { 'mcp-method': 'tasks/cancel' } }),
+      ).toMatchObject({
+        status: 400,
+        answer: { error: { code: -32020 } },
+      });
+      const ended = await waitFor(async () => {
+        const got = await post('tasks/get', { taskId }, { tasks: true });
+        return got.answer.result?.status === 'completed' ? got : undefined;
+      });
+      expect(ended.answer.result).toMatchObject({
+        taskId,
+        result: { resultType: 'complete', content: [{ type: 'text', text: 'Report ready.' }] },
+      });
+      // Unknown ids stay -32602, in-band.
+      expect(await post('tasks/get', { taskId: 'B'.repeat(22) }, { tasks: true })).toMatchObject({
+        status: 200,
+        answer: { error: { code: -32602, message: 'Unknown task' } },
       });
     },
   );

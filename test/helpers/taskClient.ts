@@ -104,6 +104,63 @@ export function taskRequest(url: URL, token: string) {
     });
 }
 
+/**
+ * One JSON-RPC request on the 2026-07-28 wire as `token`'s holder, with the HTTP status: the
+ * envelope in `_meta` declares the tasks extension only when `tasks` is set; `headers` replace
+ * the standard ones (`Mcp-Method`, `Mcp-Name` = `params.name` or `params.taskId`).
+ */
+export async function postRpc(
+  url: URL,
+  token: string,
+  method: string,
+  params: Record<string, unknown>,
+  options: { tasks: boolean; headers?: Record<string, string> },
+): Promise<{
+  status: number;
+  answer: { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
+}> {
+  const name = params.name ?? params.taskId;
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    authorization: `Bearer ${token}`,
+    'mcp-protocol-version': PROTOCOL,
+    'mcp-method': method,
+    ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
+    ...options.headers,
+  };
+  const capabilities = options.tasks
+    ? { ...CAPABILITIES, extensions: { 'io.modelcontextprotocol/tasks': {} } }
+    : CAPABILITIES;
+  const id = nextId++;
+  const response = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': PROTOCOL,
+          'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
+        },
+      },
+    }),
+  });
+  const text = await response.text();
+  const payload = (response.headers.get('content-type') ?? '').includes('text/event-stream')
+    ? text
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => JSON.parse(line.slice(5).trim()) as { id?: unknown })
+        .find((message) => message.id === id)
+    : JSON.parse(text);
+  return { status: response.status, answer: payload as never };
+}
+
 /** Answers the session gives to `elicitation/create` requests, by the order they come. */
 export type Elicit = (request: Extract<ApplicationInputRequest, { kind: 'elicitation' }>) => {
   action: 'accept' | 'decline' | 'cancel';

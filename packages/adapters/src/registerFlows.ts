@@ -38,6 +38,7 @@ import { playRound } from './playRound.js';
 import { toPromptResult, toResourceResult, toToolResult } from './results.js';
 import { registerTaskMethods } from './tasks/methods.js';
 import { createTaskNotifier } from './tasks/notifications.js';
+import { requireTasks } from './tasks/required.js';
 import { createTaskResult, declaresTasks } from './tasks/wire.js';
 import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
 
@@ -58,11 +59,13 @@ export const FLOW_RESOURCE_PREFIX = 'baton://flows/';
  * - `task`: (default `true`) a `tools/call` of the flow from a client that declared the tasks
  *   extension answers with a task (`resultType: "task"`) once the flow is parked waiting on
  *   someone else or on its running steps; `false` keeps today's answers for every client (the
- *   held call, "retry later", the waiting result and `baton_resume`).
+ *   held call, "retry later", the waiting result and `baton_resume`); `'required'`: the flow
+ *   runs only as a task, and a client that did not declare the extension is refused with
+ *   JSON-RPC -32021 (HTTP 400) before anything runs.
  */
 export interface FlowExposure {
   readonly tool?: boolean;
-  readonly task?: boolean;
+  readonly task?: boolean | 'required';
   readonly prompt?: boolean;
   readonly resource?: boolean;
 }
@@ -167,6 +170,8 @@ interface PreparedFlow {
   readonly flow: Flow;
   /** Whether a tasks client's call of the tool is answered with a task once the flow parks. */
   readonly task: boolean;
+  /** Whether only a tasks client may call the tool (`task: 'required'`). */
+  readonly taskRequired: boolean;
   readonly tool?: {
     readonly title?: string;
     readonly description: string;
@@ -198,7 +203,7 @@ export interface PreparedFlows {
   readonly onError: (error: unknown) => void;
   readonly flows: readonly PreparedFlow[];
   readonly decisionTools: boolean;
-  /** Whether the server offers the tasks extension (a ledger and flows that park). */
+  /** Whether a flow may answer with a task (a ledger and flows that park); the extension is offered either way. */
   readonly tasks: boolean;
   /** Whether each server sends `notifications/tasks` for the tasks it creates (a server per connection). */
   readonly taskNotifications: boolean;
@@ -223,7 +228,8 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
     const base = `${FLOW_RESOURCE_PREFIX}${flow.name}`;
     flows.push({
       flow,
-      task: (exposure.task ?? true) && (flow.decisions.length > 0 || flow.steps.length > 0),
+      task: (exposure.task ?? true) !== false && (flow.decisions.length > 0 || flow.steps.length > 0),
+      taskRequired: exposure.task === 'required',
       ...((exposure.tool ?? true)
         ? {
             tool: {
@@ -334,11 +340,12 @@ export function registerPreparedFlows(
     );
   }
 
-  for (const { flow, task, tool: toolConfig, prompt: promptConfig, resource } of prepared.flows) {
+  for (const { flow, task, taskRequired, tool: toolConfig, prompt: promptConfig, resource } of prepared.flows) {
     if (narrowed && !(flowCall && flow.name === calledTool)) continue;
     if (toolConfig) {
       const tool = server.registerTool(flow.name, toolConfig, async (args: unknown, ctx: ServerContext) => {
         try {
+          if (taskRequired) requireTasks(server, ctx, `The tool "${flow.name}"`);
           const outcome = await round(flow, 'tools/call', flow.name, args, ctx, task && prepared.tasks);
           // Parked for a client that follows tasks: the task instead of the waiting result (`tasks/`).
           const parked = taskOf(outcome);
@@ -392,7 +399,7 @@ export function registerPreparedFlows(
       tools.set(name, tool);
     }
   }
-  if (prepared.tasks) registerTaskMethods(server, { runner, principal: principalOf, roles: rolesOf, onError });
+  registerTaskMethods(server, { runner, principal: principalOf, roles: rolesOf, onError });
   readableParamsErrors(server, ['tools/call', 'prompts/get', 'resources/read']);
   return { tools, prompts, resources };
 }

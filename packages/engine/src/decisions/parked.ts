@@ -56,6 +56,12 @@ export interface ParkedBlob {
    * asked again with the reason (`taskTools.ts`). Any later write of the request drops it.
    */
   readonly q?: Readonly<Record<string, import('../contract/wire.js').WireInputRequest>>;
+  /**
+   * Tasks only: the request version each open question was first shown at, kept when a
+   * `tasks/update` answered only some of them (the answers are held), so that the others keep
+   * their task keys (`<key>@<version>`). Any later write of the request drops it.
+   */
+  readonly a?: Readonly<Record<string, number>>;
 }
 
 const PURPOSE = 'parked';

@@ -38,6 +38,7 @@ import {
   waitingForOf,
 } from './parked.js';
 import { callHook, type DecisionsPort } from './port.js';
+import { TASK_AFTER_MS } from './taskStatus.js';
 
 /** The parked body the current definition can run: as parked, or migrated; `undefined` when neither. */
 export function currentBody(flow: Flow, blob: ParkedBlob): RoundBody | undefined {
@@ -130,7 +131,7 @@ export interface ParkedPlayInput {
   readonly binding: StateBinding;
   readonly fid: string;
   readonly round: number;
-  readonly context: Pick<CallContext, 'capabilities'>;
+  readonly context: Pick<CallContext, 'capabilities' | 'tasks'>;
   readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
   readonly answers: Answers;
   readonly inject?: Parameters<DecisionsPort['play']>[0]['inject'];
@@ -179,6 +180,8 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
     ...(input.inject ? { inject: input.inject } : {}),
     received: input.audit.received,
     path: input.audit.path,
+    // A client that follows tasks gets its task as soon as only durable steps are left running.
+    ...(input.context.tasks ? { parkStepsAfterMs: TASK_AFTER_MS } : {}),
   });
   input.receivedEvents?.push(...end.received);
   const park = (

@@ -42,6 +42,12 @@ export interface TaskSnapshot {
   readonly error?: { readonly code: number; readonly message: string };
 }
 
+/**
+ * How long a round for a client that follows tasks waits for running durable steps before it
+ * parks them and answers with the task, ms. Steps that finish sooner answer in the call.
+ */
+export const TASK_AFTER_MS = 500;
+
 /** Poll intervals of tasks, ms. */
 export interface TaskPollSettings {
   /** Waiting on a person's decision. */

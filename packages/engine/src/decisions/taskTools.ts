@@ -21,7 +21,7 @@ import type { Flow } from '../authoring/flowTypes.js';
 import type { StateBinding } from '../codec/types.js';
 import type { CallContext } from '../contract/call.js';
 import type { ParkedRequest } from '../contract/ledger.js';
-import type { FlowResult, RoundOutcome } from '../contract/outcome.js';
+import type { RoundOutcome } from '../contract/outcome.js';
 import type { WireInputRequest } from '../contract/wire.js';
 import { checkRoundInput } from '../round/clientInput.js';
 import { stateLifetime } from '../round/lifetimes.js';
@@ -38,6 +38,8 @@ export type TaskCaller = DecisionCaller;
 /** What `cancel` came to. */
 export type TaskCancelResult =
   | { readonly type: 'cancelled' }
+  /** The task had ended already (or ended meanwhile): nothing to cancel, acknowledged alike. */
+  | { readonly type: 'ended' }
   /** Not cancelled: finished, or no withdrawal path where the flow stands; `message` says why. */
   | { readonly type: 'refused'; readonly message: string };
 
@@ -73,11 +75,6 @@ function resumeBinding(principal: string, flow: Flow, id: string): StateBinding 
   return { principal, flow: flow.name, method: 'tools/call', target: RESUME_TOOL, args: { id } };
 }
 
-/** A flow's error message as the tool result a live `tools/call` would have answered. */
-function errorResult(message: string): FlowResult {
-  return { content: [{ type: 'text', text: message }], isError: true };
-}
-
 /** The task of a request that has ended. */
 function ended(core: DecisionsPort, row: ParkedRequest, blob: ParkedBlob): TaskSnapshot {
   const base = { ...taskBase(row), pollIntervalMs: Math.round(core.decisions.taskPoll.decisionMs) };
@@ -100,8 +97,9 @@ function ended(core: DecisionsPort, row: ParkedRequest, blob: ParkedBlob): TaskS
       error: { code: -32603, message: `Request ${row.id} has ended (${row.status}) without a result.` },
     };
   }
-  const result = final.type === 'complete' ? final.result : errorResult(final.message);
-  return { ...base, status: 'completed', statusMessage: `Ended: ${row.status}.`, result };
+  // A flow that failed (an error no state of it handles) did not produce a tool result: `failed`.
+  if (final.type === 'error') return { ...base, status: 'failed', error: { code: -32603, message: final.message } };
+  return { ...base, status: 'completed', statusMessage: `Ended: ${row.status}.`, result: final.result };
 }
 
 /**
@@ -131,10 +129,17 @@ async function stillWaiting(
   );
 }
 
-/** Task input keys for the flow's questions at `version`. */
-function taskKeys(requests: Readonly<Record<string, WireInputRequest>>, version: number) {
+/** The version a question's task key names: when it was first shown (`blob.a`), else the request's. */
+function askedAt(key: string, version: number, shown: ParkedBlob['a']): number {
+  return shown !== undefined && Object.hasOwn(shown, key) ? shown[key]! : version;
+}
+
+/** Task input keys for the flow's questions at `version` (or at the version each was first shown). */
+function taskKeys(requests: Readonly<Record<string, WireInputRequest>>, version: number, shown: ParkedBlob['a']) {
   const out: Record<string, WireInputRequest> = {};
-  for (const [key, request] of Object.entries(requests)) out[`${key}${VERSION_SEPARATOR}${version}`] = request;
+  for (const [key, request] of Object.entries(requests)) {
+    out[`${key}${VERSION_SEPARATOR}${askedAt(key, version, shown)}`] = request;
+  }
   return out;
 }
 
@@ -157,13 +162,14 @@ async function fromOutcome(core: DecisionsPort, id: string, outcome: RoundOutcom
   }
   const base = taskBase(row);
   if (outcome.type === 'input_required') {
-    const asked = openParked(core.codec, row)?.q ?? outcome.inputRequests;
+    const blob = openParked(core.codec, row);
+    const asked = blob?.q ?? outcome.inputRequests;
     return {
       ...base,
       status: 'input_required',
       statusMessage: 'Waiting for your answer.',
       pollIntervalMs: Math.round(poll.stepMs),
-      inputRequests: taskKeys(asked, row.version),
+      inputRequests: taskKeys(asked, row.version, blob?.q ? undefined : blob?.a),
     };
   }
   if (outcome.type === 'complete') {
@@ -175,15 +181,6 @@ async function fromOutcome(core: DecisionsPort, id: string, outcome: RoundOutcom
       result: outcome.result,
     };
   }
-  if (row.status !== 'waiting') {
-    return {
-      ...base,
-      status: 'completed',
-      statusMessage: `Ended: ${row.status}.`,
-      pollIntervalMs: Math.round(poll.decisionMs),
-      result: errorResult(outcome.message),
-    };
-  }
   return {
     ...base,
     status: 'failed',
@@ -192,15 +189,17 @@ async function fromOutcome(core: DecisionsPort, id: string, outcome: RoundOutcom
   };
 }
 
-/** Answers whose task keys name `version`, by input key; the others are ignored. */
-function answersAt(inputResponses: unknown, version: number): Record<string, unknown> {
+/** Answers whose task keys name the version their question is shown at, by input key; the others are ignored. */
+function answersAt(inputResponses: unknown, version: number, shown: ParkedBlob['a']): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (typeof inputResponses !== 'object' || inputResponses === null || Array.isArray(inputResponses)) return out;
-  const suffix = `${VERSION_SEPARATOR}${version}`;
   for (const key of Object.keys(inputResponses)) {
-    if (!key.endsWith(suffix)) continue;
+    const at = key.lastIndexOf(VERSION_SEPARATOR);
+    if (at <= 0) continue;
+    const input = key.slice(0, at);
+    if (key.slice(at + 1) !== String(askedAt(input, version, shown))) continue;
     const own = Object.getOwnPropertyDescriptor(inputResponses, key);
-    if (own && 'value' in own && own.value !== undefined) out[key.slice(0, -suffix.length)] = own.value;
+    if (own && 'value' in own && own.value !== undefined) out[input] = own.value;
   }
   return out;
 }
@@ -215,14 +214,14 @@ async function keepAskedAgain(
   core: DecisionsPort,
   id: string,
   principal: string,
-  asked: Readonly<Record<string, WireInputRequest>>,
+  kept: Pick<ParkedBlob, 'q'> | Pick<ParkedBlob, 'a'>,
 ): Promise<void> {
   const found = await own(core, id, principal);
   if (found?.row.status !== 'waiting') return;
   const { row } = found;
   const opened = openParked(core.codec, row);
   if (!opened) return;
-  const blob: ParkedBlob = { ...opened, q: asked };
+  const blob: ParkedBlob = { ...opened, ...kept };
   const now = core.now();
   await core.ledger!.parkRequest(
     {
@@ -261,7 +260,7 @@ export function createTaskTools(core: DecisionsPort, server: ResumeServer): Task
       const found = await own(core, id, context.principal);
       if (!found) return undefined;
       const { row, flow, blob } = found;
-      const answers = answersAt(inputResponses, row.version);
+      const answers = answersAt(inputResponses, row.version, blob.q ? undefined : blob.a);
       // Ended, moved on since the question was shown, or nothing for this version: nothing to deliver.
       if (row.status !== 'waiting' || Object.keys(answers).length === 0) return true;
       const binding = resumeBinding(context.principal, flow, row.id);
@@ -273,7 +272,14 @@ export function createTaskTools(core: DecisionsPort, server: ResumeServer): Task
       );
       const outcome = await server.resume(flow, binding, tasksContext(context), token, answers, undefined);
       if (outcome.type === 'input_required' && Object.keys(answers).some((key) => key in outcome.inputRequests)) {
-        await keepAskedAgain(core, row.id, context.principal, outcome.inputRequests);
+        await keepAskedAgain(core, row.id, context.principal, { q: outcome.inputRequests });
+      } else if (outcome.type === 'input_required') {
+        // Some answers held, the other questions still open: they keep their task keys.
+        const shown = blob.q ? undefined : blob.a;
+        const a = Object.fromEntries(
+          Object.keys(outcome.inputRequests).map((key) => [key, askedAt(key, row.version, shown)]),
+        );
+        await keepAskedAgain(core, row.id, context.principal, { a });
       }
       return true;
     },
@@ -281,9 +287,13 @@ export function createTaskTools(core: DecisionsPort, server: ResumeServer): Task
     async cancel({ id, context }) {
       const found = await own(core, id, context.principal);
       if (!found) return undefined;
+      if (found.row.status !== 'waiting') return { type: 'ended' };
       const outcome = await withdraw(core, { id: found.row.id, context });
-      if (outcome.type === 'error') return { type: 'refused', message: outcome.message };
-      return { type: 'cancelled' };
+      if (outcome.type !== 'error') return { type: 'cancelled' };
+      // Ended meanwhile (a step finished, a decision came first): a cancel of an ended task.
+      const now = await core.ledger!.getRequest(found.row.id);
+      if (now && now.status !== 'waiting') return { type: 'ended' };
+      return { type: 'refused', message: outcome.message };
     },
   };
 }

@@ -31,6 +31,12 @@ import { isSettled, settle } from './settle.js';
 import { compactSnapshot } from './snapshot.js';
 import { type Deadline, restoreDeadlines, trackDeadlines } from './timers.js';
 
+/**
+ * How long a round with an event to deliver (a withdrawal) lets running durable steps settle
+ * first, ms: a step whose outcome is recorded already is delivered before the event.
+ */
+const INJECTED_EVENT_WAIT_MS = 200;
+
 /** What every round of one runner shares. */
 export interface RoundSettings {
   readonly codec: RequestStateCodec;
@@ -73,6 +79,12 @@ export interface RoundInput {
   };
   /** The round's durable steps (see `durableSteps.ts`). */
   readonly steps: RoundSteps;
+  /**
+   * A round for a client that follows tasks: once only durable steps are still running this long
+   * (ms), the round parks them (`working`) instead of waiting out its budget, so the call is
+   * answered with a task promptly. Plain invoked promises still get the whole budget.
+   */
+  readonly parkStepsAfterMs?: number;
 }
 
 /** A recorded decision to deliver. */
@@ -242,7 +254,7 @@ export class Round {
   /** Play the round on `actor` (created, not started) and stop it. */
   async play(actor: AnyActorRef): Promise<RoundEnd> {
     const { flow, restored, answers } = this.#input;
-    const { budgetMs, now } = this.#settings;
+    const { now } = this.#settings;
     // Observe timers and errors (the snapshot keeps the error) before start, then fire due deadlines.
     this.#deadlines = trackDeadlines(actor, now);
     actor.subscribe(IGNORE_ERRORS);
@@ -256,7 +268,10 @@ export class Round {
       actor.start();
       if (restored?.body.t) this.#fired = restoreDeadlines(actor, restored.body.t, now());
       // Awaited only when there is something to wait for (each await is a turn of the microtask queue).
-      if (!this.#settledNow(actor) && !(await settle(actor, budgetMs))) return this.#overBudget(actor);
+      // Durable steps still running do not hold back an event the machine takes now (a withdrawal).
+      if (!this.#settledNow(actor) && !(await this.#settle(actor)) && !this.#takesInjectedEvent(actor)) {
+        return this.#overBudget(actor);
+      }
       if (this.#input.inject && !(await this.#deliverInjected(actor))) return this.#overBudget(actor);
 
       let held: Record<string, unknown> = {};
@@ -270,7 +285,7 @@ export class Round {
           : callerKeys(flow, actor.getSnapshot()).filter((key) => !flow.inputs[key]!.onlyWhenAsked);
         const delivered = this.#deliverAnswers(actor, pending, restored?.body.h ?? {});
         if (delivered.complete) {
-          if (!this.#settledNow(actor) && !(await settle(actor, budgetMs))) return this.#overBudget(actor);
+          if (!this.#settledNow(actor) && !(await this.#settle(actor))) return this.#overBudget(actor);
         } else {
           held = delivered.held;
           notes = delivered.notes;
@@ -280,6 +295,29 @@ export class Round {
     } finally {
       actor.stop();
     }
+  }
+
+  /**
+   * Settle within the budget; `false` when over it, or when only durable steps run past
+   * `parkStepsAfterMs` (or past {@link INJECTED_EVENT_WAIT_MS} when an event waits to be delivered).
+   */
+  async #settle(actor: AnyActorRef): Promise<boolean> {
+    const { budgetMs } = this.#settings;
+    const { steps } = this.#input;
+    const early = this.#input.parkStepsAfterMs ?? (this.#input.inject?.event ? INJECTED_EVENT_WAIT_MS : undefined);
+    if (early === undefined || !steps.durable || early >= budgetMs) return settle(actor, budgetMs);
+    if (await settle(actor, early)) return true;
+    if ((actor.getSnapshot() as AnyMachineSnapshot).status !== 'active') return true;
+    if (runningStepsOf(actor.getPersistedSnapshot(), steps)) return false;
+    return settle(actor, budgetMs - early);
+  }
+
+  /** Whether the round has an injected event (a withdrawal) the machine, running durable steps only, takes now. */
+  #takesInjectedEvent(actor: AnyActorRef): boolean {
+    const event = this.#input.inject?.event;
+    const snap = actor.getSnapshot() as AnyMachineSnapshot;
+    if (!event || snap.status !== 'active' || !snap.can(event)) return false;
+    return runningStepsOf(actor.getPersistedSnapshot(), this.#input.steps) !== undefined;
   }
 
   #settledNow(actor: AnyActorRef): boolean {
@@ -312,7 +350,6 @@ export class Round {
   async #deliverInjected(actor: AnyActorRef): Promise<boolean> {
     const { flow, inject, restored, received } = this.#input;
     if (inject === undefined) return true;
-    const { budgetMs } = this.#settings;
     const already = new Set(restored?.body.d ?? []);
     for (const [key, decided] of inject?.decisions ?? []) {
       const snapshot = actor.getSnapshot() as AnyMachineSnapshot;
@@ -345,7 +382,7 @@ export class Round {
         ...(decided.quorum ? { votes: decided.quorum.votes, approved: decided.quorum.approved } : {}),
       });
       this.#delivered.push(key);
-      if (!(await settle(actor, budgetMs))) return false;
+      if (!(await this.#settle(actor))) return false;
     }
     if (inject.received && !(await this.#deliverReceived(actor, inject.received))) return false;
     const now = actor.getSnapshot() as AnyMachineSnapshot;
@@ -353,7 +390,7 @@ export class Round {
     if (inject?.event && now.status === 'active' && now.can(inject.event)) {
       actor.send(inject.event);
       this.#eventSent = true;
-      if (!(await settle(actor, budgetMs))) return false;
+      if (!(await this.#settle(actor))) return false;
     }
     return true;
   }
@@ -384,7 +421,7 @@ export class Round {
     received.push({ key, action: 'received', ...shown });
     actor.send({ type: `input.${key}`, action: 'received', data: event.data, id: event.id });
     this.#received.push(uid);
-    return settle(actor, this.#settings.budgetMs);
+    return this.#settle(actor);
   }
 
   get #base() {
@@ -462,7 +499,7 @@ export class Round {
           received.push({ key, action: 'unsupported' });
           actor.send({ type: `input.${key}`, action: 'unsupported' });
         }
-        if (!(await settle(actor, this.#settings.budgetMs))) return this.#overBudget(actor);
+        if (!(await this.#settle(actor))) return this.#overBudget(actor);
         continue;
       }
       const live = this.#deadlines?.() ?? [];
