@@ -22,6 +22,25 @@ export function statesIn(flow: Flow<any, any>, value: StateValue): string[] {
   return statesOfValue(flow.machine, value);
 }
 
+/**
+ * The state value a run enters first, before any `always` transition leaves it (the initial
+ * configuration): `'routing'`, `{ review: 'legal' }`. A run's first snapshot already shows where the
+ * transient states led, so the test kit records this one itself.
+ */
+export function initialStateValue(flow: Flow<any, any>): StateValue {
+  type Node = Flow<any, any>['machine']['root'];
+  const under = (node: Node): StateValue | undefined => {
+    if (node.type === 'parallel') {
+      return Object.fromEntries(Object.values(node.states).map((child) => [child.key, under(child) ?? {}]));
+    }
+    const first = node.type === 'compound' ? node.initial?.target[0] : undefined;
+    if (!first) return undefined;
+    const sub = under(first);
+    return sub === undefined ? first.key : { [first.key]: sub };
+  };
+  return under(flow.machine.root) ?? {};
+}
+
 /** States of the flow that none of the visited state values reached. */
 export function unvisitedStates(flow: Flow<any, any>, visited: readonly StateValue[]): string[] {
   const seen = new Set(visited.flatMap((value) => statesIn(flow, value)));
