@@ -145,7 +145,13 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
 
   describe('declaring decisions', () => {
     it('needs a role or a predicate, and a state may not ask its caller and await a decision', () => {
-      expect(() => decision({ message: 'x', schema: z.object({ ok: z.boolean() }) })).toThrow(FlowDefinitionError);
+      const nobody = defineInputs({ approve: decision({ message: 'x', schema: z.object({ ok: z.boolean() }) }) });
+      const waits = setup({}).createMachine({ initial: 'w', states: { w: { meta: ask(nobody, 'approve') } } });
+      expect(() =>
+        defineFlow({ name: 'nobody', description: 'd', args: z.object({}), inputs: nobody, machine: waits }),
+      ).toThrow(
+        new FlowDefinitionError('flow "nobody": decision "approve" needs `role` or `may` to say who may decide'),
+      );
       const inputs = defineInputs({
         approve: decision({ message: 'x', schema: z.object({ ok: z.boolean() }), role: 'boss' }),
         note: form({ message: 'n', schema: z.object({ note: z.string().max(9) }) }),

@@ -4,7 +4,7 @@
  * state derived with XState's graph utilities, with answer events generated
  * from the flow's input catalog.
  */
-import type { AnyMachineSnapshot, EventObject, StateValue } from 'xstate';
+import type { AnyMachineSnapshot, AnyStateMachine, EventObject, StateValue } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
 import type { Flow } from '../authoring/flowTypes.js';
 import { machineGraph, statesOfValue } from '../authoring/graph.js';
@@ -28,10 +28,10 @@ export function statesIn(flow: Flow<any, any>, value: StateValue): string[] {
  * transient states led, so the test kit records this one itself.
  */
 export function initialStateValue(flow: Flow<any, any>): StateValue {
-  type Node = Flow<any, any>['machine']['root'];
+  type Node = AnyStateMachine['root'];
   const under = (node: Node): StateValue | undefined => {
     if (node.type === 'parallel') {
-      return Object.fromEntries(Object.values(node.states).map((child) => [child.key, under(child) ?? {}]));
+      return Object.fromEntries(Object.values(node.states as Record<string, Node>).map((child) => [child.key, under(child) ?? {}]));
     }
     const first = node.type === 'compound' ? node.initial?.target[0] : undefined;
     if (!first) return undefined;
