@@ -31,7 +31,9 @@ export function initialStateValue(flow: Flow<any, any>): StateValue {
   type Node = AnyStateMachine['root'];
   const under = (node: Node): StateValue | undefined => {
     if (node.type === 'parallel') {
-      return Object.fromEntries(Object.values(node.states as Record<string, Node>).map((child) => [child.key, under(child) ?? {}]));
+      return Object.fromEntries(
+        Object.values(node.states as Record<string, Node>).map((child) => [child.key, under(child) ?? {}]),
+      );
     }
     const first = node.type === 'compound' ? node.initial?.target[0] : undefined;
     if (!first) return undefined;
