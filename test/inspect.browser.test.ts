@@ -189,6 +189,22 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
     await page.close();
   });
 
+  it('draws a timer that acts in place (the reminder: after with actions, no target) as a loop on its state', async () => {
+    const page = await open('flow=expense_approval');
+    const loop = page.locator(
+      '#graph-svg g.edge[data-source="expense_approval.deciding.manager"][data-target="expense_approval.deciding.manager"]',
+    );
+    expect(await loop.count()).toBe(1);
+    expect(await loop.getAttribute('class')).toBe('edge after');
+    expect(await loop.locator('path').first().getAttribute('d')).toMatch(/^M [\d.]+ [\d.]+ [CL] /);
+    const label = await page.$eval(
+      `[data-edge-label="${await loop.getAttribute('data-edge-id')}"]`,
+      (e: any) => e.textContent,
+    );
+    expect(label).toContain('after 24 h (in place)');
+    await page.close();
+  });
+
   it('shows values where the flow allows them, never a sensitive one, and who decided what', async () => {
     const page = await open(`flow=expense_approval&fid=${scenario.fids.expenseRejected}`);
     await page.waitForSelector('#details:not([hidden])');
