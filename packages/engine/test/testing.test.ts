@@ -184,9 +184,10 @@ describe('the flow test kit', () => {
       const tester = expenseTester();
       const run = await start(tester);
       await tester.clock.advance(8 * 24 * 3600_000); // past the 7-day window: the run expired meanwhile
-      await expect(run.answer({})).rejects.toThrow(
-        new Error("this state expired; call `run.resume()` to read the flow's outcome"),
-      );
+      await expect(run.answer({})).rejects.toMatchObject({
+        message: "this state expired; call `run.resume()` to read the flow's outcome",
+        reason: 'expired',
+      });
       await run.resume();
       expect(run.text).toBe('Expense of 250 expired: no decision within 7 days.');
       // Without a ledger there is nothing to resume: the sentence says so.

@@ -182,7 +182,7 @@ export interface FlowRun<TInputs extends InputCatalog = InputCatalog> {
   /**
    * Answer the latest round (missing keys are simply not sent), each answer typed by its input.
    * Returns the new outcome. Rejects with "this state expired; call `run.resume()` to read the
-   * flow's outcome" once the clock has moved past the latest state's lifetime (`ttlSeconds`, or the
+   * flow's outcome" (`reason: 'expired'`) once the clock has moved past the latest state's lifetime (`ttlSeconds`, or the
    * flow's deadline): {@link resume} then reads what the flow did meanwhile (needs a ledger).
    */
   answer(responses: TestAnswers<TInputs>): Promise<RoundOutcome>;
@@ -229,6 +229,12 @@ export interface FlowTester<TInputs extends InputCatalog = InputCatalog, TArgs =
    * `request.ended`, `flow.notification` from `notify()`). Needs a ledger; `[]` without one.
    */
   notifications(): Promise<readonly TestNotification[]>;
+}
+
+/** Answering a state the clock has moved past: says what to do, and keeps the codec's `reason`. */
+class StateExpiredError extends Error {
+  override readonly name = 'StateExpiredError';
+  readonly reason = 'expired';
 }
 
 /** An accepted elicitation answer: with a form's content, or without (a URL). */
@@ -421,7 +427,7 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
         .catch((error: unknown) => {
           if (!(error instanceof InvalidRequestStateError && error.reason === 'expired')) throw error;
           // The clock moved past the state's lifetime: what a client would be refused with -32602.
-          throw new Error(
+          throw new StateExpiredError(
             options.ledger
               ? "this state expired; call `run.resume()` to read the flow's outcome"
               : 'this state expired; without a ledger the run cannot be resumed: give createFlowTester a ' +
