@@ -14,6 +14,12 @@ describe('baton diagram', () => {
     expect(stdout).toContain('awaitingApproval --> expired : after 15 min');
   });
 
+  it('draws a timer that acts in place (the reminder: after with actions, no target) as a loop on its state', async () => {
+    const { code, stdout } = await runCli(['diagram', 'examples/approvals', 'expense_approval']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('deciding__manager --> deciding__manager : after 24 h (in place)');
+  });
+
   it('fails with one line for an unknown flow or missing arguments', async () => {
     const unknown = await runCli(['diagram', 'examples/approvals', 'nope']);
     expect(unknown.code).toBe(1);

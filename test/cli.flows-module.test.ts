@@ -101,3 +101,43 @@ describe('a flows module that does not parse: one line with file:line:column', (
     expect(result.code).toBe(1);
   });
 });
+
+describe('a flows module that throws while it loads: one line with the place that threw', () => {
+  const THROWS_TS = `import { setup } from 'xstate';
+export const machine = setup({}).createMachine({
+  entry: assign({ n: 1 }),
+});
+`;
+  const NO_DECIDER = `import { ask, decision, defineFlow, defineInputs } from '@baton/engine';
+import { setup } from 'xstate';
+import { z } from 'zod';
+
+const inputs = defineInputs({ sign_off: decision({ message: 'Sign off?', schema: z.object({ ok: z.boolean() }) }) });
+const machine = setup({}).createMachine({ initial: 'waiting', states: { waiting: { meta: ask(inputs, 'sign_off') } } });
+export const release = defineFlow({ name: 'release', description: 'Release', args: z.object({}), inputs, machine });
+`;
+  it.each([
+    ['throws.ts', THROWS_TS, ':3:10: assign is not defined'],
+    ['throws.mjs', THROWS_TS, ':3:10: assign is not defined'],
+    [
+      'throws.js',
+      THROWS_TS.replace("import { setup } from 'xstate';", "const { setup } = require('xstate');").replace(
+        'export const machine =',
+        'exports.machine =',
+      ),
+      ':3:10: assign is not defined',
+    ],
+    [
+      'nodecider.ts',
+      NO_DECIDER,
+      ':7:24: flow "release": decision "sign_off" needs `role` or `may` to say who may decide',
+    ],
+  ])('baton serve %s', async (name, text, where) => {
+    const path = place(name, text);
+    const result = await runCli(['serve', path, '--http', '127.0.0.1:0']);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines.at(-1)).toBe(`baton: cannot load flows module ${path}: ${path}${where}`);
+    expect(result.stderr).not.toMatch(/\bat .+:\d+:\d+/);
+    expect(result.code).toBe(1);
+  });
+});

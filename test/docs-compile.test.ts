@@ -237,6 +237,32 @@ function check(snippets: readonly Snippet[]): string[] {
   });
 }
 
+/** Statements that call a method returning a promise and drop it, as `document:line: code`. */
+function floating(snippets: readonly Snippet[]): string[] {
+  const checker = program.getTypeChecker();
+  return snippets.flatMap((snippet) => {
+    const file = program.getSourceFile(snippet.file)!;
+    const found: string[] = [];
+    const visit = (node: ts.Node) => {
+      // Method calls only: a test runner's own `test(...)` returns a promise nobody awaits.
+      if (
+        ts.isExpressionStatement(node) &&
+        ts.isCallExpression(node.expression) &&
+        ts.isPropertyAccessExpression(node.expression.expression)
+      ) {
+        const type = checker.getTypeAtLocation(node.expression);
+        if (type.getSymbol()?.getName() === 'Promise') {
+          const line = file.getLineAndCharacterOfPosition(node.getStart(file)).line;
+          found.push(`${snippet.document}:${snippet.line + line}: ${node.getText(file)}`);
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(file);
+    return found;
+  });
+}
+
 describe('the documentation', () => {
   it('has TypeScript snippets in every README and @example, and checks them', () => {
     for (const { document, snippets } of markdown) expect(snippets.length, document).toBeGreaterThan(0);
@@ -254,6 +280,10 @@ describe('the documentation', () => {
 
   it('type-checks every snippet against the packages', () => {
     expect(check(SNIPPETS)).toEqual([]);
+  });
+
+  it('awaits every promise a snippet starts as a statement (no floating promise: tester.clock.advance)', () => {
+    expect(floating(SNIPPETS)).toEqual([]);
   });
 });
 

@@ -11,20 +11,85 @@
  * /usr/bin/chromium is missing locally; fails under CI=true, where it must be
  * installed.
  */
-import { mkdir } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type InspectServing, serveInspect } from '@baton/adapters';
-import { createRequestStateCodec, createRunner, generateKey, type Runner } from '@baton/engine';
+import { type AuditEntry, createRequestStateCodec, createRunner, generateKey, type Runner } from '@baton/engine';
 import { allStates } from '@baton/engine/testing';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import approvals, { deployProduction } from '../examples/approvals/index.js';
+import approvals, { deployProduction, expenseApproval } from '../examples/approvals/index.js';
 import { routedFlow } from '../packages/engine/test/fixtures/graphFlows.js';
 import { CHROMIUM, hasChromium, launchChromium } from './helpers/chromium.js';
 import { type InspectScenario, recordInspectScenario } from './helpers/inspectScenario.js';
 import { nested, recordedNestedEntries } from './helpers/nestedFlow.js';
 
 const inCi = process.env.CI === 'true';
+const QUORUM_FID = 'fi_quorum_1';
+
+/** A decision made by two votes, and a requester's round recorded between them (round 3, before round 2's time). */
+function quorumEntries(): AuditEntry[] {
+  const at = Date.UTC(2026, 10, 30, 9, 0, 0);
+  const base = {
+    fid: QUORUM_FID,
+    flow: expenseApproval.name,
+    hash: expenseApproval.hash,
+    principal: 'cmVxdWVzdGVy',
+    ms: 2,
+  };
+  const manager = { deciding: 'manager' };
+  return [
+    {
+      ...base,
+      round: 1,
+      via: 'call',
+      at,
+      before: null,
+      after: manager,
+      path: [manager],
+      asked: ['manager_approval'],
+      received: [],
+      outcome: 'input_required',
+    },
+    {
+      ...base,
+      round: 2,
+      via: 'decide',
+      at: at + 10 * 60_000,
+      before: manager,
+      after: 'approved',
+      path: [manager, 'approved'],
+      asked: [],
+      received: [
+        {
+          key: 'manager_approval',
+          action: 'accept',
+          decider: 'dm90ZXItdHdv',
+          via: 'decide',
+          votes: [
+            { decider: 'dm90ZXItb25l', decidedAt: at + 2 * 60_000, via: 'decide_page', approves: true },
+            { decider: 'dm90ZXItdHdv', decidedAt: at + 9 * 60_000, via: 'decide', approves: true },
+          ],
+        },
+      ],
+      outcome: 'complete',
+    },
+    {
+      ...base,
+      round: 3,
+      via: 'call',
+      at: at + 5 * 60_000,
+      before: manager,
+      after: manager,
+      path: [manager],
+      asked: [],
+      received: [],
+      outcome: 'input_required',
+    },
+  ];
+}
 const OUTPUT = resolve(import.meta.dirname, '..', 'test-results');
 const SKIP_NOTE = `skipped: ${CHROMIUM} is not installed (apt-get install -y chromium)`;
 
@@ -44,6 +109,7 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
       throw new Error(`CI=true but ${CHROMIUM} is missing: install it with apt-get install -y chromium`);
     scenario = await recordInspectScenario();
     for (const entry of recordedNestedEntries()) await scenario.audit.append(entry);
+    for (const entry of quorumEntries()) await scenario.audit.append(entry);
     operatorRunner = createRunner({
       flows: approvals,
       codec: createRequestStateCodec({ keys: [generateKey()] }),
@@ -188,6 +254,66 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
     expect(requested.filter((url) => !url.startsWith(serving.url.origin))).toEqual([]);
     await page.close();
   });
+
+  it('draws a timer that acts in place (the reminder: after with actions, no target) as a loop on its state', async () => {
+    const page = await open('flow=expense_approval');
+    const loop = page.locator(
+      '#graph-svg g.edge[data-source="expense_approval.deciding.manager"][data-target="expense_approval.deciding.manager"]',
+    );
+    expect(await loop.count()).toBe(1);
+    expect(await loop.getAttribute('class')).toBe('edge after');
+    expect(await loop.locator('path').first().getAttribute('d')).toMatch(/^M [\d.]+ [\d.]+ [CL] /);
+    const label = await page.$eval(
+      `[data-edge-label="${await loop.getAttribute('data-edge-id')}"]`,
+      (e: any) => e.textContent,
+    );
+    expect(label).toContain('after 24 h (in place)');
+    await page.close();
+  });
+
+  it('orders the timeline by time, each quorum vote an entry of its own', async () => {
+    const page = await open(`flow=expense_approval&fid=${QUORUM_FID}`);
+    const rows = await page.$$eval('#timeline tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => (td as any).innerText.trim())),
+    );
+    // Round 3 (a retry-later round recorded between the votes) sits where its time puts it.
+    expect(rows.map((r) => [r[0], r[2], r[4], r[6]])).toEqual([
+      ['1', '∅ → deciding.manager', '—', 'requester'],
+      ['', 'vote on manager_approval', 'principal dm90ZXItb25l approves', 'decision page'],
+      ['3', 'deciding.manager → deciding.manager', '—', 'requester'],
+      ['', 'vote on manager_approval', 'principal dm90ZXItdHdv approves', 'baton_decide'],
+      ['2', 'deciding.manager → approved', 'manager_approval:accept → approved', 'baton_decide'],
+    ]);
+    await page.close();
+  });
+
+  it('renders without its live stream with ?static, so headless Chromium settles for a screenshot', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'baton-static-'));
+    const url = new URL(`/?static#flow=deploy_production&fid=${scenario.fids.deployed}`, serving.url).href;
+    // --virtual-time-budget waits for the page to go idle: an open EventSource never lets it.
+    // Asynchronously: this process serves the page.
+    const shot = await new Promise<{ error: Error | null; stdout: string }>((done) =>
+      execFile(
+        CHROMIUM,
+        [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          `--user-data-dir=${dir}`,
+          '--virtual-time-budget=10000',
+          '--dump-dom',
+          url,
+        ],
+        { encoding: 'utf8', timeout: 40_000 },
+        (error, stdout) => done({ error, stdout }),
+      ),
+    );
+    await rm(dir, { recursive: true, force: true });
+    expect(shot.error).toBeNull();
+    expect(shot.stdout).toMatch(/<body[^>]*data-live="off"/);
+    expect(shot.stdout).toMatch(/<body[^>]*data-ready="true"/);
+    expect(shot.stdout).toContain(`Timeline of ${scenario.fids.deployed}`);
+  }, 60_000);
 
   it('shows values where the flow allows them, never a sensitive one, and who decided what', async () => {
     const page = await open(`flow=expense_approval&fid=${scenario.fids.expenseRejected}`);

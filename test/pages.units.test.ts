@@ -241,6 +241,14 @@ describe('quorum decisions on the pages', () => {
     // Without a quorum, nothing of it.
     expect(inboxList([{ ...item, quorum: undefined }]).toString()).not.toContain('class="quorum"');
   });
+
+  it('names a voter signed in through an identity provider by its sub, as the rest of the page names principals', () => {
+    const signedIn = {
+      ...quorum,
+      votes: [{ decider: 'https://id.example.com/realms/acme#bob', approves: true, you: false, decidedAt: 0 }],
+    };
+    expect(pageQuorum(signedIn).approvedBy).toEqual(['bob']);
+  });
 });
 
 describe('the decide page and inbox with delegation', () => {

@@ -316,7 +316,7 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (name, given) =>
         const found = await reader.getRequest(id);
         return found && found.status !== 'waiting' ? found : undefined;
       });
-      expect(row.status).toBe('expired');
+      expect(row.status).toBe('completed'); // its own timeout branch: the flow handled it
       expect(row.updatedAt - started).toBeGreaterThanOrEqual(2900);
       // The requester comes back and follows the task to its outcome; any instance reads it.
       const { session: later } = await alice(1);

@@ -3,8 +3,10 @@
  * SQLite file, then the PostgreSQL the suite starts), both running the
  * scheduler and delivering the outbox to a loopback webhook receiver with a
  * Standard Webhooks secret. A decision with a 3-second deadline and no client
- * ends `expired` on time; the requester's later `baton_resume` (on the other
- * instance) sees it; the receiver gets one signed `request.ended` that
+ * ends on time through the flow's own timeout branch, so `completed` (the flow
+ * handled it) in the ledger, `baton_requests`, `baton runs list` and
+ * `request.ended`; the requester's later `baton_resume` (on the other
+ * instance) sees its outcome; the receiver gets one signed `request.ended` that
  * verifies with `standardwebhooks`, while a wrong secret, an old timestamp and
  * a changed body fail verification. Then the same while one instance is
  * SIGKILLed around the due time: every request ends once, and each end is
@@ -18,7 +20,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 // standardwebhooks is a dependency of @baton/adapters (which signs with it), not of the workspace root.
 import { Webhook } from '../packages/adapters/node_modules/standardwebhooks/dist/index.js';
 import { e2eLedgers, ledgerOfItsOwn, scratchDir, tokenOf as token, writeTokens } from './helpers/e2eLedgers.js';
-import { connectHttp, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
+import { connectHttp, runCli, type ServeProcess, startServe, textOf } from './helpers/mcpClients.js';
 import { type Delivery, startWebhookReceiver, type WebhookReceiver } from './helpers/webhookReceiver.js';
 
 const dir = scratchDir('timers-e2e');
@@ -104,13 +106,14 @@ describe.each(ledgers)('the scheduler on two instances sharing one %s ledger', (
   }
 
   it.skipIf(!ledger)(
-    'a 3-second deadline with no client ends on time; resume sees expired; one signed request.ended',
+    "a 3-second deadline with no client ends on time through the flow's timeout branch (completed); resume, baton_requests, baton runs and one signed request.ended agree",
     async () => {
       const id = await request(0);
       await waitFor(() => endedOf(id).length > 0, 20_000);
       const store = await openLedger(ledger!);
       const row = await store.getRequest(id).finally(() => store.close());
-      expect(row?.status).toBe('expired');
+      // The flow handled its deadline (its own "expired" final state): the request completed.
+      expect(row?.status).toBe('completed');
       // On time: due 3 s after it was parked; fired within the poll interval (1 s) plus a loaded machine's slack.
       const late = row!.updatedAt - row!.createdAt - 3000;
       expect(late).toBeGreaterThanOrEqual(0);
@@ -120,11 +123,22 @@ describe.each(ledgers)('the scheduler on two instances sharing one %s ledger', (
       clients.push(client);
       const resumed = await client.callTool({ name: 'baton_resume', arguments: { id } });
       expect(textOf(resumed)).toContain('expired: nobody decided within 3 seconds');
+      const mine = await client.callTool({ name: 'baton_requests', arguments: {} });
+      expect((mine.structuredContent as { requests: unknown[] }).requests).toContainEqual({
+        id,
+        flow: 'quick_approval',
+        status: 'completed',
+      });
+      const listed = await runCli(['runs', 'list', '--json', '--ledger', ledger!], { BATON_KEYS });
+      expect(listed.stderr).toBe('');
+      expect((JSON.parse(listed.stdout) as { runs: { id: string; status: string }[] }).runs).toContainEqual(
+        expect.objectContaining({ id, status: 'completed' }),
+      );
 
       const [ended] = endedOf(id);
       expect(ended!.json).toMatchObject({
         type: 'request.ended',
-        data: { requestId: id, flow: 'quick_approval', status: 'expired' },
+        data: { requestId: id, flow: 'quick_approval', status: 'completed' },
       });
       expect(new Date(ended!.json.timestamp).toISOString()).toBe(ended!.json.timestamp);
       expect(new Webhook(SECRET).verify(ended!.body, headersOf(ended!))).toEqual(ended!.json);
@@ -138,7 +152,7 @@ describe.each(ledgers)('the scheduler on two instances sharing one %s ledger', (
       };
       expect(() => new Webhook(SECRET).verify(ended!.body, oldHeaders)).toThrow(/timestamp/i);
       expect(() =>
-        new Webhook(SECRET).verify(ended!.body.replace('expired', 'completed'), headersOf(ended!)),
+        new Webhook(SECRET).verify(ended!.body.replace('completed', 'expired'), headersOf(ended!)),
       ).toThrow();
       // Recorded once: every delivery of this end carries one webhook-id.
       await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -156,7 +170,7 @@ describe.each(ledgers)('the scheduler on two instances sharing one %s ledger', (
       await waitFor(() => ids.every((id) => endedOf(id).length > 0), 30_000);
       const store = await openLedger(ledger!);
       try {
-        for (const id of ids) expect((await store.getRequest(id))?.status).toBe('expired');
+        for (const id of ids) expect((await store.getRequest(id))?.status).toBe('completed');
       } finally {
         await store.close();
       }

@@ -13,14 +13,16 @@
  * the process (`pnpm -s baton` in the repository, `node --import tsx`). A
  * CommonJS module may get its own copy of `@baton/engine`, which works with the
  * runner's (see the engine's `copies.ts`). A load error is one line: the
- * compiler's own message with its file:line:column, never a stack.
+ * compiler's own message with its file:line:column, or for a module that throws
+ * while it loads the error's first line with the file:line:column of the user's
+ * code that threw, never a stack.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, isAbsolute, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Flow } from '@baton/engine';
 import type { FlowExposure } from './registerFlows.js';
 
@@ -171,7 +173,8 @@ function realFileOf(line: string): string {
 /**
  * What went wrong loading `path`, on one line and without a stack: the compiler's messages with
  * their file:line:column (esbuild's "Transform failed with N errors:" is only a heading), Node's
- * own syntax error with its place, else the error's first line.
+ * own syntax error with its place, else the error's first line after the place in the user's code
+ * that threw it.
  */
 function describeLoadError(error: unknown, path: string): string {
   const message = error instanceof Error ? error.message : String(error);
@@ -186,7 +189,29 @@ function describeLoadError(error: unknown, path: string): string {
   if (error instanceof SyntaxError || (error instanceof Error && first.startsWith('Parse error '))) {
     return syntaxErrorWithPlace(error, path) ?? first;
   }
-  return first;
+  const thrownAt = error instanceof Error ? userFrameOf(error.stack ?? '') : undefined;
+  return thrownAt ? `${thrownAt}: ${first}` : first;
+}
+
+/** Where Baton's own packages live (their frames are not the place a user looks for). */
+const BATON_PACKAGES = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/**
+ * The `file:line:column` of the first stack frame in the user's code (not Node's, not a
+ * dependency's, not Baton's): where a flows module threw while loading (`assign is not defined`,
+ * or `defineFlow` refusing a definition, at the line that called it).
+ */
+function userFrameOf(stack: string): string | undefined {
+  for (const line of stack.split('\n')) {
+    const frame = /^\s+at (?:.*\()?((?:file:\/\/)?[^()\s]+):(\d+):(\d+)\)?$/.exec(line);
+    if (!frame) continue;
+    const file = frame[1]!.startsWith('file://') ? fileURLToPath(frame[1]!) : frame[1]!;
+    if (!isAbsolute(file) || file.includes(`${sep}node_modules${sep}`) || file.startsWith(BATON_PACKAGES + sep)) {
+      continue;
+    }
+    return `${file}:${frame[2]}:${frame[3]}`;
+  }
+  return undefined;
 }
 
 /**

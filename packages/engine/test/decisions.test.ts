@@ -145,7 +145,13 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
 
   describe('declaring decisions', () => {
     it('needs a role or a predicate, and a state may not ask its caller and await a decision', () => {
-      expect(() => decision({ message: 'x', schema: z.object({ ok: z.boolean() }) })).toThrow(FlowDefinitionError);
+      const nobody = defineInputs({ approve: decision({ message: 'x', schema: z.object({ ok: z.boolean() }) }) });
+      const waits = setup({}).createMachine({ initial: 'w', states: { w: { meta: ask(nobody, 'approve') } } });
+      expect(() =>
+        defineFlow({ name: 'nobody', description: 'd', args: z.object({}), inputs: nobody, machine: waits }),
+      ).toThrow(
+        new FlowDefinitionError('flow "nobody": decision "approve" needs `role` or `may` to say who may decide'),
+      );
       const inputs = defineInputs({
         approve: decision({ message: 'x', schema: z.object({ ok: z.boolean() }), role: 'boss' }),
         note: form({ message: 'n', schema: z.object({ note: z.string().max(9) }) }),
@@ -574,7 +580,8 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
         'Expense of 250 expired: no decision within 7 days.',
       );
       expect(await runner.requests(requester)).toEqual([
-        { id: first.fid, flow: 'expense_approval', status: 'expired' },
+        // The flow handled its deadline (its own "expired" final state): the request completed.
+        { id: first.fid, flow: 'expense_approval', status: 'completed' },
       ]);
       expect((await ledger.listDecisions({ id: first.fid })).map((d) => d.status)).toEqual(['closed', 'closed']);
     });

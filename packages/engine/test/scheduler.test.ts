@@ -1,7 +1,8 @@
 /**
  * The scheduler's fire (`runner.fireDueTimers()`), on the memory ledger and
  * on SQLite: a parked instance whose deadline passed ends with no client
- * (status `expired`, its pending decision out of the inbox, audited
+ * through its own timeout branch (status `completed`: the flow handled it;
+ * `expired` only when the round that fired it failed), its pending decision out of the inbox, audited
  * `via: 'timer'`); the requester's later `baton_resume` sees the outcome; a
  * timer claimed by one runner is not fired by a second; an `after` reminder
  * with `notify()` and an escalation move the decision to another role; and
@@ -76,7 +77,52 @@ const escalation = defineFlow({
   }),
 });
 
+const fragileInputs = defineInputs({
+  sign_off: decision({ message: 'Sign off?', schema: verdict, role: 'manager' }),
+});
+/** A flow whose timeout branch fails: its deadline passes and the flow cannot handle it. */
+const fragile = defineFlow({
+  name: 'fragile',
+  description: 'A deadline the flow fails to handle.',
+  args: z.object({}),
+  inputs: fragileInputs,
+  machine: setup({ types: { events: {} as InputEvents<typeof fragileInputs> } }).createMachine({
+    id: 'fragile',
+    initial: 'waiting',
+    states: {
+      waiting: { meta: ask(fragileInputs, 'sign_off'), after: { [DAY]: 'timedOut' }, on: { 'input.sign_off': 'done' } },
+      timedOut: {
+        entry: () => {
+          throw new Error('the timeout branch is broken');
+        },
+        type: 'final',
+      },
+      done: { type: 'final' },
+    },
+  }),
+});
+
 describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
+  it('calls a request expired only when its deadline passed and the flow could not handle it', async () => {
+    const ledger = LEDGERS[name]!();
+    const tester = createFlowTester(fragile, { ledger, principal: 'alice' });
+    const run = await tester.start({});
+    await tester.clock.advance(DAY + 1000);
+    expect((await ledger.getRequest(run.outcome.fid))?.status).toBe('expired');
+    expect((await tester.notifications()).at(-1)).toMatchObject({
+      type: 'request.ended',
+      data: { requestId: run.outcome.fid, status: 'expired' },
+    });
+    // A flow that handled its deadline (expense_approval's own "expired" final state) completed.
+    const handled = createFlowTester(expenseApproval, { ledger, principal: 'alice' });
+    const expense = await handled.start({ amount: 50, purpose: 'books' });
+    await handled.clock.advance(8 * DAY);
+    await expense.resume();
+    expect(expense.text).toBe('Expense of 50 expired: no decision within 7 days.');
+    expect((await ledger.getRequest(expense.outcome.fid))?.status).toBe('completed');
+    await ledger.close();
+  });
+
   const setupRunner = (ledger: Ledger, clock: { now: number }) => {
     const audit = createMemoryAuditLog();
     const now = () => clock.now;
@@ -96,7 +142,7 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
   const outbox = async (ledger: Ledger, at: number) =>
     (await ledger.claimOutbox!({ now: at, leaseUntil: at + 1, limit: 100 })).map((m) => JSON.parse(m.body));
 
-  it('ends a deadline with no client: expired, out of the inbox, audited via timer, seen on resume', async () => {
+  it('ends a deadline with no client through its timeout branch: completed, out of the inbox, audited via timer, seen on resume', async () => {
     const ledger = LEDGERS[name]!();
     const start = Date.UTC(2026, 11, 1, 9);
     const clock = { now: start };
@@ -131,7 +177,8 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     expect([...a.lagMs, ...b.lagMs][0]).toBe(1000);
 
     const row = await ledger.getRequest(id);
-    expect(row).toMatchObject({ status: 'expired', dueAt: null });
+    // The flow handled its deadline (`after` to its own "expired" final state): completed.
+    expect(row).toMatchObject({ status: 'completed', dueAt: null });
     expect(await runner.inbox({ principal: 'dan', roles: ['director'] })).toEqual([]);
     expect((await ledger.listDecisions({ id })).map((d) => d.status)).toEqual(['closed', 'closed']);
     const entries = await audit.rounds(id);
@@ -154,7 +201,7 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
       ['decision.requested', 'director_approval'],
       ['flow.notification', 'escalated'],
       ['flow.notification', 'expired'],
-      ['request.ended', 'expired'],
+      ['request.ended', 'completed'],
     ]);
     expect(sent[0]).toMatchObject({
       type: 'decision.requested',
@@ -164,7 +211,7 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     expect(sent[0].data.deadline).toBe(new Date(start + 3 * DAY).toISOString());
     expect(sent[2].data).toMatchObject({ role: 'director', deadline: new Date(start + 7 * DAY).toISOString() });
     expect(sent[4].data).toMatchObject({ to: 'requester', data: { amount: 50, purpose: 'books' } });
-    expect(sent[5]).toMatchObject({ type: 'request.ended', data: { requestId: id, status: 'expired' } });
+    expect(sent[5]).toMatchObject({ type: 'request.ended', data: { requestId: id, status: 'completed' } });
     expect(sent[5].data.requester).not.toContain('alice');
     await ledger.close();
   });
@@ -230,7 +277,10 @@ describe('the test kit fires due timers as the scheduler would', () => {
     ]);
     expect(sent[2]!.data).toMatchObject({ role: 'director' });
     await tester.clock.advance(4 * DAY);
-    expect((await tester.notifications()).at(-1)).toMatchObject({ type: 'request.ended', data: { status: 'expired' } });
+    expect((await tester.notifications()).at(-1)).toMatchObject({
+      type: 'request.ended',
+      data: { status: 'completed' },
+    });
     await ledger.close();
   });
 

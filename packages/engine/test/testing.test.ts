@@ -48,6 +48,23 @@ const routed = defineFlow({
   }),
 });
 
+/** A flow whose initial state is transient: left at once by `always`. */
+const startsRouting = defineFlow({
+  name: 'starts_routing',
+  description: 'starts in an always state',
+  args: z.object({}).strict(),
+  inputs: defineInputs({}),
+  machine: setup({}).createMachine({
+    id: 'starts_routing',
+    initial: 'routing',
+    states: {
+      routing: { always: [{ guard: () => false, target: 'big' }, { target: 'small' }] },
+      big: { type: 'final' },
+      small: { type: 'final' },
+    },
+  }),
+});
+
 describe('the flow test kit', () => {
   it('drives a flow round by round and moves the clock', async () => {
     const tester = createFlowTester(deployFlow);
@@ -57,7 +74,7 @@ describe('the flow test kit', () => {
     expect(run.request('confirm_deploy')).toMatchObject({ params: { message: expect.stringContaining('7.0.0') } });
     await run.answer({ confirm_deploy: accept({ confirm: true }) });
     expect(run.asked).toEqual(['change_ticket']);
-    tester.clock.advance(16 * 60_000);
+    await tester.clock.advance(16 * 60_000);
     await run.answer({ change_ticket: accept({ ticket: 'CHG-5' }) });
     expect(run.status).toBe('complete');
     expect(run.text).toBe('Approval for 7.0.0 expired');
@@ -107,6 +124,17 @@ describe('the flow test kit', () => {
     expect(unvisitedStates(routed, tester.visited)).toEqual(['routed.small']);
   });
 
+  it('counts an initial transient state as visited (left at once by always)', async () => {
+    const tester = createFlowTester(startsRouting);
+    await tester.start({});
+    expect(tester.visited[0]).toBe('routing');
+    expect(unvisitedStates(startsRouting, tester.visited)).toEqual(['starts_routing.big']);
+    // A start refused for its arguments entered no state.
+    const refused = createFlowTester(startsRouting);
+    await refused.startRaw({ unexpected: 1 });
+    expect(refused.visited).toEqual([]);
+  });
+
   it('sends raw answers, re-asked with the reason', async () => {
     const tester = createFlowTester(routed);
     const run = await tester.startRaw({});
@@ -150,6 +178,25 @@ describe('the flow test kit', () => {
       const own = await run.decide('manager_approval', { approve: true }, { principal: 'alice', roles: ['manager'] });
       expect(own.type).toBe('error');
       expect(text(own)).toMatch(/four eyes/);
+    });
+
+    it('says how to read the outcome when a test answers a state that expired', async () => {
+      const tester = expenseTester();
+      const run = await start(tester);
+      await tester.clock.advance(8 * 24 * 3600_000); // past the 7-day window: the run expired meanwhile
+      await expect(run.answer({})).rejects.toMatchObject({
+        message: "this state expired; call `run.resume()` to read the flow's outcome",
+        reason: 'expired',
+      });
+      await run.resume();
+      expect(run.text).toBe('Expense of 250 expired: no decision within 7 days.');
+      // Without a ledger there is nothing to resume: the sentence says so.
+      const bare = createFlowTester(deployFlow);
+      const waiting = await bare.start({ version: '1' });
+      await bare.clock.advance(3 * 24 * 3600_000);
+      await expect(waiting.answer({ confirm_deploy: accept({ confirm: true }) })).rejects.toThrow(
+        /^this state expired; without a ledger the run cannot be resumed/,
+      );
     });
 
     it('re-asks a refused decision saying why (decideRaw), and resumes a run that waits', async () => {

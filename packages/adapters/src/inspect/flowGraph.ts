@@ -3,7 +3,9 @@
  * engine's graph model (`machineGraph`): every state node (nested and parallel
  * ones as containers, with what each state asks) and every transition between
  * states as one edge per target, labelled with its event (`always`, deadlines,
- * done and error included); root-level transitions, which leave from any
+ * done and error included), a transition that acts in place (a reminder's
+ * `after` with actions only) as a loop from its state to itself, labelled
+ * `after 24 h (in place)`; root-level transitions, which leave from any
  * state, start from the pseudo-state `anyState` (the machine's id). Also maps a recorded state value to the state ids it
  * names. Pure: reads the machine definition, runs nothing.
  */
@@ -36,7 +38,10 @@ export interface GraphEdge {
   readonly id: string;
   readonly source: string;
   readonly target: string;
-  /** The readable event, e.g. `input.confirm_deploy [guarded]`, `after 15 min`, `done computePlan`. */
+  /**
+   * The readable event, e.g. `input.confirm_deploy [guarded]`, `after 15 min`, `done computePlan`;
+   * `after 24 h (in place)` for a transition with no target (then `target` is `source`).
+   */
   readonly label: string;
   /** The raw event type (`''` for an `always` transition). */
   readonly event: string;
@@ -86,8 +91,9 @@ export function flowGraph(flow: Flow<any, any>): FlowGraph {
   let anyState: string | null = null;
   for (const edge of graph.edges) {
     // A root-level transition (from any state) leaves from the machine's id: the page's "any state".
-    if (edge.source === graph.id && edge.targets.length > 0) anyState = graph.id;
-    for (const target of edge.targets) {
+    if (edge.source === graph.id) anyState = graph.id;
+    // A transition that acts in place (a reminder: no target) loops back to its own state.
+    for (const target of edge.targets.length > 0 ? edge.targets : [edge.source]) {
       edges.push({
         id: `e${edges.length}`,
         source: edge.source,

@@ -85,8 +85,17 @@ export function pageQuorum(quorum: QuorumStatus): PageQuorum {
     required: quorum.required,
     approvals: quorum.approvals,
     needed: quorum.needed,
-    approvedBy: quorum.votes.filter((v) => v.approves).map((v) => (v.you ? 'you' : v.decider)),
+    approvedBy: quorum.votes.filter((v) => v.approves).map((v) => (v.you ? 'you' : shownPrincipal(v.decider))),
   };
+}
+
+/**
+ * A principal as a page shows it: an identity provider's `<iss>#<sub>` as its `sub` (the issuer is
+ * the same for everyone here), anything else (a keyed hash, a local name) as it is.
+ */
+export function shownPrincipal(principal: string): string {
+  const at = principal.lastIndexOf('#');
+  return at > 0 && /^https?:\/\//.test(principal) ? principal.slice(at + 1) : principal;
 }
 
 /** What handing a decision to someone else came to. */

@@ -17,16 +17,10 @@ import {
   pageQuorum,
   type RefusalReason,
   type Refused,
+  shownPrincipal,
 } from './decisionPort.js';
 
-/**
- * A principal as a page shows it: an identity provider's `<iss>#<sub>` as its `sub` (the issuer is
- * the same for everyone here), anything else (a keyed hash, a local name) as it is.
- */
-export function shownPrincipal(principal: string): string {
-  const at = principal.lastIndexOf('#');
-  return at > 0 && /^https?:\/\//.test(principal) ? principal.slice(at + 1) : principal;
-}
+export { shownPrincipal } from './decisionPort.js';
 
 /**
  * The principal a page names by its `sub` alone: at the signed-in person's issuer (`<iss>#<sub>`),

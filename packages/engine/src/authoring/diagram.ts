@@ -2,7 +2,8 @@
  * Renders a flow as a Mermaid `stateDiagram-v2` from its graph model
  * ({@link machineGraph}): nested and parallel states, every transition
  * labelled with its event (answers, `always`, deadlines, finished or failed
- * invocations, guards), transitions declared on the machine's root drawn from
+ * invocations, guards), a transition that acts in place (a reminder: `after`
+ * with actions and no target) as a loop on its state, transitions declared on the machine's root drawn from
  * an "any state" node, and the states that ask or await input marked and
  * annotated with what they ask. State ids that Mermaid reserves (`state`,
  * `note`, `class`, `classDef`, `end`, ...) are renamed and shown by their key.
@@ -66,6 +67,7 @@ function mermaidIds(nodes: readonly MachineGraphNode[]): Map<string, string> {
  *   [*] --> planning
  *   planning --> awaitingApproval : done computePlan
  *   awaitingApproval --> expired : after 15 min
+ *   awaitingApproval --> awaitingApproval : after 10 min (in place)
  *   note right of awaitingApproval : asks confirm_deploy (form), change_ticket (form)
  * ```
  */
@@ -85,7 +87,8 @@ export function toMermaid(flow: Flow<any, any>): string {
   const edgesFrom = (source: string, indent: string) => {
     for (const edge of graph.edges) {
       if (edge.source !== source) continue;
-      for (const target of edge.targets) {
+      // A transition that acts in place (no target) is a loop on its own state.
+      for (const target of edge.targets.length > 0 ? edge.targets : [source]) {
         lines.push(`${indent}${idOf(source)} --> ${idOf(target)} : ${text(edge.label)}`);
       }
     }
@@ -112,7 +115,7 @@ export function toMermaid(flow: Flow<any, any>): string {
     });
   };
   const root = graph.nodes[0]!;
-  if (graph.edges.some((edge) => edge.source === root.id && edge.targets.length > 0)) {
+  if (graph.edges.some((edge) => edge.source === root.id)) {
     lines.push('  state "any state" as root_any');
   }
   emit(root, '  ');

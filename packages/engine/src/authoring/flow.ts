@@ -15,7 +15,7 @@ import { FlowDefinitionError } from '../errors.js';
 import type { Flow, FlowConfig } from './flowTypes.js';
 import { machineGraph } from './graph.js';
 import type { InputCatalog } from './inputs/catalog.js';
-import { isDecision } from './inputs/decision.js';
+import { decisionProblems, isDecision } from './inputs/decision.js';
 import { isEvent } from './inputs/event.js';
 import { stepOf } from './steps.js';
 
@@ -83,7 +83,8 @@ function definitionHash(machine: AnyStateMachine, inputs: InputCatalog, args: z.
  *   result: (out) => out.message,
  * });
  * ```
- * @throws FlowDefinitionError on a bad name, a non-object args schema, a state asking a key the catalog lacks,
+ * @throws FlowDefinitionError on a bad name, a non-object args schema, a decision without `role` or `may`,
+ *   a state asking a key the catalog lacks,
  *   or a state that both asks its caller and awaits a decision.
  */
 export function defineFlow<
@@ -96,6 +97,9 @@ export function defineFlow<
   }
   if (!(config.args instanceof z.ZodObject)) {
     throw new FlowDefinitionError(`flow "${config.name}": args must be a z.object({...})`);
+  }
+  for (const problem of decisionProblems(config.inputs)) {
+    throw new FlowDefinitionError(`flow "${config.name}": ${problem}`);
   }
   for (const [stateId, keys] of askedKeysByState(config.machine)) {
     for (const key of keys) {

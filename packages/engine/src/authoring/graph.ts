@@ -64,7 +64,10 @@ export interface MachineGraphEdge {
   readonly id: string;
   /** The id of the state declaring it (the root's id for root-level transitions). */
   readonly source: string;
-  /** Target state ids; empty for a targetless transition (actions only). */
+  /**
+   * Target state ids; empty for a targetless transition (actions only, the state stays: a reminder's
+   * `after: { remind: { actions } }`), drawn as a loop on its state, its label ending `(in place)`.
+   */
   readonly targets: readonly string[];
   readonly kind: MachineGraphEdgeKind;
   /** The raw event type: `input.confirm`, `xstate.after.900000.flow.waiting`, `xstate.done.actor.plan`; `''` for `always`. */
@@ -73,7 +76,7 @@ export interface MachineGraphEdge {
   readonly delay?: MachineGraphDelay;
   /** The guard's name (`'guarded'` for an inline function), `null` when unguarded. */
   readonly guard: string | null;
-  /** A readable label: `input.confirm [isManager]`, `after 15 min`, `done plan`, `always`. */
+  /** A readable label: `input.confirm [isManager]`, `after 15 min`, `done plan`, `always`, `after 24 h (in place)`. */
   readonly label: string;
 }
 
@@ -198,15 +201,18 @@ export function machineGraph(source: AnyStateMachine | Pick<Flow, 'machine' | 'i
             : delay
               ? `after ${duration(delay.ms!)}`
               : eventLabel(event);
+        const targets = (transition.target ?? []).map((target) => target.id);
+        const label = guard ? `${base} [${guard}]` : base;
         edges.push({
           id: `e${edges.length}`,
           source: node.id,
-          targets: (transition.target ?? []).map((target) => target.id),
+          targets,
           kind,
           event,
           ...(delay ? { delay } : {}),
           guard,
-          label: guard ? `${base} [${guard}]` : base,
+          // A targetless transition acts in place (a reminder: `after` with actions only): the state stays.
+          label: targets.length === 0 ? `${label} (in place)` : label,
         });
       }
     }

@@ -121,8 +121,11 @@ export interface EventWaiter {
 }
 
 /**
- * Where a parked request stands. `withdrawn`: its requester (or an operator's cancel) delivered
- * the flow's withdrawal; `terminated`: an operator ended it whatever its flow says.
+ * Where a parked request stands. `completed`: its flow reached a final state (through its own
+ * timeout branch too: an `after` to a "timed out" state handled the deadline); `expired`: a
+ * deadline fired and the flow could not handle it (the round that fired it failed); `withdrawn`:
+ * its requester (or an operator's cancel) delivered the flow's withdrawal; `terminated`: an
+ * operator ended it whatever its flow says.
  */
 export type RequestStatus = 'waiting' | 'completed' | 'expired' | 'withdrawn' | 'terminated';
 

@@ -156,12 +156,16 @@ export function isRequester(codec: RequestStateCodec, blob: ParkedBlob, principa
 
 /**
  * The status a parked instance takes after a round that ended it: `withdrawn` when the round
- * delivered the withdrawal, `expired` when a deadline fired and no decision was delivered (a
- * deadline ended it), else `completed`.
+ * delivered the withdrawal; `expired` when a deadline fired, nothing was delivered, and the flow
+ * could not handle it (the round failed: the deadline ended the request, not the flow); else
+ * `completed`, a flow that ends through its own timeout branch (`after` to a final "timed out"
+ * state) included: it handled its deadline. The one status of `baton_requests`, `baton runs` and
+ * `request.ended`'s `data.status`.
  */
 export function statusAfter(end: RoundEnd): Exclude<RequestStatus, 'waiting'> {
   if (end.eventSent) return 'withdrawn';
-  if (end.fired > 0 && end.delivered.length === 0 && end.received.length === 0) return 'expired';
+  const deadlineOnly = end.fired > 0 && end.delivered.length === 0 && end.received.length === 0;
+  if (deadlineOnly && end.type === 'done' && end.outcome.type === 'error') return 'expired';
   return 'completed';
 }
 

@@ -4,7 +4,7 @@
  * state derived with XState's graph utilities, with answer events generated
  * from the flow's input catalog.
  */
-import type { AnyMachineSnapshot, EventObject, StateValue } from 'xstate';
+import type { AnyMachineSnapshot, AnyStateMachine, EventObject, StateValue } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
 import type { Flow } from '../authoring/flowTypes.js';
 import { machineGraph, statesOfValue } from '../authoring/graph.js';
@@ -20,6 +20,27 @@ export function allStates(flow: Flow<any, any>): string[] {
 /** Ids of the states active in a state value (ancestors included). */
 export function statesIn(flow: Flow<any, any>, value: StateValue): string[] {
   return statesOfValue(flow.machine, value);
+}
+
+/**
+ * The state value a run enters first, before any `always` transition leaves it (the initial
+ * configuration): `'routing'`, `{ review: 'legal' }`. A run's first snapshot already shows where the
+ * transient states led, so the test kit records this one itself.
+ */
+export function initialStateValue(flow: Flow<any, any>): StateValue {
+  type Node = AnyStateMachine['root'];
+  const under = (node: Node): StateValue | undefined => {
+    if (node.type === 'parallel') {
+      return Object.fromEntries(
+        Object.values(node.states as Record<string, Node>).map((child) => [child.key, under(child) ?? {}]),
+      );
+    }
+    const first = node.type === 'compound' ? node.initial?.target[0] : undefined;
+    if (!first) return undefined;
+    const sub = under(first);
+    return sub === undefined ? first.key : { [first.key]: sub };
+  };
+  return under(flow.machine.root) ?? {};
 }
 
 /** States of the flow that none of the visited state values reached. */

@@ -37,7 +37,9 @@ import type { CallContext, ClientInputCapabilities, FlowMethod } from '../contra
 import type { Ledger } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
 import type { WireInputRequest } from '../contract/wire.js';
+import { InvalidRequestStateError } from '../errors.js';
 import { createRunner } from '../runner/createRunner.js';
+import { initialStateValue } from './coverage.js';
 
 /**
  * What a client sends for an input (the wire answer in `inputResponses`): a form's
@@ -179,7 +181,9 @@ export interface FlowRun<TInputs extends InputCatalog = InputCatalog> {
   readonly text: string;
   /**
    * Answer the latest round (missing keys are simply not sent), each answer typed by its input.
-   * Returns the new outcome.
+   * Returns the new outcome. Rejects with "this state expired; call `run.resume()` to read the
+   * flow's outcome" (`reason: 'expired'`) once the clock has moved past the latest state's lifetime (`ttlSeconds`, or the
+   * flow's deadline): {@link resume} then reads what the flow did meanwhile (needs a ledger).
    */
   answer(responses: TestAnswers<TInputs>): Promise<RoundOutcome>;
   /** Answer the latest round with anything (to test refused answers); like {@link answer} otherwise. */
@@ -203,7 +207,8 @@ export interface FlowRun<TInputs extends InputCatalog = InputCatalog> {
   decideRaw(key: string, content: unknown, as?: Decider): Promise<RoundOutcome>;
   /**
    * The requester continues its parked run (the runner's `resume`, what `baton_resume` does): for
-   * a run whose latest outcome is the complete "waiting for a decision" result. Returns the new outcome.
+   * a run whose latest outcome is the complete "waiting for a decision" result, or whose latest state
+   * expired while the clock moved (its timers fired meanwhile). Returns the new outcome. Needs a ledger.
    */
   resume(): Promise<RoundOutcome>;
 }
@@ -224,6 +229,12 @@ export interface FlowTester<TInputs extends InputCatalog = InputCatalog, TArgs =
    * `request.ended`, `flow.notification` from `notify()`). Needs a ledger; `[]` without one.
    */
   notifications(): Promise<readonly TestNotification[]>;
+}
+
+/** Answering a state the clock has moved past: says what to do, and keeps the codec's `reason`. */
+class StateExpiredError extends Error {
+  override readonly name = 'StateExpiredError';
+  readonly reason = 'expired';
 }
 
 /** An accepted elicitation answer: with a form's content, or without (a URL). */
@@ -255,7 +266,7 @@ function resultText(outcome: RoundOutcome): string {
  * const tester = createFlowTester(deployProduction);
  * const run = await tester.start({ version: '1.2.3' });
  * expect(run.asked).toEqual(['confirm_deploy', 'change_ticket']);
- * tester.clock.advance(16 * 60_000);
+ * await tester.clock.advance(16 * 60_000);
  * await run.answer({ confirm_deploy: accept({ confirm: true }) });
  * expect(run.text).toContain('expired');
  * ```
@@ -354,7 +365,11 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
   };
 
   async function start(args: unknown): Promise<FlowRun<TInputs>> {
+    // The initial configuration, transient states included: no inspection event shows it.
+    const before = visited.length;
     const outcomes: RoundOutcome[] = [await runner.run({ flow: flow.name, args, context })];
+    // Only a run whose machine started (its arguments accepted) entered it.
+    if (visited.length > before) visited.splice(before, 0, initialStateValue(flow));
     const latest = () => outcomes[outcomes.length - 1]!;
     return {
       get outcome() {
@@ -407,13 +422,19 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     async function answer(responses: Record<string, unknown>): Promise<RoundOutcome> {
       const o = latest();
       if (o.type !== 'input_required') throw new Error(`the run is ${o.type}; nothing to answer`);
-      const next = await runner.run({
-        flow: flow.name,
-        args,
-        context,
-        requestState: o.requestState,
-        inputResponses: responses,
-      });
+      const next = await runner
+        .run({ flow: flow.name, args, context, requestState: o.requestState, inputResponses: responses })
+        .catch((error: unknown) => {
+          if (!(error instanceof InvalidRequestStateError && error.reason === 'expired')) throw error;
+          // The clock moved past the state's lifetime: what a client would be refused with -32602.
+          throw new StateExpiredError(
+            options.ledger
+              ? "this state expired; call `run.resume()` to read the flow's outcome"
+              : 'this state expired; without a ledger the run cannot be resumed: give createFlowTester a ' +
+                  "ledger (`{ ledger: createMemoryLedger() }`) and call `run.resume()` to read the flow's outcome",
+            { cause: error },
+          );
+        });
       outcomes.push(next);
       return next;
     }

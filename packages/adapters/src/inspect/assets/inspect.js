@@ -509,7 +509,9 @@ function renderTimeline() {
   waiting.textContent = instance.waiting ? `${instance.fid}: ${instance.waiting.text}` : '';
   const body = document.querySelector('#timeline tbody');
   body.replaceChildren(
-    ...instance.rounds.map((round) => {
+    ...timelineEntries(instance).map((entry) => {
+      if (entry.vote) return voteRow(entry);
+      const round = entry.round;
       const answers = (round.answers ?? round.received).map((answer) => {
         const parts = [el('code', { class: 'answer' }, answer.text ?? `${answer.key}:${answer.action}`)];
         if ('value' in answer) parts.push(el('code', { class: 'value' }, ` ${valueJson(answer.value)}`));
@@ -550,6 +552,41 @@ function renderTimeline() {
       });
       return row;
     }),
+  );
+}
+
+/**
+ * The timeline's entries, ordered by time: every round, and every vote of a quorum decision as an
+ * entry of its own (a vote comes before the round that delivered the decision it completed).
+ */
+function timelineEntries(instance) {
+  const entries = instance.rounds.map((round) => ({ at: round.at, order: 1, n: round.round, round }));
+  for (const decision of instance.details?.decisions ?? []) {
+    for (const vote of decision.votes ?? [])
+      entries.push({ at: vote.decidedAt, order: 0, n: 0, vote, key: decision.key });
+  }
+  return entries.sort((a, b) => a.at - b.at || a.order - b.order || a.n - b.n);
+}
+
+/** One quorum vote in the timeline: when, on which decision, who, how, through which channel. */
+function voteRow({ vote, key }) {
+  const how = `${whoText(vote.decider, vote.deciderHash)} ${vote.approves ? 'approves' : 'rejects'}`;
+  return el(
+    'tr',
+    { class: 'vote', 'data-vote': key },
+    el('td', {}, ''),
+    el('td', {}, timeText(vote.decidedAt)),
+    el('td', {}, el('code', {}, `vote on ${key}`)),
+    el('td', {}, '—'),
+    el(
+      'td',
+      {},
+      el('code', { class: 'answer' }, how),
+      ...('value' in vote ? [el('code', { class: 'value' }, ` ${valueJson(vote.value)}`)] : []),
+    ),
+    el('td', {}, el('span', { class: 'outcome vote' }, 'vote')),
+    el('td', { class: 'via' }, vote.via ? (VIA_TEXT[vote.via] ?? vote.via) : ''),
+    el('td', {}, ''),
   );
 }
 
@@ -624,7 +661,9 @@ async function start() {
     resizing = setTimeout(render, 150);
   });
   await sync();
-  if (view.audit) live();
+  // `?static` (e.g. `/?static#flow=…&fid=…`): no live stream, so the page settles for a screenshot or a print.
+  if (new URLSearchParams(location.search).has('static')) document.body.dataset.live = 'off';
+  else if (view.audit) live();
 }
 
 /** Live updates: reload the list and the open instance when a round is recorded; stop when the server says bye. */

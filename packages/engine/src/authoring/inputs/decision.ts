@@ -131,7 +131,10 @@ const MAX_QUORUM = 20;
  * //   requestedSchema: { type: 'object', properties: { approve: { type: 'boolean' }, comment: { type: 'string', maxLength: 500 } }, required: ['approve'] } } }
  * // the machine receives: { type: 'input.manager_approval', action: 'accept', content: { approve: true }, decider: 'bob' }
  * ```
- * @throws FlowDefinitionError without `role` or `may`, for a role that is not 1-64 of `[A-Za-z0-9_.:-]`,
+ * Without `role` or `may`, `defineFlow` throws FlowDefinitionError naming the flow and the decision's
+ * key (`flow "expense_approval": decision "manager_approval" needs \`role\` or \`may\` to say who may decide`).
+ *
+ * @throws FlowDefinitionError for a role that is not 1-64 of `[A-Za-z0-9_.:-]`,
  *   a schema that cannot be expressed as an elicitation form, or a `quorum` that is not an integer from 1 to 20.
  */
 export function decision<TSchema extends z.ZodObject, TContext = any>(options: {
@@ -153,15 +156,12 @@ export function decision<TSchema extends z.ZodObject, TContext = any>(options: {
   }
   const approves = options.approves ?? defaultApproves;
   const rejectWhen = options.rejectWhen;
-  if (role === undefined && may === undefined) {
-    throw new FlowDefinitionError('a decision needs `role` or `may` to say who may decide');
-  }
   if (role !== undefined && !ROLE.test(role)) {
     throw new FlowDefinitionError(`decision role "${role}" must be 1-64 characters of [A-Za-z0-9_.:-]`);
   }
   const asForm = form({ message: options.message, schema: options.schema });
   const requestedSchema = toElicitationSchema(options.schema);
-  return {
+  const spec: DecisionSpec<z.output<TSchema>, TContext> = {
     kind: 'decision',
     fallback: false,
     onlyWhenAsked: true,
@@ -205,6 +205,7 @@ export function decision<TSchema extends z.ZodObject, TContext = any>(options: {
     parseAnswer: (raw) => asForm.parse(raw),
     oversized: never,
     mayDecide(args) {
+      if (role === undefined && may === undefined) return false; // refused by defineFlow; nobody, meanwhile
       if (role !== undefined && !args.roles.includes(role)) return false;
       if (may === undefined) return true;
       try {
@@ -214,6 +215,22 @@ export function decision<TSchema extends z.ZodObject, TContext = any>(options: {
       }
     },
   };
+  // Who may decide is checked by `defineFlow`, which can name the flow and the decision's key.
+  if (role === undefined && may === undefined) WHO_DECIDES_MISSING.add(spec);
+  return spec;
+}
+
+/** Decisions made without `role` or `may`: `defineFlow` refuses them, naming the flow and the key. */
+const WHO_DECIDES_MISSING = new WeakSet<object>();
+
+/**
+ * What is wrong with a catalog's decisions, one sentence per decision, e.g.
+ * `decision "manager_approval" needs \`role\` or \`may\` to say who may decide`; `[]` when nothing is.
+ */
+export function decisionProblems(inputs: Readonly<Record<string, unknown>>): string[] {
+  return Object.entries(inputs)
+    .filter(([, spec]) => typeof spec === 'object' && spec !== null && WHO_DECIDES_MISSING.has(spec))
+    .map(([key]) => `decision "${key}" needs \`role\` or \`may\` to say who may decide`);
 }
 
 /** The type of the event a flow receives when its requester withdraws a waiting request. */
