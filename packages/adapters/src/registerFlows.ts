@@ -33,6 +33,7 @@ import { declaredCapabilities, defaultPrincipal, defaultRoles, toInputCapabiliti
 import { DECISION_TOOLS, registerDecisionTools } from './decisionTools.js';
 import { argumentsProblem, argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
 import type { ServingMetrics } from './metrics.js';
+import { missingCapabilityError } from './missingCapability.js';
 import { readableParamsErrors } from './paramsErrors.js';
 import { playRound } from './playRound.js';
 import { toPromptResult, toResourceResult, toToolResult } from './results.js';
@@ -305,7 +306,7 @@ export function registerPreparedFlows(
     ctx: ServerContext,
     tasks = false,
   ): Promise<RoundOutcome> {
-    return playRound(
+    const outcome = await playRound(
       server,
       ctx,
       onError,
@@ -332,6 +333,10 @@ export function registerPreparedFlows(
       },
       metrics,
     );
+    // An input kind the client did not declare, on the 2026-07-28 wire: -32021 (`missingCapability.ts`).
+    const missing = missingCapabilityError(outcome, ctx.mcpReq.envelope !== undefined);
+    if (missing) throw missing;
+    return outcome;
   }
 
   for (const { flow, task, tool: toolConfig, prompt: promptConfig, resource } of prepared.flows) {
