@@ -461,6 +461,48 @@ describe('list results carry caching hints (SEP-2549)', () => {
   });
 });
 
+describe('server/discover over stateless HTTP', () => {
+  it('advertises the lists as fixed (listChanged: false): they are the flows module’s for the life of the process', async () => {
+    const { status, body } = await rawRpc(serving.url, 'server/discover', {});
+    expect(status).toBe(200);
+    expect(body.result.capabilities).toMatchObject({
+      tools: { listChanged: false },
+      prompts: { listChanged: false },
+      resources: { listChanged: false },
+    });
+  });
+
+  it('so a subscriptions/listen for list changes is acknowledged with nothing to send, and ends', async () => {
+    const response = await fetch(serving.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'subscriptions/listen',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'subscriptions/listen',
+        params: {
+          notifications: { toolsListChanged: true, promptsListChanged: true },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    });
+    const frames = [...(await response.text()).matchAll(/^data: (.*)$/gm)].map((match) => JSON.parse(match[1]!));
+    expect(frames[0]).toMatchObject({
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: {}, _meta: { 'io.modelcontextprotocol/subscriptionId': 9 } },
+    });
+    expect(frames.at(-1)).toMatchObject({ id: 9, result: { resultType: 'complete' } });
+  });
+});
+
 describe('an argument mirrored in a header (x-mcp-header, SEP-2243)', () => {
   const lookup = defineFlow({
     name: 'regional_lookup',
