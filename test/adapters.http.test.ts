@@ -452,8 +452,8 @@ async function rawRpc(
 }
 
 describe('list results carry caching hints (SEP-2549)', () => {
-  it('on tools/list and prompts/list: ttlMs 0, cacheScope private (lists change with a deploy and a principal)', async () => {
-    for (const method of ['tools/list', 'prompts/list']) {
+  it('on tools/list, prompts/list, resources/list and resources/templates/list: ttlMs 0, cacheScope private (lists change with a deploy and a principal)', async () => {
+    for (const method of ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']) {
       const { status, body } = await rawRpc(serving.url, method, {});
       expect(status).toBe(200);
       expect(body.result).toMatchObject({ resultType: 'complete', ttlMs: 0, cacheScope: 'private' });
