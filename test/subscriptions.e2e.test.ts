@@ -130,6 +130,15 @@ describe('subscriptions/listen for tasks on two instances, one SQLite ledger', (
     expect(notes.every((note) => note.params.taskId === id)).toBe(true);
     // Once every followed task ended, the listen request is answered and the stream closes.
     expect(received.at(-1)).toMatchObject({ id: 42, result: { resultType: 'complete' } });
+
+    // Listening for a task that already ended: its final state at once, then the end (on either instance).
+    const late = await messages(await listen(0, 'alice', [id], { extensions: { [TASKS]: {} } }));
+    expect(late.map((message) => message.method ?? 'result')).toEqual([
+      'notifications/subscriptions/acknowledged',
+      'notifications/tasks',
+      'result',
+    ]);
+    expect(late[1].params).toMatchObject({ taskId: id, status: 'completed' });
   }, 60_000);
 
   it('refuses a listener that did not declare the tasks extension: -32021 with HTTP 400', async () => {

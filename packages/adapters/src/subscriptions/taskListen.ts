@@ -24,6 +24,7 @@ import {
   SUBSCRIPTION_ID_META_KEY,
 } from '@modelcontextprotocol/server';
 import { ANONYMOUS_PRINCIPAL, principalOfAuthInfo, rolesOfAuthInfo, toInputCapabilities } from '../callContext.js';
+import { toProtocolError } from '../playRound.js';
 import { TASK_NOTIFICATION_METHOD } from '../tasks/notifications.js';
 import { declaresTasks, detailedTask, TASKS_EXTENSION_ID } from '../tasks/wire.js';
 
@@ -36,6 +37,8 @@ const MIN_INTERVAL_MS = 250;
 const MAX_INTERVAL_MS = 30_000;
 /** SSE comment sent this often so proxies keep an idle stream open. */
 const KEEP_ALIVE_MS = 15_000;
+/** Task listens open at once in this process, at most (the SDK's listen router caps its own alike). */
+export const MAX_TASK_LISTENS = 1024;
 
 /** Options of {@link createTaskListen}. */
 export interface TaskListenOptions {
@@ -105,32 +108,50 @@ export function createTaskListen(options: TaskListenOptions): TaskListenRoute {
   const onError = options.onError ?? (() => {});
   const principalOf =
     options.principal ?? ((auth: AuthInfo | undefined) => (auth ? principalOfAuthInfo(auth) : ANONYMOUS_PRINCIPAL));
+  const open = new Set<object>();
   return (request, body, authInfo) => {
     const listen = parseTaskListen(request, body);
     if (!listen) return undefined;
     if (!declaresTasks(listen.capabilities)) {
       return Promise.resolve(
-        Response.json(
+        rpcError(
+          listen.id,
           {
-            jsonrpc: '2.0',
-            id: listen.id,
-            error: {
-              code: -32021,
-              message: `Following tasks needs the ${TASKS_EXTENSION_ID} extension in the request's client capabilities`,
-              data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION_ID]: {} } } },
-            },
+            code: -32021,
+            message: `Following tasks needs the ${TASKS_EXTENSION_ID} extension in the request's client capabilities`,
+            data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION_ID]: {} } } },
           },
-          { status: 400 },
+          400,
         ),
       );
+    }
+    if (open.size >= MAX_TASK_LISTENS) {
+      onError(new Error(`subscriptions/listen refused: ${MAX_TASK_LISTENS} task listens already open`));
+      return Promise.resolve(rpcError(listen.id, { code: -32603, message: 'Subscription limit reached' }, 503));
     }
     const context: TaskCaller = {
       principal: principalOf(authInfo),
       roles: authInfo ? rolesOfAuthInfo(authInfo) : [],
       capabilities: toInputCapabilities(listen.capabilities),
     };
-    return follow(options, onError, request.signal, listen, context);
+    const token = {};
+    open.add(token);
+    return follow(options, onError, request.signal, listen, context, () => open.delete(token)).catch((error) => {
+      open.delete(token);
+      // The ledger unreachable while reading the tasks: the retryable -32000 the tasks methods answer.
+      const { code, message, data } = toProtocolError(error, onError);
+      return rpcError(
+        listen.id,
+        { code, message, ...(data === undefined ? {} : { data }) },
+        code === -32000 ? 503 : 500,
+      );
+    });
   };
+}
+
+/** A JSON-RPC error answer to the listen request. */
+function rpcError(id: string | number, error: { code: number; message: string; data?: unknown }, status: number) {
+  return Response.json({ jsonrpc: '2.0', id, error }, { status });
 }
 
 async function follow(
@@ -139,6 +160,7 @@ async function follow(
   signal: AbortSignal,
   listen: TaskListen,
   context: TaskCaller,
+  onClosed: () => void,
 ): Promise<Response> {
   const runner = await options.runner();
   // Another principal's task reads as unknown: dropped from the acknowledgement, like a made-up id.
@@ -172,6 +194,7 @@ async function follow(
       frame({ id: listen.id, result: { resultType: 'complete', _meta: { ...stamp, ...serverInfo } } });
     }
     closed = true;
+    onClosed();
     for (const timer of timers) clearTimeout(timer);
     timers.clear();
     if (keepAlive !== undefined) clearInterval(keepAlive);
