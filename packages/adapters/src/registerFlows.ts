@@ -102,8 +102,8 @@ export interface RegisterFlowsOptions {
   /**
    * Send `notifications/tasks` for the tasks this server's tool calls create, on connections
    * that carry them: a server per connection, as `serveStdio` makes (`baton serve --stdio` sets
-   * it). Stateless HTTP cannot carry them (see `tasks/notifications.ts`). Default `false`:
-   * polling `tasks/get` is the contract either way.
+   * it). Over stateless HTTP a client listens with `subscriptions/listen` instead
+   * (`subscriptions/taskListen.ts`). Default `false`: polling `tasks/get` is the contract either way.
    */
   readonly taskNotifications?: boolean;
 }
