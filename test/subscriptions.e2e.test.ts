@@ -7,7 +7,8 @@
  * `notifications/tasks` from `working` to `completed`, each stamped with the
  * subscription id, then ends. Bob listening for alice's task gets an empty
  * acknowledgement and nothing of hers; a listener that did not declare the
- * tasks extension gets -32021 with HTTP 400.
+ * tasks extension gets -32021 with HTTP 400, and so does bob's `baton_decide`
+ * from a client that declared no form elicitation.
  */
 import { join } from 'node:path';
 import { generateKey } from '@baton/engine';
@@ -140,6 +141,21 @@ describe('subscriptions/listen for tasks on two instances, one SQLite ledger', (
     ]);
     expect(late[1].params).toMatchObject({ taskId: id, status: 'completed' });
   }, 60_000);
+
+  it('refuses baton_decide from a client that declared no form elicitation: -32021 with HTTP 400', async () => {
+    const id = await aliceStartsTask(1);
+    const response = await post(0, 'bob', 5, 'tools/call', {
+      name: 'baton_decide',
+      arguments: { id },
+      _meta: envelope({}),
+    });
+    expect(response.status).toBe(400);
+    const [answer] = await messages(response);
+    expect(answer).toMatchObject({
+      id: 5,
+      error: { code: -32021, data: { requiredCapabilities: { elicitation: { form: {} } } } },
+    });
+  });
 
   it('refuses a listener that did not declare the tasks extension: -32021 with HTTP 400', async () => {
     const response = await listen(1, 'alice', ['A'.repeat(22)], {});
