@@ -6,10 +6,18 @@
  * prompts, resources, and a durable deadline.
  */
 import { createFlowServerFactory, type HttpServing, registerFlows, serveHttp } from '@baton/adapters';
-import { createKeyRing, createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
+import {
+  createKeyRing,
+  createRequestStateCodec,
+  createRunner,
+  defineFlow,
+  defineInputs,
+  generateKey,
+} from '@baton/engine';
 import type { Client } from '@modelcontextprotocol/client';
 import { McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { setup } from 'xstate';
 import { z } from 'zod';
 import flows, { expose } from './fixtures/adapter-flows/index.js';
 import {
@@ -222,11 +230,15 @@ describe('client capabilities', () => {
     expect(log.asked).toEqual(['roots']);
   });
 
-  it('never sends a URL elicitation to a client that declared form mode only', async () => {
-    const { client, log } = await connect({ capabilities: { elicitation: {} } });
-    const result = await client.callTool({ name: 'link_account', arguments: {} });
-    expect(result.isError).toBe(true);
-    expect(textOf(result)).toContain('url input');
+  it('never sends a URL elicitation to a client that declared form mode only: -32021 with HTTP 400 (SEP-2575)', async () => {
+    const { client, log, legs } = await connect({ capabilities: { elicitation: {} } });
+    const refused = await protocolError(client.callTool({ name: 'link_account', arguments: {} }));
+    expect(refused).toMatchObject({
+      code: -32021,
+      message: expect.stringContaining('url input'),
+      data: { requiredCapabilities: { elicitation: { url: {} } } },
+    });
+    expect(toolLegs(legs).map((leg) => leg.status)).toEqual([400]);
     expect(log.asked).toEqual([]);
   });
 
@@ -400,5 +412,150 @@ describe('the HTTP body, parsed once by serveHttp', () => {
     });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: { code: -32020 } });
+  });
+});
+
+/** One raw 2026-07-28 request: `fetch` with the standard headers and the `_meta` envelope. */
+async function rawRpc(
+  url: URL,
+  method: string,
+  params: Record<string, unknown>,
+  extraHeaders: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
+  const name: Record<string, string> = typeof params.name === 'string' ? { 'mcp-name': params.name } : {};
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...name,
+      ...extraHeaders,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 7,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  });
+  const text = await response.text();
+  const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? 'null');
+  return { status: response.status, body: JSON.parse(data) };
+}
+
+describe('list results carry caching hints (SEP-2549)', () => {
+  it('on tools/list, prompts/list, resources/list and resources/templates/list: ttlMs 0, cacheScope private (lists change with a deploy and a principal)', async () => {
+    for (const method of ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']) {
+      const { status, body } = await rawRpc(serving.url, method, {});
+      expect(status).toBe(200);
+      expect(body.result).toMatchObject({ resultType: 'complete', ttlMs: 0, cacheScope: 'private' });
+    }
+  });
+});
+
+describe('server/discover over stateless HTTP', () => {
+  it('advertises the lists as fixed (listChanged: false): they are the flows module’s for the life of the process', async () => {
+    const { status, body } = await rawRpc(serving.url, 'server/discover', {});
+    expect(status).toBe(200);
+    expect(body.result.capabilities).toMatchObject({
+      tools: { listChanged: false },
+      prompts: { listChanged: false },
+      resources: { listChanged: false },
+    });
+  });
+
+  it('so a subscriptions/listen for list changes is acknowledged with nothing to send, and ends', async () => {
+    const response = await fetch(serving.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'subscriptions/listen',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'subscriptions/listen',
+        params: {
+          notifications: { toolsListChanged: true, promptsListChanged: true },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    });
+    const frames = [...(await response.text()).matchAll(/^data: (.*)$/gm)].map((match) => JSON.parse(match[1]!));
+    expect(frames[0]).toMatchObject({
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: {}, _meta: { 'io.modelcontextprotocol/subscriptionId': 9 } },
+    });
+    expect(frames.at(-1)).toMatchObject({ id: 9, result: { resultType: 'complete' } });
+  });
+});
+
+describe('an argument mirrored in a header (x-mcp-header, SEP-2243)', () => {
+  const lookup = defineFlow({
+    name: 'regional_lookup',
+    description: 'Looks a query up in a region.',
+    args: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region' }), query: z.string() }),
+    inputs: defineInputs({}),
+    machine: setup({ types: { input: {} as { region: string; query: string }, output: {} as string } }).createMachine({
+      id: 'regional_lookup',
+      initial: 'done',
+      context: ({ input }) => input,
+      states: { done: { type: 'final', output: ({ context }) => `${context.query} in ${context.region}` } },
+    }),
+  });
+  let regional: HttpServing;
+  beforeAll(async () => {
+    const runner = createRunner({
+      flows: [lookup],
+      codec: createRequestStateCodec({ keys: createKeyRing([generateKey()]) }),
+    });
+    regional = await serveHttp({ factory: createFlowServerFactory({ runner }), host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await regional.close();
+  });
+  const call = (region: string, headers: Record<string, string>) =>
+    rawRpc(regional.url, 'tools/call', { name: 'regional_lookup', arguments: { region, query: 'q' } }, headers);
+
+  it('lists the annotation declared with zod .meta() in the inputSchema', async () => {
+    const { body } = await rawRpc(regional.url, 'tools/list', {});
+    expect(body.result.tools[0].inputSchema.properties.region).toMatchObject({
+      type: 'string',
+      'x-mcp-header': 'Region',
+    });
+  });
+
+  it('serves a call whose Mcp-Param header matches the body, plain or Base64', async () => {
+    expect((await call('eu-west', { 'mcp-param-region': 'eu-west' })).body.result.content).toEqual([
+      { type: 'text', text: 'q in eu-west' },
+    ]);
+    const encoded = `=?base64?${Buffer.from('Zürich').toString('base64')}?=`;
+    expect((await call('Zürich', { 'mcp-param-region': encoded })).body.result.content[0].text).toBe('q in Zürich');
+  });
+
+  it('refuses a missing, mismatched or badly encoded header: -32020 with HTTP 400', async () => {
+    const refused: Record<string, string>[] = [
+      {},
+      { 'mcp-param-region': 'us-east' },
+      { 'mcp-param-region': '=?base64?SGVs!!!bG8=?=' },
+    ];
+    for (const headers of refused) {
+      const { status, body } = await call('eu-west', headers);
+      expect(status).toBe(400);
+      expect(body.error).toMatchObject({ code: -32020, data: { mismatch: { header: 'Mcp-Param-Region' } } });
+    }
   });
 });

@@ -39,6 +39,7 @@ import {
   toInputCapabilities,
 } from './callContext.js';
 import type { ServingMetrics } from './metrics.js';
+import { missingCapabilityError } from './missingCapability.js';
 import { playRound, toProtocolError } from './playRound.js';
 import { LEGACY_HTTP_MESSAGE, toToolResult } from './results.js';
 import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
@@ -235,7 +236,12 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
           ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
         }),
       options.metrics,
-    ).then(toToolResult);
+    ).then((outcome) => {
+      // Deciding without form elicitation, on the 2026-07-28 wire: -32021 (`missingCapability.ts`).
+      const missing = missingCapabilityError(outcome, ctx.mcpReq.envelope !== undefined);
+      if (missing) throw missing;
+      return toToolResult(outcome);
+    });
 
   tools.set(
     INBOX_TOOL,

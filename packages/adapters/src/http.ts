@@ -35,6 +35,7 @@ import { noteCalledTool } from './calledTool.js';
 import { IssuerUnavailableError } from './introspection.js';
 import { toFetchRequest } from './nodeRequest.js';
 import { type ProtectedResourceOptions, protectedResourceRoutes, resourceMetadataUrl } from './protectedResource.js';
+import type { TaskListenRoute } from './subscriptions/taskListen.js';
 
 /** Seconds a client is told to wait (`Retry-After`) when the issuer's keys cannot be fetched. */
 export const ISSUER_RETRY_AFTER_SECONDS = 10;
@@ -80,6 +81,11 @@ export interface FlowHttpHandlerOptions {
    * 503, 413) is handed to the route to answer in its own format (see {@link RouteAdmission}).
    */
   readonly authenticatedRoutes?: ReadonlyMap<string, AuthenticatedRoute>;
+  /**
+   * `subscriptions/listen` requests that name `taskIds` (see `subscriptions/taskListen.ts`),
+   * answered after the same checks as every `/mcp` request; any other request goes to the SDK.
+   */
+  readonly listen?: TaskListenRoute;
 }
 
 /**
@@ -220,6 +226,8 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
       }
       const body = parsed && 'parsedBody' in parsed ? { parsedBody: parsed.parsedBody } : {};
       if ('parsedBody' in body) noteCalledTool(request, body.parsedBody);
+      const listened = 'parsedBody' in body ? options.listen?.(request, body.parsedBody, admitted.authInfo) : undefined;
+      if (listened) return listened;
       return mcp.fetch(request, { ...body, ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}) });
     },
     async fetch(request, parsed) {

@@ -116,4 +116,10 @@ export {
 } from './registerFlows.js';
 export { LEGACY_HTTP_MESSAGE } from './results.js';
 export { createFlowServerFactory, type FlowServerOptions } from './serverFactory.js';
+export {
+  createTaskListen,
+  MAX_LISTENED_TASKS,
+  type TaskListenOptions,
+  type TaskListenRoute,
+} from './subscriptions/taskListen.js';
 export { createWebhookNotifier, type WebhookEvent, type WebhookNotifier, type WebhookOptions } from './webhook.js';

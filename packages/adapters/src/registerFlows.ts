@@ -33,6 +33,7 @@ import { declaredCapabilities, defaultPrincipal, defaultRoles, toInputCapabiliti
 import { DECISION_TOOLS, registerDecisionTools } from './decisionTools.js';
 import { argumentsProblem, argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
 import type { ServingMetrics } from './metrics.js';
+import { missingCapabilityError } from './missingCapability.js';
 import { readableParamsErrors } from './paramsErrors.js';
 import { playRound } from './playRound.js';
 import { toPromptResult, toResourceResult, toToolResult } from './results.js';
@@ -104,8 +105,8 @@ export interface RegisterFlowsOptions {
   /**
    * Send `notifications/tasks` for the tasks this server's tool calls create, on connections
    * that carry them: a server per connection, as `serveStdio` makes (`baton serve --stdio` sets
-   * it). Stateless HTTP cannot carry them (see `tasks/notifications.ts`). Default `false`:
-   * polling `tasks/get` is the contract either way.
+   * it). Over stateless HTTP a client listens with `subscriptions/listen` instead
+   * (`subscriptions/taskListen.ts`). Default `false`: polling `tasks/get` is the contract either way.
    */
   readonly taskNotifications?: boolean;
 }
@@ -311,7 +312,7 @@ export function registerPreparedFlows(
     ctx: ServerContext,
     tasks = false,
   ): Promise<RoundOutcome> {
-    return playRound(
+    const outcome = await playRound(
       server,
       ctx,
       onError,
@@ -338,6 +339,10 @@ export function registerPreparedFlows(
       },
       metrics,
     );
+    // An input kind the client did not declare, on the 2026-07-28 wire: -32021 (`missingCapability.ts`).
+    const missing = missingCapabilityError(outcome, ctx.mcpReq.envelope !== undefined);
+    if (missing) throw missing;
+    return outcome;
   }
 
   for (const { flow, task, taskRequired, tool: toolConfig, prompt: promptConfig, resource } of prepared.flows) {

@@ -10,6 +10,7 @@
  */
 import { McpServer, type McpServerFactory } from '@modelcontextprotocol/server';
 import { calledTool } from './calledTool.js';
+import { advertiseFixedLists } from './fixedLists.js';
 import { requireBatonScopes } from './protectedResource.js';
 import { prepareFlows, type RegisterFlowsOptions, registerPreparedFlows } from './registerFlows.js';
 
@@ -50,6 +51,8 @@ export function createFlowServerFactory(options: FlowServerOptions): McpServerFa
     const server = new McpServer(info, serverOptions);
     const registered = registerPreparedFlows(server, prepared, calledTool(ctx?.requestInfo));
     if (options.requireScopes) requireBatonScopes(registered);
+    // One server per HTTP request: its lists cannot change while it serves (`fixedLists.ts`).
+    if (ctx?.requestInfo) advertiseFixedLists(server);
     return server;
   };
 }

@@ -72,6 +72,7 @@ import { checkWebhookSecret, createOutboxDeliverer } from '../outboxDelivery.js'
 import { decideElsewhereRoutes, startupWarning } from '../pages/decideElsewhere.js';
 import { resourceMetadataUrl } from '../protectedResource.js';
 import { createFlowServerFactory } from '../serverFactory.js';
+import { createTaskListen } from '../subscriptions/taskListen.js';
 import { createWebhookNotifier } from '../webhook.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { OAUTH_OPTIONS, type OAuthServeFlags, parseOAuthFlags, prepareOAuth } from './oauthServe.js';
@@ -662,6 +663,11 @@ export async function run(argv: string[]): Promise<number> {
               },
             }
           : {}),
+        // subscriptions/listen with taskIds: notifications/tasks from the ledger (`subscriptions/`).
+        listen: createTaskListen({
+          runner: () => whenRunner,
+          onError: (error) => process.stderr.write(`baton: listen: ${oneLine(error)}\n`),
+        }),
         onError: (error) => process.stderr.write(`baton: http: ${oneLine(error)}\n`),
       }).catch((error) =>
         Promise.reject(new CliError(`cannot listen on ${options.http!.host}:${options.http!.port}: ${oneLine(error)}`)),

@@ -9,9 +9,9 @@
  * until the task ends or the connection closes. The server learns of changes
  * made elsewhere (a decision on another instance, a timer the scheduler fired)
  * from the ledger, as any instance does. Polling stays the contract: a client
- * that ignores these loses nothing. Stateless Streamable HTTP cannot carry
- * them: a task is answered at once, which ends the request's stream, and the
- * SDK's stateless handler offers no standalone stream (GET) to send on later.
+ * that ignores these loses nothing. Over stateless Streamable HTTP a task is
+ * answered at once, which ends the request's stream: a client follows its tasks
+ * there with `subscriptions/listen` (`subscriptions/taskListen.ts`) instead.
  */
 import type { Runner, TaskCaller, TaskSnapshot } from '@baton/engine';
 import type { McpServer } from '@modelcontextprotocol/server';

@@ -105,11 +105,14 @@ export async function decide(core: DecisionsPort, request: DecideRequest): Promi
     const chosen = choose(core, row, flow, blob, records, key, context, await readVotes(core, flow, row.id));
     if ('refusal' in chosen) return chosen.refusal;
     if (context.capabilities !== undefined && context.capabilities.form !== true) {
-      return refuse(
-        DECIDE_TOOL,
-        'Deciding needs form elicitation, which the client did not declare in its capabilities.',
-        row,
-      );
+      return {
+        ...refuse(
+          DECIDE_TOOL,
+          'Deciding needs form elicitation, which the client did not declare in its capabilities.',
+          row,
+        ),
+        undeclared: { key: 'decision', kind: 'form' },
+      };
     }
     return askDecision(core, flow, row, chosen.record, binding, 1);
   }
