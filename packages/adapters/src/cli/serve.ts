@@ -110,8 +110,9 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        its JWKS: iss, aud, exp/nbf with 30 s tolerance, RS/PS/ES/EdDSA only); serves
                        /.well-known/oauth-protected-resource; scopes baton:call, baton:decide; the
                        principal is "<iss>#<sub>"; not with --auth-tokens
-  --oauth-audience URL the resource URL tokens must name in aud (default: the served /mcp URL; give
-                       the public URL behind a proxy)
+  --oauth-audience URL the resource URL tokens must name in aud, compared exactly as given (no
+                       trailing slash added) and named so in the metadata (default: the served /mcp
+                       URL; give the public URL behind a proxy)
   --roles-claim PATH   claim (dotted path) holding roles or groups (default roles; Keycloak:
                        realm_access.roles)
   --principal-claim NAME
