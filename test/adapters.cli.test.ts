@@ -5,7 +5,9 @@
  * (never a stack trace, never a secret) and exits non-zero, leaves nothing
  * behind (no ledger file for a taken port) and never hangs (an inspector
  * that holds the event loop); a missing `BATON_KEYS` only warns. Also
- * `baton keygen`, and flows that need a ledger served without one.
+ * `baton keygen` (and its `--webhook-secret`), `serve --help` on what
+ * `--notify-webhook` sends, operator commands on a ledger file that does not
+ * exist (refused, none created), and flows that need a ledger served without one.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -14,6 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey, parseKeyRingEnv } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// standardwebhooks is a dependency of @baton/adapters (which verifies with it), not of the workspace root.
+import { Webhook } from '../packages/adapters/node_modules/standardwebhooks/dist/index.js';
+import { checkWebhookSecret } from '../packages/adapters/src/outboxDelivery.js';
 import { connectHttp, FLOWS, ROOT, runCli, startServe } from './helpers/mcpClients.js';
 
 let dir: string;
@@ -230,6 +235,66 @@ it('baton keygen prints one fresh key on stdout, which BATON_KEYS accepts', asyn
   }
   expect(a.stdout).not.toBe(b.stdout);
   expect(parseKeyRingEnv(`${a.stdout.trim()},${b.stdout.trim()}`).keys).toHaveLength(2);
+});
+
+it('baton keygen --webhook-secret prints a Standard Webhooks secret that --notify-secret and standardwebhooks take', async () => {
+  const [a, b] = await Promise.all([runCli(['keygen', '--webhook-secret']), runCli(['keygen', '--webhook-secret'])]);
+  for (const run of [a, b]) {
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^whsec_[A-Za-z0-9+/]{43}=\n$/);
+    expect(Buffer.from(run.stdout.trim().slice('whsec_'.length), 'base64')).toHaveLength(32);
+  }
+  expect(a.stdout).not.toBe(b.stdout);
+  const secret = a.stdout.trim();
+  expect(checkWebhookSecret(secret)).toBe(secret);
+  const hook = new Webhook(secret);
+  const at = new Date();
+  const body = '{"type":"decision.made"}';
+  const headers = {
+    'webhook-id': 'msg_1',
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': hook.sign('msg_1', at, body),
+  };
+  expect(hook.verify(body, headers)).toEqual({ type: 'decision.made' });
+  // baton serve takes it (a bad one is a usage error, exit 2): over stdio, it serves until stdin closes.
+  const served = await runCli(
+    ['serve', FLOWS, '--stdio', '--notify-webhook', 'http://127.0.0.1:1/hook', '--notify-secret', secret],
+    { BATON_KEYS: key },
+    '',
+  );
+  expect(served.stderr).toContain('serving');
+  expect(served.code).toBe(0);
+});
+
+it('baton serve --help says every notification --notify-webhook sends', async () => {
+  const help = await runCli(['serve', '--help']);
+  const text = help.stderr.replace(/\s+/g, ' ');
+  for (const type of ['decision.requested', 'decision.made', 'request.ended', 'flow.notification']) {
+    expect(text).toContain(type);
+  }
+  expect(text).not.toContain('for each decision requested and each decision made');
+});
+
+describe.concurrent('operator commands refuse a SQLite ledger file that does not exist, and create none', () => {
+  it.each([
+    [['runs', 'list']],
+    [['runs', 'show', 'R-1']],
+    [['runs', 'terminate', 'R-1', '--reason', 'typo']],
+    [['delegates', 'list']],
+  ])('baton %j --ledger sqlite:<missing>', async (args) => {
+    const missing = join(dir, 'typo', `missing-${args.join('-')}.db`);
+    const result = await runCli([...args, '--ledger', `sqlite:${missing}`], { BATON_KEYS: key });
+    expectOneLine(result, 1, /^baton: no ledger at .*missing-.*\.db: the file does not exist/);
+    expect(existsSync(missing)).toBe(false);
+    expect(existsSync(join(dir, 'typo'))).toBe(false);
+  });
+
+  it('baton inspect --audit sqlite:<missing>', async () => {
+    const missing = join(dir, 'missing-audit.db');
+    const result = await runCli(['inspect', FLOWS, '--audit', `sqlite:${missing}`], { BATON_KEYS: key });
+    expectOneLine(result, 1, /^baton: no ledger at .*missing-audit\.db: the file does not exist/);
+    expect(existsSync(missing)).toBe(false);
+  });
 });
 
 it('leaves out the flows that need a ledger when served without one, one line each, and serves the rest', async () => {

@@ -6,8 +6,11 @@
  * refuses with the same sentence (a tool error), its log says so, a
  * requestState minted by the first instance is `-32602 unknown_key` on the
  * second (its log naming the key id), and `/healthz` lists each instance's
- * key ids (ids only, never a key). Real processes, the SDK client over
- * loopback HTTP.
+ * key ids (ids only, never a key). The log says such a request "cannot be
+ * read here", never that its flow failed; an instance without `BATON_KEYS`
+ * (a random per-process key) refuses to start on a ledger holding requests
+ * sealed under other key ids (issue 35, item 8). Real processes, the SDK
+ * client over loopback HTTP.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +21,7 @@ import {
   connectHttp,
   expectInputRequired,
   protocolError,
+  runCli,
   type ServeProcess,
   startServe,
   textOf,
@@ -76,7 +80,9 @@ describe('two instances with different BATON_KEYS on one ledger', () => {
     } finally {
       await client.close();
     }
-    expect(b!.stderr()).toContain(`the parked request was ${SENTENCE}`);
+    // Not a failure of the flow: the other instance's request cannot be read here.
+    expect(b!.stderr()).toContain(`baton: request ${id} of expense_approval cannot be read here: it was ${SENTENCE}`);
+    expect(b!.stderr()).not.toContain(`(${id}) failed`);
     expect(b!.stderr()).not.toContain('does not open or cannot be migrated');
   });
 
@@ -103,6 +109,26 @@ describe('two instances with different BATON_KEYS on one ledger', () => {
     expect(b!.stderr()).toContain(
       `rejected requestState for deploy_production: unknown_key (this state was sealed with key id ${KID_A.slice(0, 5)}…, which this server does not have: start every instance with the same BATON_KEYS)`,
     );
+  });
+
+  it('a third instance without BATON_KEYS (a random key) on this ledger refuses to start, in one line', async () => {
+    const refused = await runCli(
+      [
+        'serve',
+        'examples/approvals',
+        '--http',
+        '127.0.0.1:0',
+        '--ledger',
+        `sqlite:${join(dir, 'ledger.db')}`,
+        '--auth-tokens',
+        join(dir, 'tokens.json'),
+      ],
+      { BATON_KEYS: undefined },
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trimEnd().split('\n')).toEqual([
+      `baton: BATON_KEYS is not set, and the ledger holds requests sealed with key id ${KID_A} (request ${id}) that a random per-process key cannot read: start every instance on this ledger with the same BATON_KEYS ("baton keygen" makes one), or use another ledger`,
+    ]);
   });
 
   it('/healthz lists each instance key ids, never a key', async () => {

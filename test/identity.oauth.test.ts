@@ -392,6 +392,88 @@ describe('baton serve --oauth-issuer (a real provider on loopback)', () => {
   });
 });
 
+describe('baton serve --oauth-audience and discovery as providers serve it (issue 35, items 3 and 4)', () => {
+  it('--oauth-audience https://api.example is compared and advertised exactly: no trailing slash is added', async () => {
+    const audience = 'https://api.example';
+    const exact = await startServe(
+      [
+        'examples/approvals',
+        '--http',
+        '127.0.0.1:0',
+        '--ledger',
+        `sqlite:${join(dir, 'audience.db')}`,
+        '--oauth-issuer',
+        idp.issuer,
+        '--oauth-audience',
+        audience,
+      ],
+      { BATON_KEYS },
+    );
+    try {
+      const token = await idp.token(bob, { resource: audience });
+      expect(JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).aud).toBe(audience);
+      const accepted = await post(exact.url, `Bearer ${token}`);
+      expect(accepted.status, exact.stderr()).toBe(200);
+      expect(exact.stderr()).not.toContain('another audience');
+      // A token for the slashed form is another audience.
+      const slashed = await post(exact.url, `Bearer ${await idp.token(bob, { resource: `${audience}/` })}`);
+      expect(slashed.status).toBe(401);
+      const document = await (await fetch(new URL('/.well-known/oauth-protected-resource', exact.url))).json();
+      expect(document).toMatchObject({ resource: audience, authorization_servers: [idp.issuer] });
+      const challenge = (await post(exact.url)).headers.get('www-authenticate') ?? '';
+      expect(challenge).toContain(`resource_metadata="${audience}/.well-known/oauth-protected-resource"`);
+    } finally {
+      await exact.stop();
+    }
+  });
+
+  it('an issuer that serves only its OpenID Connect document: --introspection-client starts and checks opaque tokens', async () => {
+    const credentials = join(dir, 'introspection.json');
+    writeFileSync(
+      credentials,
+      JSON.stringify({ client_id: introspector.clientId, client_secret: introspector.clientSecret }),
+    );
+    idp.openIdOnly = true;
+    try {
+      expect((await fetch(`${idp.issuer}/.well-known/oauth-authorization-server`)).status).toBe(404);
+      const openId = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as Record<
+        string,
+        unknown
+      >;
+      expect(openId.introspection_endpoint).toBeTypeOf('string');
+      const audience = 'https://api.example/opaque';
+      const served = await startServe(
+        [
+          'examples/approvals',
+          '--http',
+          '127.0.0.1:0',
+          '--ledger',
+          `sqlite:${join(dir, 'openid-only.db')}`,
+          '--oauth-issuer',
+          idp.issuer,
+          '--oauth-audience',
+          audience,
+          '--introspection-client',
+          credentials,
+        ],
+        { BATON_KEYS },
+      );
+      try {
+        const token = await idp.token(alice, { resource: audience });
+        expect(token.split('.')).toHaveLength(1); // opaque: only introspection can check it
+        const before = idp.introspections();
+        const accepted = await post(served.url, `Bearer ${token}`);
+        expect(accepted.status, served.stderr()).toBe(200);
+        expect(idp.introspections()).toBe(before + 1);
+      } finally {
+        await served.stop();
+      }
+    } finally {
+      idp.openIdOnly = false;
+    }
+  });
+});
+
 describe('key rotation and a JWKS outage (adapter options, in process)', () => {
   let serving: HttpServing;
   let verifier: OAuthVerifier;

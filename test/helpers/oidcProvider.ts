@@ -8,7 +8,9 @@
  * redirect URIs for the decision pages' sign-in. It sits behind a small HTTP front of its own so that tests can
  * rotate the signing keys while it runs (`rotateKeys()`: a new provider with
  * a new key first and the old one still published, same issuer and port) and
- * take the JWKS endpoint down (`jwksDown = true`: 503) to simulate an outage.
+ * take the JWKS endpoint down (`jwksDown = true`: 503) to simulate an outage,
+ * and serve only the OpenID Connect discovery document (`openIdOnly = true`:
+ * the RFC 8414 one answers 404).
  */
 import { createPrivateKey, generateKeyPairSync, type JsonWebKey, sign } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -73,6 +75,11 @@ export interface TestIdentityProvider {
   rotateKeys(): Promise<string>;
   /** While true, the JWKS endpoint answers 503. */
   jwksDown: boolean;
+  /**
+   * While true, `/.well-known/oauth-authorization-server` answers 404: the issuer serves only its
+   * OpenID Connect document (as Keycloak before 26.4 does).
+   */
+  openIdOnly: boolean;
   /** How many times the JWKS was asked for (served or refused). */
   readonly jwksRequests: () => number;
   /**
@@ -117,6 +124,7 @@ export async function startIdentityProvider(
   let keys: JWK[] = [await signingKey()];
   let jwksRequests = 0;
   let introspections = 0;
+  let openIdOnly = false;
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -218,6 +226,10 @@ export async function startIdentityProvider(
   let callback = provider.callback();
   server.on('request', (req, res) => {
     if (req.url?.startsWith('/token/introspection')) introspections++;
+    if (openIdOnly && req.url?.startsWith('/.well-known/oauth-authorization-server')) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
     if (req.url?.startsWith('/jwks')) {
       jwksRequests++;
       if (idp.jwksDown) {
@@ -305,6 +317,12 @@ export async function startIdentityProvider(
       throw new Error('sign-in did not finish in 12 steps');
     },
     jwksDown: false,
+    get openIdOnly() {
+      return openIdOnly;
+    },
+    set openIdOnly(value: boolean) {
+      openIdOnly = value;
+    },
     jwksRequests: () => jwksRequests,
     introspections: () => introspections,
     close: () =>

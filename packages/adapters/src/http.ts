@@ -328,7 +328,7 @@ export interface ServeHttpOptions extends Omit<FlowHttpHandlerOptions, 'allowedH
    * As {@link FlowHttpHandlerOptions.oauth}; `resource` defaults to the served URL (right on
    * loopback; behind a proxy, give the public URL).
    */
-  readonly oauth?: Omit<ProtectedResourceOptions, 'resource'> & { readonly resource?: URL };
+  readonly oauth?: Omit<ProtectedResourceOptions, 'resource'> & { readonly resource?: URL | string };
 }
 
 /** A listening HTTP server. */

@@ -2,7 +2,7 @@
  * Opaque access tokens, checked by token introspection (RFC 7662) at the
  * issuer's `introspection_endpoint` with this server's own client
  * credentials, through openid-client. An active answer must name the issuer
- * (when it names one), this resource in `aud`, and an expiry. Answers are
+ * (when it names one), this resource in `aud` (exactly as configured), and an expiry. Answers are
  * cached by the token's SHA-256 digest (never the token itself) until the
  * token expires or {@link INTROSPECTION_CACHE_SECONDS} pass, whichever is
  * first (so a revoked token stops working within that time), in a cache of
@@ -57,12 +57,16 @@ export async function loadIntrospectionCredentials(path: string): Promise<Intros
 /** Checks opaque tokens at the issuer: the `AuthInfo`, or a 401 reason string. */
 export type Introspector = (token: string) => Promise<AuthInfo | string>;
 
-/** An introspector for the issuer's `introspection_endpoint` (from its discovered metadata). */
+/**
+ * An introspector for the issuer's `introspection_endpoint` (from its discovered metadata). An
+ * active answer's `aud` must contain `audience` exactly (default: `resource.href`).
+ */
 export function createIntrospector(
   metadata: oidc.ServerMetadata,
   credentials: IntrospectionCredentials,
   mapping: ClaimMapping,
   resource: URL,
+  audience: string = resource.href,
 ): Introspector {
   const config = new oidc.Configuration(metadata, credentials.clientId, credentials.clientSecret);
   if (new URL(metadata.issuer).protocol === 'http:') oidc.allowInsecureRequests(config);
@@ -82,8 +86,8 @@ export function createIntrospector(
     }
     if (!answer.active) return 'the issuer says the token is not active';
     if (answer.iss !== undefined && answer.iss !== mapping.issuer) return 'the token is from another issuer';
-    const audience = typeof answer.aud === 'string' ? [answer.aud] : (answer.aud ?? []);
-    if (!audience.includes(resource.href)) return 'the token is for another audience';
+    const audiences = typeof answer.aud === 'string' ? [answer.aud] : (answer.aud ?? []);
+    if (!audiences.includes(audience)) return 'the token is for another audience';
     // A client-credentials token introspects without `sub` (RFC 7662 makes it optional): the
     // client is the account, as `sub` says in a JWT access token (RFC 9068).
     const claims: Record<string, unknown> = { ...answer };

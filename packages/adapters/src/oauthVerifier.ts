@@ -4,11 +4,13 @@
  * server. At creation it discovers the issuer (RFC 8414 authorization server
  * metadata, then OpenID Connect discovery, through the SDK client's
  * `discoverAuthorizationServerMetadata`, which also checks that the metadata
- * names the issuer exactly) and its `jwks_uri`. A JWT access token is verified
+ * names the issuer exactly; `introspection_endpoint`, which the SDK drops from
+ * an OpenID Connect document, is read from the document as served) and its
+ * `jwks_uri`. A JWT access token is verified
  * with jose (`createRemoteJWKSet`, which caches the keys and refetches them
  * when an unknown `kid` appears, at most once per cooldown, so rotation at the
  * provider needs nothing here; `jwtVerify`): `iss` exactly, `aud` containing
- * this server's resource URL (RFC 8707), `exp` and `nbf` with
+ * this server's resource URL exactly as configured (RFC 8707), `exp` and `nbf` with
  * {@link DEFAULT_CLOCK_TOLERANCE_SECONDS} of tolerance, an algorithm from
  * {@link ALLOWED_ALGORITHMS} (asymmetric only: never `none`, never an HMAC
  * key made of the public key), and at most {@link MAX_ACCESS_TOKEN_CHARS}
@@ -53,7 +55,11 @@ export const ALLOWED_ALGORITHMS: readonly string[] = [
 export interface OAuthVerifierOptions extends Omit<ClaimMapping, 'issuer'> {
   /** The issuer identifier, e.g. `https://idp.example.com/realms/acme`; https unless loopback. */
   readonly issuer: string;
-  /** This server's resource URL, which `aud` must contain (usually the `/mcp` URL). */
+  /**
+   * This server's resource URL, which `aud` must contain (usually the `/mcp` URL). A string is
+   * compared exactly as given (`https://api.example` is not `https://api.example/`); a `URL`
+   * as its `href`.
+   */
   readonly audience: string | URL;
   /** Client credentials for introspecting opaque tokens (RFC 7662); without them only JWTs are accepted. */
   readonly introspection?: IntrospectionCredentials;
@@ -75,6 +81,8 @@ export interface OAuthVerifier extends OAuthTokenVerifier {
   readonly metadata: { readonly issuer: string; readonly jwks_uri?: string; readonly [claim: string]: unknown };
   /** The resource URL tokens must be for. */
   readonly resource: URL;
+  /** The audience `aud` must contain, exactly as configured (the resource, unnormalised). */
+  readonly audience: string;
 }
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -131,9 +139,23 @@ export type IssuerMetadata = OAuthVerifier['metadata'];
  */
 export async function discoverOAuthIssuer(issuer: string): Promise<IssuerMetadata> {
   issuerUrl(issuer);
+  // The SDK parses an OpenID Connect document with a schema that drops the fields OpenID
+  // Connect Discovery does not define, `introspection_endpoint` among them (Keycloak before
+  // 26.4 serves only that document): the document as served is kept to read them from.
+  let served: Record<string, unknown> | undefined;
+  const keepingDocument: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    if (response.ok) {
+      served = (await response
+        .clone()
+        .json()
+        .catch(() => undefined)) as Record<string, unknown> | undefined;
+    }
+    return response;
+  };
   let metadata: Awaited<ReturnType<typeof discoverAuthorizationServerMetadata>>;
   try {
-    metadata = await discoverAuthorizationServerMetadata(issuer);
+    metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn: keepingDocument });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code;
     throw new Error(`cannot discover the OAuth issuer ${issuer}: ${cause ?? (error as Error).message}`);
@@ -143,7 +165,25 @@ export async function discoverOAuthIssuer(issuer: string): Promise<IssuerMetadat
       `the OAuth issuer ${issuer} publishes no metadata (neither /.well-known/oauth-authorization-server nor /.well-known/openid-configuration)`,
     );
   }
+  const introspection = served?.introspection_endpoint;
+  if (!('introspection_endpoint' in metadata) && introspection !== undefined) {
+    return { ...metadata, introspection_endpoint: endpointUrl(issuer, 'introspection_endpoint', introspection) };
+  }
   return metadata as IssuerMetadata;
+}
+
+/** An endpoint the issuer's document names: an https: URL (http: only on loopback). */
+function endpointUrl(issuer: string, field: string, value: unknown): string {
+  let url: URL | undefined;
+  try {
+    url = typeof value === 'string' ? new URL(value) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (!url || !(url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url)))) {
+    throw new Error(`the OAuth issuer ${issuer} names an unusable ${field} (an https: URL is needed)`);
+  }
+  return url.href;
 }
 
 /**
@@ -180,11 +220,13 @@ export async function createOAuthVerifier(options: OAuthVerifierOptions): Promis
   }
   // `iss` must equal the issuer as its metadata spells it (a trailing slash given or left out).
   const issuer = metadata.issuer;
-  const resource = new URL(options.audience);
+  // Compared as given: URL parsing would add a trailing slash to a bare origin.
+  const audience = typeof options.audience === 'string' ? options.audience : options.audience.href;
+  const resource = new URL(audience);
   const mapping: ClaimMapping = { ...options, issuer };
   const introspect: Introspector | undefined = options.introspection
     ? metadata.introspection_endpoint
-      ? createIntrospector(metadata as ServerMetadata, options.introspection, mapping, resource)
+      ? createIntrospector(metadata as ServerMetadata, options.introspection, mapping, resource, audience)
       : undefined
     : undefined;
   if (options.introspection && !introspect) {
@@ -224,7 +266,7 @@ export async function createOAuthVerifier(options: OAuthVerifierOptions): Promis
         },
         {
           issuer,
-          audience: resource.href,
+          audience,
           algorithms: [...ALLOWED_ALGORITHMS],
           clockTolerance: tolerance,
           requiredClaims: ['exp'],
@@ -243,6 +285,7 @@ export async function createOAuthVerifier(options: OAuthVerifierOptions): Promis
   return {
     metadata,
     resource,
+    audience,
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       if (token.length > MAX_ACCESS_TOKEN_CHARS) {
         return reject(`the token is longer than ${MAX_ACCESS_TOKEN_CHARS} characters`);

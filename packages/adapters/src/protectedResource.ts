@@ -21,8 +21,12 @@ import type { RegisteredFlows } from './registerFlows.js';
 
 /** Where clients learn how to get a token for this server. */
 export interface ProtectedResourceOptions {
-  /** The resource URL, as tokens must name it in `aud` (e.g. `https://baton.example.com/mcp`). */
-  readonly resource: URL;
+  /**
+   * The resource URL, as tokens must name it in `aud` (e.g. `https://baton.example.com/mcp`). A
+   * string is advertised exactly as given (`https://api.example`, no trailing slash added); a
+   * `URL` as its `href`.
+   */
+  readonly resource: URL | string;
   /** The authorization server's metadata (its `issuer` is advertised), e.g. `OAuthVerifier.metadata`. */
   readonly authorizationServer: { readonly issuer: string };
   /** `resource_name` of the document (default `Baton`). */
@@ -33,8 +37,8 @@ export interface ProtectedResourceOptions {
 export const SUPPORTED_SCOPES: readonly string[] = Object.values(BATON_SCOPES);
 
 /** The URL of the path-suffixed metadata document, the one `WWW-Authenticate` names. */
-export function resourceMetadataUrl(resource: URL): string {
-  return getOAuthProtectedResourceMetadataUrl(resource);
+export function resourceMetadataUrl(resource: URL | string): string {
+  return getOAuthProtectedResourceMetadataUrl(new URL(resource));
 }
 
 /**
@@ -44,11 +48,15 @@ export function resourceMetadataUrl(resource: URL): string {
 export function protectedResourceRoutes(
   options: ProtectedResourceOptions,
 ): Map<string, (request: Request) => Promise<Response>> {
-  const suffixed = new URL(resourceMetadataUrl(options.resource)).pathname;
+  const resourceUrl = new URL(options.resource);
+  // The `resource` the document names: exactly what tokens carry in `aud` (the SDK would give
+  // the URL's `href`, which adds a trailing slash to a bare origin).
+  const exact = typeof options.resource === 'string' ? options.resource : options.resource.href;
+  const suffixed = new URL(resourceMetadataUrl(resourceUrl)).pathname;
   const metadata = {
     // Only `issuer` is read (the authorization server's own document is not served here).
     oauthMetadata: options.authorizationServer as OAuthMetadata,
-    resourceServerUrl: options.resource,
+    resourceServerUrl: resourceUrl,
     scopesSupported: [...SUPPORTED_SCOPES],
     resourceName: options.resourceName ?? 'Baton',
   };
@@ -56,7 +64,13 @@ export function protectedResourceRoutes(
     // Asked at the root form: answer as at the suffixed one (the SDK routes by the resource's path).
     const url = new URL(request.url);
     url.pathname = suffixed;
-    return oauthMetadataResponse(new Request(url, request), metadata) ?? new Response(null, { status: 404 });
+    const response = oauthMetadataResponse(new Request(url, request), metadata);
+    if (!response) return new Response(null, { status: 404 });
+    if (exact === resourceUrl.href || response.status !== 200 || request.method !== 'GET') return response;
+    const document = { ...((await response.json()) as Record<string, unknown>), resource: exact };
+    const headers = new Headers(response.headers);
+    headers.delete('content-length');
+    return Response.json(document, { headers });
   };
   return new Map([
     [suffixed, answer],

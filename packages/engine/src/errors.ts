@@ -68,6 +68,23 @@ export function unknownKeySentence(keyId: string): string {
 }
 
 /**
+ * A parked request (a ledger row) sealed with a key this server's ring does not hold: the row is
+ * another instance's, started with other `BATON_KEYS`. Not a failure of the flow: the row cannot
+ * be read here. The runner's log carries it as a `flow_error`; its message is
+ * `cannot be read here: it was sealed with key id …, which this server does not have: …`, and
+ * `baton serve` prints it as `request <id> of <flow> cannot be read here: …`.
+ */
+export class UnknownKeyError extends Error {
+  override readonly name = 'UnknownKeyError';
+  /** The key id the row names (base64url, 11 characters). Not secret. */
+  readonly keyId: string;
+  constructor(keyId: string) {
+    super(`cannot be read here: it was ${unknownKeySentence(keyId)}`);
+    this.keyId = keyId;
+  }
+}
+
+/**
  * A state too large to mint: its payload or wire string would pass the codec's cap. A
  * `RangeError` (what it always was), with the numbers a message to the user needs. The runner
  * never lets it reach a client: the round says which answer or argument to shorten.

@@ -203,6 +203,7 @@ export {
   LedgerUnavailableError,
   RoundInProgressError,
   StateTooLargeError,
+  UnknownKeyError,
 } from './errors.js';
 export {
   EVENT_DEDUP_SECONDS,

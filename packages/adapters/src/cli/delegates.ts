@@ -12,6 +12,7 @@
 import { type AbsenceResult, type AbsenceView, createRequestStateCodec, createRunner } from '@baton/engine';
 import { openLedger } from '@baton/store';
 import { CliError, oneLine, usageError } from './cliError.js';
+import { requireExistingLedger } from './existingLedger.js';
 import { parseFlags } from './parseFlags.js';
 import { keys, operatorName } from './runsActions.js';
 
@@ -115,6 +116,7 @@ export async function run(argv: string[]): Promise<number> {
     set = { to: values.to.trim(), startsAt, endsAt, roles };
   }
   const codec = createRequestStateCodec({ keys: keys() });
+  requireExistingLedger(values.ledger);
   const ledger = await openLedger(values.ledger, { pruneIntervalMs: 0 }).catch((error) => {
     throw new CliError(`cannot open the ledger: ${oneLine(error)}`);
   });

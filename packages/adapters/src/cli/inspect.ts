@@ -25,6 +25,7 @@ import type { InspectSignIn } from '../inspect/signIn.js';
 import { discoverOAuthIssuer } from '../oauthVerifier.js';
 import { createWebLogin } from '../pages/webLogin.js';
 import { CliError, oneLine, usageError } from './cliError.js';
+import { requireExistingLedger } from './existingLedger.js';
 import { parsePublicUrl, readClientSecretFile } from './pagesServe.js';
 import { parseFlags } from './parseFlags.js';
 import { operatorName } from './runsActions.js';
@@ -140,6 +141,7 @@ function parseHostPort(value: string): { host: string; port: number } {
 }
 
 async function openAudit(url: string): Promise<StoreAuditLog> {
+  requireExistingLedger(url);
   try {
     // A reader: never prune (the server writing the trail owns its retention).
     return await openAuditLog(url, { pruneIntervalMs: 0 });

@@ -29,7 +29,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   },
   runs: { summary: 'list and show flow runs parked in a ledger', load: () => import('./runs.js') },
   delegates: { summary: 'set, list and remove absence delegates of deciders', load: () => import('./delegates.js') },
-  keygen: { summary: 'print a fresh random key for BATON_KEYS', load: () => import('./keygen.js') },
+  keygen: {
+    summary: 'print a fresh random key for BATON_KEYS (--webhook-secret: a whsec_ secret)',
+    load: () => import('./keygen.js'),
+  },
 };
 
 function help(): string {

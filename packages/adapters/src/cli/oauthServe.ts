@@ -19,7 +19,8 @@ import { CliError, oneLine, usageError } from './cliError.js';
 /** The checked OAuth flags. */
 export interface OAuthServeFlags {
   readonly issuer: string;
-  readonly audience?: URL;
+  /** `--oauth-audience` exactly as given (checked to be a URL, never normalised: `aud` must equal it). */
+  readonly audience?: string;
   readonly rolesClaim?: string;
   readonly principalClaim?: string;
   readonly groupRolesFile?: string;
@@ -53,10 +54,10 @@ export function parseOAuthFlags(values: Values, usage: string): OAuthServeFlags 
     throw usageError('give --oauth-issuer or --auth-tokens, not both', usage);
   }
   if (values.stdio) throw usageError('--oauth-issuer applies to --http only', usage);
-  let audience: URL | undefined;
-  if (values['oauth-audience'] !== undefined) {
+  const audience = values['oauth-audience'];
+  if (audience !== undefined) {
     try {
-      audience = new URL(values['oauth-audience']);
+      new URL(audience);
     } catch {
       throw usageError(`--oauth-audience expects a URL, got "${values['oauth-audience']}"`, usage);
     }

@@ -23,6 +23,7 @@ import type {
 } from '@baton/engine';
 import { openAuditLog, openLedger } from '@baton/store';
 import { CliError, oneLine, usageError } from './cliError.js';
+import { requireExistingLedger } from './existingLedger.js';
 import { parseFlags } from './parseFlags.js';
 import { act, CANCEL_USAGE, RETRY_STEP_USAGE, TERMINATE_USAGE } from './runsActions.js';
 
@@ -409,6 +410,7 @@ export async function run(argv: string[]): Promise<number> {
     );
   if (rest.length > arity) throw usageError(`unexpected argument "${rest[arity]}"`, usage);
   if (values.ledger === undefined) throw usageError('--ledger URL is required', usage);
+  requireExistingLedger(values.ledger);
   const ledger = await openReader(values.ledger);
   try {
     if (sub === 'list') return await list(ledger, values);

@@ -7,7 +7,8 @@
  * [--allow-replays] [--round-budget MS]`: the DESIGN.md section 5 contract.
  * Keys come from `BATON_KEYS` (comma-separated base64url secrets of at least
  * 32 random bytes; the first mints, all verify; `baton keygen` prints one),
- * or a random per-process key with a warning. With `--ledger` every flow is
+ * or a random per-process key with a warning (refused on a ledger that holds
+ * requests sealed under other key ids: `foreignLedger.ts`). With `--ledger` every flow is
  * one-time; without one, flows declared `needsLedger` are left out, one
  * warning line each. Over HTTP (stateless Streamable HTTP at `/mcp`) the
  * principal is the bearer token's principal from `--auth-tokens` (unknown or
@@ -19,7 +20,8 @@
  * flows that await decisions, the decision tools are served too; a round waits
  * for decisions (and for durable steps that outlive `--round-budget`) up to
  * `--wait-in-call` seconds per call, and
- * `--notify-webhook` POSTs each decision requested or made. Over HTTP,
+ * `--notify-webhook` POSTs each notification (with a ledger: `decision.requested`,
+ * `decision.made`, `request.ended`, `flow.notification`). Over HTTP,
  * `GET /healthz` and `GET /metrics` answer too (`observability.ts`), and with
  * `--login-client-id` the decision pages `/inbox` and `/decide/<id>` (`pagesServe.ts`).
  *
@@ -55,6 +57,7 @@ import {
   parseKeyRingEnv,
   type Runner,
   type RunnerLogEvent,
+  UnknownKeyError,
 } from '@baton/engine';
 import { openAuditLog, openLedger, parseLedgerUrl } from '@baton/store';
 import type { McpServerFactory, OAuthTokenVerifier } from '@modelcontextprotocol/server';
@@ -75,6 +78,7 @@ import { createFlowServerFactory } from '../serverFactory.js';
 import { createTaskListen } from '../subscriptions/taskListen.js';
 import { createWebhookNotifier } from '../webhook.js';
 import { CliError, oneLine, usageError } from './cliError.js';
+import { refuseForeignLedger } from './foreignLedger.js';
 import { OAUTH_OPTIONS, type OAuthServeFlags, parseOAuthFlags, prepareOAuth } from './oauthServe.js';
 import { PAGES_OPTIONS, type PagesServeFlags, parsePagesFlags, pendingPages } from './pagesServe.js';
 import { parseFlags } from './parseFlags.js';
@@ -109,8 +113,9 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        its JWKS: iss, aud, exp/nbf with 30 s tolerance, RS/PS/ES/EdDSA only); serves
                        /.well-known/oauth-protected-resource; scopes baton:call, baton:decide; the
                        principal is "<iss>#<sub>"; not with --auth-tokens
-  --oauth-audience URL the resource URL tokens must name in aud (default: the served /mcp URL; give
-                       the public URL behind a proxy)
+  --oauth-audience URL the resource URL tokens must name in aud, compared exactly as given (no
+                       trailing slash added) and named so in the metadata (default: the served /mcp
+                       URL; give the public URL behind a proxy)
   --roles-claim PATH   claim (dotted path) holding roles or groups (default roles; Keycloak:
                        realm_access.roles)
   --principal-claim NAME
@@ -132,8 +137,11 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        (or "working") result and the request id (default 20, at most 600)
   --task-poll SECONDS  the poll interval a task waiting on a person suggests to clients that follow
                        tasks (default 5; running steps and questions to the requester: a fifth of it)
-  --notify-webhook URL POST JSON to URL for each decision requested and each decision made
-                       (retried with backoff; never delays a round)
+  --notify-webhook URL POST JSON to URL for each notification; never delays a round. With a ledger:
+                       decision.requested, decision.made, request.ended (a parked request ended:
+                       completed, expired, withdrawn, terminated) and flow.notification (a flow's
+                       notify(), e.g. a reminder), as Standard Webhooks from the ledger's outbox, at
+                       least once; without one: each decision requested or made, best effort
   --notify-principals hash|id
                        how the webhook names requesters and deciders: keyed hashes (default) or ids
   --notify-secret whsec_...[,whsec_...]
@@ -172,7 +180,8 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
 
 environment:
   BATON_KEYS           comma-separated base64url secrets (>= 32 random bytes each; "baton keygen"
-                       prints one); the first mints, all verify
+                       prints one); the first mints, all verify. Unset: a random per-process key,
+                       refused on a ledger holding requests sealed under other keys
 
 ${runHint('serve')}
 `;
@@ -488,6 +497,9 @@ function logEvent(event: RunnerLogEvent): void {
     process.stderr.write(
       `baton: rejected requestState for ${event.flow}: ${event.reason}${event.detail ? ` (${event.detail})` : ''}\n`,
     );
+  } else if (event.type === 'flow_error' && event.error instanceof UnknownKeyError) {
+    // Another instance's request (other BATON_KEYS): nothing failed, it cannot be read here.
+    process.stderr.write(`baton: request ${event.fid} of ${event.flow} ${event.error.message}\n`);
   } else if (event.type === 'flow_error') {
     process.stderr.write(`baton: flow ${event.flow} (${event.fid}) failed: ${oneLine(event.error)}\n`);
   } else if (event.type === 'hook_error') {
@@ -721,6 +733,7 @@ export async function run(argv: string[]): Promise<number> {
       } catch (error) {
         throw new CliError(`cannot open ledger: ${oneLine(error)}`);
       }
+      if (!process.env.BATON_KEYS?.trim()) await refuseForeignLedger(ledger, createRequestStateCodec({ keys }));
     }
 
     // With a ledger that has an outbox, notifications are written with the rounds and delivered from it, signed.

@@ -12,7 +12,8 @@ import type { Flow } from '../authoring/flowTypes.js';
 import type { DecisionSpec } from '../authoring/inputs/decision.js';
 import type { ParkedRequest } from '../contract/ledger.js';
 import type { ErrorOutcome } from '../contract/outcome.js';
-import { openParked, type ParkedBlob, unknownParkedKey } from './parked.js';
+import { UnknownKeyError, unknownKeySentence } from '../errors.js';
+import { openParked, type ParkedBlob, unknownParkedKeyId } from './parked.js';
 import { currentBody } from './playParked.js';
 import type { DecisionsPort } from './port.js';
 import type { DecisionCaller } from './types.js';
@@ -50,9 +51,10 @@ export async function load(core: DecisionsPort, tool: string, id: unknown) {
     };
   const blob = openParked(codec, row);
   const body = blob && currentBody(flow, blob);
-  const key = blob ? undefined : unknownParkedKey(codec, row);
-  if (key) {
-    log({ type: 'flow_error', flow: flow.name, fid: id, error: new Error(`the parked request was ${key}`) });
+  const keyId = blob ? undefined : unknownParkedKeyId(codec, row);
+  if (keyId) {
+    const key = unknownKeySentence(keyId);
+    log({ type: 'flow_error', flow: flow.name, fid: id, error: new UnknownKeyError(keyId) });
     return { refusal: refuse(tool, `Request ${id} was ${key}.`, row), reason: 'unavailable' as const, unknownKey: key };
   }
   if (!blob || !body) {

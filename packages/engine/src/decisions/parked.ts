@@ -108,10 +108,16 @@ export function openParked(codec: RequestStateCodec, row: ParkedRequest): Parked
  * when it was sealed with a key of the ring (then the row was moved or altered).
  */
 export function unknownParkedKey(codec: RequestStateCodec, row: ParkedRequest): string | undefined {
+  const keyId = unknownParkedKeyId(codec, row);
+  return keyId === undefined ? undefined : unknownKeySentence(keyId);
+}
+
+/** The key id a parked request that does not open here was sealed with, when that is why; else `undefined`. */
+export function unknownParkedKeyId(codec: RequestStateCodec, row: ParkedRequest): string | undefined {
   try {
     codec.openBlob(row.state, PURPOSE, parkedBinding(row.id, row.flow));
   } catch (error) {
-    if (error instanceof InvalidRequestStateError && error.keyId !== undefined) return unknownKeySentence(error.keyId);
+    if (error instanceof InvalidRequestStateError && error.keyId !== undefined) return error.keyId;
   }
   return undefined;
 }

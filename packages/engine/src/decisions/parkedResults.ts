@@ -11,7 +11,8 @@
 import type { Flow } from '../authoring/flowTypes.js';
 import type { ParkedRequest, RequestStatus } from '../contract/ledger.js';
 import type { CompleteOutcome, ErrorOutcome, FlowResult } from '../contract/outcome.js';
-import { type FinalOutcome, type ParkedBlob, unknownParkedKey } from './parked.js';
+import { UnknownKeyError, unknownKeySentence } from '../errors.js';
+import { type FinalOutcome, type ParkedBlob, unknownParkedKeyId } from './parked.js';
 import type { DecisionsPort } from './port.js';
 
 /** Who decides what a waiting request waits for, in words. */
@@ -77,9 +78,10 @@ export function unreadable(
   base: { flow: string; fid: string; round: number },
   row: ParkedRequest,
 ): ErrorOutcome {
-  const key = unknownParkedKey(core.codec, row);
-  if (key) {
-    core.log({ type: 'flow_error', flow: flow.name, fid: base.fid, error: new Error(`the parked request was ${key}`) });
+  const keyId = unknownParkedKeyId(core.codec, row);
+  if (keyId) {
+    const key = unknownKeySentence(keyId);
+    core.log({ type: 'flow_error', flow: flow.name, fid: base.fid, error: new UnknownKeyError(keyId) });
     return { type: 'error', ...base, message: `Request ${base.fid} was ${key}.` };
   }
   core.log({
