@@ -51,7 +51,10 @@ export interface DecisionSettings {
  * passes through.
  */
 export interface PlayInput
-  extends Pick<RoundInput, 'flow' | 'binding' | 'fid' | 'round' | 'capabilities' | 'answers' | 'inject' | 'received'> {
+  extends Pick<
+    RoundInput,
+    'flow' | 'binding' | 'fid' | 'round' | 'capabilities' | 'answers' | 'inject' | 'received' | 'onProgress'
+  > {
   /** A restored body and the caller's keys it awaits, or the parsed arguments of a first call. */
   readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
   /** State values passed through (for the audit trail; filled only when observed). */
