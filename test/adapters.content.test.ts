@@ -126,6 +126,7 @@ describe('an author JSON Schema', () => {
       $defs: { address: { $anchor: 'addressDef' } },
       allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
       if: { required: ['contactMethod'] },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's conditional keyword
       then: { required: ['phone'] },
       else: { required: ['email'] },
       additionalProperties: false,
