@@ -9,7 +9,7 @@
  * and argument completers answering `completion/complete`; then what
  * `defineFlow` refuses.
  */
-import { createFlowServerFactory, type HttpServing, serveHttp } from '@baton/adapters';
+import { createFlowServerFactory, type HttpServing, registerFlows, serveHttp } from '@baton/adapters';
 import {
   createKeyRing,
   createRequestStateCodec,
@@ -19,6 +19,7 @@ import {
   generateKey,
 } from '@baton/engine';
 import type { Client } from '@modelcontextprotocol/client';
+import { McpServer } from '@modelcontextprotocol/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
 import { z } from 'zod';
@@ -200,6 +201,27 @@ describe('completions', () => {
       argument: { name: 'arg2', value: 'x' },
     });
     expect(none.completion.values).toEqual([]);
+  });
+});
+
+describe('registerFlows refuses', () => {
+  const runner = createRunner({ flows, codec: createRequestStateCodec({ keys: createKeyRing([generateKey()]) }) });
+  const server = () => new McpServer({ name: 't', version: '1' });
+  it('a URI template variable that names no argument', () => {
+    expect(() =>
+      registerFlows(server(), {
+        runner,
+        expose: (flow) => (flow.name === 'test_template_data' ? { resource: { uri: 'test://t/{nope}' } } : {}),
+      }),
+    ).toThrow('flow "test_template_data": resource template test://t/{nope} names no argument nope');
+  });
+  it('a static URI for a flow with required arguments', () => {
+    expect(() =>
+      registerFlows(server(), {
+        runner,
+        expose: (flow) => (flow.name === 'test_template_data' ? { resource: { uri: 'test://fixed' } } : {}),
+      }),
+    ).toThrow('resource test://fixed has no variables, but the flow needs arguments');
   });
 });
 

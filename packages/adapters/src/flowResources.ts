@@ -10,7 +10,7 @@
  * (`results.ts`, `toResourceResult`). Template variables get the flow's
  * completers (`completions.ts`).
  */
-import type { Flow } from '@baton/engine';
+import { type Flow, FlowDefinitionError } from '@baton/engine';
 import { ResourceTemplate, UriTemplate, type Variables } from '@modelcontextprotocol/server';
 import { completeCallbacks } from './completions.js';
 import { argumentTypes } from './flowArguments.js';
@@ -65,7 +65,7 @@ class FlowUriTemplate extends UriTemplate {
 /**
  * The registration of `flow` as a resource (`exposure`: `true` or a {@link FlowResource}).
  *
- * @throws Error when an author's URI template names a variable the flow has no argument for, or
+ * @throws FlowDefinitionError when an author's URI template names a variable the flow has no argument for, or
  *   a static URI serves a flow with required arguments.
  */
 export function prepareResource(
@@ -89,13 +89,17 @@ export function prepareResource(
   const variables = uriTemplate.variableNames;
   if (variables.length === 0) {
     if (!flow.args.safeParse({}).success) {
-      throw new Error(`flow "${flow.name}": resource ${exposure.uri} has no variables, but the flow needs arguments`);
+      throw new FlowDefinitionError(
+        `flow "${flow.name}": resource ${exposure.uri} has no variables, but the flow needs arguments`,
+      );
     }
     return { name, uri: exposure.uri, metadata, types };
   }
   const unknown = variables.filter((variable) => !types.has(variable));
   if (unknown.length > 0) {
-    throw new Error(`flow "${flow.name}": resource template ${exposure.uri} names no argument ${unknown.join(', ')}`);
+    throw new FlowDefinitionError(
+      `flow "${flow.name}": resource template ${exposure.uri} names no argument ${unknown.join(', ')}`,
+    );
   }
   return { name, template: new ResourceTemplate(uriTemplate, callbacks), metadata, types };
 }
