@@ -6,7 +6,8 @@
  * them (once, on the first round) and binds every state to them. Prompt
  * arguments and resource URI variables are strings on the wire;
  * {@link coerceStringArguments} turns them into the numbers and booleans the
- * flow's schema declares.
+ * flow's schema declares. A flow with its own JSON Schema (`inputSchema`) is
+ * listed with that schema, as written.
  */
 import type { Flow } from '@baton/engine';
 import type { StandardSchemaWithJSON } from '@modelcontextprotocol/server';
@@ -22,9 +23,20 @@ const listedByFlow = new WeakMap<Flow, StandardSchemaWithJSON>();
 export function listedArguments(flow: Flow): StandardSchemaWithJSON {
   const known = listedByFlow.get(flow);
   if (known) return known;
-  const listed = withCachedJsonSchema(flow.args as StandardSchemaWithJSON, (value: unknown) => ({
-    value: value ?? {},
-  }));
+  const passThrough = (value: unknown) => ({ value: value ?? {} });
+  // An author's JSON Schema (`defineFlow({ inputSchema })`) is listed verbatim, keywords zod
+  // cannot produce included; `args` still validates in the runner.
+  const authored = flow.inputSchema as Record<string, unknown> | undefined;
+  const listed: StandardSchemaWithJSON = authored
+    ? {
+        '~standard': {
+          version: 1,
+          vendor: 'baton',
+          validate: passThrough,
+          jsonSchema: { input: () => authored, output: () => authored },
+        },
+      }
+    : withCachedJsonSchema(flow.args as StandardSchemaWithJSON, passThrough);
   listedByFlow.set(flow, listed);
   return listed;
 }

@@ -110,6 +110,7 @@ export { type ProtectedResourceOptions, SUPPORTED_SCOPES } from './protectedReso
 export {
   FLOW_RESOURCE_PREFIX,
   type FlowExposure,
+  type FlowResource,
   type RegisteredFlows,
   type RegisterFlowsOptions,
   registerFlows,

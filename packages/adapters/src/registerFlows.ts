@@ -23,19 +23,20 @@ import {
   type RegisteredResource,
   type RegisteredResourceTemplate,
   type RegisteredTool,
-  ResourceTemplate,
   type ServerContext,
   type StandardSchemaWithJSON,
-  UriTemplate,
   type Variables,
 } from '@modelcontextprotocol/server';
 import { declaredCapabilities, defaultPrincipal, defaultRoles, toInputCapabilities } from './callContext.js';
+import { withCompleters } from './completions.js';
 import { DECISION_TOOLS, registerDecisionTools } from './decisionTools.js';
 import { argumentsProblem, argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
+import { type FlowResource, type PreparedResource, prepareResource } from './flowResources.js';
 import type { ServingMetrics } from './metrics.js';
 import { missingCapabilityError } from './missingCapability.js';
 import { readableParamsErrors } from './paramsErrors.js';
 import { playRound } from './playRound.js';
+import { progressReporter } from './progressNotifications.js';
 import { toPromptResult, toResourceResult, toToolResult } from './results.js';
 import { registerTaskMethods } from './tasks/methods.js';
 import { createTaskNotifier } from './tasks/notifications.js';
@@ -43,8 +44,7 @@ import { requireTasks } from './tasks/required.js';
 import { createTaskResult, declaresTasks } from './tasks/wire.js';
 import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
 
-/** The URI prefix of flow resources: `baton://flows/<name>`. */
-export const FLOW_RESOURCE_PREFIX = 'baton://flows/';
+export { FLOW_RESOURCE_PREFIX, type FlowResource } from './flowResources.js';
 
 /**
  * How one flow is served. Tools are on by default; prompts and resources are opt-in.
@@ -53,10 +53,14 @@ export const FLOW_RESOURCE_PREFIX = 'baton://flows/';
  *   its description and annotations.
  * - `prompt`: `prompts/get` with the flow's name; its arguments are the prompt's
  *   arguments (strings on the wire, converted to the numbers and booleans the schema
- *   declares); the finished result's content blocks become `user` messages.
- * - `resource`: `resources/read` of `baton://flows/<name>` (a static resource when the
+ *   declares); the finished result's content blocks (text, image, audio, embedded resources)
+ *   become `user` messages; the flow's completers (`defineFlow({ complete })`) answer
+ *   `completion/complete` for its arguments.
+ * - `resource`: `resources/read` of `baton://flows/<name>` (`true`: a static resource when the
  *   flow takes no arguments, else the template `baton://flows/<name>{?a,b}`, query
- *   parameters in any order); the finished result becomes one text content item.
+ *   parameters in any order), or of the author's URI or URI template (`{ uri, mimeType?, name? }`,
+ *   see {@link FlowResource}); the finished result's text becomes one text item (JSON for
+ *   `structuredContent`), image and audio blocks `blob` items, embedded resources their contents.
  * - `task`: (default `true`) a `tools/call` of the flow from a client that declared the tasks
  *   extension answers with a task (`resultType: "task"`) once the flow is parked waiting on
  *   someone else or on its running steps; `false` keeps today's answers for every client (the
@@ -68,7 +72,7 @@ export interface FlowExposure {
   readonly tool?: boolean;
   readonly task?: boolean | 'required';
   readonly prompt?: boolean;
-  readonly resource?: boolean;
+  readonly resource?: boolean | FlowResource;
 }
 
 /** Options of {@link registerFlows}. */
@@ -119,28 +123,11 @@ export interface RegisteredFlows {
 }
 
 /**
- * Matches `baton://flows/<name>` with any query parameters, in any order, all
- * optional (the SDK's RFC 6570 matcher wants every `{?...}` variable, in order).
- */
-class FlowUriTemplate extends UriTemplate {
-  readonly #base: string;
-  constructor(base: string, names: readonly string[]) {
-    super(`${base}{?${names.join(',')}}`);
-    this.#base = base;
-  }
-  override match(uri: string): Variables | null {
-    const query = uri.indexOf('?');
-    if ((query < 0 ? uri : uri.slice(0, query)) !== this.#base) return null;
-    return Object.fromEntries(new URLSearchParams(query < 0 ? '' : uri.slice(query + 1)));
-  }
-}
-
-/**
  * Register a runner's flows on an `McpServer`.
  *
  * Outcomes on the wire:
  * - complete: `{ resultType: 'complete', content, structuredContent?, isError? }` (tools),
- *   `{ messages }` (prompts), `{ contents: [{ uri, mimeType, text }] }` (resources);
+ *   `{ messages }` (prompts), `{ contents: [{ uri, mimeType, text | blob }] }` (resources);
  * - input_required: `{ resultType: 'input_required', inputRequests?, requestState }`;
  * - error: `{ content: [{ type: 'text', text }], isError: true }` (tools), JSON-RPC -32603
  *   (prompts, resources; -32602 for invalid arguments);
@@ -187,13 +174,7 @@ interface PreparedFlow {
     };
     readonly types: ReadonlyMap<string, string | undefined>;
   };
-  readonly resource?: {
-    readonly base: string;
-    readonly metadata: { readonly title?: string; readonly description: string; readonly mimeType: string };
-    readonly types: ReadonlyMap<string, string | undefined>;
-    /** The template, for a flow that takes arguments; a static resource otherwise. */
-    readonly template?: ResourceTemplate;
-  };
+  readonly resource?: PreparedResource;
 }
 
 /** What {@link registerPreparedFlows} needs: everything about the flows that is the same for every server. */
@@ -225,8 +206,7 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
     const exposure = typeof options.expose === 'function' ? options.expose(flow) : (options.expose ?? {});
     const title = flow.title ?? flow.annotations?.title;
     const titled = title ? { title } : {};
-    const types = exposure.prompt || exposure.resource ? argumentTypes(flow) : new Map<string, string | undefined>();
-    const base = `${FLOW_RESOURCE_PREFIX}${flow.name}`;
+    const types = exposure.prompt ? argumentTypes(flow) : new Map<string, string | undefined>();
     flows.push({
       flow,
       task: (exposure.task ?? true) !== false && (flow.decisions.length > 0 || flow.steps.length > 0),
@@ -242,20 +222,18 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
           }
         : {}),
       ...(exposure.prompt
-        ? { prompt: { config: { ...titled, description: flow.description, argsSchema: listedArguments(flow) }, types } }
-        : {}),
-      ...(exposure.resource
         ? {
-            resource: {
-              base,
-              metadata: { ...titled, description: flow.description, mimeType: 'text/plain' },
+            prompt: {
+              config: {
+                ...titled,
+                description: flow.description,
+                argsSchema: withCompleters(flow, listedArguments(flow)),
+              },
               types,
-              ...(types.size > 0
-                ? { template: new ResourceTemplate(new FlowUriTemplate(base, [...types.keys()]), { list: undefined }) }
-                : {}),
             },
           }
         : {}),
+      ...(exposure.resource ? { resource: prepareResource(flow, exposure.resource, titled) } : {}),
     });
   }
   return {
@@ -322,6 +300,7 @@ export function registerPreparedFlows(
           if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
         }
         const declared = declaredCapabilities(server, ctx);
+        const progress = progressReporter(ctx, onError);
         return runner.run({
           flow: flow.name,
           args,
@@ -332,6 +311,7 @@ export function registerPreparedFlows(
             target,
             capabilities: toInputCapabilities(declared),
             ...(tasks && declaresTasks(declared) ? { tasks: true } : {}),
+            ...(progress ? { onProgress: progress } : {}),
           },
           ...(requestState !== undefined ? { requestState } : {}),
           ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
@@ -382,14 +362,15 @@ export function registerPreparedFlows(
     }
 
     if (resource && !narrowed) {
-      const { types, base, metadata, template } = resource;
+      const { types, name, uri: fixed, metadata, template } = resource;
       const read = async (uri: URL, variables: Variables, ctx: ServerContext) => {
         const args = coerceStringArguments(types, variables);
-        return toResourceResult(await round(flow, 'resources/read', uri.href, args, ctx), uri.href);
+        const outcome = await round(flow, 'resources/read', uri.href, args, ctx);
+        return toResourceResult(outcome, uri.href, metadata.mimeType);
       };
       const registered = template
-        ? server.registerResource(flow.name, template, metadata, read)
-        : server.registerResource(flow.name, base, metadata, (uri, ctx) => read(uri, {}, ctx));
+        ? server.registerResource(name, template, metadata, read)
+        : server.registerResource(name, fixed!, metadata, (uri, ctx) => read(uri, {}, ctx));
       resources.set(flow.name, registered);
     }
   }

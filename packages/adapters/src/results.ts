@@ -2,7 +2,7 @@
  * The engine's round outcomes on the MCP wire, one mapping per method that
  * may answer `input_required`. `input_required` becomes the SDK's
  * input-required result for all three; `complete` becomes a `CallToolResult`,
- * prompt messages, or text resource contents; `error` becomes a tool error
+ * prompt messages, or resource contents (text and blobs); `error` becomes a tool error
  * result (`isError: true`) for tools and a JSON-RPC error for prompts and
  * resources, which have no error result. A rejected requestState is always
  * the JSON-RPC error -32602 "Invalid or expired requestState" with
@@ -149,13 +149,20 @@ export function toPromptResult(outcome: RoundOutcome, description?: string): Get
 }
 
 /**
- * A round's outcome as a `resources/read` result: one content item, JSON
- * when the result has `structuredContent`, else its text joined.
+ * A round's outcome as a `resources/read` result. `structuredContent` becomes one JSON item;
+ * otherwise the text blocks are joined into one text item (in `mimeType`, default `text/plain`),
+ * each image or audio block becomes a `blob` item with its own `mimeType`, and each embedded
+ * resource its contents as they are (its own URI). Resource links, which have no contents, are
+ * left out; a result with no contents at all is one empty text item.
  *
- * Wire (complete): `{ resultType: 'complete', contents: [{ uri, mimeType: 'application/json' | 'text/plain', text }] }`.
+ * Wire (complete): `{ resultType: 'complete', contents: [{ uri, mimeType: 'text/plain', text }, { uri, mimeType: 'image/png', blob }] }`.
  * @throws ProtocolError -32603 with the flow's message for an error outcome.
  */
-export function toResourceResult(outcome: RoundOutcome, uri: string): ReadResourceResult | InputRequiredResult {
+export function toResourceResult(
+  outcome: RoundOutcome,
+  uri: string,
+  mimeType = 'text/plain',
+): ReadResourceResult | InputRequiredResult {
   if (outcome.type === 'input_required') return toInputRequired(outcome);
   if (outcome.type === 'error') throw flowFailure(outcome.message);
   const { result } = outcome;
@@ -163,5 +170,18 @@ export function toResourceResult(outcome: RoundOutcome, uri: string): ReadResour
   if (result.structuredContent !== undefined) {
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(result.structuredContent) }] };
   }
-  return { contents: [{ uri, mimeType: 'text/plain', text: textOf(result) }] };
+  const contents: ReadResourceResult['contents'] = [];
+  let textDone = false;
+  for (const block of result.content) {
+    if (block.type === 'text' && !textDone) {
+      // Every text block, joined, where the first one was.
+      textDone = true;
+      contents.push({ uri, mimeType, text: textOf(result) });
+    } else if (block.type === 'image' || block.type === 'audio') {
+      contents.push({ uri, mimeType: block.mimeType, blob: block.data });
+    } else if (block.type === 'resource') {
+      contents.push({ ...block.resource });
+    }
+  }
+  return { contents: contents.length > 0 ? contents : [{ uri, mimeType, text: '' }] };
 }

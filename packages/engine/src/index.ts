@@ -9,9 +9,18 @@
  * see `@baton/store` for ledgers and `@baton/adapters` for the MCP SDK.
  */
 
+export { audio, embeddedResource, image, resourceLink, text } from './authoring/content.js';
 export { eventLabel, toMermaid } from './authoring/diagram.js';
 export { defineFlow, needsLedgerOnlyForSteps } from './authoring/flow.js';
-export type { Flow, FlowAnnotations, FlowConfig, Migration, PersistedState } from './authoring/flowTypes.js';
+export type {
+  ArgumentCompleter,
+  Flow,
+  FlowAnnotations,
+  FlowConfig,
+  JsonSchemaObject,
+  Migration,
+  PersistedState,
+} from './authoring/flowTypes.js';
 export {
   type MachineGraph,
   type MachineGraphAsk,
@@ -64,6 +73,7 @@ export type {
 } from './authoring/inputs/spec.js';
 export { url } from './authoring/inputs/url.js';
 export { NOTIFY_EVENT, type Notification, notify } from './authoring/notify.js';
+export { PROGRESS_EVENT, type ProgressEvent, progress } from './authoring/progress.js';
 export type { FlowServices, TokenService } from './authoring/services.js';
 export {
   type StepContext,
@@ -90,7 +100,25 @@ export {
   type StateBinding,
 } from './codec/index.js';
 export type { AuditAnswer, AuditEntry, AuditInstance, AuditLog, AuditOutcome, AuditVia } from './contract/audit.js';
-export type { CallContext, ClientInputCapabilities, FlowMethod, RunnerLogEvent, RunRequest } from './contract/call.js';
+export type {
+  CallContext,
+  ClientInputCapabilities,
+  FlowMethod,
+  FlowProgress,
+  RunnerLogEvent,
+  RunRequest,
+} from './contract/call.js';
+export type {
+  AudioContent,
+  BlobResourceContents,
+  ContentAnnotations,
+  EmbeddedResource,
+  ImageContent,
+  ResourceContents,
+  ResourceLink,
+  TextContent,
+  TextResourceContents,
+} from './contract/content.js';
 export type {
   BatchStats,
   ClaimDue,

@@ -64,7 +64,7 @@ function chargeFlow(gate: Promise<void>, failing: () => boolean, keys: string[])
 }
 
 const text = (outcome: RoundOutcome) =>
-  outcome.type === 'complete' ? outcome.result.content.map((c) => String(c.text ?? '')).join('') : '';
+  outcome.type === 'complete' ? outcome.result.content.map((c) => (c.type === 'text' ? c.text : '')).join('') : '';
 
 /** A run parked on its failed step: the ledger, the flow, the run's id and the step's key. */
 async function parkedOnFailedStep() {

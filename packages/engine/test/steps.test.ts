@@ -103,7 +103,7 @@ function refundFlow(work: (attempt: number) => Promise<string>, calls: Calls, op
 }
 
 function text(outcome: RoundOutcome): string {
-  if (outcome.type === 'complete') return outcome.result.content.map((c) => String(c.text ?? '')).join('');
+  if (outcome.type === 'complete') return outcome.result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
   return outcome.type === 'error' ? outcome.message : '';
 }
 

@@ -149,7 +149,11 @@ describe('the flow test kit', () => {
     const expenseTester = () =>
       createFlowTester(expenseApproval, { ledger: createMemoryLedger(), principal: 'alice', roles: ['manager'] });
     const text = (o: RoundOutcome) =>
-      o.type === 'error' ? o.message : o.type === 'complete' ? String(o.result.content[0]?.text) : '';
+      o.type === 'error'
+        ? o.message
+        : o.type === 'complete'
+          ? String((o.result.content[0] as { text?: string } | undefined)?.text)
+          : '';
 
     it('decides as someone else with the role; the requester sees it on its next round', async () => {
       const tester = expenseTester();

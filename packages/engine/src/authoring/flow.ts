@@ -84,8 +84,8 @@ function definitionHash(machine: AnyStateMachine, inputs: InputCatalog, args: z.
  * });
  * ```
  * @throws FlowDefinitionError on a bad name, a non-object args schema, a decision without `role` or `may`,
- *   a state asking a key the catalog lacks,
- *   or a state that both asks its caller and awaits a decision.
+ *   a state asking a key the catalog lacks, a state that both asks its caller and awaits a decision, an
+ *   `inputSchema` that is not an object schema, or a completer for an argument `args` does not have.
  */
 export function defineFlow<
   TMachine extends AnyStateMachine,
@@ -129,6 +129,25 @@ export function defineFlow<
     steps.push(declared.id);
   }
   const args = config.args as z.ZodObject;
+  const completers = { ...(config.complete ?? {}) };
+  for (const [name, completer] of Object.entries(completers)) {
+    if (!(name in args.shape)) {
+      throw new FlowDefinitionError(`flow "${config.name}": complete.${name} names no argument of its args`);
+    }
+    if (typeof completer !== 'function') {
+      throw new FlowDefinitionError(`flow "${config.name}": complete.${name} must be a function`);
+    }
+  }
+  const inputSchema = config.inputSchema;
+  if (
+    inputSchema !== undefined &&
+    (typeof inputSchema !== 'object' ||
+      inputSchema === null ||
+      Array.isArray(inputSchema) ||
+      inputSchema.type !== 'object')
+  ) {
+    throw new FlowDefinitionError(`flow "${config.name}": inputSchema must be a JSON Schema object with type "object"`);
+  }
   const map = config.result;
   const flow: Flow<TMachine, TInputs, z.input<TArgs>> = {
     name: config.name,
@@ -148,6 +167,8 @@ export function defineFlow<
     steps,
     machineWith: (services) =>
       config.implement ? (config.machine.provide(config.implement(services) as any) as TMachine) : config.machine,
+    ...(inputSchema ? { inputSchema } : {}),
+    completers,
     toResult(output) {
       if (!map) return defaultResult(output);
       const mapped = map(output as OutputFrom<TMachine>);

@@ -30,6 +30,22 @@ export interface FlowAnnotations {
   openWorldHint?: boolean;
 }
 
+/**
+ * Suggests values for one argument of a flow as the user types it (MCP `completion/complete`,
+ * for a flow served as a prompt or as a resource template): `value` is what is typed so far,
+ * `context.arguments` the other arguments already given (strings, as on the wire). At most 100
+ * suggestions are sent.
+ *
+ * @example `(value) => ['paris', 'park', 'party'].filter((v) => v.startsWith(value))`
+ */
+export type ArgumentCompleter = (
+  value: string,
+  context: { readonly arguments: Readonly<Record<string, string>> },
+) => readonly string[] | Promise<readonly string[]>;
+
+/** A JSON Schema object (any draft; MCP lists 2020-12 by default). */
+export type JsonSchemaObject = Readonly<Record<string, unknown>>;
+
 /** What an author passes to {@link defineFlow}. */
 export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends InputCatalog> {
   /** Tool / prompt name: 1-64 of `[A-Za-z0-9_.-]`. */
@@ -44,8 +60,22 @@ export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends In
   inputs: TInputs;
   /** The machine, built with `setup()`. Give every `invoke` an explicit `id`. */
   machine: TMachine;
-  /** Map the machine's output to a result; default: strings become text, objects JSON text + structuredContent. */
+  /**
+   * Map the machine's output to a result: a string (one text block) or a `FlowResult` with content
+   * of any kind (`text()`, `image()`, `audio()`, `embeddedResource()`, `resourceLink()`), and
+   * `isError: true` for a tool error result. Default: strings become text, objects JSON text +
+   * structuredContent.
+   */
   result?: (output: OutputFrom<TMachine>) => FlowResult | string;
+  /**
+   * The JSON Schema listed as the flow's input schema (`tools/list`) instead of the one derived
+   * from `args`: for keywords zod does not produce (`$defs` with `$anchor`, `allOf`/`anyOf`,
+   * `if`/`then`/`else`, …). Listed verbatim; `args` still validates every call, so keep the two
+   * in agreement. Must describe an object (`type: 'object'`).
+   */
+  inputSchema?: JsonSchemaObject;
+  /** Completers of arguments by name (see {@link ArgumentCompleter}); each must name an argument of `args`. */
+  complete?: Readonly<Record<string, ArgumentCompleter>>;
   /** Migrations keyed by the definition hash they upgrade from. */
   migrations?: Record<string, Migration<ContextFrom<TMachine>>>;
   /** Tool annotations. */
@@ -116,6 +146,10 @@ export interface Flow<
   machineWith(services: FlowServices): TMachine;
   /** Build the result of a finished run. */
   toResult(output: unknown): FlowResult;
+  /** The listed JSON Schema of the arguments, when the author gave one ({@link FlowConfig.inputSchema}). */
+  readonly inputSchema?: JsonSchemaObject;
+  /** Completers of arguments by name ({@link FlowConfig.complete}); often empty. */
+  readonly completers: Readonly<Record<string, ArgumentCompleter>>;
   /** Phantom: the arguments' input type (never set). */
   readonly __args?: TArgs;
 }

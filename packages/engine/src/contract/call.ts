@@ -17,7 +17,19 @@ export type FlowMethod = 'tools/call' | 'prompts/get' | 'resources/read';
 /** Which input kinds the client declared; omitted means all. */
 export type ClientInputCapabilities = Partial<Record<InputKind, boolean>>;
 
-/** Who is calling, and how. Every field but `capabilities` and `roles` is bound into the state. */
+/**
+ * How far a running flow is (`progress()` in the machine), for the request that runs the round.
+ *
+ * Wire (MCP): `{ method: 'notifications/progress', params: { progressToken, progress: 50, total: 100, message? } }`
+ */
+export interface FlowProgress {
+  /** Increases with every report of a round (the flow's own scale, or out of `total`). */
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** Who is calling, and how. Every field but `capabilities`, `roles` and `onProgress` is bound into the state. */
 export interface CallContext {
   /** Authenticated principal id (bearer token's principal, or the local user on stdio). */
   readonly principal: string;
@@ -33,6 +45,11 @@ export interface CallContext {
    * (`taskOf` on the outcome) instead of holding the call and answering "retry later".
    */
   readonly tasks?: boolean;
+  /**
+   * Called, while the round runs, with each `progress()` the machine reports (the adapters send
+   * it as `notifications/progress` when the request carried a `progressToken`). Never bound.
+   */
+  readonly onProgress?: (progress: FlowProgress) => void;
 }
 
 /** One request to a flow. Without `requestState` it starts a new run. */

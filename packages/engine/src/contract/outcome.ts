@@ -5,16 +5,21 @@
  * to a tool error result (`isError: true`) with the message as text. Types
  * only; it imports nothing but the wire vocabulary (`wire.ts`).
  */
+import type { ContentBlock } from './content.js';
 import type { InputKind, WireInputRequest } from './wire.js';
 
-/** A content block of a result (text is what Baton builds; others pass through). */
-export type ContentBlock = { type: 'text'; text: string } | ({ type: string } & Record<string, unknown>);
+export type { ContentBlock } from './content.js';
 
 /**
- * What a finished flow returns; adapters map it to `CallToolResult`,
- * `GetPromptResult` or `ReadResourceResult`.
+ * What a finished flow returns; adapters map it to `CallToolResult` (as it is),
+ * `GetPromptResult` (one `user` message per block) or `ReadResourceResult` (text
+ * blocks joined into one text item, image and audio blocks as `blob` items, embedded
+ * resources as their own contents; `structuredContent` as one JSON item).
+ *
+ * Wire (`tools/call`, a tool error): `{ content: [{ type: 'text', text: 'Out of stock' }], isError: true }`
  */
 export interface FlowResult {
+  /** Content of every kind (`authoring/content.ts` builds them: `text()`, `image()`, …). */
   content: ContentBlock[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;

@@ -131,7 +131,7 @@ export interface ParkedPlayInput {
   readonly binding: StateBinding;
   readonly fid: string;
   readonly round: number;
-  readonly context: Pick<CallContext, 'capabilities' | 'tasks'>;
+  readonly context: Pick<CallContext, 'capabilities' | 'tasks' | 'onProgress'>;
   readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
   readonly answers: Answers;
   readonly inject?: Parameters<DecisionsPort['play']>[0]['inject'];
@@ -175,6 +175,7 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
     fid,
     round: input.round,
     capabilities: input.context.capabilities,
+    ...(input.context.onProgress ? { onProgress: input.context.onProgress } : {}),
     answers: input.answers,
     from: input.from,
     ...(input.inject ? { inject: input.inject } : {}),

@@ -53,7 +53,16 @@ export interface DecisionSettings {
 export interface PlayInput
   extends Pick<
     RoundInput,
-    'flow' | 'binding' | 'fid' | 'round' | 'capabilities' | 'answers' | 'inject' | 'received' | 'parkStepsAfterMs'
+    | 'flow'
+    | 'binding'
+    | 'fid'
+    | 'round'
+    | 'capabilities'
+    | 'answers'
+    | 'inject'
+    | 'received'
+    | 'parkStepsAfterMs'
+    | 'onProgress'
   > {
   /** A restored body and the caller's keys it awaits, or the parsed arguments of a first call. */
   readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };

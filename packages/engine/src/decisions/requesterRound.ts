@@ -33,7 +33,7 @@ export interface RequesterRound {
   readonly flow: Flow;
   /** The binding of the presented state, or of this call (states are minted bound to it). */
   readonly binding: StateBinding;
-  readonly context: Pick<CallContext, 'capabilities' | 'tasks'>;
+  readonly context: Pick<CallContext, 'capabilities' | 'tasks' | 'onProgress'>;
   readonly fid: string;
   /** This round's number. */
   readonly round: number;

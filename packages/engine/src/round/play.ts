@@ -16,10 +16,11 @@ import { jsonLength } from '../authoring/inputs/answerSize.js';
 import type { DecisionSpec } from '../authoring/inputs/decision.js';
 import type { EventSpec } from '../authoring/inputs/event.js';
 import { isNotifyEvent, NOTIFY_EVENT, type Notification } from '../authoring/notify.js';
+import { isProgressEvent, PROGRESS_EVENT } from '../authoring/progress.js';
 import { setStepExecutor } from '../authoring/steps.js';
 import type { RequestStateCodec, StateBinding } from '../codec/types.js';
 import type { AuditAnswer } from '../contract/audit.js';
-import type { ClientInputCapabilities, RunnerLogEvent } from '../contract/call.js';
+import type { ClientInputCapabilities, FlowProgress, RunnerLogEvent } from '../contract/call.js';
 import type { CompleteOutcome, ErrorOutcome, InputRequiredOutcome } from '../contract/outcome.js';
 import type { InputKind, WireInputRequest } from '../contract/wire.js';
 import { FlowError, isLedgerUnavailable, StateTooLargeError } from '../errors.js';
@@ -85,6 +86,8 @@ export interface RoundInput {
    * answered with a task promptly. Plain invoked promises still get the whole budget.
    */
   readonly parkStepsAfterMs?: number;
+  /** Where the machine's `progress()` reports go while the round runs (the caller's request). */
+  readonly onProgress?: (progress: FlowProgress) => void;
 }
 
 /** A recorded decision to deliver. */
@@ -263,6 +266,14 @@ export class Round {
       const { type: _t, ...notification } = event;
       this.#notifications.push(notification);
     });
+    const { onProgress } = this.#input;
+    if (onProgress) {
+      actor.on(PROGRESS_EVENT, (event: unknown) => {
+        if (!isProgressEvent(event)) return;
+        const { type: _t, ...report } = event;
+        onProgress(report);
+      });
+    }
     setStepExecutor(actor.system, this.#input.steps);
     try {
       actor.start();

@@ -79,6 +79,7 @@ function play(state: RunnerState, input: PlayInput): Promise<RoundEnd> {
     received: input.received,
     ...(input.inject ? { inject: input.inject } : {}),
     ...(input.parkStepsAfterMs === undefined ? {} : { parkStepsAfterMs: input.parkStepsAfterMs }),
+    ...(input.onProgress ? { onProgress: input.onProgress } : {}),
     steps,
   }).play(actor);
   // A step met a ledger outage: abandon the round whatever the machine made of it (`releaseAfterOutage`, `round/singleUse.ts`).
