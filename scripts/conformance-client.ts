@@ -5,7 +5,7 @@
  * `scripts/lib/conformanceClientCommand.ts <server URL>`, which maps the scenario to the
  * `baton call` command lines a user would type and runs them as real `baton call` processes.
  *
- *   tsx scripts/conformance-client.ts [--scenario NAME]... [--concurrency N] [--verbose]
+ *   tsx scripts/conformance-client.ts [--scenario NAME]... [--concurrency N] [--table FILE] [--verbose]
  *
  * `CLIENT_SCENARIOS`: the 2026-07-28 protocol scenarios that apply to a terminal client
  * (`tools_call`, `request-metadata`, `sep-2322-client-request-state`, `http-standard-headers`,
@@ -31,106 +31,58 @@
  * A scenario passes when the suite passes it (no failed check, no warning, and the client's
  * exit accepted). All traffic stays on loopback.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CONFORMANCE_PACKAGE, CONFORMANCE_VERSION, NODE22_PACKAGE } from './conformance.js';
 import { AUTH_SCENARIOS, PROTOCOL_SCENARIOS } from './lib/clientScenarios.js';
+import {
+  CONFORMANCE_PACKAGE,
+  CONFORMANCE_VERSION,
+  countChecks,
+  countsText,
+  ensureInstalled,
+  indented,
+  log,
+  oneLine,
+  ROOT,
+  resultsTable,
+  runQueue,
+  runScenario,
+  withSection,
+} from './lib/conformanceSuite.js';
 
 /** Every client scenario `baton call` is measured against. */
 export const CLIENT_SCENARIOS = [...PROTOCOL_SCENARIOS, ...AUTH_SCENARIOS] as const;
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const CACHE = join(ROOT, '.tmp', 'conformance');
-const CLI = join(CACHE, 'node_modules', CONFORMANCE_PACKAGE, 'dist', 'index.js');
-const NODE22 = join(CACHE, 'node_modules', NODE22_PACKAGE, 'bin', 'node');
+/** The section of docs/conformance.md this harness writes. */
+export const CLIENT_SECTION = 'client';
+
 const COMMAND = `${process.execPath} --import tsx ${join(ROOT, 'scripts', 'lib', 'conformanceClientCommand.ts')}`;
 const SCENARIO_TIMEOUT_MS = 120_000;
 
-interface Check {
-  id: string;
-  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'SKIPPED' | 'INFO';
-  errorMessage?: string;
-}
-
-function log(line: string) {
-  process.stdout.write(`${line}\n`);
-}
-
-function findChecks(dir: string): Check[] | undefined {
-  if (!existsSync(dir)) return undefined;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isFile() && entry.name === 'checks.json') return JSON.parse(readFileSync(path, 'utf8')) as Check[];
-    if (entry.isDirectory()) {
-      const found = findChecks(path);
-      if (found) return found;
-    }
-  }
-  return undefined;
-}
-
-/** Run the suite for one scenario; resolves to its exit code and output. */
-function suite(scenario: string, outputDir: string): Promise<{ code: number | null; output: string }> {
-  return new Promise((done, reject) => {
-    const child = spawn(
-      NODE22,
-      [CLI, 'client', '--command', COMMAND, '--scenario', scenario, '--output-dir', outputDir, '--timeout', '60000'],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      output += chunk;
-    });
-    const timer = setTimeout(() => {
-      output += `\n[harness] killed after ${SCENARIO_TIMEOUT_MS} ms\n`;
-      child.kill('SIGKILL');
-    }, SCENARIO_TIMEOUT_MS);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      done({ code, output });
-    });
+/** One client scenario: the suite runs `COMMAND` (baton call) against its own mock servers. */
+function clientScenario(scenario: string, resultsDir: string) {
+  const args = ['client', '--command', COMMAND, '--scenario', scenario, '--timeout', '60000'];
+  return runScenario(scenario, args, join(resultsDir, scenario.replaceAll('/', '_')), {
+    timeoutMs: SCENARIO_TIMEOUT_MS,
+    warningsFail: true,
+    exitReason: (output) => /CLIENT EXITED WITH ERROR[^\n]*|Client timed out[^\n]*/.exec(output)?.[0],
   });
 }
 
-interface ScenarioResult {
-  scenario: string;
-  ok: boolean;
-  checks: Check[];
-  reason?: string;
-  output: string;
-  ms: number;
-}
-
-async function runScenario(scenario: string, resultsDir: string): Promise<ScenarioResult> {
-  const started = Date.now();
-  const outputDir = join(resultsDir, scenario.replaceAll('/', '_'));
-  const exited = await suite(scenario, outputDir);
-  const base = { scenario, output: exited.output, ms: Date.now() - started };
-  const checks = findChecks(outputDir) ?? [];
-  if (checks.length === 0) return { ...base, ok: false, checks, reason: `no checks recorded (exit ${exited.code})` };
-  const failures = checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
-  if (failures.length > 0) {
-    const reason = failures.map((c) => `${c.id}: ${c.errorMessage ?? c.status}`).join(' | ');
-    return { ...base, ok: false, checks, reason };
-  }
-  if (exited.code !== 0) {
-    const said = /CLIENT EXITED WITH ERROR[^\n]*|Client timed out[^\n]*/.exec(exited.output)?.[0];
-    return { ...base, ok: false, checks, reason: `the suite exited ${exited.code}${said ? `: ${said}` : ''}` };
-  }
-  return { ...base, ok: true, checks };
-}
-
-function oneLine(text: string, max = 400): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+/** The client section of docs/conformance.md, from this run. */
+function clientTable(results: Parameters<typeof resultsTable>[0]): string {
+  return [
+    '## Client: `baton call`',
+    '',
+    'The 2026-07-28 client scenarios that apply to a terminal client, and every `auth/*` scenario of the',
+    'frozen 2026-07-28 requirement set with `baton call --oauth` (`pnpm conformance:client`; what is left out',
+    'and why: the comment at the top of `scripts/conformance-client.ts`). A warning fails a client scenario.',
+    '',
+    resultsTable(results, (scenario) => (scenario.startsWith('auth/') ? 'authorization' : '2026-07-28')),
+  ].join('\n');
 }
 
 async function main(): Promise<number> {
@@ -139,6 +91,7 @@ async function main(): Promise<number> {
       scenario: { type: 'string', multiple: true },
       concurrency: { type: 'string', default: '2' },
       verbose: { type: 'boolean', default: false },
+      table: { type: 'string' },
     },
     allowPositionals: false,
   });
@@ -150,44 +103,27 @@ async function main(): Promise<number> {
   }
   const concurrency = Number.parseInt(values.concurrency!, 10);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency must be a positive integer');
-  if (!existsSync(CLI) || !existsSync(NODE22)) {
-    throw new Error(
-      `${CONFORMANCE_PACKAGE}@${CONFORMANCE_VERSION} is not installed in .tmp/conformance: run "pnpm -s conformance --scenario tools-list" once (it installs it)`,
-    );
-  }
+  await ensureInstalled();
   const started = Date.now();
   log(`› ${CONFORMANCE_PACKAGE}@${CONFORMANCE_VERSION} client scenarios against baton call`);
   const resultsDir = mkdtempSync(join(tmpdir(), 'baton-conformance-client-'));
   try {
-    const results = new Map<string, ScenarioResult>();
-    const queue = [...scenarios];
-    const worker = async () => {
-      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-        results.set(next, await runScenario(next, resultsDir));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, scenarios.length) }, worker));
+    const results = await runQueue(scenarios, concurrency, (scenario) => clientScenario(scenario, resultsDir));
     let warnings = 0;
-    for (const scenario of scenarios) {
-      const result = results.get(scenario)!;
-      const scored = result.checks.filter((c) => c.status === 'SUCCESS' || c.status === 'FAILURE');
-      const passed = scored.filter((c) => c.status === 'SUCCESS').length;
-      const warned = result.checks.filter((c) => c.status === 'WARNING').length;
-      warnings += warned;
-      const counts = `${passed}/${scored.length} checks${warned ? `, ${warned} warning(s)` : ''}`;
+    for (const result of results) {
+      warnings += countChecks(result).warned.length;
+      const reason = result.ok ? '' : `: ${oneLine(result.reason ?? '', 2000)}`;
       log(
-        `${result.ok ? 'PASS' : 'FAIL'} ${scenario} (${counts})${result.ok ? '' : `: ${oneLine(result.reason ?? '', 2000)}`} ${(result.ms / 1000).toFixed(1)}s`,
+        `${result.ok ? 'PASS' : 'FAIL'} ${result.scenario} ${countsText(result)}${reason} ${(result.ms / 1000).toFixed(1)}s`,
       );
-      if (values.verbose || !result.ok) {
-        log(
-          result.output
-            .split('\n')
-            .map((line) => `     | ${line}`)
-            .join('\n'),
-        );
-      }
+      if (values.verbose || !result.ok) log(indented(result.output));
     }
-    const failed = scenarios.filter((s) => !results.get(s)!.ok).length;
+    if (values.table) {
+      const page = existsSync(values.table) ? readFileSync(values.table, 'utf8') : '';
+      writeFileSync(values.table, withSection(page, CLIENT_SECTION, clientTable(results)));
+      log(`› wrote the client table into ${values.table}`);
+    }
+    const failed = results.filter((r) => !r.ok).length;
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     log(
       `RESULT: ${scenarios.length - failed}/${scenarios.length} scenarios passed, ${failed} failed, ${warnings} warning(s) in ${seconds}s`,
