@@ -6,8 +6,8 @@
  * alike, no oracle), sends each one's current state, then `notifications/tasks`
  * (the detailed task, as `tasks/get` answers) at every change of status or of
  * its last update, each stamped with the subscription id. The state comes from
- * the ledger (`runner.tasks.get` with the listener's own context, every
- * `pollIntervalMs` of the task), so a listener on one instance sees a task
+ * the ledger (`../tasks/taskWatch.ts`: `runner.tasks.get` with the listener's own
+ * context, every `pollIntervalMs` of the task), so a listener on one instance sees a task
  * moved by a call on any other, a decision, a timer the scheduler fired or an
  * operator's `baton runs cancel`. The stream ends (with the listen request's
  * result) when every task it follows has ended, or when the client goes away.
@@ -26,15 +26,13 @@ import {
 import { ANONYMOUS_PRINCIPAL, principalOfAuthInfo, rolesOfAuthInfo, toInputCapabilities } from '../callContext.js';
 import { toProtocolError } from '../playRound.js';
 import { TASK_NOTIFICATION_METHOD } from '../tasks/notifications.js';
+import { createTaskWatcher, taskEnded } from '../tasks/taskWatch.js';
 import { declaresTasks, detailedTask, TASKS_EXTENSION_ID } from '../tasks/wire.js';
 
 /** The revision whose `subscriptions/listen` this serves. */
 const REVISION = '2026-07-28';
 /** At most this many task ids in one filter (a larger filter is left to the SDK, which refuses it). */
 export const MAX_LISTENED_TASKS = 100;
-/** How often a followed task is read at most and at least, ms (its `pollIntervalMs`, bounded). */
-const MIN_INTERVAL_MS = 250;
-const MAX_INTERVAL_MS = 30_000;
 /** SSE comment sent this often so proxies keep an idle stream open. */
 const KEEP_ALIVE_MS = 15_000;
 /** Task listens open at once in this process, at most (the SDK's listen router caps its own alike). */
@@ -89,11 +87,6 @@ function parseTaskListen(request: Request, body: unknown): TaskListen | undefine
   if (!isObject(capabilities)) return undefined;
   return { id: body.id, taskIds: [...new Set(taskIds as string[])], capabilities: capabilities as ClientCapabilities };
 }
-
-const ended = (task: TaskSnapshot) =>
-  task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled';
-const mark = (task: TaskSnapshot) => `${task.status}\u0000${task.updatedAt}`;
-const interval = (task: TaskSnapshot) => Math.min(MAX_INTERVAL_MS, Math.max(MIN_INTERVAL_MS, task.pollIntervalMs));
 
 /**
  * The `subscriptions/listen` route for tasks (see the module comment), for `serveHttp`'s `listen`.
@@ -168,11 +161,11 @@ async function follow(
   const tasks = found.filter((task): task is TaskSnapshot => task !== undefined);
   const stamp = { [SUBSCRIPTION_ID_META_KEY]: listen.id };
   const encoder = new TextEncoder();
-  const timers = new Set<ReturnType<typeof setTimeout>>();
+  const watcher = createTaskWatcher(runner, onError);
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
   let keepAlive: ReturnType<typeof setInterval> | undefined;
-  let live = tasks.filter((task) => !ended(task)).length;
+  let live = tasks.filter((task) => !taskEnded(task)).length;
 
   const frame = (message: object) => {
     if (closed) return;
@@ -195,8 +188,7 @@ async function follow(
     }
     closed = true;
     onClosed();
-    for (const timer of timers) clearTimeout(timer);
-    timers.clear();
+    watcher.close();
     if (keepAlive !== undefined) clearInterval(keepAlive);
     signal.removeEventListener('abort', onAbort);
     try {
@@ -205,41 +197,8 @@ async function follow(
   };
   const onAbort = () => stop(false);
 
-  const watch = (first: TaskSnapshot) => {
-    let last = mark(first);
-    const schedule = (task: TaskSnapshot) => {
-      if (closed) return;
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        void tick(task);
-      }, interval(task));
-      timer.unref?.();
-      timers.add(timer);
-    };
-    const tick = async (previous: TaskSnapshot) => {
-      if (closed) return;
-      let task: TaskSnapshot | undefined = previous;
-      try {
-        task = await runner.tasks.get({ id: first.id, context });
-        if (!task) {
-          // Gone (pruned): nothing more to say about it.
-          if (--live === 0) stop(true);
-          return;
-        }
-        if (mark(task) !== last) {
-          last = mark(task);
-          notify(task);
-        }
-        if (ended(task)) {
-          if (--live === 0) stop(true);
-          return;
-        }
-      } catch (error) {
-        onError(error);
-      }
-      schedule(task ?? previous);
-    };
-    schedule(first);
+  const settled = () => {
+    if (--live === 0) stop(true);
   };
 
   const stream = new ReadableStream<Uint8Array>({
@@ -254,7 +213,7 @@ async function follow(
         stop(true);
         return;
       }
-      for (const task of tasks) if (!ended(task)) watch(task);
+      for (const task of tasks) if (!taskEnded(task)) watcher.watch(task, context, { changed: notify, settled });
       keepAlive = setInterval(() => {
         if (closed) return;
         try {

@@ -1,9 +1,9 @@
 /**
  * `notifications/tasks` (the tasks extension's status notifications) on a
  * connection that can carry them: one server per connection, as `serveStdio`
- * makes. A tool call answered with a task is watched from then on: its task
- * is read from the ledger (`runner.tasks.get`, with the caller's own context,
- * as its `tasks/get` would read it) every `pollIntervalMs` of the task, and
+ * makes. A tool call answered with a task is watched from then on
+ * (`taskWatch.ts`: read from the ledger with the caller's own context, as its
+ * `tasks/get` would read it, every `pollIntervalMs` of the task), and
  * each change of status or of its last update is sent as a notification with
  * the detailed task (`notifications/tasks`, params as `tasks/get` answers),
  * until the task ends or the connection closes. The server learns of changes
@@ -15,14 +15,11 @@
  */
 import type { Runner, TaskCaller, TaskSnapshot } from '@baton/engine';
 import type { McpServer } from '@modelcontextprotocol/server';
+import { createTaskWatcher } from './taskWatch.js';
 import { detailedTask } from './wire.js';
 
 /** The notification's method (`TaskStatusNotificationV2Schema` of `@modelcontextprotocol/ext-tasks/core/v2`). */
 export const TASK_NOTIFICATION_METHOD = 'notifications/tasks';
-
-/** How often a watched task is read at most and at least, ms (its `pollIntervalMs`, bounded). */
-const MIN_INTERVAL_MS = 250;
-const MAX_INTERVAL_MS = 30_000;
 
 /** What {@link createTaskNotifier} needs. */
 export interface TaskNotifierOptions {
@@ -39,56 +36,19 @@ export interface TaskNotifier {
   close(): void;
 }
 
-const ended = (task: TaskSnapshot) =>
-  task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled';
-const mark = (task: TaskSnapshot) => `${task.status}\u0000${task.updatedAt}`;
-const interval = (task: TaskSnapshot) => Math.min(MAX_INTERVAL_MS, Math.max(MIN_INTERVAL_MS, task.pollIntervalMs));
-
 /** Send `notifications/tasks` for the tasks `server`'s tool calls create (see the module comment). */
 export function createTaskNotifier(server: McpServer, options: TaskNotifierOptions): TaskNotifier {
-  const { runner, onError } = options;
-  const timers = new Set<ReturnType<typeof setTimeout>>();
-  let closed = false;
-
-  const watch = (created: TaskSnapshot, context: TaskCaller) => {
-    let last = mark(created);
-    const schedule = (task: TaskSnapshot) => {
-      if (closed) return;
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        void tick(task);
-      }, interval(task));
-      timer.unref?.();
-      timers.add(timer);
-    };
-    const tick = async (previous: TaskSnapshot) => {
-      if (closed) return;
-      let task: TaskSnapshot | undefined = previous;
-      try {
-        task = await runner.tasks.get({ id: created.id, context });
-        if (!task) return; // gone (pruned): nothing more to say
-        if (mark(task) !== last && !closed) {
-          last = mark(task);
-          await server.server.notification({
-            method: TASK_NOTIFICATION_METHOD,
-            params: detailedTask(task) as unknown as Record<string, unknown>,
-          } as never);
-        }
-        if (ended(task)) return;
-      } catch (error) {
-        onError(error);
-      }
-      schedule(task ?? previous);
-    };
-    schedule(created);
-  };
-
+  const watcher = createTaskWatcher(options.runner, options.onError);
   return {
-    watch,
-    close() {
-      closed = true;
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
+    watch(task, context) {
+      watcher.watch(task, context, {
+        changed: (changed) =>
+          server.server.notification({
+            method: TASK_NOTIFICATION_METHOD,
+            params: detailedTask(changed) as unknown as Record<string, unknown>,
+          } as never),
+      });
     },
+    close: () => watcher.close(),
   };
 }
