@@ -40,6 +40,8 @@ import { AUTH_SCENARIOS, PROTOCOL_SCENARIOS } from './lib/clientScenarios.js';
 import {
   CONFORMANCE_PACKAGE,
   CONFORMANCE_VERSION,
+  chosenScenarios,
+  concurrencyOf,
   countChecks,
   countsText,
   ensureInstalled,
@@ -95,14 +97,8 @@ async function main(): Promise<number> {
     },
     allowPositionals: false,
   });
-  const scenarios = values.scenario ?? [...CLIENT_SCENARIOS];
-  for (const scenario of scenarios) {
-    if (!(CLIENT_SCENARIOS as readonly string[]).includes(scenario)) {
-      throw new Error(`unknown scenario "${scenario}"; expected one of: ${CLIENT_SCENARIOS.join(', ')}`);
-    }
-  }
-  const concurrency = Number.parseInt(values.concurrency!, 10);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency must be a positive integer');
+  const scenarios = chosenScenarios(values.scenario, CLIENT_SCENARIOS);
+  const concurrency = concurrencyOf(values.concurrency!);
   await ensureInstalled();
   const started = Date.now();
   log(`› ${CONFORMANCE_PACKAGE}@${CONFORMANCE_VERSION} client scenarios against baton call`);

@@ -37,6 +37,8 @@ import {
   CACHE,
   CONFORMANCE_PACKAGE,
   CONFORMANCE_VERSION,
+  chosenScenarios,
+  concurrencyOf,
   countChecks,
   countsText,
   type Exited,
@@ -273,14 +275,8 @@ async function main(): Promise<number> {
     },
     allowPositionals: false,
   });
-  const scenarios = values.scenario ?? [...SCENARIOS];
-  for (const scenario of scenarios) {
-    if (!(SCENARIOS as readonly string[]).includes(scenario)) {
-      throw new Error(`unknown scenario "${scenario}"; expected one of: ${SCENARIOS.join(', ')}`);
-    }
-  }
-  const concurrency = Number.parseInt(values.concurrency!, 10);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency must be a positive integer');
+  const scenarios = chosenScenarios(values.scenario, SCENARIOS);
+  const concurrency = concurrencyOf(values.concurrency!);
   if (values.url && values['server-command']) throw new Error('give --url or --server-command, not both');
 
   const started = Date.now();

@@ -6,42 +6,18 @@
  * scenario of `CLIENT_SCENARIOS` passed, by name, and that the run's table is the client
  * section of the committed `docs/conformance.md`.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLIENT_SCENARIOS, CLIENT_SECTION } from '../scripts/conformance-client.js';
 import { CONFORMANCE_PAGE, readSection } from '../scripts/lib/conformanceSuite.js';
+import { runHarness, verdictsOf } from './helpers/conformanceHarness.js';
 import { scratchDir } from './helpers/e2eLedgers.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TEN_MINUTES = 600_000;
 
 /** The 8 protocol scenarios and the 25 `auth/*` ones of 2026-07-28: a scenario dropped from the harness fails here. */
 const EXPECTED = [...CLIENT_SCENARIOS];
-
-function runHarness(table: string): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(
-      join(ROOT, 'node_modules', '.bin', 'tsx'),
-      ['scripts/conformance-client.ts', '--table', table],
-      {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, output }));
-  });
-}
 
 const dir = scratchDir('conformance-client');
 
@@ -51,9 +27,8 @@ describe('official MCP conformance suite, client scenarios', () => {
     async () => {
       expect(EXPECTED).toHaveLength(33);
       const table = join(dir, 'conformance.md');
-      const { code, output } = await runHarness(table);
-      const verdicts = new Map<string, string>();
-      for (const match of output.matchAll(/^(PASS|FAIL) ([a-z0-9_/-]+) /gm)) verdicts.set(match[2]!, match[1]!);
+      const { code, output } = await runHarness('scripts/conformance-client.ts', ['--table', table]);
+      const verdicts = verdictsOf(output);
       const report = `\n${output}`;
       expect([...verdicts.keys()].sort(), report).toEqual([...EXPECTED].sort());
       expect(

@@ -9,16 +9,14 @@
  * the server section of the committed `docs/conformance.md` (regenerate it
  * with `pnpm conformance:docs`).
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCENARIOS, SERVER_SECTION } from '../scripts/conformance.js';
 import { CONFORMANCE_PAGE, readSection } from '../scripts/lib/conformanceSuite.js';
+import { runHarness, verdictsOf } from './helpers/conformanceHarness.js';
 import { e2eLedgers, ledgerOfItsOwn, scratchDir } from './helpers/e2eLedgers.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TEN_MINUTES = 600_000;
 
 /**
@@ -27,24 +25,6 @@ const TEN_MINUTES = 600_000;
  * dropped from the harness fails this test.
  */
 const EXPECTED = [...SCENARIOS];
-
-function runHarness(args: readonly string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['scripts/conformance.ts', ...args], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, output }));
-  });
-}
 
 const dir = scratchDir('conformance');
 
@@ -55,9 +35,8 @@ describe.each(e2eLedgers(dir))('official MCP conformance suite on %s', (name, gi
       const ledger = await ledgerOfItsOwn(name, given!);
       const table = join(dir, `conformance-${name}.md`);
       try {
-        const { code, output } = await runHarness(['--ledger', ledger.url, '--table', table]);
-        const verdicts = new Map<string, string>();
-        for (const match of output.matchAll(/^(PASS|FAIL) ([a-z0-9-]+) /gm)) verdicts.set(match[2]!, match[1]!);
+        const { code, output } = await runHarness('scripts/conformance.ts', ['--ledger', ledger.url, '--table', table]);
+        const verdicts = verdictsOf(output);
         const report = `\n${output}`;
         expect([...verdicts.keys()].sort(), report).toEqual([...EXPECTED].sort());
         expect(

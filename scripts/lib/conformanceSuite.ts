@@ -318,3 +318,19 @@ export function withSection(page: string, section: string, body: string): string
   if (start < 0 || end < start) return `${base.trimEnd()}\n\n${block}\n`;
   return `${base.slice(0, start)}${block}${base.slice(end + marker(section, true).length)}`;
 }
+
+/** The scenarios `--scenario` names (each one of `known`), or all of `known`. */
+export function chosenScenarios(given: readonly string[] | undefined, known: readonly string[]): string[] {
+  for (const scenario of given ?? []) {
+    if (!known.includes(scenario))
+      throw new Error(`unknown scenario "${scenario}"; expected one of: ${known.join(', ')}`);
+  }
+  return [...(given ?? known)];
+}
+
+/** `--concurrency` as a positive integer. */
+export function concurrencyOf(text: string): number {
+  const concurrency = Number.parseInt(text, 10);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency must be a positive integer');
+  return concurrency;
+}
