@@ -96,7 +96,7 @@ describe.concurrent('start-up failures: one line, exit 1', () => {
     expectOneLine(
       await runCli(['serve', join(dir, 'throws.ts'), ...http], { BATON_KEYS: key }),
       1,
-      /cannot load flows module .*throws\.ts: flows module exploded/,
+      /cannot load flows module .*throws\.ts: .*throws\.ts:\d+:\d+: flows module exploded/,
     );
   });
 

@@ -121,7 +121,16 @@ export function chooseDecision(
   ) => ({
     refusal: refusal(reason, message, extra),
   });
-  if (row.status !== 'waiting') return no(endedReason(row.status), ENDED[row.status](id));
+  const expired = (r: DecisionRecord) => r.deadline !== null && r.deadline <= now;
+  if (row.status !== 'waiting') {
+    // A decision left unmade past its deadline expired, also when the flow went on without it (its own
+    // timeout branch completes the request): say so rather than only that the request ended.
+    const lapsed = records.find((r) => (key === undefined || r.key === key) && r.status !== 'decided' && expired(r));
+    if (lapsed && isDecision(flow.inputs[lapsed.key])) {
+      return no('expired', `The decision "${lapsed.key}" on request ${id} expired: it can no longer be made.`);
+    }
+    return no(endedReason(row.status), ENDED[row.status](id));
+  }
   if (isRequester(codec, blob, caller.principal)) {
     return no(
       'not_allowed',
@@ -129,7 +138,6 @@ export function chooseDecision(
       { ownRequest: true },
     );
   }
-  const expired = (r: DecisionRecord) => r.deadline !== null && r.deadline <= now;
   // A pending decision the request no longer awaits (escalated elsewhere) cannot be made.
   const decisionKey = (r: DecisionRecord) =>
     isDecision(flow.inputs[r.key]) && (r.status !== 'pending' || row.waitingFor.some((w) => w.key === r.key));
