@@ -60,6 +60,15 @@ function place(name: string, text: string): string {
   return join(folder, name);
 }
 
+/** `baton serve <path>` fails with one line naming the module and the place in it (`where`), no stack, exit 1. */
+async function expectLoadErrorAt(path: string, where: string) {
+  const result = await runCli(['serve', path, '--http', '127.0.0.1:0']);
+  const lines = result.stderr.trimEnd().split('\n');
+  expect(lines.at(-1)).toBe(`baton: cannot load flows module ${path}: ${path}${where}`);
+  expect(result.stderr).not.toMatch(/\bat .+:\d+:\d+/);
+  expect(result.code).toBe(1);
+}
+
 beforeAll(() => {
   project = mkdtempSync(join(tmpdir(), 'baton-cjs-project-'));
   writeFileSync(
@@ -92,14 +101,7 @@ describe('a flows module that does not parse: one line with file:line:column', (
     ['syntax.mts', 'import { z } from "zod";\nexport const a = { b: 1;\n', ':2:23: Expected "}" but found ";"'],
     ['syntax.js', 'const z = require("zod");\nexports.a = { b: 1;\n', ':2:18: Expected "}" but found ";"'],
     ['syntax.mjs', 'import { z } from "zod";\nexport const a = { b: 1;\n', ":2:24: Unexpected token ';'"],
-  ])('baton serve %s', async (name, text, where) => {
-    const path = place(name, text);
-    const result = await runCli(['serve', path, '--http', '127.0.0.1:0']);
-    const lines = result.stderr.trimEnd().split('\n');
-    expect(lines.at(-1)).toBe(`baton: cannot load flows module ${path}: ${path}${where}`);
-    expect(result.stderr).not.toMatch(/\bat .+:\d+:\d+/);
-    expect(result.code).toBe(1);
-  });
+  ])('baton serve %s', (name, text, where) => expectLoadErrorAt(place(name, text), where));
 });
 
 describe('a flows module that throws while it loads: one line with the place that threw', () => {
@@ -132,12 +134,5 @@ export const release = defineFlow({ name: 'release', description: 'Release', arg
       NO_DECIDER,
       ':7:24: flow "release": decision "sign_off" needs `role` or `may` to say who may decide',
     ],
-  ])('baton serve %s', async (name, text, where) => {
-    const path = place(name, text);
-    const result = await runCli(['serve', path, '--http', '127.0.0.1:0']);
-    const lines = result.stderr.trimEnd().split('\n');
-    expect(lines.at(-1)).toBe(`baton: cannot load flows module ${path}: ${path}${where}`);
-    expect(result.stderr).not.toMatch(/\bat .+:\d+:\d+/);
-    expect(result.code).toBe(1);
-  });
+  ])('baton serve %s', (name, text, where) => expectLoadErrorAt(place(name, text), where));
 });
