@@ -8,8 +8,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // A throwaway PostgreSQL for the store's tests (skipped when BATON_TEST_PG_URL is set).
-    globalSetup: ['packages/store/test/setup/postgres.ts'],
+    // A throwaway PostgreSQL for the store's tests (skipped when BATON_TEST_PG_URL is set), and the
+    // build of the packages the tests run the CLI from (packages/*/dist-test/).
+    globalSetup: ['packages/store/test/setup/postgres.ts', 'test/setup/builtPackages.ts'],
     reporters: ['default'],
   },
 });

@@ -33,18 +33,21 @@ interface EntryPoint {
   readonly report: string;
 }
 
-/** Every entry point of the published packages, from each package.json's `exports` (sources in the workspace). */
+/**
+ * Every entry point of the published packages, from each package.json's `exports` (sources in the
+ * workspace: the `default` target; `baton-test-build` names the tests' build).
+ */
 function entryPoints(): EntryPoint[] {
   return PACKAGES.flatMap((dir) => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8')) as {
       name: string;
-      exports: Record<string, string>;
+      exports: Record<string, string | { default: string }>;
     };
     return Object.entries(manifest.exports)
       .filter(([subpath]) => subpath !== './package.json')
       .map(([subpath, target]) => ({
         specifier: subpath === '.' ? manifest.name : `${manifest.name}/${subpath.slice(2)}`,
-        source: join(ROOT, 'packages', dir, target),
+        source: join(ROOT, 'packages', dir, typeof target === 'string' ? target : target.default),
         report: `../packages/${dir}/api/${subpath === '.' ? 'index' : subpath.slice(2)}.api.md`,
       }));
   });

@@ -50,19 +50,25 @@ const machine = setup({ actors: { charge } }).createMachine({
 module.exports = [defineFlow({ name: 'charge_order', description: 'Charge', args: z.object({}), inputs, machine })];
 `;
 
+/** A CommonJS `.js` flows module that does not parse. */
+const SYNTAX_JS = 'const z = require("zod");\nexports.a = { b: 1;\n';
+
 let project: string;
 
 /** Write `file` into its own folder of the project (tsx would map a \`.js\` to a \`.ts\` beside it); its path. */
 function place(name: string, text: string): string {
   const folder = join(project, name.replace('.', '-'));
-  mkdirSync(folder);
+  mkdirSync(folder, { recursive: true });
   writeFileSync(join(folder, name), text);
   return join(folder, name);
 }
 
-/** `baton serve <path>` fails with one line naming the module and the place in it (`where`), no stack, exit 1. */
-async function expectLoadErrorAt(path: string, where: string) {
-  const result = await runCli(['serve', path, '--http', '127.0.0.1:0']);
+/**
+ * `baton serve <path>` fails with one line naming the module and the place in it (`where`), no
+ * stack, exit 1; `from`: the built CLI on plain Node (as installed), or the sources through tsx.
+ */
+async function expectLoadErrorAt(path: string, where: string, from: 'build' | 'sources' = 'build') {
+  const result = await runCli(['serve', path, '--http', '127.0.0.1:0'], {}, undefined, from);
   const lines = result.stderr.trimEnd().split('\n');
   expect(lines.at(-1)).toBe(`baton: cannot load flows module ${path}: ${path}${where}`);
   expect(result.stderr).not.toMatch(/\bat .+:\d+:\d+/);
@@ -99,9 +105,14 @@ describe('a flows module that does not parse: one line with file:line:column', (
   it.each([
     ['syntax.ts', 'import { z } from "zod";\nexport const a = { b: 1;\n', ':2:23: Expected "}" but found ";"'],
     ['syntax.mts', 'import { z } from "zod";\nexport const a = { b: 1;\n', ':2:23: Expected "}" but found ";"'],
-    ['syntax.js', 'const z = require("zod");\nexports.a = { b: 1;\n', ':2:18: Expected "}" but found ";"'],
     ['syntax.mjs', 'import { z } from "zod";\nexport const a = { b: 1;\n', ":2:24: Unexpected token ';'"],
   ])('baton serve %s', (name, text, where) => expectLoadErrorAt(place(name, text), where));
+  // A CommonJS `.js`: plain Node (the CLI as installed) parses it itself; when tsx runs the process
+  // (`pnpm -s baton` in the repository), tsx's loader compiles `.js` too and esbuild reports it.
+  it('baton serve syntax.js (plain Node)', () =>
+    expectLoadErrorAt(place('syntax.js', SYNTAX_JS), ":2:19: Unexpected token ';'"));
+  it('baton serve syntax.js (run by tsx, as pnpm -s baton)', () =>
+    expectLoadErrorAt(place('syntax.js', SYNTAX_JS), ':2:18: Expected "}" but found ";"', 'sources'));
 });
 
 describe('a flows module that throws while it loads: one line with the place that threw', () => {

@@ -3,7 +3,8 @@
  * elicitation, sampling and roots handlers that record what they were asked,
  * a recording (and optionally alternating) fetch for the HTTP transport,
  * manual rounds (`allowInputRequired`) for tampering and replay, and
- * `baton serve` child processes with bounded waits.
+ * `baton serve` child processes with bounded waits (the built CLI on plain
+ * Node: `cliArgs`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -17,11 +18,14 @@ import {
   ProtocolError,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
+import { BUILT_CONDITION } from '../setup/builtPackages.js';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** The CLI entry point. */
+/** The CLI entry point in the sources (run through tsx, as `pnpm -s baton` does). */
 export const CLI = fileURLToPath(new URL('../../packages/adapters/src/cli/main.ts', import.meta.url));
+/** The built CLI entry point (test/setup/builtPackages.ts builds it before the tests run). */
+export const BUILT_CLI = fileURLToPath(new URL('../../packages/adapters/dist-test/cli/main.mjs', import.meta.url));
 /** The flows module the adapter tests serve. */
 export const FLOWS = fileURLToPath(new URL('../fixtures/adapter-flows', import.meta.url));
 
@@ -186,8 +190,17 @@ export interface ServeProcess {
   stop(): Promise<number | null>;
 }
 
-/** The argv to run the CLI with this Node and tsx. */
+/**
+ * The argv to run the CLI with this Node: the built CLI, with the export condition under which
+ * the workspace packages resolve to their built copies (test/setup/builtPackages.ts); no tsx
+ * until a TypeScript flows module needs it, as when installed from npm.
+ */
 export function cliArgs(args: readonly string[]): string[] {
+  return [`--conditions=${BUILT_CONDITION}`, BUILT_CLI, ...args];
+}
+
+/** The argv to run the CLI from its sources through tsx, as `pnpm -s baton` runs it in the repository. */
+export function sourceCliArgs(args: readonly string[]): string[] {
   return ['--import', 'tsx', CLI, ...args];
 }
 
@@ -234,13 +247,17 @@ export async function startServe(args: readonly string[], env: Record<string, st
   };
 }
 
-/** Run the CLI to completion (bounded: 30 s), with `input` on stdin when given; resolves with its exit code and output. */
+/**
+ * Run the CLI to completion (bounded: 30 s), with `input` on stdin when given; resolves with its
+ * exit code and output. `from`: the built CLI (`cliArgs`), or its sources through tsx (`sourceCliArgs`).
+ */
 export async function runCli(
   args: readonly string[],
   env: Record<string, string | undefined> = {},
   input?: string,
+  from: 'build' | 'sources' = 'build',
 ): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const child = spawn(process.execPath, cliArgs(args), {
+  const child = spawn(process.execPath, from === 'build' ? cliArgs(args) : sourceCliArgs(args), {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
