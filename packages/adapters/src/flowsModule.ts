@@ -113,8 +113,11 @@ function namespaceOf(required: unknown): Record<string, unknown> {
   return 'default' in exports ? exports : { ...exports, default: required };
 }
 
-/** Import (ES module) or require (CommonJS) the module at `path`, TypeScript included. */
-async function importModule(path: string): Promise<Record<string, unknown>> {
+/**
+ * Import (ES module) or require (CommonJS) the module at `path`, TypeScript included (also how
+ * `baton serve` loads a `baton.config.ts`).
+ */
+export async function importModule(path: string): Promise<Record<string, unknown>> {
   const typescript = TYPESCRIPT.test(path);
   if ((await formatOf(path)) === 'module') {
     if (typescript) await loadTypeScriptModules();

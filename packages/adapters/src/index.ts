@@ -10,10 +10,12 @@
  * tools (`baton_inbox`, `baton_decide`, ...) for flows that await decisions by
  * others; `createDecisionApi` serves them over plain HTTP (`/api/decisions`,
  * problem details on error); `createWebhookNotifier` tells deciders over HTTP;
- * `loadFlowsModule` reads what `baton serve` serves.
+ * `loadFlowsModule` reads what `baton serve` serves, and `defineConfig` types its
+ * `baton.config.ts`.
  */
 export { createStaticTokenVerifier, loadAuthTokens, type TokenEntry } from './authTokens.js';
 export { ANONYMOUS_PRINCIPAL, defaultPrincipal, defaultRoles } from './callContext.js';
+export { type BatonConfig, defineConfig } from './cli/serve/config.js';
 export { createDecisionApi, DECISIONS_API_PATH, type DecisionApiOptions } from './decisionApi.js';
 export { DECIDE_PAGE_PATH, decisionPageUrl, parsePublicUrl } from './decisionLinks.js';
 export {
