@@ -35,7 +35,7 @@ function configFolder(name: string, body: string): string {
   return folder;
 }
 
-/** Run `baton serve ...` in `cwd` with `env` (BATON_* of this process dropped). */
+/** Run `baton serve ...` in `cwd` with `env` (BATON_* of this process dropped), bounded: 30 s. */
 function serve(args: string[], cwd: string, env: Record<string, string> = {}) {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('BATON_')));
   const child = spawn(process.execPath, cliArgs(['serve', ...args]), {
@@ -47,8 +47,13 @@ function serve(args: string[], cwd: string, env: Record<string, string> = {}) {
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  // Bounded as runCli is: a child that hangs is killed after 30 s instead of outliving the test.
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('close', (code) => resolve({ code, stdout, stderr })),
+    child.once('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr });
+    }),
   );
 }
 
@@ -80,6 +85,22 @@ describe.concurrent('baton serve --print-config', () => {
       roundBudget: { value: 10000, source: 'default' },
     });
     expect(printed.keys).toEqual({ value: '[redacted]', source: 'env BATON_KEYS' });
+  });
+
+  it('a switch the environment sets false overrides the file, and BATON_STDIO=false leaves the file its transport', async () => {
+    const folder = configFolder(
+      'switch-off',
+      `{ flows: ${FLOWS_FIELD}, http: '127.0.0.1:0', audit: true, allowReplays: true, ledger: 'memory:' }`,
+    );
+    const result = await serve(['--print-config'], folder, { BATON_AUDIT: 'false', BATON_STDIO: '0' });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).fields).toMatchObject({
+      http: { value: '127.0.0.1:0', source: 'file baton.config.ts' },
+      stdio: { value: false, source: 'env BATON_STDIO' },
+      audit: { value: false, source: 'env BATON_AUDIT' },
+      allowReplays: { value: true, source: 'file baton.config.ts' },
+    });
   });
 
   it('redacts secrets: inline webhook secrets and a ledger URL password', async () => {

@@ -79,7 +79,8 @@ function fromEnv(env: NodeJS.ProcessEnv): Map<string, { value: RawValue; source:
       if (!['true', 'false', '1', '0'].includes(text)) {
         throw usageError(`${field.env} expects true, false, 1 or 0, got "${text}"`);
       }
-      if (text === 'true' || text === '1') found.set(keyOf(field), { value: true, source });
+      // A false is kept: it overrides a true of the file.
+      found.set(keyOf(field), { value: text === 'true' || text === '1', source });
     } else if (field.meta.multiple) {
       const list = text.split(',').map((entry) => entry.trim());
       found.set(keyOf(field), { value: list.filter((entry) => entry !== ''), source });
@@ -137,7 +138,7 @@ async function fromFile(path: string, shown: string): Promise<Map<string, { valu
   const found = new Map<string, { value: RawValue; source: Source }>();
   for (const field of SERVE_FIELDS) {
     const value = (parsed.data as Record<string, unknown>)[field.name];
-    if (value === undefined || value === false) continue;
+    if (value === undefined) continue;
     const raw: RawValue =
       typeof value === 'boolean'
         ? value
@@ -186,8 +187,9 @@ export async function gatherSources(
   const values: Record<string, RawValue> = {};
   const sources = new Map<string, Source>();
   for (const layer of layers) {
-    // The transport is one choice: a source that names one replaces the other of a weaker source.
-    if (layer.has('http') || layer.has('stdio')) {
+    // The transport is one choice: a source that names one replaces the other of a weaker source
+    // (`BATON_STDIO=false` names none).
+    if (layer.has('http') || layer.get('stdio')?.value === true) {
       for (const key of ['http', 'stdio']) {
         delete values[key];
         sources.delete(key);
