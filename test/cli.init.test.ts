@@ -21,7 +21,7 @@ const ADAPTERS = JSON.parse(readFileSync(join(ROOT, 'packages/adapters/package.j
   version: string;
   dependencies: Record<string, string>;
 };
-const WRITTEN = ['package.json', 'flows.ts', 'flows.test.ts', 'tsconfig.json', 'README.md', '.gitignore'];
+const WRITTEN = ['package.json', 'flows.ts', 'flows.test.ts', 'baton.config.ts', 'tsconfig.json', 'README.md', '.gitignore'];
 
 let dir: string;
 
@@ -90,7 +90,7 @@ describe('baton init', () => {
       private: true,
       type: 'module',
       scripts: {
-        serve: 'baton serve flows.ts --http 127.0.0.1:3000 --ledger sqlite:./baton.db',
+        serve: 'baton serve',
         test: 'node --import tsx --test --test-reporter=spec flows.test.ts',
         typecheck: 'tsc --noEmit',
       },

@@ -679,7 +679,16 @@ describe('the published packages, installed with npm into a project outside the 
         `npm test in the starter: ${(tested.ms / 1000).toFixed(1)} s, npm run typecheck: ${(typechecked.ms / 1000).toFixed(1)} s`,
       );
 
-      // The script's own address (127.0.0.1:3000) may be taken here: a later --http wins.
+      // `baton init` wrote baton.config.ts, and the bare `baton serve` of the script reads it.
+      const printed = await ok('npx', ['baton', 'serve', '--print-config'], starter, env, 60_000);
+      const effective = JSON.parse(printed.stdout) as { fields: Record<string, { value: unknown; source: string }> };
+      expect(effective.fields.ledger).toEqual({
+        value: 'sqlite:./baton.db',
+        source: expect.stringMatching(/^file .*baton\.config\.ts$/),
+      });
+      expect(effective.fields.http?.source).toMatch(/^file .*baton\.config\.ts$/);
+
+      // The file's own address (127.0.0.1:3000) may be taken here: the flag wins over the file.
       const server = await startServing('npm', ['run', 'serve', '--', '--http', '127.0.0.1:0'], starter, env);
       try {
         expect(server.stderr()).toContain('baton: serving 1 flow at');

@@ -3,7 +3,8 @@
  * current folder, created when missing), so that `npm install && npm test`
  * then `npm run serve` give a tested, served flow. The files come from
  * `templates/starter/` of this package (shipped with it) plus a
- * `package.json` built here, whose `@baton/*` dependencies are the version of
+ * `package.json` built here (its `serve` script is a bare `baton serve`, which
+ * reads the starter's `baton.config.ts`), whose `@baton/*` dependencies are the version of
  * the running `@baton/adapters` and whose xstate, zod, tsx and better-sqlite3
  * ranges are the ones this package itself declares. Nothing is written when
  * any of the files already exists, unless `--force`.
@@ -21,7 +22,7 @@ const HELP = `usage: ${USAGE}
 
 Write a starter project into dir (default: the current folder; created when missing):
 package.json, flows.ts (a two-round flow), flows.test.ts (its tests, with @baton/engine/testing),
-tsconfig.json, README.md and .gitignore. Then:
+baton.config.ts (what \`baton serve\` serves, and how), tsconfig.json, README.md and .gitignore. Then:
 
   cd dir && npm install && npm test
   npm run serve
@@ -43,6 +44,7 @@ const PACKAGE_JSON = new URL('../../package.json', import.meta.url);
 const TEMPLATE_FILES: Record<string, string> = {
   'flows.ts': 'flows.ts',
   'flows.test.ts': 'flows.test.ts',
+  'baton.config.ts': 'baton.config.ts',
   'tsconfig.json': 'tsconfig.json',
   'README.md': 'README.md',
   gitignore: '.gitignore',
@@ -79,7 +81,7 @@ export function starterManifest(manifest: AdaptersManifest, name: string): objec
     type: 'module',
     engines: { node: '>=20.19' },
     scripts: {
-      serve: 'baton serve flows.ts --http 127.0.0.1:3000 --ledger sqlite:./baton.db',
+      serve: 'baton serve',
       call: `baton call publish_release --args "{\\"version\\":\\"1.2.3\\"}" --http http://127.0.0.1:3000/mcp`,
       test: 'node --import tsx --test --test-reporter=spec flows.test.ts',
       typecheck: 'tsc --noEmit',
