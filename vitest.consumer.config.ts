@@ -1,9 +1,9 @@
 /**
  * The consumer test alone (`pnpm test:consumer`, the last step of
  * scripts/test.sh): it packs the three packages and installs them with npm
- * into a temporary project, then into the starter `npx baton init` writes,
- * building better-sqlite3 from source each time (about two and a half
- * minutes in all), so it runs after the main suite instead of beside it.
+ * into a temporary project (building better-sqlite3 from source, which a
+ * loopback prebuild mirror then hands to the starter `npx baton init` writes),
+ * about two minutes in all, so it runs after the main suite instead of beside it.
  */
 import { defineConfig } from 'vitest/config';
 

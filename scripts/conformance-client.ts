@@ -6,6 +6,10 @@
  * `baton call` command lines a user would type and runs them as real `baton call` processes.
  *
  *   tsx scripts/conformance-client.ts [--scenario NAME]... [--concurrency N] [--table FILE] [--verbose]
+ *                                     [--cli sources|built]
+ *
+ * `--cli built` runs `baton call` from the test build (`packages/adapters/dist-test`, written by
+ * the test suite's global setup) instead of its sources through tsx (the default).
  *
  * `CLIENT_SCENARIOS`: the 2026-07-28 protocol scenarios that apply to a terminal client
  * (`tools_call`, `request-metadata`, `sep-2322-client-request-state`, `http-standard-headers`,
@@ -36,6 +40,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { CLI_ENV, cliFrom } from './lib/batonCli.js';
 import { AUTH_SCENARIOS, PROTOCOL_SCENARIOS } from './lib/clientScenarios.js';
 import {
   CONFORMANCE_PACKAGE,
@@ -94,9 +99,12 @@ async function main(): Promise<number> {
       concurrency: { type: 'string', default: '2' },
       verbose: { type: 'boolean', default: false },
       table: { type: 'string' },
+      cli: { type: 'string' },
     },
     allowPositionals: false,
   });
+  // The suite starts the client command with this process's environment.
+  process.env[CLI_ENV] = cliFrom(values.cli);
   const scenarios = chosenScenarios(values.scenario, CLIENT_SCENARIOS);
   const concurrency = concurrencyOf(values.concurrency!);
   await ensureInstalled();

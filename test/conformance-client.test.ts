@@ -25,7 +25,7 @@ describe('official MCP conformance suite, client scenarios', () => {
     async () => {
       expect(EXPECTED).toHaveLength(33);
       const table = join(dir, 'conformance.md');
-      const run = await runHarness('scripts/conformance-client.ts', ['--table', table]);
+      const run = await runHarness('scripts/conformance-client.ts', ['--table', table, '--cli', 'built']);
       expectEveryScenarioPassed(run, EXPECTED);
       expectCommittedTable(table, CLIENT_SECTION);
     },

@@ -33,7 +33,14 @@ describe.each(e2eLedgers(dir))('official MCP conformance suite on %s', (name, gi
       const ledger = await ledgerOfItsOwn(name, given!);
       const table = join(dir, `conformance-${name}.md`);
       try {
-        const run = await runHarness('scripts/conformance.ts', ['--ledger', ledger.url, '--table', table]);
+        const run = await runHarness('scripts/conformance.ts', [
+          '--ledger',
+          ledger.url,
+          '--table',
+          table,
+          '--cli',
+          'built',
+        ]);
         expectEveryScenarioPassed(run, EXPECTED);
         if (name === 'SQLite') expectCommittedTable(table, SERVER_SECTION);
       } finally {

@@ -41,6 +41,7 @@ import { fileURLToPath } from 'node:url';
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttp, expectInputRequired, textOf, toolRound } from './helpers/mcpClients.js';
+import { MIRROR_ENV, type PrebuildMirror, startPrebuildMirror } from './helpers/prebuildMirror.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PACKAGES = ['engine', 'store', 'adapters'] as const;
@@ -403,12 +404,16 @@ describe('the published packages, installed with npm into a project outside the 
   let base: string;
   let env: NodeJS.ProcessEnv;
   let app: string;
+  let mirror: PrebuildMirror | undefined;
   const tarballs: Record<(typeof PACKAGES)[number], string> = { engine: '', store: '', adapters: '' };
 
   beforeAll(
     async () => {
       base = mkdtempSync(join(tmpdir(), 'baton-consumer-'));
       env = userEnvironment(base);
+      // The app builds better-sqlite3 from source; later projects get that binary as a prebuild.
+      mirror = await startPrebuildMirror();
+      env[MIRROR_ENV] = mirror.url;
       const packs = join(base, 'packs');
       mkdirSync(packs);
       const packStarted = performance.now();
@@ -454,11 +459,13 @@ describe('the published packages, installed with npm into a project outside the 
         INSTALL_TIMEOUT_MS,
       );
       log(`npm install of the three tarballs with better-sqlite3 and pg: ${(installed.ms / 1000).toFixed(1)} s`);
+      log(`better-sqlite3 prebuild published at ${await mirror.publish(join(app, 'node_modules', 'better-sqlite3'))}`);
     },
     INSTALL_TIMEOUT_MS + 5 * 60_000,
   );
 
-  afterAll(() => {
+  afterAll(async () => {
+    await mirror?.close();
     if (base) rmSync(base, { recursive: true, force: true });
   });
 
@@ -663,6 +670,7 @@ describe('the published packages, installed with npm into a project outside the 
       }
       writeFileSync(join(starter, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 
+      const downloads = mirror!.served();
       const installed = await ok(
         'npm',
         ['install', '--no-audit', '--no-fund', '--prefer-offline'],
@@ -671,6 +679,8 @@ describe('the published packages, installed with npm into a project outside the 
         INSTALL_TIMEOUT_MS,
       );
       log(`npm install in the starter: ${(installed.ms / 1000).toFixed(1)} s`);
+      // better-sqlite3's own install script fetched the app's build from the mirror instead of compiling.
+      expect(mirror!.served()).toBe(downloads + 1);
       const tested = await ok('npm', ['test'], starter, env, 120_000);
       expect(tested.stdout).toMatch(/^ℹ pass 6$/m);
       expect(tested.stdout).toMatch(/^ℹ fail 0$/m);

@@ -4,7 +4,7 @@
  * its server URL as the last argument and names the scenario in `MCP_CONFORMANCE_SCENARIO`
  * (and, for some, a JSON context in `MCP_CONFORMANCE_CONTEXT`). This wrapper only maps the
  * scenario to the `baton call` command lines a user would type (`CALLS`), and runs each as a
- * real `baton call` process (the CLI's `main.ts`), answering its prompts on stdin as a user
+ * real `baton call` process (the CLI's `main.ts`, or its test build under `--cli built`), answering its prompts on stdin as a user
  * would; everything on the wire is `baton call`'s own. Calls of one step run at the same time,
  * steps one after another; the exit code is the first non-zero one.
  */
@@ -13,10 +13,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { batonNodeArgs, CLI_ENV, cliFrom } from './batonCli.js';
 import { AUTH_SCENARIOS } from './clientScenarios.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const MAIN = join(ROOT, 'packages', 'adapters', 'src', 'cli', 'main.ts');
+/** `node` arguments that run `baton`: its sources through tsx, or the test build (`--cli built`). */
+const BATON = batonNodeArgs(cliFrom(process.env[CLI_ENV]));
 
 /** What the user types at the prompts of a call. */
 export type Baton = (argv: readonly string[], input?: string) => Promise<{ code: number; stdout: string }>;
@@ -103,7 +105,7 @@ export interface Context {
 function baton(env: NodeJS.ProcessEnv): Baton {
   return (argv, input) =>
     new Promise((done) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'call', ...argv], {
+      const child = spawn(process.execPath, [...BATON, 'call', ...argv], {
         cwd: ROOT,
         env,
         stdio: ['pipe', 'pipe', 'inherit'],
