@@ -153,6 +153,18 @@ describe.concurrent('a bad configuration is one line, exit 2', () => {
     );
   });
 
+  it('a combination that does not hold names each value where it was given', async () => {
+    oneLine(
+      await serve([FLOWS, '--stdio'], dir, { BATON_AUDIT: 'true' }),
+      /^baton: BATON_AUDIT records on the ledger's database: give --ledger too/,
+    );
+    const folder = configFolder('no-ledger', `{ flows: ${FLOWS_FIELD}, stdio: true, noScheduler: true }`);
+    oneLine(
+      await serve([], folder),
+      /^baton: baton\.config\.ts: noScheduler turns off the scheduler of a ledger: give --ledger too/,
+    );
+  });
+
   it('--config naming a missing file', async () => {
     oneLine(await serve(['--config', 'nope.ts'], dir), /^baton: config file nope\.ts does not exist \(--config\)/);
   });

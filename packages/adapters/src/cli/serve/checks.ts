@@ -109,10 +109,10 @@ export function checkServeConfig(gathered: Gathered, usage: string, later: (mess
     );
   }
   if (str('auth-tokens') !== undefined && on('stdio')) {
-    throw usageError('--auth-tokens applies to --http only (over stdio the principal is the local user)');
+    throw usageError(`${name('auth-tokens')} applies to --http only (over stdio the principal is the local user)`);
   }
   if (str('roles') !== undefined && str('http') !== undefined) {
-    throw usageError('--roles applies to --stdio only (over HTTP the roles come from the --auth-tokens file)');
+    throw usageError(`${name('roles')} applies to --stdio only (over HTTP the roles come from the --auth-tokens file)`);
   }
   const roles = str('roles') === undefined ? undefined : parseRoles(name('roles'), str('roles')!);
   const flagValues = values as Parameters<typeof parseOAuthFlags>[0] & Parameters<typeof parsePagesFlags>[0];
@@ -135,7 +135,10 @@ export function checkServeConfig(gathered: Gathered, usage: string, later: (mess
   }
   const notifySecrets = parseNotifySecrets(str('notify-secret'), str('notify-secrets-file'));
   if (notifySecrets.length > 0 && notifyWebhook === undefined) {
-    throw usageError('--notify-secret signs what --notify-webhook sends: give --notify-webhook too', usage);
+    throw usageError(
+      `${name(str('notify-secret') === undefined ? 'notify-secrets-file' : 'notify-secret')} signs what --notify-webhook sends: give --notify-webhook too`,
+      usage,
+    );
   }
   const eventSecrets = parseEventSecrets(values['event-secret'] as string[] | undefined, str('event-secrets-file'));
   if (eventSecrets.size > 0 && str('http') === undefined) {
@@ -143,13 +146,13 @@ export function checkServeConfig(gathered: Gathered, usage: string, later: (mess
   }
   const publicUrl = str('public-url') === undefined ? undefined : publicUrlFlag(str('public-url')!);
   if (on('no-scheduler') && str('ledger') === undefined) {
-    throw usageError('--no-scheduler turns off the scheduler of a ledger: give --ledger too', usage);
+    throw usageError(`${name('no-scheduler')} turns off the scheduler of a ledger: give --ledger too`, usage);
   }
   if (on('audit') && str('ledger') === undefined) {
-    throw usageError("--audit records on the ledger's database: give --ledger too", usage);
+    throw usageError(`${name('audit')} records on the ledger's database: give --ledger too`, usage);
   }
   if (on('store-principal-names') && str('ledger') === undefined) {
-    throw usageError('--store-principal-names stores names in the ledger: give --ledger too', usage);
+    throw usageError(`${name('store-principal-names')} stores names in the ledger: give --ledger too`, usage);
   }
   const budget = str('round-budget');
   if (budget !== undefined && !(/^\d+$/.test(budget) && Number(budget) >= 1 && Number(budget) <= 600_000)) {
