@@ -12,13 +12,13 @@
  */
 import { readFileSync } from 'node:fs';
 import type { KeyRing, Runner } from '@baton/engine';
-import type { ServedRoute } from '../http.js';
-import type { ClaimMapping } from '../oauthClaims.js';
+import type { ClaimMapping } from '../auth/oauthClaims.js';
+import { answeringRefusals } from '../http/routeRefusals.js';
+import type { ServedRoute } from '../http/serve.js';
 import { engineDecisions } from '../pages/engineDecisions.js';
 import { messagePage, refusalPage } from '../pages/html.js';
 import { createDecisionPages, PAGE_ROUTES } from '../pages/routes.js';
 import { createWebLogin } from '../pages/webLogin.js';
-import { answeringRefusals } from '../routeRefusals.js';
 import { CliError, usageError } from './cliError.js';
 
 /** The flag table entries (merged into `serve`'s). */

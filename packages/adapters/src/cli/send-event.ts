@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
-import { checkWebhookSecret } from '../outboxDelivery.js';
+import { checkWebhookSecret } from '../delivery/outboxDelivery.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
 import { runHint } from './runAs.js';

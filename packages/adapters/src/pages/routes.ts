@@ -18,8 +18,8 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KeyRing } from '@baton/engine';
-import type { ServedRoute } from '../http.js';
-import { answeringRefusals } from '../routeRefusals.js';
+import { answeringRefusals } from '../http/routeRefusals.js';
+import type { ServedRoute } from '../http/serve.js';
 import { INBOX_JS, PAGES_CSS } from './assets.js';
 import { type PageCaller, type PageDecisions, type Refused, refusalStatus } from './decisionPort.js';
 import { readAnswer, submittedFields } from './form.js';

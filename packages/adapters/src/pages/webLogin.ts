@@ -12,7 +12,7 @@
  * a display name for display only. Tokens are used once and never kept.
  */
 import * as oidc from 'openid-client';
-import { type ClaimMapping, displayNameOf, oauthPrincipal, rolesOf } from '../oauthClaims.js';
+import { type ClaimMapping, displayNameOf, oauthPrincipal, rolesOf } from '../auth/oauthClaims.js';
 
 /** Who signed in. */
 export interface SignedIn {
