@@ -1,7 +1,7 @@
 /**
  * `baton send-event <name> --data JSON --http URL [--id ID] [--secret whsec_… |
  * --token TOKEN]`: send an event to the flows a `baton serve` waits with, from
- * the terminal (`POST /events/<name>`, see `events.ts`). `--http` takes the
+ * the terminal (`POST /events/<name>`, see `http/events.ts`). `--http` takes the
  * server's URL (its `/mcp` URL works too); `--secret` signs the request with
  * Standard Webhooks (the `webhook-id` is `--id`, or a fresh one), `--token`
  * sends a bearer token (it needs the scope `baton:events`). The server's

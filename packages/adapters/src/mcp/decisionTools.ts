@@ -70,7 +70,7 @@ export interface DecisionToolsOptions {
   readonly roles: (ctx: ServerContext) => readonly string[];
   /** Errors that never reach the client. */
   readonly onError: (error: unknown) => void;
-  /** Where rounds are counted (see `metrics.ts`). */
+  /** Where rounds are counted (see `observability/metrics.ts`). */
   readonly metrics?: ServingMetrics;
 }
 

@@ -189,7 +189,7 @@ export interface PreparedFlows {
   readonly tasks: boolean;
   /** Whether each server sends `notifications/tasks` for the tasks it creates (a server per connection). */
   readonly taskNotifications: boolean;
-  /** Where rounds are counted (see `metrics.ts`), when anywhere. */
+  /** Where rounds are counted (see `observability/metrics.ts`), when anywhere. */
   readonly metrics?: ServingMetrics;
 }
 

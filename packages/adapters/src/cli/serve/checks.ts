@@ -39,7 +39,7 @@ export interface ServeOptions {
   readonly notifySecrets?: readonly string[];
   /** `--event-secret` / `--event-secrets-file`: Standard Webhooks secrets by event name (or `*`). */
   readonly eventSecrets?: ReadonlyMap<string, readonly string[]>;
-  /** `--public-url`: the external base of decision links (`decisionLinks.ts`). */
+  /** `--public-url`: the external base of decision links (`delivery/decisionLinks.ts`). */
   readonly publicUrl?: string;
   /** `--no-scheduler`: this instance fires no timers. */
   readonly noScheduler?: boolean;

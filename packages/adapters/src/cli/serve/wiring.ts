@@ -212,7 +212,7 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
           ...(pages?.routes ?? []),
           // Decision links without the signed-in pages: a page saying how this server takes decisions.
           ...(options.publicUrl && !pages ? decideElsewhereRoutes() : []),
-          // POST /events/<name> (`events.ts`): signed, or a bearer with the scope baton:events.
+          // POST /events/<name> (`http/events.ts`): signed, or a bearer with the scope baton:events.
           [
             `${EVENTS_PATH}*`,
             createEventsRoute({
