@@ -14,7 +14,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { McpServer, McpServerFactory } from '@modelcontextprotocol/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import flows from '../examples/approvals/index.js';
-import { calledTool, noteCalledTool } from '../packages/adapters/src/calledTool.js';
+import { calledTool, noteCalledTool } from '../packages/adapters/src/mcp/calledTool.js';
 import { connectHttp, protocolError, textOf } from './helpers/mcpClients.js';
 
 const FLOW_TOOLS = flows.map((flow) => flow.name).sort();

@@ -18,7 +18,7 @@ import { generateKey, parseKeyRingEnv } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // standardwebhooks is a dependency of @baton/adapters (which verifies with it), not of the workspace root.
 import { Webhook } from '../packages/adapters/node_modules/standardwebhooks/dist/index.js';
-import { checkWebhookSecret } from '../packages/adapters/src/outboxDelivery.js';
+import { checkWebhookSecret } from '../packages/adapters/src/delivery/outboxDelivery.js';
 import { connectHttp, FLOWS, ROOT, runCli, startServe } from './helpers/mcpClients.js';
 
 let dir: string;

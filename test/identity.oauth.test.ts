@@ -34,7 +34,7 @@ import { createKeyRing, createRequestStateCodec, createRunner, generateKey } fro
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import approvals from '../examples/approvals/index.js';
-import { authInfoOf, rolesOf, scopesOf } from '../packages/adapters/src/oauthClaims.js';
+import { authInfoOf, rolesOf, scopesOf } from '../packages/adapters/src/auth/oauthClaims.js';
 import {
   cliArgs,
   connectHttp,

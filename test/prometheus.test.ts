@@ -5,7 +5,7 @@
  * parses them, and names the format forbids refused.
  */
 import { describe, expect, it } from 'vitest';
-import { renderPrometheus } from '../packages/adapters/src/prometheus.js';
+import { renderPrometheus } from '../packages/adapters/src/observability/prometheus.js';
 
 describe('renderPrometheus', () => {
   it('writes families with escaped help and label values', () => {

@@ -5,7 +5,7 @@
  *
  * - `test_missing_capability`: asks the client's model (sampling) with no
  *   fallback, so a request that did not declare `sampling` gets `-32021` with
- *   HTTP 400 (`packages/adapters/src/missingCapability.ts`);
+ *   HTTP 400 (`packages/adapters/src/mcp/missingCapability.ts`);
  * - `test_streaming_elicitation`: asks a form elicitation; its response stream
  *   carries only its own `input_required` result, never a server-to-client request;
  * - `test_logging_tool`: finishes at once; Baton sends no `notifications/message`

@@ -24,7 +24,7 @@ import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Flow } from '@baton/engine';
-import type { FlowExposure } from './registerFlows.js';
+import type { FlowExposure } from './mcp/registerFlows.js';
 
 /**
  * Whether a value is a flow made by `defineFlow`.

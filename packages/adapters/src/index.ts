@@ -13,22 +13,44 @@
  * `loadFlowsModule` reads what `baton serve` serves, and `defineConfig` types its
  * `baton.config.ts`.
  */
-export { createStaticTokenVerifier, loadAuthTokens, type TokenEntry } from './authTokens.js';
-export { ANONYMOUS_PRINCIPAL, defaultPrincipal, defaultRoles } from './callContext.js';
-export { type BatonConfig, defineConfig } from './cli/serve/config.js';
-export { createDecisionApi, DECISIONS_API_PATH, type DecisionApiOptions } from './decisionApi.js';
-export { DECIDE_PAGE_PATH, decisionPageUrl, parsePublicUrl } from './decisionLinks.js';
+export { createStaticTokenVerifier, loadAuthTokens, type TokenEntry } from './auth/authTokens.js';
 export {
-  DECIDE_TOOL,
-  type DecisionToolsOptions,
-  INBOX_TOOL,
-  REQUESTS_TOOL,
-  RESUME_TOOL,
-  registerDecisionTools,
-  WITHDRAW_TOOL,
-} from './decisionTools.js';
-export { ANY_EVENT, createEventsRoute, EVENTS_PATH, type EventsRouteOptions } from './events.js';
+  INTROSPECTION_CACHE_ENTRIES,
+  INTROSPECTION_CACHE_SECONDS,
+  type IntrospectionCredentials,
+  IssuerUnavailableError,
+  loadIntrospectionCredentials,
+} from './auth/introspection.js';
+export { BATON_SCOPES, DEFAULT_SCOPES_WITHOUT_CLAIM, oauthPrincipal } from './auth/oauthClaims.js';
+export {
+  ALLOWED_ALGORITHMS,
+  createOAuthVerifier,
+  DEFAULT_CLOCK_TOLERANCE_SECONDS,
+  discoverOAuthIssuer,
+  type IssuerMetadata,
+  MAX_ACCESS_TOKEN_CHARS,
+  type OAuthVerifier,
+  type OAuthVerifierOptions,
+} from './auth/oauthVerifier.js';
+export { type BatonConfig, defineConfig } from './cli/serve/config.js';
+export { DECIDE_PAGE_PATH, decisionPageUrl, parsePublicUrl } from './delivery/decisionLinks.js';
+export {
+  checkWebhookSecret,
+  createOutboxDeliverer,
+  type OutboxDeliverer,
+  type OutboxDeliveryOptions,
+  signedHeaders,
+} from './delivery/outboxDelivery.js';
+export {
+  createWebhookNotifier,
+  type WebhookEvent,
+  type WebhookNotifier,
+  type WebhookOptions,
+} from './delivery/webhook.js';
 export { type FlowsModule, loadFlowsModule } from './flowsModule.js';
+export { createDecisionApi, DECISIONS_API_PATH, type DecisionApiOptions } from './http/decisionApi.js';
+export { ANY_EVENT, createEventsRoute, EVENTS_PATH, type EventsRouteOptions } from './http/events.js';
+export { fromRefusal, PROBLEM_CONTENT_TYPE, type Problem, problemResponse } from './http/problem.js';
 export {
   type AuthenticatedRoute,
   createFlowHttpHandler,
@@ -42,7 +64,7 @@ export {
   type ServeHttpOptions,
   serveHttp,
   servingWarning,
-} from './http.js';
+} from './http/serve.js';
 export { type FlowGraph, flowGraph, type GraphAsk, type GraphEdge, type GraphNode } from './inspect/flowGraph.js';
 export {
   type ArgsView,
@@ -65,25 +87,34 @@ export {
   type ServeInspectOptions,
   serveInspect,
 } from './inspect/server.js';
+export { ANONYMOUS_PRINCIPAL, defaultPrincipal, defaultRoles } from './mcp/callContext.js';
 export {
-  INTROSPECTION_CACHE_ENTRIES,
-  INTROSPECTION_CACHE_SECONDS,
-  type IntrospectionCredentials,
-  IssuerUnavailableError,
-  loadIntrospectionCredentials,
-} from './introspection.js';
-export { type RoundFailure, ServingMetrics, type ServingMetricsSnapshot } from './metrics.js';
-export { BATON_SCOPES, DEFAULT_SCOPES_WITHOUT_CLAIM, oauthPrincipal } from './oauthClaims.js';
+  DECIDE_TOOL,
+  type DecisionToolsOptions,
+  INBOX_TOOL,
+  REQUESTS_TOOL,
+  RESUME_TOOL,
+  registerDecisionTools,
+  WITHDRAW_TOOL,
+} from './mcp/decisionTools.js';
+export { type ProtectedResourceOptions, SUPPORTED_SCOPES } from './mcp/protectedResource.js';
 export {
-  ALLOWED_ALGORITHMS,
-  createOAuthVerifier,
-  DEFAULT_CLOCK_TOLERANCE_SECONDS,
-  discoverOAuthIssuer,
-  type IssuerMetadata,
-  MAX_ACCESS_TOKEN_CHARS,
-  type OAuthVerifier,
-  type OAuthVerifierOptions,
-} from './oauthVerifier.js';
+  FLOW_RESOURCE_PREFIX,
+  type FlowExposure,
+  type FlowResource,
+  type RegisteredFlows,
+  type RegisterFlowsOptions,
+  registerFlows,
+} from './mcp/registerFlows.js';
+export { LEGACY_HTTP_MESSAGE } from './mcp/results.js';
+export { createFlowServerFactory, type FlowServerOptions } from './mcp/serverFactory.js';
+export {
+  createTaskListen,
+  MAX_LISTENED_TASKS,
+  type TaskListenOptions,
+  type TaskListenRoute,
+} from './mcp/subscriptions/taskListen.js';
+export { type RoundFailure, ServingMetrics, type ServingMetricsSnapshot } from './observability/metrics.js';
 export {
   createObservabilityRoutes,
   DEFAULT_PING_CACHE_MS,
@@ -91,14 +122,7 @@ export {
   type LedgerSource,
   type ObservabilityOptions,
   type Route,
-} from './observability.js';
-export {
-  checkWebhookSecret,
-  createOutboxDeliverer,
-  type OutboxDeliverer,
-  type OutboxDeliveryOptions,
-  signedHeaders,
-} from './outboxDelivery.js';
+} from './observability/observability.js';
 export {
   createWebLogin,
   type PendingLogin,
@@ -107,22 +131,3 @@ export {
   type WebLogin,
   type WebLoginOptions,
 } from './pages/webLogin.js';
-export { fromRefusal, PROBLEM_CONTENT_TYPE, type Problem, problemResponse } from './problem.js';
-export { type ProtectedResourceOptions, SUPPORTED_SCOPES } from './protectedResource.js';
-export {
-  FLOW_RESOURCE_PREFIX,
-  type FlowExposure,
-  type FlowResource,
-  type RegisteredFlows,
-  type RegisterFlowsOptions,
-  registerFlows,
-} from './registerFlows.js';
-export { LEGACY_HTTP_MESSAGE } from './results.js';
-export { createFlowServerFactory, type FlowServerOptions } from './serverFactory.js';
-export {
-  createTaskListen,
-  MAX_LISTENED_TASKS,
-  type TaskListenOptions,
-  type TaskListenRoute,
-} from './subscriptions/taskListen.js';
-export { createWebhookNotifier, type WebhookEvent, type WebhookNotifier, type WebhookOptions } from './webhook.js';

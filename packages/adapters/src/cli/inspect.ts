@@ -18,11 +18,11 @@
  */
 import { createRequestStateCodec, createRunner, type KeyRing, type Ledger, parseKeyRingEnv } from '@baton/engine';
 import { openAuditLog, openLedger } from '@baton/store';
+import { discoverOAuthIssuer } from '../auth/oauthVerifier.js';
 import { loadFlowsModule } from '../flowsModule.js';
-import { isLoopbackHost } from '../http.js';
+import { isLoopbackHost } from '../http/serve.js';
 import { serveInspect } from '../inspect/server.js';
 import type { InspectSignIn } from '../inspect/signIn.js';
-import { discoverOAuthIssuer } from '../oauthVerifier.js';
 import { createWebLogin } from '../pages/webLogin.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { requireExistingLedger } from './existingLedger.js';

@@ -11,9 +11,14 @@
  * reason, never the token.
  */
 import { readFile } from 'node:fs/promises';
-import { loadIntrospectionCredentials } from '../introspection.js';
-import type { ClaimMapping } from '../oauthClaims.js';
-import { createOAuthVerifier, discoverOAuthIssuer, type IssuerMetadata, type OAuthVerifier } from '../oauthVerifier.js';
+import { loadIntrospectionCredentials } from '../auth/introspection.js';
+import type { ClaimMapping } from '../auth/oauthClaims.js';
+import {
+  createOAuthVerifier,
+  discoverOAuthIssuer,
+  type IssuerMetadata,
+  type OAuthVerifier,
+} from '../auth/oauthVerifier.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 
 /** The checked OAuth flags. */

@@ -4,7 +4,7 @@
  * `--oauth-issuer`, for the people who sign in to `/inbox` and
  * `/decide/<id>`; the secret is read from a file, so it is in neither the
  * process list nor a log), with `serve`'s `--public-url URL` (parsed for the
- * decision links by `decisionLinks.ts`), which the pages need to be an
+ * decision links by `delivery/decisionLinks.ts`), which the pages need to be an
  * origin: the sign-in's redirect URI is `<public-url>/auth/callback`; default
  * the served origin on loopback. The flags are checked with the others; the
  * port is bound with page routes that wait until the flows and the ledger are
@@ -12,13 +12,13 @@
  */
 import { readFileSync } from 'node:fs';
 import type { KeyRing, Runner } from '@baton/engine';
-import type { ServedRoute } from '../http.js';
-import type { ClaimMapping } from '../oauthClaims.js';
+import type { ClaimMapping } from '../auth/oauthClaims.js';
+import { answeringRefusals } from '../http/routeRefusals.js';
+import type { ServedRoute } from '../http/serve.js';
 import { engineDecisions } from '../pages/engineDecisions.js';
 import { messagePage, refusalPage } from '../pages/html.js';
 import { createDecisionPages, PAGE_ROUTES } from '../pages/routes.js';
 import { createWebLogin } from '../pages/webLogin.js';
-import { answeringRefusals } from '../routeRefusals.js';
 import { CliError, usageError } from './cliError.js';
 
 /** The flag table entries (merged into `serve`'s). */
@@ -35,7 +35,7 @@ export interface PagesServeFlags {
 }
 
 type Values = { readonly [K in keyof typeof PAGES_OPTIONS]?: string } & {
-  /** `serve`'s own flag (decision links, `decisionLinks.ts`); the pages need it to be an origin. */
+  /** `serve`'s own flag (decision links, `delivery/decisionLinks.ts`); the pages need it to be an origin. */
   readonly 'public-url'?: string;
   readonly 'oauth-issuer'?: string;
   readonly ledger?: string;

@@ -1,7 +1,7 @@
 /**
  * `baton send-event <name> --data JSON --http URL [--id ID] [--secret whsec_… |
  * --token TOKEN]`: send an event to the flows a `baton serve` waits with, from
- * the terminal (`POST /events/<name>`, see `events.ts`). `--http` takes the
+ * the terminal (`POST /events/<name>`, see `http/events.ts`). `--http` takes the
  * server's URL (its `/mcp` URL works too); `--secret` signs the request with
  * Standard Webhooks (the `webhook-id` is `--id`, or a fresh one), `--token`
  * sends a bearer token (it needs the scope `baton:events`). The server's
@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
-import { checkWebhookSecret } from '../outboxDelivery.js';
+import { checkWebhookSecret } from '../delivery/outboxDelivery.js';
 import { CliError, oneLine, usageError } from './cliError.js';
 import { parseFlags } from './parseFlags.js';
 import { runHint } from './runAs.js';

@@ -22,7 +22,7 @@
  * `--wait-in-call` seconds per call, and
  * `--notify-webhook` POSTs each notification (with a ledger: `decision.requested`,
  * `decision.made`, `request.ended`, `flow.notification`). Over HTTP,
- * `GET /healthz` and `GET /metrics` answer too (`observability.ts`), and with
+ * `GET /healthz` and `GET /metrics` answer too (`observability/observability.ts`), and with
  * `--login-client-id` the decision pages `/inbox` and `/decide/<id>` (`pagesServe.ts`).
  *
  * The configuration comes from the flags, the `BATON_*` environment variables named after them

@@ -15,7 +15,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { OperatorTools } from '@baton/engine';
-import { problemResponse } from '../problem.js';
+import { problemResponse } from '../http/problem.js';
 import type { Viewer } from './signIn.js';
 
 /** The actions, as their paths name them. */

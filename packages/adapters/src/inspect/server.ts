@@ -29,9 +29,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { AuditEntry, AuditLog, DecisionRecord, Flow, Ledger, OperatorTools, ParkedRequest } from '@baton/engine';
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
-import { isLoopbackHost, loopbackHostnames } from '../http.js';
-import { toFetchRequest } from '../nodeRequest.js';
-import { problemResponse } from '../problem.js';
+import { toFetchRequest } from '../http/nodeRequest.js';
+import { problemResponse } from '../http/problem.js';
+import { isLoopbackHost, loopbackHostnames } from '../http/serve.js';
 import { type FlowGraph, flowGraph } from './flowGraph.js';
 import { describeInstance } from './instanceView.js';
 import { type GraphLayout, layoutGraph } from './layout.js';

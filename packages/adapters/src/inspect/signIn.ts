@@ -1,7 +1,8 @@
 /**
- * The sign-in of `baton inspect` beyond loopback: the decision pages' OpenID
- * Connect login (`pages/webLogin.ts`, authorization code with PKCE) and their
- * sealed cookies (`pages/sealedCookie.ts`), under cookie names and subkey
+ * The sign-in of `baton inspect` beyond loopback: the decision pages' web
+ * sign-in (`pages/webSignIn.ts`: the OpenID Connect login of
+ * `pages/webLogin.ts`, authorization code with PKCE, and sealed cookies of
+ * `pages/sealedCookie.ts`), under cookie names and subkey
  * purposes of their own (`baton_inspect_session`, `inspect-session`), so a
  * decision-page session on the same host never opens here, nor the other way
  * round. `/auth/login` begins it, `/auth/callback` completes it and opens a
@@ -11,11 +12,10 @@
  * sees, so there is no return path to forge. The session is what the page
  * acts with: actions need the `operator` role in it.
  */
-import { randomBytes } from 'node:crypto';
 import type { KeyRing } from '@baton/engine';
 import { escapeHtml } from '../pages/html.js';
-import { sealedCookie } from '../pages/sealedCookie.js';
-import { type PendingLogin, SignInError, type WebLogin } from '../pages/webLogin.js';
+import type { WebLogin } from '../pages/webLogin.js';
+import { sessionName, webSignIn } from '../pages/webSignIn.js';
 
 /** How long an inspect session lasts, in seconds. */
 const SESSION_SECONDS = 3600;
@@ -42,14 +42,6 @@ export interface Viewer {
   readonly csrf: string;
 }
 
-/** The sealed session. */
-interface Session {
-  readonly p: string;
-  readonly r: readonly string[];
-  readonly n?: string;
-  readonly c: string;
-}
-
 /** The sign-in's routes and the session reader. */
 export interface InspectSessions {
   /** The viewer of a request with a valid session, else `undefined`. */
@@ -60,11 +52,6 @@ export interface InspectSessions {
   callback(request: Request): Promise<Response>;
   /** A `Set-Cookie` value ending the session. */
   clear(): string;
-}
-
-/** Whether cookies for `url` are `Secure` (and `__Host-` named): https, or anything beyond loopback. */
-function secureFor(url: URL): boolean {
-  return url.protocol === 'https:' || !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
 }
 
 /** A small page (no script, nothing interpolated unescaped): the sign-in's problems. */
@@ -80,22 +67,15 @@ export function inspectSessions(
   headers: Readonly<Record<string, string>>,
   onError?: (error: Error) => void,
 ): InspectSessions {
-  const secure = secureFor(options.publicUrl);
-  const sessions = sealedCookie<Session>({
+  const sessions = webSignIn({
+    login: options.login,
     keys: options.keys,
-    name: 'baton_inspect_session',
-    purpose: 'inspect-session',
-    maxAgeSeconds: SESSION_SECONDS,
-    secure,
+    publicUrl: options.publicUrl,
+    session: { name: 'baton_inspect_session', purpose: 'inspect-session', maxAgeSeconds: SESSION_SECONDS },
+    pending: { name: 'baton_inspect_login', purpose: 'inspect-login', maxAgeSeconds: LOGIN_SECONDS },
+    ...(onError ? { onError } : {}),
   });
-  const logins = sealedCookie<PendingLogin>({
-    keys: options.keys,
-    name: 'baton_inspect_login',
-    purpose: 'inspect-login',
-    maxAgeSeconds: LOGIN_SECONDS,
-    secure,
-  });
-  const redirect = (location: string, cookies: string[]) => {
+  const redirect = (location: string, cookies: readonly string[]) => {
     const h = new Headers({ ...headers, location });
     for (const cookie of cookies) h.append('set-cookie', cookie);
     return new Response(null, { status: 303, headers: h });
@@ -107,33 +87,24 @@ export function inspectSessions(
       return {
         principal: session.p,
         roles: Array.isArray(session.r) ? session.r : [],
-        name: session.n ?? session.p.slice(session.p.lastIndexOf('#') + 1),
+        name: sessionName(session),
         csrf: session.c,
       };
     },
     async begin() {
-      const { url, pending } = await options.login.begin('/');
-      return redirect(url.href, [await logins.seal(pending)]);
+      const { location, cookie } = await sessions.begin('/');
+      return redirect(location, [cookie]);
     },
     async callback(request) {
-      const pending = await logins.open(request);
-      if (!pending) {
+      const done = await sessions.complete(request);
+      if (done.kind === 'expired') {
         return textPage(400, 'Sign-in expired', 'This sign-in was not started here or took too long.', headers);
       }
-      try {
-        const who = await options.login.complete(new URL(request.url), pending);
-        const session: Session = {
-          p: who.principal,
-          r: [...who.roles],
-          ...(who.name ? { n: who.name } : {}),
-          c: randomBytes(24).toString('base64url'),
-        };
-        return redirect('/', [logins.clear(), await sessions.seal(session)]);
-      } catch (error) {
-        if (!(error instanceof SignInError)) throw error;
-        onError?.(error);
-        return textPage(400, 'Sign-in failed', error.message, { ...headers, 'set-cookie': logins.clear() });
+      if (done.kind === 'failed') {
+        return textPage(400, 'Sign-in failed', done.error.message, { ...headers, 'set-cookie': done.cookie });
       }
+      // Always back to `/`: the page keeps where it was in its URL's hash.
+      return redirect('/', done.cookies);
     },
     clear: () => sessions.clear(),
   };

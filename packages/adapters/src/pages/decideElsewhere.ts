@@ -10,8 +10,9 @@
  * bearer token), naming the request of the link. `startupWarning` is the
  * one line `baton serve` prints about it.
  */
-import type { ServedRoute } from '../http.js';
-import { answeringRefusals } from '../routeRefusals.js';
+
+import { answeringRefusals } from '../http/routeRefusals.js';
+import type { ServedRoute } from '../http/serve.js';
 import { PAGES_CSS } from './assets.js';
 import { html, htmlResponse, messagePage, PAGE_HEADERS, page, refusalPage } from './html.js';
 

@@ -7,7 +7,7 @@
  * `/auth/callback` (completes it and opens a session) and `/auth/logout`.
  * A decision link carries no secret: opening it without a session leads to
  * the sign-in, then back. Sessions and pending logins are sealed cookies
- * (`sealedCookie.ts`), so any instance with the same `BATON_KEYS` serves any
+ * (`sealedCookie.ts`, wired to the login in `webSignIn.ts`), so any instance with the same `BATON_KEYS` serves any
  * page. Every POST is checked twice against cross-site forgery: its `Origin`
  * (or, as `no-referrer` makes browsers send `Origin: null`, its `Sec-Fetch-Site`) must be this
  * site, and its `_csrf` field must equal
@@ -16,17 +16,17 @@
  * pages with their HTTP status (403 four eyes or role, 404 unknown, 409
  * already decided, 410 expired or ended).
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { KeyRing } from '@baton/engine';
-import type { ServedRoute } from '../http.js';
-import { answeringRefusals } from '../routeRefusals.js';
+import { answeringRefusals } from '../http/routeRefusals.js';
+import type { ServedRoute } from '../http/serve.js';
 import { INBOX_JS, PAGES_CSS } from './assets.js';
 import { type PageCaller, type PageDecisions, type Refused, refusalStatus } from './decisionPort.js';
 import { readAnswer, submittedFields } from './form.js';
 import { htmlResponse, messagePage, PAGE_HEADERS, page, redirect, refusalPage, type Viewer } from './html.js';
-import { sealedCookie } from './sealedCookie.js';
 import { decideBody, decideHref, inboxBody, inboxList, outcomeBody } from './views.js';
-import { type PendingLogin, type SignedIn, SignInError, type WebLogin } from './webLogin.js';
+import type { WebLogin } from './webLogin.js';
+import { sessionName, type WebSession, webSignIn } from './webSignIn.js';
 
 /** How long a session lasts, in seconds (then the person signs in again, usually without typing). */
 export const SESSION_SECONDS = 3600;
@@ -55,22 +55,7 @@ export interface DecisionPagesOptions {
 }
 
 /** The session: who signed in, and the CSRF token of their forms. */
-interface Session {
-  /** Principal. */
-  readonly p: string;
-  /** Roles. */
-  readonly r: readonly string[];
-  /** Display name. */
-  readonly n?: string;
-  /** CSRF token. */
-  readonly c: string;
-}
-
-/** Whether pages served at `url` may use `Secure` cookies: https, or anything but plain http on loopback. */
-function secureFor(url: URL): boolean {
-  if (url.protocol === 'https:') return true;
-  return !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-}
+type Session = WebSession;
 
 const RETURN_PATH = /^\/(?:inbox|decide\/[A-Za-z0-9_-]{1,64}(?:\?key=[A-Za-z0-9_.-]{1,64})?)$/;
 
@@ -91,25 +76,18 @@ const same = (a: string, b: string) => {
  */
 export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<string, ServedRoute> {
   const { decisions, login, keys, publicUrl } = options;
-  const secure = secureFor(publicUrl);
-  const sessions = sealedCookie<Session>({
+  const sessions = webSignIn({
+    login,
     keys,
-    name: 'baton_session',
-    purpose: 'page-session',
-    maxAgeSeconds: SESSION_SECONDS,
-    secure,
-  });
-  const logins = sealedCookie<PendingLogin>({
-    keys,
-    name: 'baton_login',
-    purpose: 'page-login',
-    maxAgeSeconds: LOGIN_SECONDS,
-    secure,
+    publicUrl,
+    session: { name: 'baton_session', purpose: 'page-session', maxAgeSeconds: SESSION_SECONDS },
+    pending: { name: 'baton_login', purpose: 'page-login', maxAgeSeconds: LOGIN_SECONDS },
+    ...(options.onError ? { onError: options.onError } : {}),
   });
   const pollMs = options.inboxPollMs ?? 5000;
 
   const viewerOf = (session: Session): Viewer => ({
-    name: session.n ?? session.p.slice(session.p.lastIndexOf('#') + 1),
+    name: sessionName(session),
     csrf: session.c,
   });
   const callerOf = (session: Session): PageCaller => ({
@@ -120,8 +98,8 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
 
   /** Begin a sign-in that comes back to `returnTo`. */
   const signIn = async (returnTo: string) => {
-    const { url, pending } = await login.begin(returnTo);
-    return redirect(url.href, { 'set-cookie': await logins.seal(pending) });
+    const { location, cookie } = await sessions.begin(returnTo);
+    return redirect(location, { 'set-cookie': cookie });
   };
 
   /** The path and query of a request, as a return path. */
@@ -292,34 +270,23 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
 
   const callback: Route = async (request) => {
     if (request.method !== 'GET') return methodNotAllowed('GET');
-    const pending = await logins.open(request);
-    if (!pending) {
+    const done = await sessions.complete(request);
+    if (done.kind === 'expired') {
       return messagePage(
         400,
         'Sign-in expired',
         'This sign-in was not started here or took too long. Open your link again to sign in.',
       );
     }
-    let who: SignedIn;
-    try {
-      who = await login.complete(new URL(request.url), pending);
-    } catch (error) {
-      if (!(error instanceof SignInError)) throw error;
-      options.onError?.(error);
-      return htmlResponse(400, page('Sign-in failed', outcomeBodyError(error.message)), [
-        ['set-cookie', logins.clear()],
+    if (done.kind === 'failed') {
+      return htmlResponse(400, page('Sign-in failed', outcomeBodyError(done.error.message)), [
+        ['set-cookie', done.cookie],
       ]);
     }
-    const session: Session = {
-      p: who.principal,
-      r: [...who.roles],
-      ...(who.name ? { n: who.name } : {}),
-      c: randomBytes(24).toString('base64url'),
-    };
-    return redirect(pending.returnTo, [
-      ['set-cookie', logins.clear()],
-      ['set-cookie', await sessions.seal(session)],
-    ]);
+    return redirect(
+      done.returnTo,
+      done.cookies.map((cookie): [string, string] => ['set-cookie', cookie]),
+    );
   };
 
   const logout: Route = async (request) => {

@@ -7,12 +7,12 @@
  * `complete` checks the callback against it, exchanges the code, and reads
  * who signed in from the ID token's claims (and the UserInfo endpoint's, for
  * providers that put roles or groups there only) through the same mapping as
- * the OAuth resource server (`oauthClaims.ts`): principal `<iss>#<sub>` (or
+ * the OAuth resource server (`auth/oauthClaims.ts`): principal `<iss>#<sub>` (or
  * the `--principal-claim`), roles from `--roles-claim` and `--group-roles`,
  * a display name for display only. Tokens are used once and never kept.
  */
 import * as oidc from 'openid-client';
-import { type ClaimMapping, displayNameOf, oauthPrincipal, rolesOf } from '../oauthClaims.js';
+import { type ClaimMapping, displayNameOf, oauthPrincipal, rolesOf } from '../auth/oauthClaims.js';
 
 /** Who signed in. */
 export interface SignedIn {

@@ -10,9 +10,9 @@
 
 import { readFileSync } from 'node:fs';
 import { DEFAULT_MAX_TTL_SECONDS } from '@baton/engine';
-import { parsePublicUrl } from '../../decisionLinks.js';
-import { ANY_EVENT } from '../../events.js';
-import { checkWebhookSecret } from '../../outboxDelivery.js';
+import { parsePublicUrl } from '../../delivery/decisionLinks.js';
+import { checkWebhookSecret } from '../../delivery/outboxDelivery.js';
+import { ANY_EVENT } from '../../http/events.js';
 import { usageError } from '../cliError.js';
 import { type OAuthServeFlags, parseOAuthFlags } from '../oauthServe.js';
 import { type PagesServeFlags, parsePagesFlags } from '../pagesServe.js';
@@ -39,7 +39,7 @@ export interface ServeOptions {
   readonly notifySecrets?: readonly string[];
   /** `--event-secret` / `--event-secrets-file`: Standard Webhooks secrets by event name (or `*`). */
   readonly eventSecrets?: ReadonlyMap<string, readonly string[]>;
-  /** `--public-url`: the external base of decision links (`decisionLinks.ts`). */
+  /** `--public-url`: the external base of decision links (`delivery/decisionLinks.ts`). */
   readonly publicUrl?: string;
   /** `--no-scheduler`: this instance fires no timers. */
   readonly noScheduler?: boolean;

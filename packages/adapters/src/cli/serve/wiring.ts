@@ -27,21 +27,21 @@ import {
 import { openAuditLog, openLedger, parseLedgerUrl } from '@baton/store';
 import type { McpServerFactory, OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
-import { createStaticTokenVerifier, loadAuthTokens } from '../../authTokens.js';
-import { defaultRoles } from '../../callContext.js';
-import { createDecisionApi } from '../../decisionApi.js';
-import { decisionPageUrl } from '../../decisionLinks.js';
-import { createEventsRoute, EVENTS_PATH } from '../../events.js';
+import { createStaticTokenVerifier, loadAuthTokens } from '../../auth/authTokens.js';
+import { decisionPageUrl } from '../../delivery/decisionLinks.js';
+import { createOutboxDeliverer } from '../../delivery/outboxDelivery.js';
+import { createWebhookNotifier } from '../../delivery/webhook.js';
 import { loadFlowsModule } from '../../flowsModule.js';
-import { serveHttp, servingWarning } from '../../http.js';
-import { ServingMetrics } from '../../metrics.js';
-import { createObservabilityRoutes, type LedgerSource } from '../../observability.js';
-import { createOutboxDeliverer } from '../../outboxDelivery.js';
+import { createDecisionApi } from '../../http/decisionApi.js';
+import { createEventsRoute, EVENTS_PATH } from '../../http/events.js';
+import { serveHttp, servingWarning } from '../../http/serve.js';
+import { defaultRoles } from '../../mcp/callContext.js';
+import { resourceMetadataUrl } from '../../mcp/protectedResource.js';
+import { createFlowServerFactory } from '../../mcp/serverFactory.js';
+import { createTaskListen } from '../../mcp/subscriptions/taskListen.js';
+import { ServingMetrics } from '../../observability/metrics.js';
+import { createObservabilityRoutes, type LedgerSource } from '../../observability/observability.js';
 import { decideElsewhereRoutes, startupWarning } from '../../pages/decideElsewhere.js';
-import { resourceMetadataUrl } from '../../protectedResource.js';
-import { createFlowServerFactory } from '../../serverFactory.js';
-import { createTaskListen } from '../../subscriptions/taskListen.js';
-import { createWebhookNotifier } from '../../webhook.js';
 import { CliError, oneLine } from '../cliError.js';
 import { refuseForeignLedger } from '../foreignLedger.js';
 import { prepareOAuth } from '../oauthServe.js';
@@ -212,7 +212,7 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
           ...(pages?.routes ?? []),
           // Decision links without the signed-in pages: a page saying how this server takes decisions.
           ...(options.publicUrl && !pages ? decideElsewhereRoutes() : []),
-          // POST /events/<name> (`events.ts`): signed, or a bearer with the scope baton:events.
+          // POST /events/<name> (`http/events.ts`): signed, or a bearer with the scope baton:events.
           [
             `${EVENTS_PATH}*`,
             createEventsRoute({

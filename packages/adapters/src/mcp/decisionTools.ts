@@ -31,6 +31,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import type { ServingMetrics } from '../observability/metrics.js';
 import { withCachedJsonSchema } from './cachedJsonSchema.js';
 import {
   declaredCapabilities,
@@ -38,7 +39,6 @@ import {
   isStatelessLegacyHttp,
   toInputCapabilities,
 } from './callContext.js';
-import type { ServingMetrics } from './metrics.js';
 import { missingCapabilityError } from './missingCapability.js';
 import { playRound, toProtocolError } from './playRound.js';
 import { LEGACY_HTTP_MESSAGE, toToolResult } from './results.js';
@@ -70,7 +70,7 @@ export interface DecisionToolsOptions {
   readonly roles: (ctx: ServerContext) => readonly string[];
   /** Errors that never reach the client. */
   readonly onError: (error: unknown) => void;
-  /** Where rounds are counted (see `metrics.ts`). */
+  /** Where rounds are counted (see `observability/metrics.ts`). */
   readonly metrics?: ServingMetrics;
 }
 

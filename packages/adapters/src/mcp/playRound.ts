@@ -16,8 +16,8 @@ import {
   type RoundOutcome,
 } from '@baton/engine';
 import { type McpServer, ProtocolError, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
+import type { ServingMetrics } from '../observability/metrics.js';
 import { isStatelessLegacyHttp } from './callContext.js';
-import type { ServingMetrics } from './metrics.js';
 import { forStatelessLegacyHttp, invalidRequestState, ledgerUnavailable, roundInProgress } from './results.js';
 
 /**

@@ -7,8 +7,9 @@
  * `refused`. `problemRefusals` turns them into `application/problem+json`
  * (`problem.ts`), keeping status, `WWW-Authenticate` and `Retry-After`.
  */
-import type { ServedRoute } from './http.js';
+
 import { fromRefusal } from './problem.js';
+import type { ServedRoute } from './serve.js';
 
 /** `route`, answering the server's refusals with `refused`. */
 export function answeringRefusals(

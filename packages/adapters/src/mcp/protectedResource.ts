@@ -15,8 +15,8 @@ import {
   oauthMetadataResponse,
   requireScopes,
 } from '@modelcontextprotocol/server';
+import { BATON_SCOPES } from '../auth/oauthClaims.js';
 import { DECIDE_TOOL, INBOX_TOOL } from './decisionTools.js';
-import { BATON_SCOPES } from './oauthClaims.js';
 import type { RegisteredFlows } from './registerFlows.js';
 
 /** Where clients learn how to get a token for this server. */

@@ -30,12 +30,16 @@ import {
   originValidationResponse,
   requireBearerAuth,
 } from '@modelcontextprotocol/server';
-import { ANONYMOUS_PRINCIPAL } from './callContext.js';
-import { noteCalledTool } from './calledTool.js';
-import { IssuerUnavailableError } from './introspection.js';
+import { IssuerUnavailableError } from '../auth/introspection.js';
+import { ANONYMOUS_PRINCIPAL } from '../mcp/callContext.js';
+import { noteCalledTool } from '../mcp/calledTool.js';
+import {
+  type ProtectedResourceOptions,
+  protectedResourceRoutes,
+  resourceMetadataUrl,
+} from '../mcp/protectedResource.js';
+import type { TaskListenRoute } from '../mcp/subscriptions/taskListen.js';
 import { toFetchRequest } from './nodeRequest.js';
-import { type ProtectedResourceOptions, protectedResourceRoutes, resourceMetadataUrl } from './protectedResource.js';
-import type { TaskListenRoute } from './subscriptions/taskListen.js';
 
 /** Seconds a client is told to wait (`Retry-After`) when the issuer's keys cannot be fetched. */
 export const ISSUER_RETRY_AFTER_SECONDS = 10;

@@ -27,12 +27,12 @@ import {
   type StandardSchemaWithJSON,
   type Variables,
 } from '@modelcontextprotocol/server';
+import type { ServingMetrics } from '../observability/metrics.js';
 import { declaredCapabilities, defaultPrincipal, defaultRoles, toInputCapabilities } from './callContext.js';
 import { withCompleters } from './completions.js';
 import { DECISION_TOOLS, registerDecisionTools } from './decisionTools.js';
 import { argumentsProblem, argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
 import { type FlowResource, type PreparedResource, prepareResource } from './flowResources.js';
-import type { ServingMetrics } from './metrics.js';
 import { missingCapabilityError } from './missingCapability.js';
 import { readableParamsErrors } from './paramsErrors.js';
 import { playRound } from './playRound.js';
@@ -189,7 +189,7 @@ export interface PreparedFlows {
   readonly tasks: boolean;
   /** Whether each server sends `notifications/tasks` for the tasks it creates (a server per connection). */
   readonly taskNotifications: boolean;
-  /** Where rounds are counted (see `metrics.ts`), when anywhere. */
+  /** Where rounds are counted (see `observability/metrics.ts`), when anywhere. */
   readonly metrics?: ServingMetrics;
 }
 

@@ -26,11 +26,16 @@ import {
   type Runner,
 } from '@baton/engine';
 import { type AuthInfo, bearerAuthChallengeResponse, OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
-import { ANONYMOUS_PRINCIPAL, displayNameOfAuthInfo, principalOfAuthInfo, rolesOfAuthInfo } from './callContext.js';
-import { inboxEntry, quorumEntry } from './decisionTools.js';
-import type { AuthenticatedRoute, RouteAdmission } from './http.js';
-import { BATON_SCOPES } from './oauthClaims.js';
+import { BATON_SCOPES } from '../auth/oauthClaims.js';
+import {
+  ANONYMOUS_PRINCIPAL,
+  displayNameOfAuthInfo,
+  principalOfAuthInfo,
+  rolesOfAuthInfo,
+} from '../mcp/callContext.js';
+import { inboxEntry, quorumEntry } from '../mcp/decisionTools.js';
 import { fromRefusal, problemResponse } from './problem.js';
+import type { AuthenticatedRoute, RouteAdmission } from './serve.js';
 
 /** Where the API answers. */
 export const DECISIONS_API_PATH = '/api/decisions';

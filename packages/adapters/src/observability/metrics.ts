@@ -1,6 +1,6 @@
 /**
  * Serving counters, collected in one place: every round the flow tools,
- * prompts, resources and decision tools play (`playRound.ts`) is counted here
+ * prompts, resources and decision tools play (`mcp/playRound.ts`) is counted here
  * by how it ended: its outcome (`complete`, `input_required`, `error`), a
  * rejected requestState by its -32602 reason (`bad_integrity`, `expired`,
  * `replayed`, ...), other -32602 params errors, `ledger_unavailable`, `in_progress`, and

@@ -18,7 +18,7 @@
  * given (`introspection.ts`), else it is refused. A refused token is an
  * `invalid_token` (401); a JWKS or introspection endpoint that cannot be
  * reached is {@link IssuerUnavailableError} (503 with `Retry-After`, see
- * `http.ts`). `onReject` hears why, in words that never quote the token.
+ * `http/serve.ts`). `onReject` hears why, in words that never quote the token.
  */
 import { discoverAuthorizationServerMetadata } from '@modelcontextprotocol/client';
 import { type AuthInfo, OAuthError, OAuthErrorCode, type OAuthTokenVerifier } from '@modelcontextprotocol/server';

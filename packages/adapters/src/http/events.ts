@@ -25,11 +25,11 @@ import { randomBytes } from 'node:crypto';
 import { LedgerUnavailableError, type Runner } from '@baton/engine';
 import type { AuthInfo, OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { Webhook } from 'standardwebhooks';
-import { principalOfAuthInfo } from './callContext.js';
-import type { ServedRoute } from './http.js';
-import { IssuerUnavailableError } from './introspection.js';
-import { BATON_SCOPES } from './oauthClaims.js';
+import { IssuerUnavailableError } from '../auth/introspection.js';
+import { BATON_SCOPES } from '../auth/oauthClaims.js';
+import { principalOfAuthInfo } from '../mcp/callContext.js';
 import { problemRefusals } from './routeRefusals.js';
+import type { ServedRoute } from './serve.js';
 
 /** The path prefix of the endpoint: `POST /events/<name>`. */
 export const EVENTS_PATH = '/events/';
