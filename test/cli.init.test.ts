@@ -21,7 +21,15 @@ const ADAPTERS = JSON.parse(readFileSync(join(ROOT, 'packages/adapters/package.j
   version: string;
   dependencies: Record<string, string>;
 };
-const WRITTEN = ['package.json', 'flows.ts', 'flows.test.ts', 'baton.config.ts', 'tsconfig.json', 'README.md', '.gitignore'];
+const WRITTEN = [
+  'package.json',
+  'flows.ts',
+  'flows.test.ts',
+  'baton.config.ts',
+  'tsconfig.json',
+  'README.md',
+  '.gitignore',
+];
 
 let dir: string;
 
