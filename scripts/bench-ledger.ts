@@ -61,7 +61,7 @@ async function drive(ledger: Ledger, n: number, inFlight: number): Promise<{ sec
     while (next < n) {
       const jti = jtis[next++]!;
       const t0 = performance.now();
-      const result = await ledger.redeem({ jti, responsesDigest: DIGEST, expiresAt: now + 600_000, now });
+      const result = await ledger.redemptions.redeem({ jti, responsesDigest: DIGEST, expiresAt: now + 600_000, now });
       latencies.push(performance.now() - t0);
       if (result.status !== 'redeemed') throw new Error(`unexpected ${result.status} for a fresh jti`);
     }

@@ -92,7 +92,7 @@ async function fill(ledger: Ledger, n: number): Promise<number> {
   for (let i = 0; i < n; i += 500) {
     await Promise.all(
       Array.from({ length: Math.min(500, n - i) }, (_, j) =>
-        ledger.parkRequest(
+        ledger.requests.parkRequest(
           {
             id: `filler-${i + j}`,
             flow: 'bench_filler',

@@ -145,8 +145,8 @@ describe.each(kinds)('a withdrawal racing a decision on two instances over one %
     const ledger = ledgers[0]!;
     // The ledger holds deciders as keyed hashes (the same family as requesters'), names not stored.
     const bobHash = createRequestStateCodec({ keys }).digest(bob.principal, 'requester');
-    const row = await ledger.getRequest(id);
-    const decisions = await ledger.listDecisions({ id });
+    const row = await ledger.requests.getRequest(id);
+    const decisions = await ledger.decisions.listDecisions({ id });
     const manager = decisions.find((d) => d.key === 'manager_approval');
     const listed = (await runners[1]!.requests(alice)).find((r) => r.id === id);
     const resumed = text(await runners[1]!.resume({ id, context: alice }));
@@ -218,7 +218,7 @@ describe.each(kinds)('a withdrawal racing a decision on two instances over one %
       const paused = held[1]!.hold('getRequest', 'recordDecision');
       const decided = submit();
       await paused.arrived;
-      expect((await ledgers[0]!.listDecisions({ id }))[0]?.status).toBe('decided');
+      expect((await ledgers[0]!.decisions.listDecisions({ id }))[0]?.status).toBe('decided');
       const withdrawn = await withdraw();
       paused.release();
       expect(withdrawn.type).toBe('error');
@@ -308,11 +308,11 @@ describe.each(kinds)('a withdrawal racing a decision on two instances over one %
     expect(text(await third.withdraw())).toBe(
       `Withdrawn: request ${third.id} (expense_approval). The flow says: Expense of 5800 withdrawn by the requester.`,
     );
-    const decisions = await ledgers[1]!.listDecisions({ id: third.id });
+    const decisions = await ledgers[1]!.decisions.listDecisions({ id: third.id });
     expect(decisions.map((d) => [d.key, d.status])).toEqual([
       ['manager_approval', 'decided'],
       ['finance_approval', 'closed'],
     ]);
-    expect((await ledgers[1]!.getRequest(third.id))?.status).toBe('withdrawn');
+    expect((await ledgers[1]!.requests.getRequest(third.id))?.status).toBe('withdrawn');
   });
 });

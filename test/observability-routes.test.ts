@@ -22,7 +22,7 @@ describe('createObservabilityRoutes', () => {
   it('answers 503 when the ping does not answer within its bound, and shares one ping between probes', async () => {
     const ledger = createMemoryLedger({ pruneIntervalMs: 0 });
     let pings = 0;
-    ledger.ping = () => {
+    ledger.health.ping = () => {
       pings++;
       return new Promise<void>(() => {});
     };
@@ -37,7 +37,7 @@ describe('createObservabilityRoutes', () => {
   it('pings again once the cached answer is older than pingCacheMs', async () => {
     const ledger = createMemoryLedger({ pruneIntervalMs: 0 });
     let fail = true;
-    ledger.ping = async () => {
+    ledger.health.ping = async () => {
       if (fail) throw new Error('down');
     };
     const { healthz, metrics } = routes(ledger, { pingCacheMs: 0 });

@@ -154,7 +154,7 @@ describe('refund_request', () => {
     );
     expect(simulatedPayments.refundsFor(orderId)).toEqual([refundId]);
     // The decider is stored as a keyed hash, never readably (no storePrincipalNames here).
-    const [decided] = await ledger.listDecisions({ id: first.fid });
+    const [decided] = await ledger.decisions.listDecisions({ id: first.fid });
     expect(decided).toMatchObject({ status: 'decided', deciderName: null });
     expect(decided!.decider).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     expect(decided!.decider).not.toBe('sam');

@@ -57,13 +57,13 @@ export function createObservabilityRoutes(options: ObservabilityOptions): Readon
   let cached: { readonly health: Health; readonly at: number } | undefined;
 
   const pingOnce = async (ledger: Ledger): Promise<Health> => {
-    if (!ledger.ping) return { ok: true };
+    if (!ledger.health.ping) return { ok: true };
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('ping timed out')), timeoutMs);
     });
     try {
-      await Promise.race([ledger.ping(), timeout]);
+      await Promise.race([ledger.health.ping(), timeout]);
       return { ok: true };
     } catch {
       return { ok: false, reason: 'ledger_unavailable' };
@@ -87,7 +87,7 @@ export function createObservabilityRoutes(options: ObservabilityOptions): Readon
 
   const stats = (): LedgerStats | null => {
     const source = options.ledger();
-    return source.ready && source.ledger?.stats ? source.ledger.stats() : null;
+    return source.ready && source.ledger?.health.stats ? source.ledger.health.stats() : null;
   };
 
   const healthz: Route = async () => {
@@ -108,7 +108,7 @@ export function createObservabilityRoutes(options: ObservabilityOptions): Readon
     const out = families(options.metrics.snapshot(), stats(), up);
     const source = options.ledger();
     const scheduling =
-      source.ready && up ? await source.ledger?.schedulerStats?.(Date.now()).catch(() => undefined) : undefined;
+      source.ready && up ? await source.ledger?.schedule.schedulerStats?.(Date.now()).catch(() => undefined) : undefined;
     if (scheduling) out.push(...schedulerFamilies(scheduling));
     const body = renderPrometheus(out);
     return new Response(body, { status: 200, headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, ...NO_STORE } });

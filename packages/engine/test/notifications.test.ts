@@ -110,7 +110,7 @@ describe.each(Object.keys(LEDGERS))('notify() in a round that writes no parked r
       waitInCallSeconds: 0,
     });
   const sent = async (ledger: Ledger) =>
-    (await ledger.claimOutbox!({ now: Number.MAX_SAFE_INTEGER - 1, leaseUntil: Number.MAX_SAFE_INTEGER, limit: 100 }))
+    (await ledger.outbox.claimOutbox!({ now: Number.MAX_SAFE_INTEGER - 1, leaseUntil: Number.MAX_SAFE_INTEGER, limit: 100 }))
       .map((m) => JSON.parse(m.body) as { type: string; data: Record<string, unknown> })
       .map((m) => [m.type, m.data.kind, m.data.flow, m.data.requestId]);
 
@@ -134,7 +134,7 @@ describe.each(Object.keys(LEDGERS))('notify() in a round that writes no parked r
       ['flow.notification', 'greeted', 'greeting', first.fid],
     ]);
     // No parked request was ever written for it.
-    expect(await ledger.getRequest(first.fid)).toBeUndefined();
+    expect(await ledger.requests.getRequest(first.fid)).toBeUndefined();
     await ledger.close();
   });
 
@@ -152,7 +152,7 @@ describe.each(Object.keys(LEDGERS))('notify() in a round that writes no parked r
     });
     expect(done.type).toBe('complete');
     expect(await sent(ledger)).toEqual([['flow.notification', 'passed', 'small_spend', first.fid]]);
-    expect(await ledger.getRequest(first.fid)).toBeUndefined();
+    expect(await ledger.requests.getRequest(first.fid)).toBeUndefined();
     await ledger.close();
   });
 });

@@ -271,7 +271,7 @@ describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open)
     const flaky: Ledger = {
       ...ledger,
       claimStep: (...args: Parameters<Ledger['claimStep']>) =>
-        failing ? Promise.reject(new LedgerUnavailableError('down')) : ledger.claimStep(...args),
+        failing ? Promise.reject(new LedgerUnavailableError('down')) : ledger.steps.claimStep(...args),
     };
     const runner = runnerWith({ ledger: flaky });
     current = gate();
@@ -301,7 +301,7 @@ describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open)
     current.open();
     const answers = await Promise.all(storm);
     for (const outcome of answers) expect(text(outcome as RoundOutcome)).toMatch(/^Recorded approval on request/);
-    expect((await ledger.listDecisions({ id })).filter((d) => d.status === 'decided')).toHaveLength(1);
+    expect((await ledger.decisions.listDecisions({ id })).filter((d) => d.status === 'decided')).toHaveLength(1);
     expect(runs).toBe(1);
     // Finished, and presented with another answer: replayed.
     const other = { ...answer, inputResponses: { decision: { action: 'accept', content: { ok: false } } } };

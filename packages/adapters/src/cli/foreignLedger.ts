@@ -5,7 +5,7 @@
  * (another instance's, or an earlier run's with its own random key) every read
  * of those would be refused, so this is a configuration error, not a warning:
  * {@link refuseForeignLedger} throws one line naming the key id found. It
- * reads a few rows through `Ledger.listRuns` (a ledger without it is not
+ * reads a few rows through `LedgerRuns.listRuns` (a ledger without it is not
  * checked) and opens their sealed state with the server's codec: only a row
  * that names a key the ring lacks counts (an altered row does not).
  */
@@ -20,7 +20,7 @@ const ROWS_LOOKED_AT = 5;
  * @throws CliError `the ledger holds requests sealed with key id … (request R-…)…` when one is found.
  */
 export async function refuseForeignLedger(ledger: Ledger, codec: RequestStateCodec): Promise<void> {
-  const rows = (await ledger.listRuns?.({ limit: ROWS_LOOKED_AT })) ?? [];
+  const rows = (await ledger.runs.listRuns?.({ limit: ROWS_LOOKED_AT })) ?? [];
   for (const row of rows) {
     try {
       codec.openBlob(row.state, 'parked');

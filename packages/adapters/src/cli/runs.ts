@@ -178,11 +178,11 @@ async function openReader(url: string): Promise<Ledger> {
 }
 
 async function list(ledger: Ledger, values: Values): Promise<number> {
-  if (!ledger.listRuns) throw new CliError('this ledger cannot list runs');
+  if (!ledger.runs.listRuns) throw new CliError('this ledger cannot list runs');
   const now = Date.now();
   const limit = parseLimit(values.limit);
   const status = parseStatus(values.status);
-  const rows = await ledger.listRuns({
+  const rows = await ledger.runs.listRuns({
     ...(values.flow !== undefined ? { flow: values.flow } : {}),
     ...(status ? { status } : {}),
     ...(values.requester !== undefined ? { requester: values.requester } : {}),
@@ -362,13 +362,13 @@ async function readAudit(url: string, id: string): Promise<AuditEntry[] | undefi
 }
 
 async function show(ledger: Ledger, url: string, id: string, values: Values): Promise<number> {
-  const request = await ledger.getRequest(id);
+  const request = await ledger.requests.getRequest(id);
   if (!request) throw new CliError(`no run "${id}" in this ledger`);
   const view: RunView = {
     request,
-    decisions: await ledger.listDecisions({ id }),
-    votes: ledger.listVotes ? await ledger.listVotes(id) : [],
-    steps: ledger.listSteps ? await ledger.listSteps(id) : [],
+    decisions: await ledger.decisions.listDecisions({ id }),
+    votes: ledger.decisions.listVotes ? await ledger.decisions.listVotes(id) : [],
+    steps: ledger.runs.listSteps ? await ledger.runs.listSteps(id) : [],
     audit: await readAudit(url, id),
   };
   if (values.json) {

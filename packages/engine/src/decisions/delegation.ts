@@ -169,8 +169,8 @@ export function absenceAuthority(codec: RequestStateCodec, record: DelegationRec
 /** The caller with the absences it is the delegate of in force now (none on a ledger without them). */
 export async function withAbsences(core: DecisionsPort, caller: DecisionCaller): Promise<DelegatedCaller> {
   const ledger = core.ledger;
-  if (!ledger?.listDelegations) return caller;
-  const records = await ledger.listDelegations({
+  if (!ledger?.decisions.listDelegations) return caller;
+  const records = await ledger.decisions.listDelegations({
     delegate: principalHash(core.codec, caller.principal),
     activeAt: core.now(),
   });
@@ -186,12 +186,12 @@ export async function delegatedCandidates(core: DecisionsPort, caller: Delegated
   const ledger = core.ledger;
   if (!ledger) return [];
   const now = core.now();
-  const found = ledger.handDecision
-    ? await ledger.listDecisions({ handedTo: { assignee: principalHash(core.codec, caller.principal), now } })
+  const found = ledger.decisions.handDecision
+    ? await ledger.decisions.listDecisions({ handedTo: { assignee: principalHash(core.codec, caller.principal), now } })
     : [];
   for (const absence of caller.absences ?? []) {
     found.push(
-      ...(await ledger.listDecisions({
+      ...(await ledger.decisions.listDecisions({
         pendingFor: { roles: absence.roles, excludeRequester: principalHash(core.codec, absence.principal), now },
       })),
     );

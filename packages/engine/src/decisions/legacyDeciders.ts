@@ -23,9 +23,9 @@ export async function rewriteLegacyDeciders(
   storeNames: boolean,
   log: (event: RunnerLogEvent) => void,
 ): Promise<void> {
-  if (!ledger.rewriteLegacyDeciders) return;
+  if (!ledger.decisions.rewriteLegacyDeciders) return;
   try {
-    const rewritten = await ledger.rewriteLegacyDeciders((legacy) => rewriteLegacyDecider(codec, legacy, storeNames));
+    const rewritten = await ledger.decisions.rewriteLegacyDeciders((legacy) => rewriteLegacyDecider(codec, legacy, storeNames));
     if (rewritten > 0) log({ type: 'ledger_upgrade', rewritten });
   } catch (error) {
     log({ type: 'ledger_upgrade_error', error });

@@ -48,7 +48,7 @@ export function hasEvents(
 ): ledger is Ledger &
   Required<Pick<Ledger, 'recordEvent' | 'getEvent' | 'settleEvent' | 'eventWaiters' | 'recentEvents'>> {
   return (
-    !!ledger?.recordEvent && !!ledger.getEvent && !!ledger.settleEvent && !!ledger.eventWaiters && !!ledger.recentEvents
+    !!ledger?.events.recordEvent && !!ledger.events.getEvent && !!ledger.events.settleEvent && !!ledger.events.eventWaiters && !!ledger.events.recentEvents
   );
 }
 
@@ -75,7 +75,7 @@ export async function lookbackEvent(
     const pair = canonicalJson([awaited.name, awaited.match]);
     if (asked.has(pair)) continue;
     asked.add(pair);
-    const recent = await ledger.recentEvents({ event: awaited.name, match: awaited.match, now, limit: LOOKBACK_LIMIT });
+    const recent = await ledger.events.recentEvents({ event: awaited.name, match: awaited.match, now, limit: LOOKBACK_LIMIT });
     for (const record of recent) {
       if (seen.has(receivedId(record.event, record.id))) continue;
       if (earliest && earliest.at <= record.receivedAt) break;

@@ -220,7 +220,7 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
     if (written === undefined) return { type: 'conflict' };
     // A flow that declares no decision has none to close.
     if (flow.decisions.length > 0) {
-      await ledger
+      await ledger.decisions
         .closeDecisions(fid, core.now())
         .catch((error: unknown) => core.log({ type: 'flow_error', flow: flow.name, fid, error }));
     }
@@ -340,7 +340,7 @@ async function write(
       ? { events: events.map((e) => ({ event: e.name, match: e.match })) }
       : {}),
   };
-  const result = await ledger.parkRequest(request, parked ? parked.row.version : null);
+  const result = await ledger.requests.parkRequest(request, parked ? parked.row.version : null);
   if (result.status === 'conflict') return undefined;
   const { now: _now, outbox: _o, events: _e, ...fields } = request;
   return {
@@ -358,11 +358,11 @@ async function requestDecisions(
   requesterPrincipal: string,
   awaited: readonly AwaitedDecision[],
 ): Promise<void> {
-  const existing = new Set((await ledger.listDecisions({ id: row.id })).map((d) => d.key));
+  const existing = new Set((await ledger.decisions.listDecisions({ id: row.id })).map((d) => d.key));
   const fresh = awaited.filter((d) => !existing.has(d.key));
   if (fresh.length === 0) return;
   const requestedAt = core.now();
-  await ledger.requestDecisions(
+  await ledger.decisions.requestDecisions(
     fresh.map((d) => ({
       id: row.id,
       key: d.key,

@@ -113,7 +113,7 @@ export async function sendEvent(port: EventPort, name: string, request: SendEven
   const id = request.id ?? `evt_${port.newId()}`;
   const now = core.now();
   const lookbackUntil = now + spec.lookbackMs;
-  const recorded = await ledger.recordEvent({
+  const recorded = await ledger.events.recordEvent({
     event: name,
     id,
     match: keyed.answer,
@@ -130,7 +130,7 @@ export async function sendEvent(port: EventPort, name: string, request: SendEven
   }
   const event: ReceivedEvent = { name, id, match: keyed.answer, data: parsed.answer };
   const delivered = await route(core, event, request.sender ?? EVENT_PRINCIPAL);
-  await ledger.settleEvent(name, id, delivered);
+  await ledger.events.settleEvent(name, id, delivered);
   return { status: 'delivered', delivered, duplicate: recorded.status === 'duplicate', id };
 }
 
@@ -146,7 +146,7 @@ async function settled(
   const until = performance.now() + DUPLICATE_HOLD_MS;
   while (performance.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const again = await ledger.getEvent!(name, id);
+    const again = await ledger.events.getEvent!(name, id);
     if (again === undefined) return null;
     if (again.delivered !== null) return again.delivered;
   }
@@ -159,7 +159,7 @@ async function route(core: DecisionsPort, event: ReceivedEvent, sender: string):
   let delivered = 0;
   let after: string | undefined;
   for (;;) {
-    const page = await ledger.eventWaiters!({
+    const page = await ledger.events.eventWaiters!({
       event: event.name,
       match: event.match,
       limit: PAGE,

@@ -234,7 +234,7 @@ async function redeemed(
   const jti = claims.jti;
   const responsesDigest = codec.digest(round.answers, 'responses');
   const request: RedeemRequest = { jti, responsesDigest, expiresAt: claims.exp, now: settings.now() };
-  let redemption = await ledger.redeem(request);
+  let redemption = await ledger.redemptions.redeem(request);
   if (redemption.status === 'in_progress') {
     const abandonedAfterMs = round.parks ? settings.abandonedAfterMs.parked : settings.abandonedAfterMs.plain;
     redemption = await holdDuplicate(settings, flow, request, redemption, abandonedAfterMs);
@@ -253,7 +253,7 @@ async function redeemed(
     throw error;
   }
   // The round's effects have happened: failing to record them for retries must not lose the answer.
-  await ledger
+  await ledger.redemptions
     .recordOutcome(jti, codec.sealBlob(JSON.stringify(outcome), 'outcome', outcomeBinding(jti, flow.name, fid)))
     .catch((error: unknown) => settings.log({ type: 'flow_error', flow: flow.name, fid, error }));
   return outcome;
@@ -290,7 +290,7 @@ async function holdDuplicate(
     if (left <= 0) throw new RoundInProgressError(IN_PROGRESS_RETRY_AFTER_MS);
     await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
     pause = Math.min(pause * 2, LONGEST_POLL_MS);
-    const again = await settings.ledger!.redeem({ ...request, now: settings.now() });
+    const again = await settings.ledger!.redemptions.redeem({ ...request, now: settings.now() });
     if (again.status !== 'in_progress') return again;
     redeemedAt = again.redeemedAt;
   }
@@ -335,7 +335,7 @@ function recordedOutcome(
  * would otherwise treat as a round that crashed mid-way (`replayed`: the flow
  * instance lost). Since this round did not crash but was cut short by the
  * operator's database, the runner RELEASES the redemption (deletes the row,
- * only while it has no outcome and the same answers: `Ledger.releaseRedemption`,
+ * only while it has no outcome and the same answers: `LedgerRedemptions.releaseRedemption`,
  * which the PostgreSQL ledger retries while the database restarts) before it
  * answers, so the client's retry of the same requestState runs the round
  * again. Re-running is safe for what the ledger keeps: a durable step recorded
@@ -356,9 +356,9 @@ export async function releaseAfterOutage(
   where: { readonly flow: string; readonly fid: string },
   log: (event: RunnerLogEvent) => void,
 ): Promise<void> {
-  if (!ledger.releaseRedemption) return;
+  if (!ledger.redemptions.releaseRedemption) return;
   try {
-    await ledger.releaseRedemption(redemption.jti, redemption.responsesDigest);
+    await ledger.redemptions.releaseRedemption(redemption.jti, redemption.responsesDigest);
   } catch (error) {
     log({ type: 'flow_error', flow: where.flow, fid: where.fid, error });
   }

@@ -126,14 +126,14 @@ export function createRunnerState(options: RunnerOptions): RunnerState {
 
   const decisionHoldMs = positive('holdMs', options.holdMs ?? 7000);
   // A round that parks nothing writes its notify()s outside a parked write: refused here, not dropped later.
-  if (options.outbox === true && ledger !== undefined && !ledger.enqueueOutbox) {
+  if (options.outbox === true && ledger !== undefined && !ledger.outbox.enqueueOutbox) {
     throw new TypeError(
       'runner: outbox needs a ledger with an outbox (enqueueOutbox, claimOutbox: @baton/store ledgers at schema 8)',
     );
   }
   // A quorum decision's votes need the ledger's vote table: refused here, not at the first vote.
   const quorumFlow = [...flows.values()].find(hasQuorum);
-  if (quorumFlow && ledger !== undefined && (!ledger.recordVote || !ledger.listVotes)) {
+  if (quorumFlow && ledger !== undefined && (!ledger.decisions.recordVote || !ledger.decisions.listVotes)) {
     throw new TypeError(
       `runner: flow "${quorumFlow.name}" has a quorum decision, which needs a ledger that records votes (recordVote, listVotes: @baton/store ledgers at schema 11)`,
     );

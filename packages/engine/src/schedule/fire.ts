@@ -51,9 +51,9 @@ export interface SchedulerPort {
 export async function fireDueTimers(port: SchedulerPort, options: FireOptions = {}): Promise<FireReport> {
   const { core, owner } = port;
   const ledger = core.ledger;
-  if (!ledger?.claimDueRequests) throw new Error('fireDueTimers needs a ledger with a scheduler (schema 8)');
+  if (!ledger?.schedule.claimDueRequests) throw new Error('fireDueTimers needs a ledger with a scheduler (schema 8)');
   const now = core.now();
-  const claimed: DueRequest[] = await ledger.claimDueRequests({
+  const claimed: DueRequest[] = await ledger.schedule.claimDueRequests({
     owner,
     now,
     leaseUntil: now + (options.leaseMs ?? 30_000),

@@ -280,7 +280,7 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     now: () => time,
     advance: async (ms) => {
       time += ms;
-      if (!options.ledger?.claimDueRequests) return;
+      if (!options.ledger?.schedule.claimDueRequests) return;
       // As the scheduler does: fire what is due until nothing is.
       let report = await runner.fireDueTimers({ limit: 1000 });
       while (report.claimed >= 1000) report = await runner.fireDueTimers({ limit: 1000 });
@@ -289,9 +289,9 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
   const sent: TestNotification[] = [];
   const notifications = async (): Promise<readonly TestNotification[]> => {
     const ledger = options.ledger;
-    if (!ledger?.claimOutbox) return sent;
+    if (!ledger?.outbox.claimOutbox) return sent;
     // Each message is handed out once: leased for good.
-    const claimed = await ledger.claimOutbox({
+    const claimed = await ledger.outbox.claimOutbox({
       now: Number.MAX_SAFE_INTEGER - 1,
       leaseUntil: Number.MAX_SAFE_INTEGER,
       limit: 10_000,
@@ -341,7 +341,7 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     ...(options.ttlSeconds !== undefined ? { ttlSeconds: options.ttlSeconds } : {}),
     ...(options.maxTtlSeconds !== undefined ? { maxTtlSeconds: options.maxTtlSeconds } : {}),
     // What the runs announce is read back from the ledger's outbox, when it has one.
-    ...(options.ledger ? { ledger: options.ledger, outbox: options.ledger.enqueueOutbox !== undefined } : {}),
+    ...(options.ledger ? { ledger: options.ledger, outbox: options.ledger.outbox.enqueueOutbox !== undefined } : {}),
     // A round awaiting decisions answers "retry later" at once (no real-time hold in a test).
     holdMs: 0,
     pollMs: 1,

@@ -306,7 +306,7 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
     }
 
     // With a ledger that has an outbox, notifications are written with the rounds and delivered from it, signed.
-    const outboxed = options.notifyWebhook !== undefined && ledger?.claimOutbox !== undefined;
+    const outboxed = options.notifyWebhook !== undefined && ledger?.outbox.claimOutbox !== undefined;
     const webhook =
       options.notifyWebhook && !outboxed
         ? createWebhookNotifier({ url: options.notifyWebhook, onError: (message) => warn(message) })
@@ -344,7 +344,7 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
       });
       opened.push({ what: 'the webhook', close: () => deliverer.stop() });
     }
-    if (ledger?.claimDueRequests && !options.noScheduler) {
+    if (ledger?.schedule.claimDueRequests && !options.noScheduler) {
       const scheduler = createScheduler({
         runner,
         pollMs: SCHEDULER_POLL_MS,
