@@ -239,6 +239,7 @@ export {
   type InvalidStateReason,
   isInvalidRequestStateError,
   LEDGER_RETRY_AFTER_MS,
+  LedgerFacetMissingError,
   LedgerUnavailableError,
   RoundInProgressError,
   StateTooLargeError,

@@ -9,7 +9,7 @@
  * checked) and opens their sealed state with the server's codec: only a row
  * that names a key the ring lacks counts (an altered row does not).
  */
-import { InvalidRequestStateError, type Ledger, type RequestStateCodec } from '@baton/engine';
+import { InvalidRequestStateError, type FullLedger, type RequestStateCodec } from '@baton/engine';
 import { CliError } from './cliError.js';
 
 /** How many rows are looked at. */
@@ -19,8 +19,8 @@ const ROWS_LOOKED_AT = 5;
  * Refuse to serve with a random key on a ledger holding requests sealed under other key ids.
  * @throws CliError `the ledger holds requests sealed with key id … (request R-…)…` when one is found.
  */
-export async function refuseForeignLedger(ledger: Ledger, codec: RequestStateCodec): Promise<void> {
-  const rows = (await ledger.runs.listRuns?.({ limit: ROWS_LOOKED_AT })) ?? [];
+export async function refuseForeignLedger(ledger: FullLedger, codec: RequestStateCodec): Promise<void> {
+  const rows = await ledger.runs.listRuns({ limit: ROWS_LOOKED_AT });
   for (const row of rows) {
     try {
       codec.openBlob(row.state, 'parked');

@@ -15,7 +15,7 @@
 import type {
   AuditEntry,
   DecisionRecord,
-  Ledger,
+  FullLedger,
   ParkedRequest,
   RequestStatus,
   StepRecord,
@@ -168,7 +168,7 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return `${[header, ...rows].map(line).join('\n')}\n`;
 }
 
-async function openReader(url: string): Promise<Ledger> {
+async function openReader(url: string): Promise<FullLedger> {
   try {
     // A reader: never prune (the servers writing the ledger own its retention).
     return await openLedger(url, { pruneIntervalMs: 0 });
@@ -177,8 +177,7 @@ async function openReader(url: string): Promise<Ledger> {
   }
 }
 
-async function list(ledger: Ledger, values: Values): Promise<number> {
-  if (!ledger.runs.listRuns) throw new CliError('this ledger cannot list runs');
+async function list(ledger: FullLedger, values: Values): Promise<number> {
   const now = Date.now();
   const limit = parseLimit(values.limit);
   const status = parseStatus(values.status);
@@ -361,14 +360,14 @@ async function readAudit(url: string, id: string): Promise<AuditEntry[] | undefi
   }
 }
 
-async function show(ledger: Ledger, url: string, id: string, values: Values): Promise<number> {
+async function show(ledger: FullLedger, url: string, id: string, values: Values): Promise<number> {
   const request = await ledger.requests.getRequest(id);
   if (!request) throw new CliError(`no run "${id}" in this ledger`);
   const view: RunView = {
     request,
     decisions: await ledger.decisions.listDecisions({ id }),
-    votes: ledger.decisions.listVotes ? await ledger.decisions.listVotes(id) : [],
-    steps: ledger.runs.listSteps ? await ledger.runs.listSteps(id) : [],
+    votes: await ledger.decisions.listVotes(id),
+    steps: await ledger.runs.listSteps(id),
     audit: await readAudit(url, id),
   };
   if (values.json) {

@@ -166,10 +166,10 @@ export function absenceAuthority(codec: RequestStateCodec, record: DelegationRec
   );
 }
 
-/** The caller with the absences it is the delegate of in force now (none on a ledger without them). */
+/** The caller with the absences it is the delegate of in force now (none without a ledger). */
 export async function withAbsences(core: DecisionsPort, caller: DecisionCaller): Promise<DelegatedCaller> {
   const ledger = core.ledger;
-  if (!ledger?.decisions.listDelegations) return caller;
+  if (!ledger) return caller;
   const records = await ledger.decisions.listDelegations({
     delegate: principalHash(core.codec, caller.principal),
     activeAt: core.now(),

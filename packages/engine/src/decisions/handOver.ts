@@ -47,12 +47,6 @@ export async function delegateDecision(core: DecisionsPort, request: DelegateReq
     const loaded = await load(core, DELEGATE_TOOL, id);
     if ('refusal' in loaded) return refusal(loaded.reason!, loaded.refusal!.message);
     const { ledger, row, flow, blob } = loaded;
-    if (!ledger.decisions.handDecision) {
-      return refusal(
-        'unavailable',
-        'This ledger cannot hand decisions over (it has no handDecision): migrate it with this version of Baton.',
-      );
-    }
     const chosen = chooseDecision(core, row, flow, blob, await ledger.decisions.listDecisions({ id: row.id }), key, caller);
     if ('refusal' in chosen) return chosen.refusal;
     const { record } = chosen;

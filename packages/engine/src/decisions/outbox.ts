@@ -88,7 +88,7 @@ export async function enqueueRoundNotifications(
 ): Promise<void> {
   if (!core.decisions.outbox || notifications.length === 0) return;
   // `createRunner` refuses an outbox on a ledger without `enqueueOutbox` (`runner/state.ts`).
-  await core.ledger!.outbox.enqueueOutbox!(flowNotifications(core, at, notifications), core.now());
+  await core.ledger!.outbox.enqueueOutbox(flowNotifications(core, at, notifications), core.now());
 }
 
 /** The outbox messages of one parked write; empty when the runner writes no outbox. */

@@ -18,7 +18,7 @@ import { canonicalJson } from '../codec/canonicalJson.js';
 import type { StateBinding } from '../codec/types.js';
 import type { AuditAnswer } from '../contract/audit.js';
 import type { CallContext } from '../contract/call.js';
-import type { DecisionRecord, Ledger, ParkedRequest, RequestStatus } from '../contract/ledger.js';
+import type { DecisionRecord, FullLedger, ParkedRequest, RequestStatus } from '../contract/ledger.js';
 import { type Answers, type RoundBody, readAnswers } from '../round/body.js';
 import type { AwaitedDecision, AwaitedEvent, InjectedDecision, RoundEnd } from '../round/play.js';
 import { migratedSnapshot } from '../round/singleUse.js';
@@ -286,7 +286,7 @@ function unchanged(
 /** Park or rewrite the request; the new row, or `undefined` on a conflict. */
 async function write(
   core: DecisionsPort,
-  ledger: Ledger,
+  ledger: FullLedger,
   input: ParkedPlayInput,
   status: RequestStatus,
   body: RoundBody,
@@ -352,7 +352,7 @@ async function write(
 /** Record the awaited decisions (once each) and tell `onDecisionRequested` about the new ones. */
 async function requestDecisions(
   core: DecisionsPort,
-  ledger: Ledger,
+  ledger: FullLedger,
   flow: Flow,
   row: ParkedRequest,
   requesterPrincipal: string,

@@ -32,7 +32,7 @@ export function hasQuorum(flow: Flow): boolean {
 
 /** A request's votes; `[]`, with no read, for a flow without a quorum decision. */
 export async function readVotes(core: DecisionsPort, flow: Flow, id: string): Promise<readonly VoteRecord[]> {
-  if (!hasQuorum(flow) || !core.ledger?.decisions.listVotes) return [];
+  if (!hasQuorum(flow) || !core.ledger) return [];
   return core.ledger.decisions.listVotes(id);
 }
 

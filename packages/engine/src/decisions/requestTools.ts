@@ -69,7 +69,7 @@ export async function inbox(core: DecisionsPort, caller: DecisionCaller): Promis
     const right = mayMake(codec, flow, blob, record, context);
     if (typeof right === 'string') continue;
     // A quorum decision the caller voted on is no longer theirs to make.
-    const votes = isQuorum(flow, record.key) && ledger.decisions.listVotes ? await ledger.decisions.listVotes(record.id) : [];
+    const votes = isQuorum(flow, record.key) ? await ledger.decisions.listVotes(record.id) : [];
     if (hasVoted(core, votes, record.key, context)) continue;
     const quorum = quorumStatus(core, flow, votes, record.key, context);
     items.push({

@@ -14,7 +14,7 @@
 import type { Flow } from '../authoring/flowTypes.js';
 import type { StateBinding } from '../codec/types.js';
 import type { CallContext } from '../contract/call.js';
-import type { Ledger, ParkedRequest } from '../contract/ledger.js';
+import type { FullLedger, ParkedRequest } from '../contract/ledger.js';
 import type { FlowResult, RoundOutcome } from '../contract/outcome.js';
 import { InvalidRequestStateError } from '../errors.js';
 import { type Answers, type RoundBody, readAnswers } from '../round/body.js';
@@ -199,7 +199,7 @@ function retryLater(
  * outcome, or `until` (performance.now() ms) passes; the request as read then, or `undefined`.
  */
 async function pollForChange(
-  ledger: Ledger,
+  ledger: FullLedger,
   id: string,
   version: number,
   until: number,

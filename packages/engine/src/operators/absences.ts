@@ -39,15 +39,12 @@ function view(record: DelegationRecord, now: number): AbsenceView {
   };
 }
 
-/** The ledger's absence methods, or why not. */
+/**
+ * The runner's ledger, or why not. Its `decisions` facet keeps absence delegates: a ledger
+ * without it throws `LedgerFacetMissingError` (declare `decisions` at createRunner to be refused there).
+ */
 function absenceLedger(core: DecisionsPort) {
-  const ledger = core.ledger;
-  if (!ledger) return 'There is no ledger to keep absence delegates in.';
-  if (!ledger.decisions.setDelegation || !ledger.decisions.listDelegations || !ledger.decisions.removeDelegation) {
-    return 'This ledger cannot keep absence delegates (it has no setDelegation): migrate it with this version of Baton.';
-  }
-  return ledger as typeof ledger &
-    Required<Pick<typeof ledger, 'setDelegation' | 'listDelegations' | 'removeDelegation'>>;
+  return core.ledger ?? 'There is no ledger to keep absence delegates in.';
 }
 
 /** Set an absence delegate (see `OperatorTools.setAbsence`). */

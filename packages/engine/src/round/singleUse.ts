@@ -22,7 +22,7 @@ import type { Flow } from '../authoring/flowTypes.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from '../codec/types.js';
 import type { RunnerLogEvent } from '../contract/call.js';
-import type { Ledger, RedeemRequest, RedeemResult } from '../contract/ledger.js';
+import type { FullLedger, RedeemRequest, RedeemResult } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
 import {
   InvalidRequestStateError,
@@ -39,7 +39,7 @@ import { type CompactSnapshot, toPersistedState } from './snapshot.js';
 export interface SingleUseSettings {
   readonly codec: RequestStateCodec;
   /** Without a ledger nothing is redeemed: the round just runs. */
-  readonly ledger: Ledger | undefined;
+  readonly ledger: FullLedger | undefined;
   readonly now: () => number;
   readonly log: (event: RunnerLogEvent) => void;
   /** How long a duplicate of a round still running is held for its outcome, ms. */
@@ -224,7 +224,7 @@ export function redeemOnce(
 /** {@link redeemOnce} with a ledger and a presented state: redeem, answer or hold a duplicate, play, record. */
 async function redeemed(
   settings: SingleUseSettings,
-  ledger: Ledger,
+  ledger: FullLedger,
   round: SingleUseRound,
   claims: Pick<RequestStateClaims, 'jti' | 'exp'>,
   play: () => Promise<RoundOutcome>,
@@ -351,12 +351,11 @@ function recordedOutcome(
  * server crashed mid-way or that are still running elsewhere.
  */
 export async function releaseAfterOutage(
-  ledger: Ledger,
+  ledger: FullLedger,
   redemption: { readonly jti: string; readonly responsesDigest: string },
   where: { readonly flow: string; readonly fid: string },
   log: (event: RunnerLogEvent) => void,
 ): Promise<void> {
-  if (!ledger.redemptions.releaseRedemption) return;
   try {
     await ledger.redemptions.releaseRedemption(redemption.jti, redemption.responsesDigest);
   } catch (error) {

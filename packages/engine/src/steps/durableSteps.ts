@@ -30,7 +30,7 @@ import { backoffBefore, type StepDeclaration, type StepExecutor } from '../autho
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateCodec } from '../codec/types.js';
 import type { RunnerLogEvent } from '../contract/call.js';
-import type { Ledger, StepRecord } from '../contract/ledger.js';
+import type { FullLedger, StepRecord } from '../contract/ledger.js';
 import { FlowError, isLedgerUnavailable } from '../errors.js';
 
 /** What a step's execution came to, as sealed in the ledger: a result, or an error message (`f`: a FlowError). */
@@ -43,7 +43,7 @@ export type RunningSteps = Record<string, [src: string, input: unknown]>;
 
 /** What every round of one runner shares about steps. */
 export interface StepSettings {
-  readonly ledger: Ledger | undefined;
+  readonly ledger: FullLedger | undefined;
   readonly codec: RequestStateCodec;
   readonly now: () => number;
   readonly log: (event: RunnerLogEvent) => void;
