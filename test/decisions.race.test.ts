@@ -24,12 +24,13 @@ import {
   type DecisionCaller,
   generateKey,
   type InputRequiredOutcome,
-  type Ledger,
+  type FullLedger,
   type RoundOutcome,
 } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expenseApproval } from '../examples/approvals/expenseApproval.js';
 import { sharedLedgerKinds } from './helpers/e2eLedgers.js';
+import { type LedgerMethod, wrapLedgerMethods } from './helpers/ledgerMethods.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-decisions-race-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -43,27 +44,21 @@ const PAIRS = 36;
  * The ledger, with calls that can be held: `hold(method, after?)` holds the next call of
  * `method` (made after a call of `after` returned, when given) until `release()`.
  */
-function holdable(ledger: Ledger) {
+function holdable(ledger: FullLedger) {
   type Hold = { method: string; after: string | undefined; reached: () => void; gate: Promise<void> };
   let armed: Hold | undefined;
-  const proxy = new Proxy(ledger, {
-    get(target, name, receiver) {
-      const value = Reflect.get(target, name, receiver);
-      if (typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        const hold = armed;
-        if (hold && hold.after === undefined && hold.method === name) {
-          armed = undefined;
-          hold.reached();
-          await hold.gate;
-        }
-        const result = await value.apply(target, args);
-        if (hold && hold === armed && hold.after === name) armed = { ...hold, after: undefined };
-        return result;
-      };
-    },
+  const proxy = wrapLedgerMethods(ledger, (name, method) => async (...args: unknown[]) => {
+    const hold = armed;
+    if (hold && hold.after === undefined && hold.method === name) {
+      armed = undefined;
+      hold.reached();
+      await hold.gate;
+    }
+    const result = await method(...args);
+    if (hold && hold === armed && hold.after === name) armed = { ...hold, after: undefined };
+    return result;
   });
-  const hold = (method: keyof Ledger, after?: keyof Ledger) => {
+  const hold = (method: LedgerMethod, after?: LedgerMethod) => {
     let release!: () => void;
     let reached!: () => void;
     const gate = new Promise<void>((resolve) => {
@@ -93,7 +88,7 @@ function expectInput(outcome: RoundOutcome): InputRequiredOutcome {
 }
 
 describe.each(kinds)('a withdrawal racing a decision on two instances over one %s', (_name, make) => {
-  let ledgers: Ledger[] = [];
+  let ledgers: FullLedger[] = [];
   let drop: () => Promise<void> = async () => {};
   let held: ReturnType<typeof holdable>[] = [];
   let runners: ReturnType<typeof createRunner>[] = [];

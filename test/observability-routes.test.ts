@@ -6,13 +6,13 @@
  * open the answer is 503 `starting`.
  */
 import { createObservabilityRoutes, type LedgerSource, ServingMetrics } from '@baton/adapters';
-import type { Ledger } from '@baton/engine';
+import type { FullLedger } from '@baton/engine';
 import { createMemoryLedger } from '@baton/store';
 import { describe, expect, it } from 'vitest';
 
 const get = (path: string) => new Request(`http://127.0.0.1${path}`);
 
-function routes(ledger: Ledger | undefined, options: { pingTimeoutMs?: number; pingCacheMs?: number } = {}) {
+function routes(ledger: FullLedger | undefined, options: { pingTimeoutMs?: number; pingCacheMs?: number } = {}) {
   let source: LedgerSource = ledger ? { ready: true, ledger } : { ready: true };
   const map = createObservabilityRoutes({ metrics: new ServingMetrics(), ledger: () => source, ...options });
   return { healthz: map.get('/healthz')!, metrics: map.get('/metrics')!, set: (s: LedgerSource) => (source = s) };

@@ -19,7 +19,7 @@ import {
   createRunner,
   type DecisionCaller,
   generateKey,
-  type Ledger,
+  type FullLedger,
 } from '@baton/engine';
 import { createMemoryAuditLog } from '@baton/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,7 +36,7 @@ const RACES = 8;
 const kinds = sharedLedgerKinds(dir);
 
 describe.each(kinds)('three approvers racing a quorum of two over one %s', (_name, make) => {
-  let ledgers: Ledger[] = [];
+  let ledgers: FullLedger[] = [];
   let drop: () => Promise<void> = async () => {};
   let runners: ReturnType<typeof createRunner>[] = [];
   let audit: AuditLog & ReturnType<typeof createMemoryAuditLog>;

@@ -13,7 +13,7 @@ import {
   type DecisionCaller,
   generateKey,
   type InputRequiredOutcome,
-  type Ledger,
+  type FullLedger,
   type RoundOutcome,
 } from '@baton/engine';
 import { createMemoryLedger } from '@baton/store';
@@ -25,7 +25,7 @@ const START = Date.UTC(2026, 10, 30, 9, 0, 0);
 const HOUR = 3600 * 1000;
 let clock = START;
 const now = () => clock;
-let ledger: Ledger;
+let ledger: FullLedger;
 let orders = 0;
 
 const alice: CallContext = {

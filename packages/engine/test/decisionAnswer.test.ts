@@ -28,7 +28,7 @@ import {
   generateKey,
   type InputEvents,
   InvalidParamsError,
-  type Ledger,
+  type FullLedger,
   type RunnerOptions,
 } from '../src/index.js';
 
@@ -46,11 +46,11 @@ const carol: DecisionCaller = { principal: 'carol', roles: ['finance'] };
 const dir = mkdtempSync(join(tmpdir(), 'baton-answer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger(),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
-let ledger: Ledger;
+let ledger: FullLedger;
 
 /** A flow that allows values, with a sensitive argument, awaiting a role-less decision by `may`. */
 const reviewInputs = defineInputs({

@@ -32,7 +32,7 @@ import {
   type InputEvents,
   type InputRequiredOutcome,
   InvalidRequestStateError,
-  type Ledger,
+  type FullLedger,
   type RoundOutcome,
   type RunnerLogEvent,
   type RunnerOptions,
@@ -59,11 +59,11 @@ const dir = mkdtempSync(join(tmpdir(), 'baton-decisions-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
 /** Every scenario runs on the memory ledger and on SQLite. */
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger(),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
-let ledger: Ledger;
+let ledger: FullLedger;
 
 function makeRunner(extra: Partial<RunnerOptions> = {}) {
   const codec = createRequestStateCodec({ keys, now });

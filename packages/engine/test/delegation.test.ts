@@ -22,7 +22,7 @@ import {
   type DecidedEvent,
   type DecisionCaller,
   generateKey,
-  type Ledger,
+  type FullLedger,
 } from '../src/index.js';
 
 const keys = [generateKey()];
@@ -42,11 +42,11 @@ const gina: DecisionCaller = { principal: 'gina' };
 const dir = mkdtempSync(join(tmpdir(), 'baton-delegation-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger(),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
-let ledger: Ledger;
+let ledger: FullLedger;
 let audit: AuditLog;
 
 let decidedEvents: DecidedEvent[] = [];
@@ -252,35 +252,16 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
   });
 });
 
-describe('on a ledger without delegation', () => {
-  it('refuses hand-overs and absences loudly, and decides as before', async () => {
+describe('on a ledger without the decisions facet', () => {
+  it('is refused at createRunner, naming the facet and the flow', async () => {
     clock = START;
     const full = createMemoryLedger();
-    const { handDecision: _h, setDelegation: _s, listDelegations: _l, removeDelegation: _r, ...rest } = full;
-    ledger = rest as Ledger;
+    const { decisions: _d, ...rest } = full;
+    ledger = rest as FullLedger;
     audit = createMemoryAuditLog();
-    const runner = makeRunner();
-    const id = await requestExpense(runner);
-    expect(await runner.delegateDecision({ id, to: 'dave', context: bob })).toMatchObject({
-      status: 'refused',
-      reason: 'unavailable',
-      message: expect.stringMatching(/cannot hand decisions over/),
-    });
-    expect(
-      await runner.operators.setAbsence({
-        principal: 'bob',
-        delegate: 'erin',
-        roles: ['manager'],
-        startsAt: START,
-        endsAt: START + HOUR,
-        reason: 'holiday',
-        operator: 'ops',
-      }),
-    ).toMatchObject({ status: 'refused', message: expect.stringMatching(/cannot keep absence delegates/) });
-    expect(await runner.inbox(bob)).toHaveLength(1);
-    expect(await runner.answerDecision({ id, context: bob, answer: approve, channel: 'api' })).toMatchObject({
-      status: 'recorded',
-    });
+    expect(() => makeRunner()).toThrow(
+      expect.objectContaining({ name: 'LedgerFacetMissingError', facet: 'decisions', neededBy: expect.stringMatching(/^flow "/) }),
+    );
     await full.close();
   });
 });

@@ -30,7 +30,7 @@ import {
   FlowDefinitionError,
   generateKey,
   type InputEvents,
-  type Ledger,
+  type FullLedger,
   type RoundOutcome,
 } from '../src/index.js';
 
@@ -39,7 +39,7 @@ const alice: CallContext = { principal: 'alice', method: 'tools/call', target: '
 const dir = mkdtempSync(join(tmpdir(), 'baton-events-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger({ pruneIntervalMs: 0 }),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
@@ -52,7 +52,7 @@ const waitingId = (outcome: RoundOutcome) => {
 const text = (outcome: unknown) => JSON.stringify(outcome);
 
 describe.each(Object.keys(LEDGERS))('event waits on %s', (name) => {
-  const setupRunner = (ledger: Ledger, clock: { now: number }) => {
+  const setupRunner = (ledger: FullLedger, clock: { now: number }) => {
     const audit = createMemoryAuditLog();
     const now = () => clock.now;
     const runner = createRunner({

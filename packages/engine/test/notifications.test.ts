@@ -26,6 +26,7 @@ import {
   form,
   generateKey,
   type InputEvents,
+  type FullLedger,
   type Ledger,
   notify,
   type RoundOutcome,
@@ -34,7 +35,7 @@ import {
 const dir = mkdtempSync(join(tmpdir(), 'baton-notify-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger({ pruneIntervalMs: 0 }),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
@@ -99,7 +100,7 @@ const stateOf = (outcome: RoundOutcome) => {
 };
 
 describe.each(Object.keys(LEDGERS))('notify() in a round that writes no parked request, on %s', (name) => {
-  const setupRunner = (ledger: Ledger) =>
+  const setupRunner = (ledger: FullLedger) =>
     createRunner({
       flows: [greeting, smallSpend],
       codec: createRequestStateCodec({ keys: [generateKey()] }),
@@ -109,7 +110,7 @@ describe.each(Object.keys(LEDGERS))('notify() in a round that writes no parked r
       pollMs: 1,
       waitInCallSeconds: 0,
     });
-  const sent = async (ledger: Ledger) =>
+  const sent = async (ledger: FullLedger) =>
     (await ledger.outbox.claimOutbox!({ now: Number.MAX_SAFE_INTEGER - 1, leaseUntil: Number.MAX_SAFE_INTEGER, limit: 100 }))
       .map((m) => JSON.parse(m.body) as { type: string; data: Record<string, unknown> })
       .map((m) => [m.type, m.data.kind, m.data.flow, m.data.requestId]);
@@ -157,13 +158,13 @@ describe.each(Object.keys(LEDGERS))('notify() in a round that writes no parked r
   });
 });
 
-it('a runner with an outbox on a ledger that cannot take messages outside a parked write is refused', async () => {
+it('a runner with an outbox on a ledger without the outbox facet is refused', async () => {
   const memory = createMemoryLedger({ pruneIntervalMs: 0 });
-  const { enqueueOutbox: _dropped, ...rest } = memory;
+  const { outbox: _dropped, ...rest } = memory;
   const ledger: Ledger = { ...rest, close: () => memory.close() };
   const codec = createRequestStateCodec({ keys: [generateKey()] });
   expect(() => createRunner({ flows: [greeting], codec, ledger, outbox: true })).toThrow(
-    /outbox needs a ledger with an outbox/,
+    expect.objectContaining({ name: 'LedgerFacetMissingError', facet: 'outbox', neededBy: 'option outbox' }),
   );
   // Without an outbox, nothing is written and nothing is refused.
   expect(createRunner({ flows: [greeting], codec, ledger }).flows.size).toBe(1);

@@ -26,7 +26,7 @@ import {
   decision,
   FlowDefinitionError,
   generateKey,
-  type Ledger,
+  type FullLedger,
   type RoundOutcome,
   type RunnerOptions,
 } from '../src/index.js';
@@ -46,7 +46,7 @@ const carol: DecisionCaller = { principal: 'carol', roles: ['finance'] };
 const dir = mkdtempSync(join(tmpdir(), 'baton-quorum-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger(),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
@@ -60,7 +60,7 @@ const text = (outcome: RoundOutcome | { message: string }) => {
 };
 
 describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) => {
-  let ledger: Ledger;
+  let ledger: FullLedger;
   beforeEach(() => {
     clock = START;
     ledger = LEDGERS[kind]!();
@@ -267,11 +267,10 @@ describe('declaring and serving quorum decisions', () => {
     expect(() => decision({ message: 'x', schema, role: 'board', quorum: 1.5 })).toThrow(/integer from 1 to 20/);
     expect(decision({ message: 'x', schema, role: 'board' }).quorum).toBe(1);
     const memory = createMemoryLedger();
-    const { recordVote: _r, listVotes: _l, ...rest } = memory;
-    const withoutVotes = rest as Ledger;
+    const { decisions: _d, ...withoutVotes } = memory;
     expect(() =>
       createRunner({ flows: [boardSpend], codec: createRequestStateCodec({ keys }), ledger: withoutVotes }),
-    ).toThrow(/flow "board_spend" has a quorum decision, which needs a ledger that records votes/);
+    ).toThrow(/flow "board_spend" \(a decision state\) needs a ledger with the "decisions" facet/);
     await memory.close();
   });
 

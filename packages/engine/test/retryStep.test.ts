@@ -17,7 +17,7 @@ import {
   defineFlow,
   defineInputs,
   generateKey,
-  type Ledger,
+  type FullLedger,
   type RoundOutcome,
   step,
 } from '../src/index.js';
@@ -96,29 +96,30 @@ async function parkedOnFailedStep() {
 
 /** `ledger` with `parkRequest` and `reopenStep` observed (`after` runs once each returns). */
 function observed(
-  ledger: Ledger,
+  ledger: FullLedger,
   after: { park?: (dueAt: number | null | undefined) => Promise<void>; reopen?: () => Promise<void> },
-): Ledger {
-  return new Proxy(ledger, {
-    get(target, name) {
-      const value = Reflect.get(target, name);
-      if (name === 'parkRequest') {
-        return async (...args: Parameters<Ledger['parkRequest']>) => {
-          const written = await target.parkRequest(...args);
-          if (written.status !== 'conflict') await after.park?.(args[0].dueAt);
-          return written;
-        };
-      }
-      if (name === 'reopenStep') {
-        return async (...args: Parameters<NonNullable<Ledger['reopenStep']>>) => {
-          const reopened = await target.reopenStep!(...args);
-          await after.reopen?.();
-          return reopened;
-        };
-      }
-      return typeof value === 'function' ? value.bind(target) : value;
+): FullLedger {
+  return {
+    ...ledger,
+    requests: {
+      ...ledger.requests,
+      parkRequest: async (...args) => {
+        const written = await ledger.requests.parkRequest(...args);
+        if (written.status !== 'conflict') await after.park?.(args[0].dueAt);
+        return written;
+      },
     },
-  });
+    steps: {
+      ...ledger.steps,
+      reopenStep: async (...args) => {
+        const reopened = await ledger.steps.reopenStep(...args);
+        await after.reopen?.();
+        return reopened;
+      },
+    },
+    prune: (now) => ledger.prune(now),
+    close: () => ledger.close(),
+  };
 }
 
 describe('retry-step races', () => {

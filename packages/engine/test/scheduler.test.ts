@@ -28,7 +28,7 @@ import {
   defineInputs,
   generateKey,
   type InputEvents,
-  type Ledger,
+  type FullLedger,
   notify,
 } from '../src/index.js';
 import { createFlowTester } from '../src/testing/index.js';
@@ -39,7 +39,7 @@ const alice: CallContext = { principal: 'alice', method: 'tools/call', target: '
 const dir = mkdtempSync(join(tmpdir(), 'baton-scheduler-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger({ pruneIntervalMs: 0 }),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
@@ -123,7 +123,7 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     await ledger.close();
   });
 
-  const setupRunner = (ledger: Ledger, clock: { now: number }) => {
+  const setupRunner = (ledger: FullLedger, clock: { now: number }) => {
     const audit = createMemoryAuditLog();
     const now = () => clock.now;
     const runner = createRunner({
@@ -139,7 +139,7 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     });
     return { runner, audit };
   };
-  const outbox = async (ledger: Ledger, at: number) =>
+  const outbox = async (ledger: FullLedger, at: number) =>
     (await ledger.outbox.claimOutbox!({ now: at, leaseUntil: at + 1, limit: 100 })).map((m) => JSON.parse(m.body));
 
   it('ends a deadline with no client through its timeout branch: completed, out of the inbox, audited via timer, seen on resume', async () => {

@@ -25,7 +25,7 @@ import {
   defineInputs,
   FlowError,
   generateKey,
-  type Ledger,
+  type FullLedger,
   type RoundOutcome,
   type RunnerOptions,
   type StepOptions,
@@ -109,13 +109,13 @@ function text(outcome: RoundOutcome): string {
 
 function runnerFor(
   flow: ReturnType<typeof refundFlow>,
-  ledger: Ledger | undefined,
+  ledger: FullLedger | undefined,
   extra: Partial<RunnerOptions> = {},
 ) {
   return createRunner({ flows: [flow], codec, ...(ledger ? { ledger } : {}), pollMs: 10, holdMs: 0, ...extra });
 }
 
-const ledgers: [string, () => Ledger][] = [
+const ledgers: [string, () => FullLedger][] = [
   ['memory', () => createMemoryLedger({ pruneIntervalMs: 0 })],
   [
     'sqlite',

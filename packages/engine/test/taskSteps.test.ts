@@ -27,7 +27,7 @@ import {
   form,
   generateKey,
   type InputEvents,
-  type Ledger,
+  type FullLedger,
   step,
   taskOf,
   type WithdrawEvent,
@@ -147,7 +147,7 @@ const twoQuestions = defineFlow({
   }),
 });
 
-const ledgers: [string, () => Ledger][] = [
+const ledgers: [string, () => FullLedger][] = [
   ['memory', () => createMemoryLedger()],
   [
     'SQLite',

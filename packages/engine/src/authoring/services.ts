@@ -38,8 +38,8 @@ export function createFlowServices(ledger: FullLedger | undefined, now: () => nu
     now,
     tokens: {
       mint: ({ purpose, ttlSeconds, data }) =>
-        need().mintToken({ purpose, expiresAt: now() + ttlSeconds * 1000, now: now(), ...(data ? { data } : {}) }),
-      redeem: (code, purpose) => need().redeemToken(code, purpose, now()),
+        need().redemptions.mintToken({ purpose, expiresAt: now() + ttlSeconds * 1000, now: now(), ...(data ? { data } : {}) }),
+      redeem: (code, purpose) => need().redemptions.redeemToken(code, purpose, now()),
     },
   };
 }

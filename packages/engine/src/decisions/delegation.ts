@@ -186,9 +186,9 @@ export async function delegatedCandidates(core: DecisionsPort, caller: Delegated
   const ledger = core.ledger;
   if (!ledger) return [];
   const now = core.now();
-  const found = ledger.decisions.handDecision
-    ? await ledger.decisions.listDecisions({ handedTo: { assignee: principalHash(core.codec, caller.principal), now } })
-    : [];
+  const found = await ledger.decisions.listDecisions({
+    handedTo: { assignee: principalHash(core.codec, caller.principal), now },
+  });
   for (const absence of caller.absences ?? []) {
     found.push(
       ...(await ledger.decisions.listDecisions({

@@ -29,7 +29,8 @@ export const RESUME_TOOL = 'baton_resume';
 export async function inbox(core: DecisionsPort, caller: DecisionCaller): Promise<InboxItem[]> {
   const { codec } = core;
   const ledger = core.ledger;
-  if (!ledger) return [];
+  // No served flow declares a decision: nothing to make (and the ledger need not keep decisions).
+  if (!ledger || ![...core.flows.values()].some((flow) => flow.decisions.length > 0)) return [];
   const now = core.now();
   const context = await withAbsences(core, caller);
   const listed = await ledger.decisions.listDecisions({
