@@ -26,9 +26,9 @@ import {
   defineFlow,
   defineInputs,
   event,
+  type FullLedger,
   generateKey,
   type InputEvents,
-  type FullLedger,
 } from '../packages/engine/src/index.js';
 import { createSqliteLedger } from '../packages/store/src/better-sqlite3/index.js';
 import { createPostgresLedger } from '../packages/store/src/node-postgres/index.js';

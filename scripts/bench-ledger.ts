@@ -51,7 +51,11 @@ function quantile(samples: number[], q: number): number {
 }
 
 /** Redeem `n` fresh jtis with `inFlight` lanes; returns elapsed seconds and each redemption's latency (ms). */
-async function drive(ledger: FullLedger, n: number, inFlight: number): Promise<{ seconds: number; latencies: number[] }> {
+async function drive(
+  ledger: FullLedger,
+  n: number,
+  inFlight: number,
+): Promise<{ seconds: number; latencies: number[] }> {
   const latencies: number[] = [];
   const jtis = Array.from({ length: n }, () => randomBytes(16).toString('base64url'));
   const now = Date.now();

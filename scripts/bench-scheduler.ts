@@ -28,9 +28,9 @@ import {
   decision,
   defineFlow,
   defineInputs,
+  type FullLedger,
   form,
   generateKey,
-  type FullLedger,
 } from '../packages/engine/src/index.js';
 import { createSqliteLedger } from '../packages/store/src/better-sqlite3/index.js';
 import { createPostgresLedger } from '../packages/store/src/node-postgres/index.js';

@@ -22,9 +22,9 @@ import {
   createRequestStateCodec,
   createRunner,
   type DecisionCaller,
+  type FullLedger,
   generateKey,
   type InputRequiredOutcome,
-  type FullLedger,
   type RoundOutcome,
 } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

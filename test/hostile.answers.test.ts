@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFlowServerFactory, type HttpServing, serveHttp } from '@baton/adapters';
-import { createKeyRing, createRequestStateCodec, createRunner, generateKey, type FullLedger } from '@baton/engine';
+import { createKeyRing, createRequestStateCodec, createRunner, type FullLedger, generateKey } from '@baton/engine';
 import flows from '@baton/examples/approvals';
 import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import type { Client } from '@modelcontextprotocol/client';

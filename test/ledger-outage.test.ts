@@ -14,17 +14,17 @@ import {
   createRequestStateCodec,
   createRunner,
   type DecisionCaller,
+  type FullLedger,
   generateKey,
   type InputRequiredOutcome,
-  type FullLedger,
   LedgerUnavailableError,
   type RoundOutcome,
 } from '@baton/engine';
 import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { type LedgerMethod, wrapLedgerMethods } from './helpers/ledgerMethods.js';
 import { grantTemporaryAccess, redeemAccessCode } from '../examples/approvals/accessCodes.js';
 import { refundRequest, simulatedPayments } from '../examples/approvals/refundRequest.js';
+import { type LedgerMethod, wrapLedgerMethods } from './helpers/ledgerMethods.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-ledger-outage-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -20,8 +20,8 @@ import {
   createKeyRing,
   createRequestStateCodec,
   createRunner,
-  generateKey,
   type FullLedger,
+  generateKey,
   type RoundOutcome,
 } from '@baton/engine';
 import { createSqliteLedger } from '@baton/store/better-sqlite3';
@@ -328,7 +328,9 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('on %s', (driver) => {
         expect(text(resumed)).toContain('approved');
         expect(await whereInClear(url, PRINCIPALS)).toEqual({});
         // Once rewritten, nothing is left to rewrite.
-        expect(await after.decisions.rewriteLegacyDeciders(() => ({ decider: 'x', deciderName: null, content: null }))).toBe(0);
+        expect(
+          await after.decisions.rewriteLegacyDeciders(() => ({ decider: 'x', deciderName: null, content: null })),
+        ).toBe(0);
         // And the ledger says so: later starts read this one baton_meta row instead of scanning decisions.
         const flag = "select value from baton_meta where key = 'legacy_deciders_rewritten'";
         if (driver === 'SQLite') {

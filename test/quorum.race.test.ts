@@ -18,8 +18,8 @@ import {
   createRequestStateCodec,
   createRunner,
   type DecisionCaller,
-  generateKey,
   type FullLedger,
+  generateKey,
 } from '@baton/engine';
 import { createMemoryAuditLog } from '@baton/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

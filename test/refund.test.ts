@@ -11,9 +11,9 @@ import {
   createRequestStateCodec,
   createRunner,
   type DecisionCaller,
+  type FullLedger,
   generateKey,
   type InputRequiredOutcome,
-  type FullLedger,
   type RoundOutcome,
 } from '@baton/engine';
 import { createMemoryLedger } from '@baton/store';

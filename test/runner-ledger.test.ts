@@ -10,9 +10,9 @@ import {
   createRequestStateCodec,
   createRunner,
   defineFlow,
+  type FullLedger,
   generateKey,
   type InputRequiredOutcome,
-  type FullLedger,
   type RoundOutcome,
 } from '@baton/engine';
 import { createMemoryLedger } from '@baton/store';

@@ -15,13 +15,16 @@ export type LedgerMethod = { [F in FacetKey]: keyof FullLedger[F] & string }[Fac
 type AnyMethod = (...args: unknown[]) => unknown;
 
 /** `ledger` with every facet method replaced by `wrap(name, theMethodBound)`. */
-export function wrapLedgerMethods(ledger: FullLedger, wrap: (name: LedgerMethod, method: AnyMethod) => AnyMethod): FullLedger {
+export function wrapLedgerMethods(
+  ledger: FullLedger,
+  wrap: (name: LedgerMethod, method: AnyMethod) => AnyMethod,
+): FullLedger {
   const wrapped: Record<string, unknown> = {};
   for (const [key, facet] of Object.entries(ledger)) {
     if (key === 'prune' || key === 'close' || typeof facet !== 'object' || facet === null) continue;
     const methods: Record<string, AnyMethod> = {};
     for (const name of methodNames(facet)) {
-      const method = ((facet as Record<string, AnyMethod>)[name] as AnyMethod).bind(facet);
+      const method = (facet as unknown as Record<string, AnyMethod>)[name]!.bind(facet);
       methods[name] = wrap(name as LedgerMethod, method);
     }
     wrapped[key] = methods;

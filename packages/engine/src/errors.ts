@@ -11,8 +11,9 @@
  * for instances made by any copy of the engine in the process (`copies.ts`):
  * a flows module loaded as CommonJS throws the `FlowError` of its own copy.
  */
-import { brandAcrossCopies } from './copies.js';
+
 import type { LedgerFacet } from './contract/ledger.js';
+import { brandAcrossCopies } from './copies.js';
 
 /** The fixed, client-visible message of every requestState rejection. */
 export const INVALID_REQUEST_STATE_MESSAGE = 'Invalid or expired requestState';

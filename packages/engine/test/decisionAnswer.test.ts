@@ -25,10 +25,10 @@ import {
   decision,
   defineFlow,
   defineInputs,
+  type FullLedger,
   generateKey,
   type InputEvents,
   InvalidParamsError,
-  type FullLedger,
   type RunnerOptions,
 } from '../src/index.js';
 

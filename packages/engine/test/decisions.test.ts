@@ -27,12 +27,12 @@ import {
   defineFlow,
   defineInputs,
   FlowDefinitionError,
+  type FullLedger,
   form,
   generateKey,
   type InputEvents,
   type InputRequiredOutcome,
   InvalidRequestStateError,
-  type FullLedger,
   type RoundOutcome,
   type RunnerLogEvent,
   type RunnerOptions,
@@ -402,7 +402,9 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       // `second` was minted while the manager was awaited: it follows to "waiting for finance".
       const followed = expectInput(await retry(runner, second, 2500));
       expect(followed.inputRequests).toEqual({});
-      expect((await ledger.requests.getRequest(first.fid))?.waitingFor).toEqual([{ key: 'finance_approval', role: 'finance' }]);
+      expect((await ledger.requests.getRequest(first.fid))?.waitingFor).toEqual([
+        { key: 'finance_approval', role: 'finance' },
+      ]);
       // Still single-use: presenting it again answers what its one round answered, nothing runs again.
       expect(expectInput(await retry(runner, second, 2500)).requestState).toBe(followed.requestState);
       await decideAll(runner, carol, first.fid, { approve: true });
@@ -583,7 +585,10 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
         // The flow handled its deadline (its own "expired" final state): the request completed.
         { id: first.fid, flow: 'expense_approval', status: 'completed' },
       ]);
-      expect((await ledger.decisions.listDecisions({ id: first.fid })).map((d) => d.status)).toEqual(['closed', 'closed']);
+      expect((await ledger.decisions.listDecisions({ id: first.fid })).map((d) => d.status)).toEqual([
+        'closed',
+        'closed',
+      ]);
     });
 
     it('withdraw: only the requester, only while waiting; the flow takes its withdrawal path', async () => {

@@ -21,8 +21,8 @@ import {
   createRunner,
   type DecidedEvent,
   type DecisionCaller,
-  generateKey,
   type FullLedger,
+  generateKey,
 } from '../src/index.js';
 
 const keys = [generateKey()];
@@ -260,7 +260,11 @@ describe('on a ledger without the decisions facet', () => {
     ledger = rest as FullLedger;
     audit = createMemoryAuditLog();
     expect(() => makeRunner()).toThrow(
-      expect.objectContaining({ name: 'LedgerFacetMissingError', facet: 'decisions', neededBy: expect.stringMatching(/^flow "/) }),
+      expect.objectContaining({
+        name: 'LedgerFacetMissingError',
+        facet: 'decisions',
+        neededBy: expect.stringMatching(/^flow "/),
+      }),
     );
     await full.close();
   });

@@ -28,9 +28,9 @@ import {
   defineInputs,
   event,
   FlowDefinitionError,
+  type FullLedger,
   generateKey,
   type InputEvents,
-  type FullLedger,
   type RoundOutcome,
 } from '../src/index.js';
 

@@ -23,10 +23,10 @@ import {
   decision,
   defineFlow,
   defineInputs,
+  type FullLedger,
   form,
   generateKey,
   type InputEvents,
-  type FullLedger,
   type Ledger,
   notify,
   type RoundOutcome,
@@ -111,7 +111,13 @@ describe.each(Object.keys(LEDGERS))('notify() in a round that writes no parked r
       waitInCallSeconds: 0,
     });
   const sent = async (ledger: FullLedger) =>
-    (await ledger.outbox.claimOutbox!({ now: Number.MAX_SAFE_INTEGER - 1, leaseUntil: Number.MAX_SAFE_INTEGER, limit: 100 }))
+    (
+      await ledger.outbox.claimOutbox!({
+        now: Number.MAX_SAFE_INTEGER - 1,
+        leaseUntil: Number.MAX_SAFE_INTEGER,
+        limit: 100,
+      })
+    )
       .map((m) => JSON.parse(m.body) as { type: string; data: Record<string, unknown> })
       .map((m) => [m.type, m.data.kind, m.data.flow, m.data.requestId]);
 

@@ -25,8 +25,8 @@ import {
   type DecisionCaller,
   decision,
   FlowDefinitionError,
-  generateKey,
   type FullLedger,
+  generateKey,
   type RoundOutcome,
   type RunnerOptions,
 } from '../src/index.js';

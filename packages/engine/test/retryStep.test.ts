@@ -16,8 +16,8 @@ import {
   createRunner,
   defineFlow,
   defineInputs,
-  generateKey,
   type FullLedger,
+  generateKey,
   type RoundOutcome,
   step,
 } from '../src/index.js';

@@ -26,9 +26,9 @@ import {
   decision,
   defineFlow,
   defineInputs,
+  type FullLedger,
   generateKey,
   type InputEvents,
-  type FullLedger,
   notify,
 } from '../src/index.js';
 import { createFlowTester } from '../src/testing/index.js';

@@ -9,7 +9,7 @@
  * checked) and opens their sealed state with the server's codec: only a row
  * that names a key the ring lacks counts (an altered row does not).
  */
-import { InvalidRequestStateError, type FullLedger, type RequestStateCodec } from '@baton/engine';
+import { type FullLedger, InvalidRequestStateError, type RequestStateCodec } from '@baton/engine';
 import { CliError } from './cliError.js';
 
 /** How many rows are looked at. */

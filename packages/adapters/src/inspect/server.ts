@@ -27,7 +27,15 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AuditEntry, AuditLog, DecisionRecord, Flow, FullLedger, OperatorTools, ParkedRequest } from '@baton/engine';
+import type {
+  AuditEntry,
+  AuditLog,
+  DecisionRecord,
+  Flow,
+  FullLedger,
+  OperatorTools,
+  ParkedRequest,
+} from '@baton/engine';
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
 import { isLoopbackHost, loopbackHostnames } from '../http.js';
 import { toFetchRequest } from '../nodeRequest.js';

@@ -38,7 +38,12 @@ export function createFlowServices(ledger: FullLedger | undefined, now: () => nu
     now,
     tokens: {
       mint: ({ purpose, ttlSeconds, data }) =>
-        need().redemptions.mintToken({ purpose, expiresAt: now() + ttlSeconds * 1000, now: now(), ...(data ? { data } : {}) }),
+        need().redemptions.mintToken({
+          purpose,
+          expiresAt: now() + ttlSeconds * 1000,
+          now: now(),
+          ...(data ? { data } : {}),
+        }),
       redeem: (code, purpose) => need().redemptions.redeemToken(code, purpose, now()),
     },
   };

@@ -273,7 +273,9 @@ export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): P
   }
   if (recorded?.status !== 'recorded') {
     const ended =
-      recorded?.status === 'closed' || recorded?.status === 'conflict' ? await ledger.requests.getRequest(row.id) : undefined;
+      recorded?.status === 'closed' || recorded?.status === 'conflict'
+        ? await ledger.requests.getRequest(row.id)
+        : undefined;
     const lost = `The decision "${key}" on request ${row.id} was made by someone else first; yours was not recorded.`;
     switch (recorded?.status ?? 'conflict') {
       case 'already_decided': {

@@ -47,7 +47,15 @@ export async function delegateDecision(core: DecisionsPort, request: DelegateReq
     const loaded = await load(core, DELEGATE_TOOL, id);
     if ('refusal' in loaded) return refusal(loaded.reason!, loaded.refusal!.message);
     const { ledger, row, flow, blob } = loaded;
-    const chosen = chooseDecision(core, row, flow, blob, await ledger.decisions.listDecisions({ id: row.id }), key, caller);
+    const chosen = chooseDecision(
+      core,
+      row,
+      flow,
+      blob,
+      await ledger.decisions.listDecisions({ id: row.id }),
+      key,
+      caller,
+    );
     if ('refusal' in chosen) return chosen.refusal;
     const { record } = chosen;
     if (isQuorum(flow, record.key)) {

@@ -24,7 +24,9 @@ export async function rewriteLegacyDeciders(
   log: (event: RunnerLogEvent) => void,
 ): Promise<void> {
   try {
-    const rewritten = await ledger.decisions.rewriteLegacyDeciders((legacy) => rewriteLegacyDecider(codec, legacy, storeNames));
+    const rewritten = await ledger.decisions.rewriteLegacyDeciders((legacy) =>
+      rewriteLegacyDecider(codec, legacy, storeNames),
+    );
     if (rewritten > 0) log({ type: 'ledger_upgrade', rewritten });
   } catch (error) {
     log({ type: 'ledger_upgrade_error', error });

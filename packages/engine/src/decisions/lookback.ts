@@ -65,7 +65,12 @@ export async function lookbackEvent(
     const pair = canonicalJson([awaited.name, awaited.match]);
     if (asked.has(pair)) continue;
     asked.add(pair);
-    const recent = await ledger.events.recentEvents({ event: awaited.name, match: awaited.match, now, limit: LOOKBACK_LIMIT });
+    const recent = await ledger.events.recentEvents({
+      event: awaited.name,
+      match: awaited.match,
+      now,
+      limit: LOOKBACK_LIMIT,
+    });
     for (const record of recent) {
       if (seen.has(receivedId(record.event, record.id))) continue;
       if (earliest && earliest.at <= record.receivedAt) break;

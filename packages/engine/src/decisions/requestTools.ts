@@ -92,7 +92,10 @@ export async function requests(core: DecisionsPort, context: DecisionCaller): Pr
   const { codec } = core;
   const ledger = core.ledger;
   if (!ledger) return [];
-  const rows = await ledger.requests.listRequests(principalHash(codec, context.principal), core.now() - PARKED_RETENTION_MS);
+  const rows = await ledger.requests.listRequests(
+    principalHash(codec, context.principal),
+    core.now() - PARKED_RETENTION_MS,
+  );
   return rows.map((row) => ({
     id: row.id,
     flow: row.flow,

@@ -84,7 +84,11 @@ export function createRunnerState(options: RunnerOptions): RunnerState {
   const ledger =
     options.ledger === undefined
       ? undefined
-      : checkLedgerFacets(options.ledger, { flows: flows.values(), outbox: options.outbox, ledgerFacets: options.ledgerFacets });
+      : checkLedgerFacets(options.ledger, {
+          flows: flows.values(),
+          outbox: options.outbox,
+          ledgerFacets: options.ledgerFacets,
+        });
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});
   const { ttlSeconds, maxTtlSeconds } = lifetimeOptions(options);

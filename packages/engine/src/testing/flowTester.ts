@@ -348,7 +348,11 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     ...(options.maxTtlSeconds !== undefined ? { maxTtlSeconds: options.maxTtlSeconds } : {}),
     // What the runs announce is read back from the ledger's outbox, when it has one.
     ...(options.ledger
-      ? { ledger: options.ledger, outbox: outbox !== undefined, ...(schedule ? { ledgerFacets: ['schedule' as const] } : {}) }
+      ? {
+          ledger: options.ledger,
+          outbox: outbox !== undefined,
+          ...(schedule ? { ledgerFacets: ['schedule' as const] } : {}),
+        }
       : {}),
     // A round awaiting decisions answers "retry later" at once (no real-time hold in a test).
     holdMs: 0,
