@@ -172,13 +172,14 @@ export function isLedgerUnavailable(error: unknown): error is LedgerUnavailableE
  */
 export class LedgerFacetMissingError extends Error {
   override readonly name = 'LedgerFacetMissingError';
-  constructor(
-    /** The facet the ledger does not have. */
-    readonly facet: LedgerFacet,
-    /** The flow or option that needs it. */
-    readonly neededBy: string,
-  ) {
+  /** The facet the ledger does not have. */
+  readonly facet: LedgerFacet;
+  /** The flow or option that needs it. */
+  readonly neededBy: string;
+  constructor(facet: LedgerFacet, neededBy: string) {
     super(`runner: ${neededBy} needs a ledger with the "${facet}" facet, and this ledger has none`);
+    this.facet = facet;
+    this.neededBy = neededBy;
   }
 }
 
