@@ -20,17 +20,21 @@ describe('memory ledger: scheduled pruning', () => {
       let now = T0;
       const ledger = createMemoryLedger({ pruneIntervalMs: 1000, pruneGraceMs: 500, clock: () => now });
       const jti = newJti();
-      await ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 100, now: T0 });
-      await ledger.recordOutcome(jti, 'o');
+      await ledger.redemptions.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 100, now: T0 });
+      await ledger.redemptions.recordOutcome(jti, 'o');
       now = T0 + 550; // expired 450 ms ago: within the grace
       await vi.advanceTimersByTimeAsync(1000);
-      expect(await ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 100, now: T0 + 100 })).toEqual({
+      expect(
+        await ledger.redemptions.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 100, now: T0 + 100 }),
+      ).toEqual({
         status: 'retry',
         outcome: 'o',
       });
       now = T0 + 700; // 600 ms past expiry: beyond the grace
       await vi.advanceTimersByTimeAsync(1000);
-      expect(await ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 100, now: T0 + 100 })).toEqual({
+      expect(
+        await ledger.redemptions.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 100, now: T0 + 100 }),
+      ).toEqual({
         status: 'redeemed',
       });
       await ledger.close();

@@ -37,7 +37,9 @@ describe('parseLedgerUrl', () => {
 describe('openLedger', () => {
   it('opens a memory ledger', async () => {
     const ledger = await openLedger('memory:');
-    expect(await ledger.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
+    expect(
+      await ledger.redemptions.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 }),
+    ).toEqual({
       status: 'redeemed',
     });
     await ledger.close();

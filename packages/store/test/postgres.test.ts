@@ -86,7 +86,12 @@ describePg('postgres ledger', (serverUrl) => {
 
   it('stores only the sha256 of a token code', async () => {
     const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
-    const code = await ledger.mintToken({ purpose: 'hash-check', data: 'x', expiresAt: T0 + 1000, now: T0 });
+    const code = await ledger.redemptions.mintToken({
+      purpose: 'hash-check',
+      data: 'x',
+      expiresAt: T0 + 1000,
+      now: T0,
+    });
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     const { rows } = await client.query("select * from baton_tokens where purpose = 'hash-check'");
@@ -100,7 +105,9 @@ describePg('postgres ledger', (serverUrl) => {
   it('uses a caller-owned pool and leaves it open on close', async () => {
     const pool = new pg.Pool({ connectionString: url, max: 3 });
     const ledger = await createPostgresLedger({ pool, pruneIntervalMs: 0 });
-    expect(await ledger.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
+    expect(
+      await ledger.redemptions.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 }),
+    ).toEqual({
       status: 'redeemed',
     });
     await ledger.close();
@@ -124,7 +131,9 @@ describePg('postgres ledger', (serverUrl) => {
       const jtis = Array.from({ length: 100 }, newJti);
       const results = await Promise.all(
         jtis.flatMap((jti) =>
-          instances.map((ledger) => ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 })),
+          instances.map((ledger) =>
+            ledger.redemptions.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 }),
+          ),
         ),
       );
       expect(results.filter((r) => r.status === 'redeemed')).toHaveLength(jtis.length);
@@ -164,11 +173,11 @@ describePg('postgres ledger', (serverUrl) => {
 
       const ledger = await createPostgresLedger({ connectionString: icuUrl.toString(), pruneIntervalMs: 0 });
       try {
-        await ledger.requestDecisions([decisionRequest('R-1', 'alpha'), decisionRequest('R-1', 'Zeta')]);
-        expect((await ledger.listDecisions({ id: 'R-1' })).map((d) => d.key)).toEqual(['Zeta', 'alpha']);
-        await ledger.parkRequest(parked('R-a'), null);
-        await ledger.parkRequest(parked('R-B'), null);
-        expect((await ledger.listRequests('hash-alice', 0)).map((r) => r.id)).toEqual(['R-B', 'R-a']);
+        await ledger.decisions.requestDecisions([decisionRequest('R-1', 'alpha'), decisionRequest('R-1', 'Zeta')]);
+        expect((await ledger.decisions.listDecisions({ id: 'R-1' })).map((d) => d.key)).toEqual(['Zeta', 'alpha']);
+        await ledger.requests.parkRequest(parked('R-a'), null);
+        await ledger.requests.parkRequest(parked('R-B'), null);
+        expect((await ledger.requests.listRequests('hash-alice', 0)).map((r) => r.id)).toEqual(['R-B', 'R-a']);
       } finally {
         await ledger.close();
       }
@@ -183,7 +192,7 @@ describePg('postgres ledger', (serverUrl) => {
   it('is what openLedger("postgres://...") opens', async () => {
     const ledger = await openLedger(url.replace(/^postgresql:/, 'postgres:'), { pruneIntervalMs: 0 });
     const jti = newJti();
-    expect(await ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
+    expect(await ledger.redemptions.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
       status: 'redeemed',
     });
     await ledger.close();

@@ -9,7 +9,7 @@
  * suite, so every test uses fresh random ids and requesters.
  */
 import { randomBytes } from 'node:crypto';
-import type { Ledger, NewDecision, ParkRequest, RecordDecision, RunFilter } from '@baton/engine';
+import type { FullLedger, NewDecision, ParkRequest, RecordDecision, RunFilter } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** A fixed "now" for the suite (ms). */
@@ -64,9 +64,9 @@ export function decisionRequest(id: string, key: string, fields: Partial<NewDeci
 }
 
 /** Run the shared contract against ledgers made by `open` (one per suite) and torn down by `dispose`. */
-export function ledgerContract(name: string, open: () => Promise<Ledger>, dispose?: () => Promise<void>): void {
+export function ledgerContract(name: string, open: () => Promise<FullLedger>, dispose?: () => Promise<void>): void {
   describe(`${name}: Ledger contract`, () => {
-    let ledger: Ledger;
+    let ledger: FullLedger;
     beforeAll(async () => {
       ledger = await open();
     });
@@ -78,13 +78,17 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
     /** As the engine does: park each request (waiting, version 1) unless parked, then request its decisions. */
     const requestDecisions = async (list: readonly NewDecision[]) => {
       for (const id of new Set(list.map((d) => d.id))) {
-        if (!(await ledger.getRequest(id))) await ledger.parkRequest(parked(id, { requester: 'hash-deciding' }), null);
+        if (!(await ledger.requests.getRequest(id)))
+          await ledger.requests.parkRequest(parked(id, { requester: 'hash-deciding' }), null);
       }
-      await ledger.requestDecisions(list);
+      await ledger.decisions.requestDecisions(list);
     };
     /** As the engine does: record at the version of the request just read. */
     const recordDecision = async (decision: Omit<RecordDecision, 'expectedVersion'>) =>
-      ledger.recordDecision({ ...decision, expectedVersion: (await ledger.getRequest(decision.id))?.version ?? 1 });
+      ledger.decisions.recordDecision({
+        ...decision,
+        expectedVersion: (await ledger.requests.getRequest(decision.id))?.version ?? 1,
+      });
 
     const request = (jti: string, digest = 'digest-a', expiresAt = T0 + 60_000, now = T0) => ({
       jti,
@@ -95,35 +99,37 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
     describe('redeem', () => {
       it('redeems a jti the first time', async () => {
-        expect(await ledger.redeem(request(newJti()))).toEqual({ status: 'redeemed' });
+        expect(await ledger.redemptions.redeem(request(newJti()))).toEqual({ status: 'redeemed' });
       });
 
       it('answers in_progress, with when it was redeemed, while the first round recorded no outcome', async () => {
         const jti = newJti();
-        await ledger.redeem(request(jti, 'digest-a', T0 + 60_000, T0 + 5));
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 + 5 });
-        expect(await ledger.redeem(request(jti, 'digest-a', T0 + 60_000, T0 + 1000))).toEqual({
+        await ledger.redemptions.redeem(request(jti, 'digest-a', T0 + 60_000, T0 + 5));
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 + 5 });
+        expect(await ledger.redemptions.redeem(request(jti, 'digest-a', T0 + 60_000, T0 + 1000))).toEqual({
           status: 'in_progress',
           redeemedAt: T0 + 5,
         });
         // Other answers are a replay, running or not; and once the outcome lands it is a retry.
-        expect(await ledger.redeem(request(jti, 'digest-b'))).toEqual({ status: 'replayed' });
-        await ledger.recordOutcome(jti, 'sealed');
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'retry', outcome: 'sealed' });
+        expect(await ledger.redemptions.redeem(request(jti, 'digest-b'))).toEqual({ status: 'replayed' });
+        await ledger.redemptions.recordOutcome(jti, 'sealed');
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'retry', outcome: 'sealed' });
       });
 
       it('answers an in-progress jti past its envelope expiry as replayed', async () => {
         const jti = newJti();
-        await ledger.redeem(request(jti, 'd', T0 + 10_000));
-        expect(await ledger.redeem(request(jti, 'd', T0 + 10_000, T0 + 10_001))).toEqual({ status: 'replayed' });
+        await ledger.redemptions.redeem(request(jti, 'd', T0 + 10_000));
+        expect(await ledger.redemptions.redeem(request(jti, 'd', T0 + 10_000, T0 + 10_001))).toEqual({
+          status: 'replayed',
+        });
       });
 
       it('answers a retry with identical responses with the recorded outcome, every time', async () => {
         const jti = newJti();
-        await ledger.redeem(request(jti));
-        await ledger.recordOutcome(jti, 'sealed-outcome-1');
+        await ledger.redemptions.redeem(request(jti));
+        await ledger.redemptions.recordOutcome(jti, 'sealed-outcome-1');
         for (let i = 0; i < 3; i++) {
-          expect(await ledger.redeem(request(jti, 'digest-a', T0 + 60_000, T0 + i))).toEqual({
+          expect(await ledger.redemptions.redeem(request(jti, 'digest-a', T0 + 60_000, T0 + i))).toEqual({
             status: 'retry',
             outcome: 'sealed-outcome-1',
           });
@@ -132,73 +138,75 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
       it('rejects the same jti with different responses, even after an outcome was recorded', async () => {
         const jti = newJti();
-        await ledger.redeem(request(jti));
-        expect(await ledger.redeem(request(jti, 'digest-b'))).toEqual({ status: 'replayed' });
-        await ledger.recordOutcome(jti, 'sealed');
-        expect(await ledger.redeem(request(jti, 'digest-b'))).toEqual({ status: 'replayed' });
-        expect(await ledger.redeem(request(jti, ''))).toEqual({ status: 'replayed' });
+        await ledger.redemptions.redeem(request(jti));
+        expect(await ledger.redemptions.redeem(request(jti, 'digest-b'))).toEqual({ status: 'replayed' });
+        await ledger.redemptions.recordOutcome(jti, 'sealed');
+        expect(await ledger.redemptions.redeem(request(jti, 'digest-b'))).toEqual({ status: 'replayed' });
+        expect(await ledger.redemptions.redeem(request(jti, ''))).toEqual({ status: 'replayed' });
       });
 
       it('keeps the first recorded outcome', async () => {
         const jti = newJti();
-        await ledger.redeem(request(jti));
-        await ledger.recordOutcome(jti, 'first');
-        await ledger.recordOutcome(jti, 'second');
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'retry', outcome: 'first' });
+        await ledger.redemptions.redeem(request(jti));
+        await ledger.redemptions.recordOutcome(jti, 'first');
+        await ledger.redemptions.recordOutcome(jti, 'second');
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'retry', outcome: 'first' });
       });
 
       it('stores large outcomes byte for byte', async () => {
         const jti = newJti();
         const outcome = `${randomBytes(96 * 1024).toString('base64url')}ü€`;
-        await ledger.redeem(request(jti));
-        await ledger.recordOutcome(jti, outcome);
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'retry', outcome });
+        await ledger.redemptions.redeem(request(jti));
+        await ledger.redemptions.recordOutcome(jti, outcome);
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'retry', outcome });
       });
 
       it('rejects a retry after the envelope expired, and accepts one at the last valid millisecond', async () => {
         const jti = newJti();
         const expiresAt = T0 + 10_000;
-        await ledger.redeem(request(jti, 'd', expiresAt));
-        await ledger.recordOutcome(jti, 'sealed');
-        expect(await ledger.redeem(request(jti, 'd', expiresAt, expiresAt))).toEqual({
+        await ledger.redemptions.redeem(request(jti, 'd', expiresAt));
+        await ledger.redemptions.recordOutcome(jti, 'sealed');
+        expect(await ledger.redemptions.redeem(request(jti, 'd', expiresAt, expiresAt))).toEqual({
           status: 'retry',
           outcome: 'sealed',
         });
-        expect(await ledger.redeem(request(jti, 'd', expiresAt, expiresAt + 1))).toEqual({ status: 'replayed' });
+        expect(await ledger.redemptions.redeem(request(jti, 'd', expiresAt, expiresAt + 1))).toEqual({
+          status: 'replayed',
+        });
       });
 
       it('never redeems an envelope that is already expired', async () => {
         const jti = newJti();
-        expect(await ledger.redeem(request(jti, 'd', T0, T0 + 1))).toEqual({ status: 'replayed' });
+        expect(await ledger.redemptions.redeem(request(jti, 'd', T0, T0 + 1))).toEqual({ status: 'replayed' });
       });
 
       it('ignores an outcome for a jti it never redeemed', async () => {
         const jti = newJti();
-        await ledger.recordOutcome(jti, 'sealed');
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'redeemed' });
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 });
+        await ledger.redemptions.recordOutcome(jti, 'sealed');
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'redeemed' });
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 });
       });
 
       it('releases a redemption without an outcome and with the same digest, and nothing else', async () => {
         const jti = newJti();
-        await ledger.redeem(request(jti));
-        expect(await ledger.releaseRedemption!(jti, 'digest-b')).toBe(false);
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 });
-        expect(await ledger.releaseRedemption!(jti, 'digest-a')).toBe(true);
-        expect(await ledger.releaseRedemption!(jti, 'digest-a')).toBe(false);
+        await ledger.redemptions.redeem(request(jti));
+        expect(await ledger.redemptions.releaseRedemption(jti, 'digest-b')).toBe(false);
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 });
+        expect(await ledger.redemptions.releaseRedemption(jti, 'digest-a')).toBe(true);
+        expect(await ledger.redemptions.releaseRedemption(jti, 'digest-a')).toBe(false);
         // Released: the same state redeems again, once.
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'redeemed' });
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 });
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'redeemed' });
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 });
         // An acknowledged round (outcome recorded) is never released.
-        await ledger.recordOutcome(jti, 'sealed');
-        expect(await ledger.releaseRedemption!(jti, 'digest-a')).toBe(false);
-        expect(await ledger.redeem(request(jti))).toEqual({ status: 'retry', outcome: 'sealed' });
-        expect(await ledger.releaseRedemption!(newJti(), 'digest-a')).toBe(false);
+        await ledger.redemptions.recordOutcome(jti, 'sealed');
+        expect(await ledger.redemptions.releaseRedemption(jti, 'digest-a')).toBe(false);
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'retry', outcome: 'sealed' });
+        expect(await ledger.redemptions.releaseRedemption(newJti(), 'digest-a')).toBe(false);
       });
 
       it('lets exactly one of many concurrent redemptions of one jti win', async () => {
         const jti = newJti();
-        const results = await Promise.all(Array.from({ length: 40 }, () => ledger.redeem(request(jti))));
+        const results = await Promise.all(Array.from({ length: 40 }, () => ledger.redemptions.redeem(request(jti))));
         expect(results.filter((r) => r.status === 'redeemed')).toHaveLength(1);
         // The others are duplicates of a round still running (same answers, no outcome yet).
         expect(results.filter((r) => r.status === 'in_progress')).toHaveLength(39);
@@ -206,7 +214,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
       it('keeps jtis independent', async () => {
         const jtis = Array.from({ length: 50 }, newJti);
-        const results = await Promise.all(jtis.map((jti) => ledger.redeem(request(jti))));
+        const results = await Promise.all(jtis.map((jti) => ledger.redemptions.redeem(request(jti))));
         expect(results.every((r) => r.status === 'redeemed')).toBe(true);
       });
     });
@@ -214,48 +222,68 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
     describe('tokens', () => {
       it('mints 128-bit base64url codes, all different', async () => {
         const codes = await Promise.all(
-          Array.from({ length: 20 }, () => ledger.mintToken({ purpose: 'p', expiresAt: T0 + 1000, now: T0 })),
+          Array.from({ length: 20 }, () =>
+            ledger.redemptions.mintToken({ purpose: 'p', expiresAt: T0 + 1000, now: T0 }),
+          ),
         );
         for (const code of codes) expect(code).toMatch(/^[A-Za-z0-9_-]{22}$/);
         expect(new Set(codes).size).toBe(codes.length);
       });
 
       it('redeems a token once, with its data, then reports already_used', async () => {
-        const code = await ledger.mintToken({ purpose: 'approve', data: '{"id":42}', expiresAt: T0 + 1000, now: T0 });
-        expect(await ledger.redeemToken(code, 'approve', T0 + 1)).toEqual({ status: 'redeemed', data: '{"id":42}' });
-        expect(await ledger.redeemToken(code, 'approve', T0 + 2)).toEqual({ status: 'already_used' });
+        const code = await ledger.redemptions.mintToken({
+          purpose: 'approve',
+          data: '{"id":42}',
+          expiresAt: T0 + 1000,
+          now: T0,
+        });
+        expect(await ledger.redemptions.redeemToken(code, 'approve', T0 + 1)).toEqual({
+          status: 'redeemed',
+          data: '{"id":42}',
+        });
+        expect(await ledger.redemptions.redeemToken(code, 'approve', T0 + 2)).toEqual({ status: 'already_used' });
       });
 
       it('returns undefined data when none was given, and keeps an empty string', async () => {
-        const none = await ledger.mintToken({ purpose: 'p', expiresAt: T0 + 1000, now: T0 });
-        const empty = await ledger.mintToken({ purpose: 'p', data: '', expiresAt: T0 + 1000, now: T0 });
-        expect(await ledger.redeemToken(none, 'p', T0)).toEqual({ status: 'redeemed', data: undefined });
-        expect(await ledger.redeemToken(empty, 'p', T0)).toEqual({ status: 'redeemed', data: '' });
+        const none = await ledger.redemptions.mintToken({ purpose: 'p', expiresAt: T0 + 1000, now: T0 });
+        const empty = await ledger.redemptions.mintToken({ purpose: 'p', data: '', expiresAt: T0 + 1000, now: T0 });
+        expect(await ledger.redemptions.redeemToken(none, 'p', T0)).toEqual({ status: 'redeemed', data: undefined });
+        expect(await ledger.redemptions.redeemToken(empty, 'p', T0)).toEqual({ status: 'redeemed', data: '' });
       });
 
       it('reports unknown codes, including garbage and oversized ones', async () => {
-        expect(await ledger.redeemToken(randomBytes(16).toString('base64url'), 'p', T0)).toEqual({ status: 'unknown' });
-        expect(await ledger.redeemToken('', 'p', T0)).toEqual({ status: 'unknown' });
-        expect(await ledger.redeemToken('x'.repeat(100_000), 'p', T0)).toEqual({ status: 'unknown' });
+        expect(await ledger.redemptions.redeemToken(randomBytes(16).toString('base64url'), 'p', T0)).toEqual({
+          status: 'unknown',
+        });
+        expect(await ledger.redemptions.redeemToken('', 'p', T0)).toEqual({ status: 'unknown' });
+        expect(await ledger.redemptions.redeemToken('x'.repeat(100_000), 'p', T0)).toEqual({ status: 'unknown' });
       });
 
       it('treats another purpose as unknown and does not consume the token', async () => {
-        const code = await ledger.mintToken({ purpose: 'approve', expiresAt: T0 + 1000, now: T0 });
-        expect(await ledger.redeemToken(code, 'deny', T0)).toEqual({ status: 'unknown' });
-        expect(await ledger.redeemToken(code, 'approve', T0)).toEqual({ status: 'redeemed', data: undefined });
+        const code = await ledger.redemptions.mintToken({ purpose: 'approve', expiresAt: T0 + 1000, now: T0 });
+        expect(await ledger.redemptions.redeemToken(code, 'deny', T0)).toEqual({ status: 'unknown' });
+        expect(await ledger.redemptions.redeemToken(code, 'approve', T0)).toEqual({
+          status: 'redeemed',
+          data: undefined,
+        });
       });
 
       it('reports expired tokens (a token stops at expiresAt)', async () => {
-        const code = await ledger.mintToken({ purpose: 'p', expiresAt: T0 + 1000, now: T0 });
-        expect(await ledger.redeemToken(code, 'p', T0 + 1000)).toEqual({ status: 'expired' });
-        expect(await ledger.redeemToken(code, 'p', T0 + 5000)).toEqual({ status: 'expired' });
-        const fresh = await ledger.mintToken({ purpose: 'p', expiresAt: T0 + 1000, now: T0 });
-        expect(await ledger.redeemToken(fresh, 'p', T0 + 999)).toEqual({ status: 'redeemed', data: undefined });
+        const code = await ledger.redemptions.mintToken({ purpose: 'p', expiresAt: T0 + 1000, now: T0 });
+        expect(await ledger.redemptions.redeemToken(code, 'p', T0 + 1000)).toEqual({ status: 'expired' });
+        expect(await ledger.redemptions.redeemToken(code, 'p', T0 + 5000)).toEqual({ status: 'expired' });
+        const fresh = await ledger.redemptions.mintToken({ purpose: 'p', expiresAt: T0 + 1000, now: T0 });
+        expect(await ledger.redemptions.redeemToken(fresh, 'p', T0 + 999)).toEqual({
+          status: 'redeemed',
+          data: undefined,
+        });
       });
 
       it('lets exactly one of many concurrent redemptions of one token win', async () => {
-        const code = await ledger.mintToken({ purpose: 'p', data: 'd', expiresAt: T0 + 1000, now: T0 });
-        const results = await Promise.all(Array.from({ length: 40 }, () => ledger.redeemToken(code, 'p', T0)));
+        const code = await ledger.redemptions.mintToken({ purpose: 'p', data: 'd', expiresAt: T0 + 1000, now: T0 });
+        const results = await Promise.all(
+          Array.from({ length: 40 }, () => ledger.redemptions.redeemToken(code, 'p', T0)),
+        );
         expect(results.filter((r) => r.status === 'redeemed')).toHaveLength(1);
         expect(results.filter((r) => r.status === 'already_used')).toHaveLength(39);
       });
@@ -270,8 +298,8 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           waitingFor: [{ key: 'manager_approval', role: 'manager' }, { key: 'legal_review' }],
           now: T0 + 5,
         });
-        expect(await ledger.parkRequest(request, null)).toEqual({ status: 'parked', version: 1 });
-        expect(await ledger.getRequest(id)).toEqual({
+        expect(await ledger.requests.parkRequest(request, null)).toEqual({ status: 'parked', version: 1 });
+        expect(await ledger.requests.getRequest(id)).toEqual({
           id,
           flow: 'expense_approval',
           requester: 'hash-alice',
@@ -289,22 +317,26 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
       it('keeps the readable requester name only when given', async () => {
         const id = newId();
-        await ledger.parkRequest(parked(id, { requesterName: 'alice@example.com' }), null);
-        expect((await ledger.getRequest(id))?.requesterName).toBe('alice@example.com');
+        await ledger.requests.parkRequest(parked(id, { requesterName: 'alice@example.com' }), null);
+        expect((await ledger.requests.getRequest(id))?.requesterName).toBe('alice@example.com');
       });
 
       it('refuses to create an id that exists, and leaves the row as it was', async () => {
         const id = newId();
-        await ledger.parkRequest(parked(id), null);
-        expect(await ledger.parkRequest(parked(id, { state: 'other', now: T0 + 1 }), null)).toEqual({
+        await ledger.requests.parkRequest(parked(id), null);
+        expect(await ledger.requests.parkRequest(parked(id, { state: 'other', now: T0 + 1 }), null)).toEqual({
           status: 'conflict',
         });
-        expect(await ledger.getRequest(id)).toMatchObject({ state: 'sealed-state-1', version: 1, updatedAt: T0 });
+        expect(await ledger.requests.getRequest(id)).toMatchObject({
+          state: 'sealed-state-1',
+          version: 1,
+          updatedAt: T0,
+        });
       });
 
       it('rewrites a request only from the version it holds, bumping the version each time', async () => {
         const id = newId();
-        await ledger.parkRequest(parked(id), null);
+        await ledger.requests.parkRequest(parked(id), null);
         const next = parked(id, {
           status: 'completed',
           waitingFor: [],
@@ -313,8 +345,8 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           now: T0 + 1000,
           expiresAt: T0 + 60 * DAY,
         });
-        expect(await ledger.parkRequest(next, 1)).toEqual({ status: 'parked', version: 2 });
-        expect(await ledger.getRequest(id)).toEqual({
+        expect(await ledger.requests.parkRequest(next, 1)).toEqual({ status: 'parked', version: 2 });
+        expect(await ledger.requests.getRequest(id)).toEqual({
           id,
           flow: 'expense_approval',
           requester: 'hash-alice',
@@ -329,99 +361,106 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           dueAt: null,
         });
         // A writer that read version 1 lost: it must read again.
-        expect(await ledger.parkRequest(parked(id, { state: 'stale' }), 1)).toEqual({ status: 'conflict' });
-        expect(await ledger.parkRequest(parked(id, { state: 'ahead' }), 3)).toEqual({ status: 'conflict' });
-        expect((await ledger.getRequest(id))?.state).toBe('sealed-state-2');
-        expect(await ledger.parkRequest(parked(id, { state: 'sealed-state-3', now: T0 + 2000 }), 2)).toEqual({
+        expect(await ledger.requests.parkRequest(parked(id, { state: 'stale' }), 1)).toEqual({ status: 'conflict' });
+        expect(await ledger.requests.parkRequest(parked(id, { state: 'ahead' }), 3)).toEqual({ status: 'conflict' });
+        expect((await ledger.requests.getRequest(id))?.state).toBe('sealed-state-2');
+        expect(await ledger.requests.parkRequest(parked(id, { state: 'sealed-state-3', now: T0 + 2000 }), 2)).toEqual({
           status: 'parked',
           version: 3,
         });
-        expect(await ledger.getRequest(id)).toMatchObject({ state: 'sealed-state-3', version: 3, createdAt: T0 });
+        expect(await ledger.requests.getRequest(id)).toMatchObject({
+          state: 'sealed-state-3',
+          version: 3,
+          createdAt: T0,
+        });
       });
 
       it('reports a conflict for an update of an id it does not hold, and creates nothing', async () => {
         const id = newId();
-        expect(await ledger.parkRequest(parked(id), 1)).toEqual({ status: 'conflict' });
-        expect(await ledger.parkRequest(parked(id), 0)).toEqual({ status: 'conflict' });
-        expect(await ledger.getRequest(id)).toBeUndefined();
+        expect(await ledger.requests.parkRequest(parked(id), 1)).toEqual({ status: 'conflict' });
+        expect(await ledger.requests.parkRequest(parked(id), 0)).toEqual({ status: 'conflict' });
+        expect(await ledger.requests.getRequest(id)).toBeUndefined();
       });
 
       it('lets exactly one of many concurrent writers from one version win', async () => {
         const id = newId();
         const creates = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => ledger.parkRequest(parked(id, { state: `create-${i}` }), null)),
+          Array.from({ length: 20 }, (_, i) => ledger.requests.parkRequest(parked(id, { state: `create-${i}` }), null)),
         );
         expect(creates.filter((r) => r.status === 'parked')).toEqual([{ status: 'parked', version: 1 }]);
         const winner = creates.findIndex((r) => r.status === 'parked');
-        expect((await ledger.getRequest(id))?.state).toBe(`create-${winner}`);
+        expect((await ledger.requests.getRequest(id))?.state).toBe(`create-${winner}`);
 
         const updates = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => ledger.parkRequest(parked(id, { state: `update-${i}` }), 1)),
+          Array.from({ length: 20 }, (_, i) => ledger.requests.parkRequest(parked(id, { state: `update-${i}` }), 1)),
         );
         expect(updates.filter((r) => r.status === 'parked')).toEqual([{ status: 'parked', version: 2 }]);
         expect(updates.filter((r) => r.status === 'conflict')).toHaveLength(19);
         const updated = updates.findIndex((r) => r.status === 'parked');
-        expect(await ledger.getRequest(id)).toMatchObject({ state: `update-${updated}`, version: 2 });
+        expect(await ledger.requests.getRequest(id)).toMatchObject({ state: `update-${updated}`, version: 2 });
       });
 
       it('answers undefined for an unknown id', async () => {
-        expect(await ledger.getRequest(newId())).toBeUndefined();
-        expect(await ledger.getRequest('')).toBeUndefined();
+        expect(await ledger.requests.getRequest(newId())).toBeUndefined();
+        expect(await ledger.requests.getRequest('')).toBeUndefined();
       });
 
       it("lists a requester's requests updated since a time, newest first, ties by id", async () => {
         const requester = newId('hash');
         const p = newId();
-        await ledger.parkRequest(parked(`${p}-1`, { requester, now: T0 + 10 }), null);
-        await ledger.parkRequest(parked(`${p}-3`, { requester, now: T0 + 30 }), null);
-        await ledger.parkRequest(parked(`${p}-2`, { requester, now: T0 + 20 }), null);
+        await ledger.requests.parkRequest(parked(`${p}-1`, { requester, now: T0 + 10 }), null);
+        await ledger.requests.parkRequest(parked(`${p}-3`, { requester, now: T0 + 30 }), null);
+        await ledger.requests.parkRequest(parked(`${p}-2`, { requester, now: T0 + 20 }), null);
         // Same time: ordered by id in code-point order ("B" before "a"), whatever the insertion order.
-        await ledger.parkRequest(parked(`${p}-a`, { requester, now: T0 + 40 }), null);
-        await ledger.parkRequest(parked(`${p}-B`, { requester, now: T0 + 40 }), null);
-        await ledger.parkRequest(parked(newId(), { requester: newId('hash'), now: T0 + 50 }), null);
+        await ledger.requests.parkRequest(parked(`${p}-a`, { requester, now: T0 + 40 }), null);
+        await ledger.requests.parkRequest(parked(`${p}-B`, { requester, now: T0 + 40 }), null);
+        await ledger.requests.parkRequest(parked(newId(), { requester: newId('hash'), now: T0 + 50 }), null);
 
-        const ids = async (since: number) => (await ledger.listRequests(requester, since)).map((r) => r.id);
+        const ids = async (since: number) => (await ledger.requests.listRequests(requester, since)).map((r) => r.id);
         expect(await ids(T0)).toEqual([`${p}-B`, `${p}-a`, `${p}-3`, `${p}-2`, `${p}-1`]);
         expect(await ids(T0 + 20)).toEqual([`${p}-B`, `${p}-a`, `${p}-3`, `${p}-2`]); // since is inclusive
         expect(await ids(T0 + 41)).toEqual([]);
 
         // A rewrite moves a request to the top.
-        await ledger.parkRequest(parked(`${p}-1`, { requester, status: 'completed', now: T0 + 100 }), 1);
+        await ledger.requests.parkRequest(parked(`${p}-1`, { requester, status: 'completed', now: T0 + 100 }), 1);
         expect(await ids(T0 + 30)).toEqual([`${p}-1`, `${p}-B`, `${p}-a`, `${p}-3`]);
-        expect((await ledger.listRequests(requester, T0 + 100))[0]).toMatchObject({
+        expect((await ledger.requests.listRequests(requester, T0 + 100))[0]).toMatchObject({
           id: `${p}-1`,
           status: 'completed',
           version: 2,
         });
-        expect(await ledger.listRequests(newId('hash'), 0)).toEqual([]);
+        expect(await ledger.requests.listRequests(newId('hash'), 0)).toEqual([]);
       });
 
       it('lists runs for operators by flow, status, requester and time, paged by keyset, ties by id', async () => {
         const flow = newId('flow');
         const p = newId();
         const at = (id: string, now: number, fields: Partial<ParkRequest> = {}) =>
-          ledger.parkRequest(parked(`${p}-${id}`, { flow, now, ...fields }), null);
+          ledger.requests.parkRequest(parked(`${p}-${id}`, { flow, now, ...fields }), null);
         await at('1', T0 + 10, { requester: 'hash-carol', requesterName: 'carol' });
         await at('a', T0 + 40, { status: 'terminated', waitingFor: [] });
         await at('B', T0 + 40);
         await at('2', T0 + 20);
-        await ledger.parkRequest(parked(newId(), { now: T0 + 50 }), null); // another flow
-        expect(ledger.listRuns).toBeDefined();
+        await ledger.requests.parkRequest(parked(newId(), { now: T0 + 50 }), null); // another flow
+        expect(ledger.runs.listRuns).toBeDefined();
         const ids = async (filter: Partial<RunFilter>) =>
-          (await ledger.listRuns!({ flow, limit: 10, ...filter })).map((r) => r.id.slice(p.length + 1));
+          (await ledger.runs.listRuns({ flow, limit: 10, ...filter })).map((r) => r.id.slice(p.length + 1));
         expect(await ids({})).toEqual(['B', 'a', '2', '1']);
         expect(await ids({ status: 'terminated' })).toEqual(['a']);
         expect(await ids({ requester: 'carol' })).toEqual(['1']);
         expect(await ids({ requester: 'hash-carol' })).toEqual(['1']);
         expect(await ids({ updatedSince: T0 + 20 })).toEqual(['B', 'a', '2']);
         expect(await ids({ createdSince: T0 + 40 })).toEqual(['B', 'a']);
-        const first = await ledger.listRuns!({ flow, limit: 1 });
+        const first = await ledger.runs.listRuns({ flow, limit: 1 });
         expect(await ids({ limit: 2, after: { updatedAt: first[0]!.updatedAt, id: first[0]!.id } })).toEqual([
           'a',
           '2',
         ]);
         expect(await ids({ after: { updatedAt: T0 + 40, id: `${p}-a` } })).toEqual(['2', '1']);
-        expect((await ledger.listRuns!({ flow, limit: 10 }))[1]).toMatchObject({ status: 'terminated', version: 1 });
+        expect((await ledger.runs.listRuns({ flow, limit: 10 }))[1]).toMatchObject({
+          status: 'terminated',
+          version: 1,
+        });
       });
     });
 
@@ -439,7 +478,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           decisionRequest(id, 'manager_approval'),
           decisionRequest(id, 'legal', { role: null, deadline: null, message: 'Legal? ✓', requestedAt: T0 + 1 }),
         ]);
-        expect(await ledger.listDecisions({ id })).toEqual([
+        expect(await ledger.decisions.listDecisions({ id })).toEqual([
           {
             ...decisionRequest(id, 'manager_approval'),
             status: 'pending',
@@ -471,8 +510,8 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           decisionRequest(id, 'manager_approval', { message: 'changed', requestedAt: T0 + 5 }),
           decisionRequest(id, 'finance_approval', { role: 'finance', requestedAt: T0 + 5 }),
         ]);
-        await ledger.requestDecisions([]);
-        const rows = await ledger.listDecisions({ id });
+        await ledger.decisions.requestDecisions([]);
+        const rows = await ledger.decisions.listDecisions({ id });
         expect(rows.map((d) => [d.key, d.status, d.message, d.decider])).toEqual([
           ['manager_approval', 'decided', 'Approve 120 EUR for travel?', 'bob'],
           ['finance_approval', 'pending', 'Approve 120 EUR for travel?', null],
@@ -484,7 +523,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         const keys = Array.from({ length: 450 }, (_, i) => `k${String(i).padStart(3, '0')}`);
         await requestDecisions(keys.map((key) => decisionRequest(id, key)));
         await requestDecisions(keys.map((key) => decisionRequest(id, key)));
-        expect((await ledger.listDecisions({ id })).map((d) => d.key)).toEqual(keys);
+        expect((await ledger.decisions.listDecisions({ id })).map((d) => d.key)).toEqual(keys);
       });
 
       it('lists a request’s decisions in any status, by request time then key in code-point order', async () => {
@@ -497,20 +536,20 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         ]);
         await recordDecision({ id, key: 'beta', decider: 'bob', content: 'yes', now: T0 + 1 });
         await requestDecisions([decisionRequest(newId(), 'alpha')]);
-        expect((await ledger.listDecisions({ id })).map((d) => [d.key, d.status])).toEqual([
+        expect((await ledger.decisions.listDecisions({ id })).map((d) => [d.key, d.status])).toEqual([
           ['Zeta', 'pending'],
           ['alpha', 'pending'],
           ['beta', 'decided'],
           ['late', 'pending'],
         ]);
-        await ledger.closeDecisions(id, T0 + 2);
-        expect((await ledger.listDecisions({ id })).map((d) => d.status)).toEqual([
+        await ledger.decisions.closeDecisions(id, T0 + 2);
+        expect((await ledger.decisions.listDecisions({ id })).map((d) => d.status)).toEqual([
           'closed',
           'closed',
           'decided',
           'closed',
         ]);
-        expect(await ledger.listDecisions({ id: newId() })).toEqual([]);
+        expect(await ledger.decisions.listDecisions({ id: newId() })).toEqual([]);
       });
 
       it('lists pending decisions for a decider: their roles or no role, not their own, not past the deadline', async () => {
@@ -527,7 +566,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           decisionRequest(f!, 'manager_approval', { role: manager, deadline: null, requestedAt: T0 + 6 }),
         ]);
         const list = async (roles: string[], now = T0, exclude = 'hash-bob') =>
-          only(ids, await ledger.listDecisions(pendingFor(roles, exclude, now)));
+          only(ids, await ledger.decisions.listDecisions(pendingFor(roles, exclude, now)));
 
         expect(await list([manager])).toEqual([
           `${a}/manager_approval`,
@@ -560,13 +599,13 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
         // Decided and closed decisions are no longer pending for anyone.
         await recordDecision({ id: a!, key: 'manager_approval', decider: 'carol', content: 'ok', now: T0 + 7 });
-        await ledger.closeDecisions(c!, T0 + 7);
+        await ledger.decisions.closeDecisions(c!, T0 + 7);
         expect(await list([manager])).toEqual([`${e}/manager_approval`, `${f}/manager_approval`]);
         // Both filters at once.
-        expect(only(ids, await ledger.listDecisions({ id: f!, ...pendingFor([manager]) }))).toEqual([
+        expect(only(ids, await ledger.decisions.listDecisions({ id: f!, ...pendingFor([manager]) }))).toEqual([
           `${f}/manager_approval`,
         ]);
-        expect(only(ids, await ledger.listDecisions({ id: a!, ...pendingFor([manager]) }))).toEqual([]);
+        expect(only(ids, await ledger.decisions.listDecisions({ id: a!, ...pendingFor([manager]) }))).toEqual([]);
       });
 
       it('records a decision once: the decider, the content and the time; then already_decided', async () => {
@@ -584,7 +623,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         expect(
           await recordDecision({ id, key: 'manager_approval', decider: 'carol', content: 'no', now: T0 + DAY }),
         ).toEqual({ status: 'already_decided' });
-        expect(await ledger.listDecisions({ id })).toEqual([
+        expect(await ledger.decisions.listDecisions({ id })).toEqual([
           {
             ...decisionRequest(id, 'manager_approval'),
             status: 'decided',
@@ -602,7 +641,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         await requestDecisions([decisionRequest(id, 'a'), decisionRequest(id, 'b')]);
         await recordDecision({ id, key: 'a', decider: 'h-bob', deciderName: 'bob', content: 'c', now: T0 + 1 });
         await recordDecision({ id, key: 'b', decider: 'h-carol', deciderName: null, content: 'c', now: T0 + 1 });
-        expect((await ledger.listDecisions({ id })).map((d) => [d.key, d.decider, d.deciderName])).toEqual([
+        expect((await ledger.decisions.listDecisions({ id })).map((d) => [d.key, d.decider, d.deciderName])).toEqual([
           ['a', 'h-bob', 'bob'],
           ['b', 'h-carol', null],
         ]);
@@ -616,9 +655,12 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         expect(await record(late, T0 + HOUR)).toEqual({ status: 'expired' });
         expect(await record(late, T0 + 2 * HOUR)).toEqual({ status: 'expired' });
         expect(await record(inTime, T0 + HOUR - 1)).toEqual({ status: 'recorded', version: 2 });
-        expect((await ledger.listDecisions({ id: late }))[0]).toMatchObject({ status: 'pending', decider: null });
+        expect((await ledger.decisions.listDecisions({ id: late }))[0]).toMatchObject({
+          status: 'pending',
+          decider: null,
+        });
         // Closing wins over expiry: the request ended.
-        await ledger.closeDecisions(late, T0 + 2 * HOUR);
+        await ledger.decisions.closeDecisions(late, T0 + 2 * HOUR);
         expect(await record(late, T0 + 2 * HOUR)).toEqual({ status: 'closed' });
       });
 
@@ -630,9 +672,9 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         expect(await record(newId(), 'manager_approval')).toEqual({ status: 'unknown' });
         expect(await record(id, 'finance_approval')).toEqual({ status: 'unknown' });
         expect(await record(id, 'MANAGER_APPROVAL')).toEqual({ status: 'unknown' });
-        expect(await ledger.closeDecisions(id, T0 + 1)).toBe(1);
+        expect(await ledger.decisions.closeDecisions(id, T0 + 1)).toBe(1);
         expect(await record(id, 'manager_approval')).toEqual({ status: 'closed' });
-        expect((await ledger.listDecisions({ id }))[0]).toMatchObject({
+        expect((await ledger.decisions.listDecisions({ id }))[0]).toMatchObject({
           status: 'closed',
           decider: null,
           content: null,
@@ -650,7 +692,7 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         expect(results.filter((r) => r.status === 'recorded')).toHaveLength(1);
         expect(results.filter((r) => r.status === 'already_decided')).toHaveLength(29);
         const winner = results.findIndex((r) => r.status === 'recorded');
-        expect((await ledger.listDecisions({ id }))[0]).toMatchObject({
+        expect((await ledger.decisions.listDecisions({ id }))[0]).toMatchObject({
           decider: `d${winner}`,
           content: `c${winner}`,
           decidedAt: T0 + winner,
@@ -661,19 +703,19 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         const id = newId();
         await requestDecisions([decisionRequest(id, 'manager_approval'), decisionRequest(id, 'legal')]);
         const decide = (key: string, expectedVersion: number, now = T0 + 5) =>
-          ledger.recordDecision({ id, key, decider: 'bob', content: 'c', now, expectedVersion });
+          ledger.decisions.recordDecision({ id, key, decider: 'bob', content: 'c', now, expectedVersion });
         expect(await decide('manager_approval', 2)).toEqual({ status: 'conflict' });
         expect(await decide('manager_approval', 0)).toEqual({ status: 'conflict' });
-        expect((await ledger.listDecisions({ id }))[0]).toMatchObject({ status: 'pending', decider: null });
+        expect((await ledger.decisions.listDecisions({ id }))[0]).toMatchObject({ status: 'pending', decider: null });
         expect(await decide('manager_approval', 1)).toEqual({ status: 'recorded', version: 2 });
-        expect(await ledger.getRequest(id)).toMatchObject({
+        expect(await ledger.requests.getRequest(id)).toMatchObject({
           version: 2,
           updatedAt: T0 + 5,
           status: 'waiting',
           state: 'sealed-state-1',
         });
         // A writer that read version 1 (a withdrawal, say) lost: its compare-and-set fails.
-        expect(await ledger.parkRequest(parked(id, { status: 'withdrawn', now: T0 + 6 }), 1)).toEqual({
+        expect(await ledger.requests.parkRequest(parked(id, { status: 'withdrawn', now: T0 + 6 }), 1)).toEqual({
           status: 'conflict',
         });
         // Another key from the old version conflicts; from the new one it is recorded.
@@ -687,13 +729,15 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
       it('refuses a decision once its request ended, before its decisions are closed, and past its deadline', async () => {
         const id = newId();
         await requestDecisions([decisionRequest(id, 'manager_approval')]);
-        expect(await ledger.parkRequest(parked(id, { status: 'withdrawn', waitingFor: [], now: T0 + 1 }), 1)).toEqual({
+        expect(
+          await ledger.requests.parkRequest(parked(id, { status: 'withdrawn', waitingFor: [], now: T0 + 1 }), 1),
+        ).toEqual({
           status: 'parked',
           version: 2,
         });
         for (const expectedVersion of [1, 2, 3]) {
           expect(
-            await ledger.recordDecision({
+            await ledger.decisions.recordDecision({
               id,
               key: 'manager_approval',
               decider: 'bob',
@@ -703,14 +747,14 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
             }),
           ).toEqual({ status: 'closed' });
         }
-        expect((await ledger.listDecisions({ id }))[0]).toMatchObject({ status: 'pending', decider: null });
-        expect((await ledger.getRequest(id))?.version).toBe(2);
+        expect((await ledger.decisions.listDecisions({ id }))[0]).toMatchObject({ status: 'pending', decider: null });
+        expect((await ledger.requests.getRequest(id))?.version).toBe(2);
         // Past its deadline, from a stale version: expired (no retry would help).
         const late = newId();
         await requestDecisions([decisionRequest(late, 'manager_approval')]);
-        await ledger.parkRequest(parked(late, { now: T0 + 1 }), 1);
+        await ledger.requests.parkRequest(parked(late, { now: T0 + 1 }), 1);
         expect(
-          await ledger.recordDecision({
+          await ledger.decisions.recordDecision({
             id: late,
             key: 'manager_approval',
             decider: 'bob',
@@ -721,9 +765,9 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         ).toEqual({ status: 'expired' });
         // A decision whose request is gone (pruned) or was never parked is unknown.
         const orphan = newId();
-        await ledger.requestDecisions([decisionRequest(orphan, 'manager_approval')]);
+        await ledger.decisions.requestDecisions([decisionRequest(orphan, 'manager_approval')]);
         expect(
-          await ledger.recordDecision({
+          await ledger.decisions.recordDecision({
             id: orphan,
             key: 'manager_approval',
             decider: 'bob',
@@ -740,9 +784,12 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           const id = newId();
           await requestDecisions([decisionRequest(id, 'manager_approval')]);
           const withdrawal = () =>
-            ledger.parkRequest(parked(id, { status: 'withdrawn', waitingFor: [], state: 'withdrawn', now: T0 + 1 }), 1);
+            ledger.requests.parkRequest(
+              parked(id, { status: 'withdrawn', waitingFor: [], state: 'withdrawn', now: T0 + 1 }),
+              1,
+            );
           const decision = () =>
-            ledger.recordDecision({
+            ledger.decisions.recordDecision({
               id,
               key: 'manager_approval',
               decider: 'bob',
@@ -754,8 +801,8 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
             i % 2 === 0
               ? await Promise.all([withdrawal(), decision()])
               : await Promise.all([decision(), withdrawal()]).then(([d, w]) => [w, d] as const);
-          const row = await ledger.getRequest(id);
-          const [record] = await ledger.listDecisions({ id });
+          const row = await ledger.requests.getRequest(id);
+          const [record] = await ledger.decisions.listDecisions({ id });
           expect(row?.version).toBe(2);
           if (parkedResult.status === 'parked') {
             wins.withdrawal++;
@@ -786,20 +833,24 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           decisionRequest(other, 'a'),
         ]);
         await recordDecision({ id, key: 'b', decider: 'bob', content: 'yes', now: T0 + 1 });
-        expect(await ledger.closeDecisions(id, T0 + 2)).toBe(2);
-        expect(await ledger.closeDecisions(id, T0 + 3)).toBe(0);
-        expect(await ledger.closeDecisions(newId(), T0 + 3)).toBe(0);
-        expect((await ledger.listDecisions({ id })).map((d) => [d.key, d.status, d.decider])).toEqual([
+        expect(await ledger.decisions.closeDecisions(id, T0 + 2)).toBe(2);
+        expect(await ledger.decisions.closeDecisions(id, T0 + 3)).toBe(0);
+        expect(await ledger.decisions.closeDecisions(newId(), T0 + 3)).toBe(0);
+        expect((await ledger.decisions.listDecisions({ id })).map((d) => [d.key, d.status, d.decider])).toEqual([
           ['a', 'closed', null],
           ['b', 'decided', 'bob'],
           ['c', 'closed', null],
         ]);
-        expect((await ledger.listDecisions({ id: other }))[0]?.status).toBe('pending');
+        expect((await ledger.decisions.listDecisions({ id: other }))[0]?.status).toBe('pending');
       });
     });
 
     describe('durable steps', () => {
-      const claim = (id: string, owner: string, fields: Partial<Parameters<Ledger['claimStep']>[0]> = {}) => ({
+      const claim = (
+        id: string,
+        owner: string,
+        fields: Partial<Parameters<FullLedger['steps']['claimStep']>[0]> = {},
+      ) => ({
         id,
         key: 'refund#0',
         owner,
@@ -811,36 +862,40 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
       it("lists one instance's steps by key, recorded or running", async () => {
         const id = newId('F');
-        await ledger.claimStep(claim(id, 'a', { key: 'ship#0' }));
-        await ledger.claimStep(claim(id, 'a'));
-        await ledger.claimStep(claim(newId('F'), 'a'));
-        await ledger.recordStep({ id, key: 'refund#0', status: 'failed', outcome: 'sealed-error', now: T0 + 5 });
-        expect(ledger.listSteps).toBeDefined();
-        const steps = await ledger.listSteps!(id);
+        await ledger.steps.claimStep(claim(id, 'a', { key: 'ship#0' }));
+        await ledger.steps.claimStep(claim(id, 'a'));
+        await ledger.steps.claimStep(claim(newId('F'), 'a'));
+        await ledger.steps.recordStep({ id, key: 'refund#0', status: 'failed', outcome: 'sealed-error', now: T0 + 5 });
+        expect(ledger.runs.listSteps).toBeDefined();
+        const steps = await ledger.runs.listSteps(id);
         expect(steps.map((s) => [s.key, s.status, s.recordedAt])).toEqual([
           ['refund#0', 'failed', T0 + 5],
           ['ship#0', 'running', null],
         ]);
-        expect(await ledger.listSteps!(newId('F'))).toEqual([]);
+        expect(await ledger.runs.listSteps(newId('F'))).toEqual([]);
       });
 
       it('claims once: another owner is told it is held until the lease ends', async () => {
         const id = newId('F');
-        expect(await ledger.claimStep(claim(id, 'a'))).toEqual({ status: 'claimed', claims: 1 });
-        expect(await ledger.claimStep(claim(id, 'b'))).toEqual({ status: 'held', owner: 'a', leaseUntil: T0 + 60_000 });
-        expect(await ledger.claimStep(claim(id, 'b', { now: T0 + 59_999 }))).toMatchObject({ status: 'held' });
+        expect(await ledger.steps.claimStep(claim(id, 'a'))).toEqual({ status: 'claimed', claims: 1 });
+        expect(await ledger.steps.claimStep(claim(id, 'b'))).toEqual({
+          status: 'held',
+          owner: 'a',
+          leaseUntil: T0 + 60_000,
+        });
+        expect(await ledger.steps.claimStep(claim(id, 'b', { now: T0 + 59_999 }))).toMatchObject({ status: 'held' });
         // Its owner renews the lease (not a new claim).
-        expect(await ledger.claimStep(claim(id, 'a', { leaseUntil: T0 + 120_000, now: T0 + 50_000 }))).toEqual({
+        expect(await ledger.steps.claimStep(claim(id, 'a', { leaseUntil: T0 + 120_000, now: T0 + 50_000 }))).toEqual({
           status: 'claimed',
           claims: 1,
         });
-        expect(await ledger.claimStep(claim(id, 'b', { now: T0 + 60_000 }))).toMatchObject({ status: 'held' });
+        expect(await ledger.steps.claimStep(claim(id, 'b', { now: T0 + 60_000 }))).toMatchObject({ status: 'held' });
         // Once the lease ended, another owner takes it over.
-        expect(await ledger.claimStep(claim(id, 'b', { now: T0 + 120_000, leaseUntil: T0 + 180_000 }))).toEqual({
+        expect(await ledger.steps.claimStep(claim(id, 'b', { now: T0 + 120_000, leaseUntil: T0 + 180_000 }))).toEqual({
           status: 'claimed',
           claims: 2,
         });
-        expect(await ledger.getStep(id, 'refund#0')).toEqual({
+        expect(await ledger.steps.getStep(id, 'refund#0')).toEqual({
           id,
           key: 'refund#0',
           status: 'running',
@@ -855,14 +910,16 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
       it('records once; a recorded step is handed back to every claimer', async () => {
         const id = newId('F');
-        expect(await ledger.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'x', now: T0 })).toEqual({
+        expect(
+          await ledger.steps.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'x', now: T0 }),
+        ).toEqual({
           status: 'unknown',
         });
-        await ledger.claimStep(claim(id, 'a'));
+        await ledger.steps.claimStep(claim(id, 'a'));
         expect(
-          await ledger.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'sealed-1', now: T0 + 5 }),
+          await ledger.steps.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'sealed-1', now: T0 + 5 }),
         ).toEqual({ status: 'recorded' });
-        const second = await ledger.recordStep({
+        const second = await ledger.steps.recordStep({
           id,
           key: 'refund#0',
           status: 'failed',
@@ -884,37 +941,42 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           recordedAt: T0 + 5,
           expiresAt: T0 + DAY,
         };
-        expect(await ledger.claimStep(claim(id, 'b', { now: T0 + DAY - 1 }))).toEqual({ status: 'recorded', record });
-        expect(await ledger.claimStep(claim(id, 'a'))).toEqual({ status: 'recorded', record });
-        expect(await ledger.getStep(id, 'refund#0')).toEqual(record);
-        expect(await ledger.getStep(id, 'refund#1')).toBeUndefined();
+        expect(await ledger.steps.claimStep(claim(id, 'b', { now: T0 + DAY - 1 }))).toEqual({
+          status: 'recorded',
+          record,
+        });
+        expect(await ledger.steps.claimStep(claim(id, 'a'))).toEqual({ status: 'recorded', record });
+        expect(await ledger.steps.getStep(id, 'refund#0')).toEqual(record);
+        expect(await ledger.steps.getStep(id, 'refund#1')).toBeUndefined();
       });
 
       it('a step that outlived its lease and finishes first still records; the new owner gets its record', async () => {
         const id = newId('F');
-        await ledger.claimStep(claim(id, 'a'));
-        await ledger.claimStep(claim(id, 'b', { now: T0 + 60_000 }));
-        expect(await ledger.recordStep({ id, key: 'refund#0', status: 'failed', outcome: 'late-a', now: T0 })).toEqual({
+        await ledger.steps.claimStep(claim(id, 'a'));
+        await ledger.steps.claimStep(claim(id, 'b', { now: T0 + 60_000 }));
+        expect(
+          await ledger.steps.recordStep({ id, key: 'refund#0', status: 'failed', outcome: 'late-a', now: T0 }),
+        ).toEqual({
           status: 'recorded',
         });
         expect(
-          await ledger.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'b', now: T0 + 1 }),
+          await ledger.steps.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'b', now: T0 + 1 }),
         ).toMatchObject({ status: 'already_recorded', record: { status: 'failed', outcome: 'late-a', owner: 'b' } });
       });
 
       it('reopens a failed step once (an operator retry): the next claim takes it over and runs it again', async () => {
         const id = newId('F');
-        expect(ledger.reopenStep).toBeDefined();
-        expect(await ledger.reopenStep!(id, 'refund#0', T0)).toBe(false); // unknown
-        await ledger.claimStep(claim(id, 'a'));
-        expect(await ledger.reopenStep!(id, 'refund#0', T0)).toBe(false); // running
-        await ledger.recordStep({ id, key: 'refund#0', status: 'failed', outcome: 'sealed-error', now: T0 + 5 });
+        expect(ledger.steps.reopenStep).toBeDefined();
+        expect(await ledger.steps.reopenStep(id, 'refund#0', T0)).toBe(false); // unknown
+        await ledger.steps.claimStep(claim(id, 'a'));
+        expect(await ledger.steps.reopenStep(id, 'refund#0', T0)).toBe(false); // running
+        await ledger.steps.recordStep({ id, key: 'refund#0', status: 'failed', outcome: 'sealed-error', now: T0 + 5 });
         const [first, second] = await Promise.all([
-          ledger.reopenStep!(id, 'refund#0', T0 + 10),
-          ledger.reopenStep!(id, 'refund#0', T0 + 10),
+          ledger.steps.reopenStep(id, 'refund#0', T0 + 10),
+          ledger.steps.reopenStep(id, 'refund#0', T0 + 10),
         ]);
         expect([first, second].sort()).toEqual([false, true]);
-        expect(await ledger.getStep(id, 'refund#0')).toMatchObject({
+        expect(await ledger.steps.getStep(id, 'refund#0')).toMatchObject({
           status: 'running',
           outcome: null,
           recordedAt: null,
@@ -922,13 +984,16 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
           claims: 1,
         });
         // Its former owner or any other takes it at once, as a new owner.
-        expect(await ledger.claimStep(claim(id, 'b', { now: T0 + 11 }))).toEqual({ status: 'claimed', claims: 2 });
+        expect(await ledger.steps.claimStep(claim(id, 'b', { now: T0 + 11 }))).toEqual({
+          status: 'claimed',
+          claims: 2,
+        });
         expect(
-          await ledger.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'ok', now: T0 + 12 }),
+          await ledger.steps.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'ok', now: T0 + 12 }),
         ).toEqual({
           status: 'recorded',
         });
-        expect(await ledger.reopenStep!(id, 'refund#0', T0 + 13)).toBe(false); // succeeded
+        expect(await ledger.steps.reopenStep(id, 'refund#0', T0 + 13)).toBe(false); // succeeded
       });
     });
 
@@ -940,30 +1005,35 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         const old = newJti();
         const edge = newJti();
         const live = newJti();
-        await ledger.redeem(request(old, 'd', base + 100, base));
-        await ledger.redeem(request(edge, 'd', base + 200, base));
-        await ledger.redeem(request(live, 'd', base + 10_000, base));
-        await ledger.recordOutcome(live, 'sealed');
-        const oldToken = await ledger.mintToken({ purpose: 'p', expiresAt: base + 100, now: base });
-        const liveToken = await ledger.mintToken({ purpose: 'p', expiresAt: base + 10_000, now: base });
+        await ledger.redemptions.redeem(request(old, 'd', base + 100, base));
+        await ledger.redemptions.redeem(request(edge, 'd', base + 200, base));
+        await ledger.redemptions.redeem(request(live, 'd', base + 10_000, base));
+        await ledger.redemptions.recordOutcome(live, 'sealed');
+        const oldToken = await ledger.redemptions.mintToken({ purpose: 'p', expiresAt: base + 100, now: base });
+        const liveToken = await ledger.redemptions.mintToken({ purpose: 'p', expiresAt: base + 10_000, now: base });
         const stepOf = newId('F');
         const step = (key: string, expiresAt: number) =>
-          ledger.claimStep({ id: stepOf, key, owner: 'o', leaseUntil: base, now: base, expiresAt });
+          ledger.steps.claimStep({ id: stepOf, key, owner: 'o', leaseUntil: base, now: base, expiresAt });
         await step('old#0', base + 100);
         await step('live#0', base + 10_000);
 
         expect(await ledger.prune(base + 200)).toBe(3); // `old`, `oldToken` and step `old#0`; `edge` expires at now, kept
-        expect(await ledger.getStep(stepOf, 'old#0')).toBeUndefined();
-        expect(await ledger.getStep(stepOf, 'live#0')).toMatchObject({ status: 'running' });
+        expect(await ledger.steps.getStep(stepOf, 'old#0')).toBeUndefined();
+        expect(await ledger.steps.getStep(stepOf, 'live#0')).toMatchObject({ status: 'running' });
         expect(await ledger.prune(base + 200)).toBe(0);
-        expect(await ledger.redeem(request(live, 'd', base + 10_000, base + 300))).toEqual({
+        expect(await ledger.redemptions.redeem(request(live, 'd', base + 10_000, base + 300))).toEqual({
           status: 'retry',
           outcome: 'sealed',
         });
-        expect(await ledger.redeemToken(liveToken, 'p', base + 300)).toEqual({ status: 'redeemed', data: undefined });
-        expect(await ledger.redeemToken(oldToken, 'p', base + 300)).toEqual({ status: 'unknown' });
+        expect(await ledger.redemptions.redeemToken(liveToken, 'p', base + 300)).toEqual({
+          status: 'redeemed',
+          data: undefined,
+        });
+        expect(await ledger.redemptions.redeemToken(oldToken, 'p', base + 300)).toEqual({ status: 'unknown' });
         // A pruned jti is still refused: its envelope has expired.
-        expect(await ledger.redeem(request(old, 'd', base + 100, base + 300))).toEqual({ status: 'replayed' });
+        expect(await ledger.redemptions.redeem(request(old, 'd', base + 100, base + 300))).toEqual({
+          status: 'replayed',
+        });
         expect(await ledger.prune(base + 20_000)).toBe(4); // edge, live, liveToken (used tokens go when they expire), live#0
       });
 
@@ -971,9 +1041,9 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         const base = T0 + 20 * 365 * DAY;
         await ledger.prune(base); // clear everything the earlier tests left behind
         const [old, edge, live] = [newId(), newId(), newId()];
-        await ledger.parkRequest(parked(old, { now: base, expiresAt: base + 100 }), null);
-        await ledger.parkRequest(parked(edge, { now: base, expiresAt: base + 200 }), null);
-        await ledger.parkRequest(parked(live, { now: base, expiresAt: base + 10_000 }), null);
+        await ledger.requests.parkRequest(parked(old, { now: base, expiresAt: base + 100 }), null);
+        await ledger.requests.parkRequest(parked(edge, { now: base, expiresAt: base + 200 }), null);
+        await ledger.requests.parkRequest(parked(live, { now: base, expiresAt: base + 10_000 }), null);
         await requestDecisions([
           decisionRequest(old, 'manager_approval', { requestedAt: base, deadline: null }),
           decisionRequest(old, 'finance_approval', { requestedAt: base, deadline: null }),
@@ -984,21 +1054,23 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
 
         expect(await ledger.prune(base + 200)).toBe(3); // `old` and its two decisions; `edge` expires at now, kept
         expect(await ledger.prune(base + 200)).toBe(0);
-        expect(await ledger.getRequest(old)).toBeUndefined();
-        expect(await ledger.listDecisions({ id: old })).toEqual([]);
+        expect(await ledger.requests.getRequest(old)).toBeUndefined();
+        expect(await ledger.decisions.listDecisions({ id: old })).toEqual([]);
         expect(
           await recordDecision({ id: old, key: 'manager_approval', decider: 'bob', content: 'c', now: base }),
         ).toEqual({ status: 'unknown' });
         // A pruned id can be parked afresh (the engine never reuses one; the ledger does not remember it).
-        expect((await ledger.getRequest(edge))?.version).toBe(1);
-        expect((await ledger.listDecisions({ id: edge })).map((d) => d.key)).toEqual(['manager_approval']);
-        expect(await ledger.parkRequest(parked(live, { now: base + 300, expiresAt: base + 20_000 }), 1)).toEqual({
+        expect((await ledger.requests.getRequest(edge))?.version).toBe(1);
+        expect((await ledger.decisions.listDecisions({ id: edge })).map((d) => d.key)).toEqual(['manager_approval']);
+        expect(
+          await ledger.requests.parkRequest(parked(live, { now: base + 300, expiresAt: base + 20_000 }), 1),
+        ).toEqual({
           status: 'parked',
           version: 2,
         });
         expect(await ledger.prune(base + 10_001)).toBe(2); // edge and its decision; live was extended
         expect(await ledger.prune(base + 20_001)).toBe(2); // live and its decision
-        expect(await ledger.listRequests('hash-alice', base)).toEqual([]);
+        expect(await ledger.requests.listRequests('hash-alice', base)).toEqual([]);
       });
 
       it('prunes many expired requests in batches', async () => {
@@ -1007,13 +1079,15 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         const ids = Array.from({ length: 1200 }, () => newId());
         for (let i = 0; i < ids.length; i += 100) {
           await Promise.all(
-            ids.slice(i, i + 100).map((id) => ledger.parkRequest(parked(id, { now: base, expiresAt: base + 1 }), null)),
+            ids
+              .slice(i, i + 100)
+              .map((id) => ledger.requests.parkRequest(parked(id, { now: base, expiresAt: base + 1 }), null)),
           );
         }
-        await ledger.requestDecisions(ids.map((id) => decisionRequest(id, 'm', { requestedAt: base })));
+        await ledger.decisions.requestDecisions(ids.map((id) => decisionRequest(id, 'm', { requestedAt: base })));
         expect(await ledger.prune(base + 2)).toBe(2 * ids.length);
-        expect(await ledger.getRequest(ids[0]!)).toBeUndefined();
-        expect(await ledger.getRequest(ids.at(-1)!)).toBeUndefined();
+        expect(await ledger.requests.getRequest(ids[0]!)).toBeUndefined();
+        expect(await ledger.requests.getRequest(ids.at(-1)!)).toBeUndefined();
       });
     });
 
@@ -1022,13 +1096,22 @@ export function ledgerContract(name: string, open: () => Promise<Ledger>, dispos
         const other = await open();
         await other.close();
         await other.close();
-        await expect(other.redeem(request(newJti()))).rejects.toThrow(/closed/);
-        await expect(other.mintToken({ purpose: 'p', expiresAt: T0 + 1, now: T0 })).rejects.toThrow(/closed/);
-        await expect(other.parkRequest(parked(newId()), null)).rejects.toThrow(/closed/);
-        await expect(other.getRequest('x')).rejects.toThrow(/closed/);
-        await expect(other.listDecisions({ id: 'x' })).rejects.toThrow(/closed/);
+        await expect(other.redemptions.redeem(request(newJti()))).rejects.toThrow(/closed/);
+        await expect(other.redemptions.mintToken({ purpose: 'p', expiresAt: T0 + 1, now: T0 })).rejects.toThrow(
+          /closed/,
+        );
+        await expect(other.requests.parkRequest(parked(newId()), null)).rejects.toThrow(/closed/);
+        await expect(other.requests.getRequest('x')).rejects.toThrow(/closed/);
+        await expect(other.decisions.listDecisions({ id: 'x' })).rejects.toThrow(/closed/);
         await expect(
-          other.recordDecision({ id: 'x', key: 'k', decider: 'bob', content: 'c', now: T0, expectedVersion: 1 }),
+          other.decisions.recordDecision({
+            id: 'x',
+            key: 'k',
+            decider: 'bob',
+            content: 'c',
+            now: T0,
+            expectedVersion: 1,
+          }),
         ).rejects.toThrow(/closed/);
       });
     });

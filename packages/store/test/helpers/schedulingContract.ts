@@ -7,15 +7,19 @@
  * per lease, retried after a failure and never again once delivered. Times
  * are explicit and far from the other suites' rows (the ledger is shared).
  */
-import type { Ledger } from '@baton/engine';
+import type { FullLedger } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, parked, T0 } from './contract.js';
 
 /** Run the scheduling contract against ledgers made by `open`; `second` opens another handle on the same database. */
-export function schedulingContract(name: string, open: () => Promise<Ledger>, second?: () => Promise<Ledger>): void {
+export function schedulingContract(
+  name: string,
+  open: () => Promise<FullLedger>,
+  second?: () => Promise<FullLedger>,
+): void {
   describe(`${name}: Ledger contract, scheduler and outbox`, () => {
-    let ledger: Ledger;
-    let other: Ledger | undefined;
+    let ledger: FullLedger;
+    let other: FullLedger | undefined;
     // Far from every other test's times; each test moves further on.
     let base = T0 + 5 * 365 * 24 * 3600_000;
     const next = () => {
@@ -30,25 +34,25 @@ export function schedulingContract(name: string, open: () => Promise<Ledger>, se
       await other?.close();
       await ledger?.close();
     });
-    const claim = (l: Ledger, now: number, owner = 'A', lease = 30_000) =>
-      l.claimDueRequests!({ owner, now, leaseUntil: now + lease, limit: 1000 });
+    const claim = (l: FullLedger, now: number, owner = 'A', lease = 30_000) =>
+      l.schedule.claimDueRequests({ owner, now, leaseUntil: now + lease, limit: 1000 });
 
     it('keeps a waiting request’s due time, and none once it ended', async () => {
       const at = next();
       const id = newId();
-      await ledger.parkRequest(parked(id, { now: at, dueAt: at + 5000 }), null);
-      expect((await ledger.getRequest(id))?.dueAt).toBe(at + 5000);
-      await ledger.parkRequest(parked(id, { now: at, status: 'expired', dueAt: at + 5000 }), 1);
-      expect((await ledger.getRequest(id))?.dueAt).toBeNull();
+      await ledger.requests.parkRequest(parked(id, { now: at, dueAt: at + 5000 }), null);
+      expect((await ledger.requests.getRequest(id))?.dueAt).toBe(at + 5000);
+      await ledger.requests.parkRequest(parked(id, { now: at, status: 'expired', dueAt: at + 5000 }), 1);
+      expect((await ledger.requests.getRequest(id))?.dueAt).toBeNull();
     });
 
     it('claims due requests once, earliest first, and not those due later or ended', async () => {
       const at = next();
       const [a, b, later, ended] = [newId(), newId(), newId(), newId()];
-      await ledger.parkRequest(parked(b, { now: at, dueAt: at + 200 }), null);
-      await ledger.parkRequest(parked(a, { now: at, dueAt: at + 100 }), null);
-      await ledger.parkRequest(parked(later, { now: at, dueAt: at + 10_000 }), null);
-      await ledger.parkRequest(parked(ended, { now: at, status: 'completed', dueAt: at + 100 }), null);
+      await ledger.requests.parkRequest(parked(b, { now: at, dueAt: at + 200 }), null);
+      await ledger.requests.parkRequest(parked(a, { now: at, dueAt: at + 100 }), null);
+      await ledger.requests.parkRequest(parked(later, { now: at, dueAt: at + 10_000 }), null);
+      await ledger.requests.parkRequest(parked(ended, { now: at, status: 'completed', dueAt: at + 100 }), null);
       const mine = new Set([a, b, later, ended]);
       const first = (await claim(ledger, at + 500)).filter((d) => mine.has(d.id));
       expect(first).toEqual([
@@ -62,7 +66,7 @@ export function schedulingContract(name: string, open: () => Promise<Ledger>, se
     it('lets another claimant take a request over once the lease ended', async () => {
       const at = next();
       const id = newId();
-      await ledger.parkRequest(parked(id, { now: at, dueAt: at }), null);
+      await ledger.requests.parkRequest(parked(id, { now: at, dueAt: at }), null);
       expect((await claim(ledger, at, 'A', 1000)).map((d) => d.id)).toContain(id);
       expect((await claim(ledger, at + 999, 'B')).map((d) => d.id)).not.toContain(id);
       expect((await claim(ledger, at + 1001, 'B')).map((d) => d.id)).toContain(id);
@@ -71,9 +75,9 @@ export function schedulingContract(name: string, open: () => Promise<Ledger>, se
     it('ends a claim with the request’s next write, which sets the next due time', async () => {
       const at = next();
       const id = newId();
-      await ledger.parkRequest(parked(id, { now: at, dueAt: at }), null);
+      await ledger.requests.parkRequest(parked(id, { now: at, dueAt: at }), null);
       expect((await claim(ledger, at)).map((d) => d.id)).toContain(id);
-      await ledger.parkRequest(parked(id, { now: at + 10, dueAt: at + 50 }), 1);
+      await ledger.requests.parkRequest(parked(id, { now: at + 10, dueAt: at + 50 }), 1);
       expect((await claim(ledger, at + 20, 'B')).map((d) => d.id)).not.toContain(id);
       expect((await claim(ledger, at + 60, 'B')).filter((d) => d.id === id)).toEqual([
         { id, flow: 'expense_approval', dueAt: at + 50, version: 2 },
@@ -84,20 +88,20 @@ export function schedulingContract(name: string, open: () => Promise<Ledger>, se
       const at = next();
       const id = newId();
       const [m1, m2, lost] = [newId('N'), newId('N'), newId('N')];
-      await ledger.parkRequest(
+      await ledger.requests.parkRequest(
         parked(id, { now: at, outbox: [{ id: m1, type: 'decision.requested', body: '{"a":1}' }] }),
         null,
       );
-      const conflict = await ledger.parkRequest(
+      const conflict = await ledger.requests.parkRequest(
         parked(id, { now: at, outbox: [{ id: lost, type: 'request.ended', body: '{}' }] }),
         7,
       );
       expect(conflict).toEqual({ status: 'conflict' });
-      await ledger.enqueueOutbox!([{ id: m2, type: 'decision.made', body: '{"b":2}' }], at + 1);
+      await ledger.outbox.enqueueOutbox([{ id: m2, type: 'decision.made', body: '{"b":2}' }], at + 1);
       // A second insert of one id is ignored.
-      await ledger.enqueueOutbox!([{ id: m1, type: 'decision.requested', body: '{"other":true}' }], at + 2);
+      await ledger.outbox.enqueueOutbox([{ id: m1, type: 'decision.requested', body: '{"other":true}' }], at + 2);
       const mine = new Set([m1, m2, lost]);
-      const got = (await ledger.claimOutbox!({ now: at + 5, leaseUntil: at + 30_005, limit: 1000 })).filter((m) =>
+      const got = (await ledger.outbox.claimOutbox({ now: at + 5, leaseUntil: at + 30_005, limit: 1000 })).filter((m) =>
         mine.has(m.id),
       );
       expect(got).toEqual([
@@ -105,32 +109,32 @@ export function schedulingContract(name: string, open: () => Promise<Ledger>, se
         { id: m2, type: 'decision.made', body: '{"b":2}', attempts: 0, createdAt: at + 1 },
       ]);
       // Leased: not handed out again before the lease ends.
-      const again = await ledger.claimOutbox!({ now: at + 10, leaseUntil: at + 30_010, limit: 1000 });
+      const again = await ledger.outbox.claimOutbox({ now: at + 10, leaseUntil: at + 30_010, limit: 1000 });
       expect(again.filter((m) => mine.has(m.id))).toEqual([]);
     });
 
     it('retries a failed delivery at its next attempt, and never hands out a delivered one again', async () => {
       const at = next();
       const id = newId('N');
-      await ledger.enqueueOutbox!([{ id, type: 'request.ended', body: '{}' }], at);
+      await ledger.outbox.enqueueOutbox([{ id, type: 'request.ended', body: '{}' }], at);
       const claimAt = async (now: number) =>
-        (await ledger.claimOutbox!({ now, leaseUntil: now + 30_000, limit: 1000 })).filter((m) => m.id === id);
+        (await ledger.outbox.claimOutbox({ now, leaseUntil: now + 30_000, limit: 1000 })).filter((m) => m.id === id);
       expect(await claimAt(at)).toHaveLength(1);
-      await ledger.settleOutbox!({ id, now: at + 1, delivered: false, nextAttemptAt: at + 500 });
+      await ledger.outbox.settleOutbox({ id, now: at + 1, delivered: false, nextAttemptAt: at + 500 });
       expect(await claimAt(at + 400)).toEqual([]);
       expect((await claimAt(at + 500))[0]?.attempts).toBe(1);
-      const stats = await ledger.schedulerStats!(at + 501);
+      const stats = await ledger.schedule.schedulerStats(at + 501);
       expect(stats.outboxDepth).toBeGreaterThanOrEqual(1);
-      await ledger.settleOutbox!({ id, now: at + 600, delivered: true });
+      await ledger.outbox.settleOutbox({ id, now: at + 600, delivered: true });
       expect(await claimAt(at + 100_000)).toEqual([]);
     });
 
     it('counts due requests and the outbox', async () => {
       const at = next();
       const id = newId();
-      const before = await ledger.schedulerStats!(at + 100);
-      await ledger.parkRequest(parked(id, { now: at, dueAt: at + 50 }), null);
-      const after = await ledger.schedulerStats!(at + 100);
+      const before = await ledger.schedule.schedulerStats(at + 100);
+      await ledger.requests.parkRequest(parked(id, { now: at, dueAt: at + 50 }), null);
+      const after = await ledger.schedule.schedulerStats(at + 100);
       expect(after.due).toBe(before.due + 1);
       expect(typeof after.outboxDepth).toBe('number');
     });
@@ -140,7 +144,7 @@ export function schedulingContract(name: string, open: () => Promise<Ledger>, se
       async () => {
         const at = next();
         const ids = Array.from({ length: 40 }, () => newId());
-        for (const id of ids) await ledger.parkRequest(parked(id, { now: at, dueAt: at }), null);
+        for (const id of ids) await ledger.requests.parkRequest(parked(id, { now: at, dueAt: at }), null);
         const mine = new Set(ids);
         const rounds = await Promise.all(
           Array.from({ length: 8 }, (_, i) => claim(i % 2 === 0 ? ledger : other!, at + 1, `owner-${i}`)),
