@@ -187,13 +187,23 @@ describe.each(ledgers)('durable steps on the %s ledger', (_name, open) => {
     );
     // The dying instance reaches the ledger until it "dies": then its calls never land (no renewals).
     let dead = false;
-    const cut = new Proxy(ledger, {
+    const cutting: ProxyHandler<object> = {
       get: (target, name) => {
         const value = Reflect.get(target, name);
         if (typeof value !== 'function') return value;
         return (...args: unknown[]) => (dead ? new Promise(() => {}) : value.apply(target, args));
       },
-    });
+    };
+    // Every facet's methods are cut (prune and close too).
+    const cut = new Proxy(
+      Object.fromEntries(
+        Object.entries(ledger).map(([key, facet]) => [
+          key,
+          typeof facet === 'object' && facet !== null ? new Proxy(facet, cutting) : facet,
+        ]),
+      ) as unknown as FullLedger,
+      cutting,
+    );
     const dying = runnerFor(flow, cut, { roundBudgetMs: 50 });
     const outcome = await dying.run({ flow: 'refund', args: { order: 'B-2' }, context });
     expect(outcome).toMatchObject({ type: 'input_required', inputRequests: {} }); // retry later
