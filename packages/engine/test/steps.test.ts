@@ -201,9 +201,9 @@ describe.each(ledgers)('durable steps on the %s ledger', (_name, open) => {
           key,
           typeof facet === 'object' && facet !== null ? new Proxy(facet, cutting) : facet,
         ]),
-      ) as unknown as FullLedger,
+      ),
       cutting,
-    );
+    ) as unknown as FullLedger;
     const dying = runnerFor(flow, cut, { roundBudgetMs: 50 });
     const outcome = await dying.run({ flow: 'refund', args: { order: 'B-2' }, context });
     expect(outcome).toMatchObject({ type: 'input_required', inputRequests: {} }); // retry later

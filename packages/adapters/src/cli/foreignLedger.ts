@@ -5,8 +5,7 @@
  * (another instance's, or an earlier run's with its own random key) every read
  * of those would be refused, so this is a configuration error, not a warning:
  * {@link refuseForeignLedger} throws one line naming the key id found. It
- * reads a few rows through `LedgerRuns.listRuns` (a ledger without it is not
- * checked) and opens their sealed state with the server's codec: only a row
+ * reads a few rows through `LedgerRuns.listRuns` and opens their sealed state with the server's codec: only a row
  * that names a key the ring lacks counts (an altered row does not).
  */
 import { type FullLedger, InvalidRequestStateError, type RequestStateCodec } from '@baton/engine';

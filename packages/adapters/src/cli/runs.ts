@@ -216,7 +216,7 @@ async function list(ledger: FullLedger, values: Values): Promise<number> {
 export interface RunView {
   readonly request: ParkedRequest;
   readonly decisions: readonly DecisionRecord[];
-  /** Votes of quorum decisions (schema 11; none from a ledger without them). */
+  /** Votes of quorum decisions (schema 11). */
   readonly votes?: readonly VoteRecord[];
   readonly steps: readonly StepRecord[];
   /** The audit timeline; `undefined` when the database holds no audit trail. */

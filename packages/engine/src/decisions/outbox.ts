@@ -87,7 +87,7 @@ export async function enqueueRoundNotifications(
   notifications: readonly Notification[],
 ): Promise<void> {
   if (!core.decisions.outbox || notifications.length === 0) return;
-  // `createRunner` refuses an outbox on a ledger without `enqueueOutbox` (`runner/state.ts`).
+  // `createRunner` refuses `outbox: true` on a ledger without the `outbox` facet (`runner/facets.ts`).
   await core.ledger!.outbox.enqueueOutbox(flowNotifications(core, at, notifications), core.now());
 }
 
