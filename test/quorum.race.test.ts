@@ -110,7 +110,7 @@ describe.each(kinds)('three approvers racing a quorum of two over one %s', (_nam
       expect(answers.filter((a) => a.startsWith('refused'))).toHaveLength(1);
 
       // The ledger: exactly two votes, by two distinct members, and the decision decided by one of them.
-      const votes = await ledger.decisions.listVotes!(id);
+      const votes = await ledger.decisions.listVotes(id);
       expect(votes).toHaveLength(2);
       expect(new Set(votes.map((v) => v.voter)).size).toBe(2);
       const [record] = await ledger.decisions.listDecisions({ id });
@@ -135,7 +135,7 @@ describe.each(kinds)('three approvers racing a quorum of two over one %s', (_nam
       );
     }
     // One decision.made per request, whoever's vote completed it.
-    const claimed = await ledger.outbox.claimOutbox!({
+    const claimed = await ledger.outbox.claimOutbox({
       now: Date.now() + 60_000,
       leaseUntil: Date.now() + 120_000,
       limit: 1000,

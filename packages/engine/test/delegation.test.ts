@@ -135,7 +135,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     const bobHash = record!.handover!.onBehalfOf;
     expect(decidedEvents).toEqual([expect.objectContaining({ key: 'manager_approval', onBehalfOf: bobHash })]);
     expect(decidedEvents[0]!.decider).toBe(record!.handover!.to);
-    const outbox = await ledger.outbox.claimOutbox!({ now: clock + 1, leaseUntil: clock + 60_000, limit: 100 });
+    const outbox = await ledger.outbox.claimOutbox({ now: clock + 1, leaseUntil: clock + 60_000, limit: 100 });
     const made = outbox.map((m) => JSON.parse(m.body)).filter((b) => b.type === 'decision.made');
     expect(made.map((b) => b.data)).toEqual([
       expect.objectContaining({ key: 'manager_approval', decider: record!.handover!.to, onBehalfOf: bobHash }),

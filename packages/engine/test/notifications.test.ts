@@ -112,7 +112,7 @@ describe.each(Object.keys(LEDGERS))('notify() in a round that writes no parked r
     });
   const sent = async (ledger: FullLedger) =>
     (
-      await ledger.outbox.claimOutbox!({
+      await ledger.outbox.claimOutbox({
         now: Number.MAX_SAFE_INTEGER - 1,
         leaseUntil: Number.MAX_SAFE_INTEGER,
         limit: 100,

@@ -128,7 +128,7 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
     const viaTool = await runner.decide({ id, context: bob });
     expect(viaTool).toMatchObject({ type: 'error', message: expect.stringMatching(/already voted/) });
     expect((await ledger.requests.getRequest(id))!.version).toBe(version);
-    expect(await ledger.decisions.listVotes!(id)).toHaveLength(1);
+    expect(await ledger.decisions.listVotes(id)).toHaveLength(1);
 
     // Dave sees one approval (by Bob, named: names are stored) and one still needed.
     const [item] = await runner.inbox(dave);
@@ -162,7 +162,7 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
     expect(await ended(id)).toBe('completed');
 
     // The ledger: two votes, the decision decided by the vote that completed it, through the tool.
-    const votes = await ledger.decisions.listVotes!(id);
+    const votes = await ledger.decisions.listVotes(id);
     expect(votes.map((v) => [v.voterName, v.displayName, v.via, v.decidedAt])).toEqual([
       ['bob', 'Bob Builder', 'decide_api', START + 1000],
       ['dave', null, 'decide', START + 2000],
@@ -224,7 +224,7 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
     // Bob and Dave, each in their own right, make the quorum.
     expect(await vote(runner, id, bob, true)).toMatchObject({ status: 'recorded' });
     expect(await vote(runner, id, dave, true)).toMatchObject({ status: 'recorded' });
-    expect(await ledger.decisions.listVotes!(id)).toHaveLength(2);
+    expect(await ledger.decisions.listVotes(id)).toHaveLength(2);
   });
 
   it('ends rejected at the first rejection by default', async () => {
@@ -237,7 +237,7 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
       /The flow has ended: Spend of 900 rejected \(bob:yes,dave:no\)\./,
     );
     expect(await ended(id)).toBe('completed');
-    expect(await ledger.decisions.listVotes!(id)).toHaveLength(2);
+    expect(await ledger.decisions.listVotes(id)).toHaveLength(2);
   });
 
   it('ends only when rejectWhen says so (two of three)', async () => {

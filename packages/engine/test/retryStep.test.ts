@@ -85,11 +85,11 @@ async function parkedOnFailedStep() {
   const id = outcome.fid;
   release();
   const until = Date.now() + 10_000;
-  let steps = await ledger.runs.listSteps!(id);
+  let steps = await ledger.runs.listSteps(id);
   while (steps[0]?.status !== 'failed') {
     if (Date.now() > until) throw new Error('the step did not fail');
     await new Promise((resolve) => setTimeout(resolve, 20));
-    steps = await ledger.runs.listSteps!(id);
+    steps = await ledger.runs.listSteps(id);
   }
   return { ledger, flow, runner, id, key: steps[0]!.key, keys, fix: () => (failing = false) };
 }

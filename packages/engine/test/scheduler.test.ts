@@ -140,7 +140,7 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     return { runner, audit };
   };
   const outbox = async (ledger: FullLedger, at: number) =>
-    (await ledger.outbox.claimOutbox!({ now: at, leaseUntil: at + 1, limit: 100 })).map((m) => JSON.parse(m.body));
+    (await ledger.outbox.claimOutbox({ now: at, leaseUntil: at + 1, limit: 100 })).map((m) => JSON.parse(m.body));
 
   it('ends a deadline with no client through its timeout branch: completed, out of the inbox, audited via timer, seen on resume', async () => {
     const ledger = LEDGERS[name]!();

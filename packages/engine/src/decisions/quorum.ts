@@ -114,7 +114,7 @@ export async function castVote(core: DecisionsPort, ballot: Ballot): Promise<Cas
   const { flow, id, key, caller, content, via, now } = ballot;
   const spec = flow.inputs[key] as DecisionSpec;
   const storeNames = core.decisions.storePrincipalNames;
-  const before = opened(core, spec, await ledger.decisions.listVotes!(id), key);
+  const before = opened(core, spec, await ledger.decisions.listVotes(id), key);
   const display = storeNames && caller.displayName ? caller.displayName : null;
   const mine: OpenedVote = {
     principal: caller.principal,
@@ -145,7 +145,7 @@ export async function castVote(core: DecisionsPort, ballot: Ballot): Promise<Cas
           deciderDisplay: display,
           via,
         };
-  const written = await ledger.decisions.recordVote!({
+  const written = await ledger.decisions.recordVote({
     id,
     key,
     voter: principalHash(core.codec, caller.principal),
