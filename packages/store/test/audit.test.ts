@@ -24,7 +24,7 @@ import {
   type StoreAuditLog,
 } from '../src/index.js';
 import { createPostgresAuditLog, createPostgresLedger } from '../src/node-postgres/index.js';
-import { T0 } from './helpers/contract.js';
+import { T0 } from './helpers/contract/fixtures.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { useTempDir } from './helpers/tmp.js';
 

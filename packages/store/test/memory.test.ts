@@ -1,17 +1,10 @@
 /** The shared Ledger contract against the in-memory ledger, plus its scheduled pruning. */
 import { describe, expect, it, vi } from 'vitest';
 import { createMemoryLedger } from '../src/index.js';
-import { ledgerContract, newJti, T0 } from './helpers/contract.js';
-import { delegationContract } from './helpers/delegationContract.js';
-import { eventsContract } from './helpers/eventsContract.js';
-import { schedulingContract } from './helpers/schedulingContract.js';
-import { votesContract } from './helpers/votesContract.js';
+import { newJti, T0 } from './helpers/contract/fixtures.js';
+import { describeLedgerContract } from './helpers/contract/index.js';
 
-ledgerContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
-delegationContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
-schedulingContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
-eventsContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
-votesContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
+describeLedgerContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
 
 describe('memory ledger: scheduled pruning', () => {
   it('prunes on its interval, keeping a grace period after expiry, with an unref timer', async () => {

@@ -24,7 +24,7 @@ import { readSchemaState } from '../src/better-sqlite3/migrate.js';
 import { assertNotNewer, knownMigrations, SCHEMA_VERSION } from '../src/core/migrations.js';
 import { LedgerError, LedgerSchemaError } from '../src/index.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
-import { decisionRequest, parked, T0 } from './helpers/contract.js';
+import { decisionRequest, parked, T0 } from './helpers/contract/fixtures.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { useTempDir } from './helpers/tmp.js';
 

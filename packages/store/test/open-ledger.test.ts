@@ -1,7 +1,7 @@
 /** `parseLedgerUrl` / `openLedger`: the URL forms the CLI accepts, and clear errors for the rest. */
 import { describe, expect, it } from 'vitest';
 import { LedgerConnectionError, LedgerError, openLedger, parseLedgerUrl } from '../src/index.js';
-import { newJti, T0 } from './helpers/contract.js';
+import { newJti, T0 } from './helpers/contract/fixtures.js';
 
 describe('parseLedgerUrl', () => {
   it.each([

@@ -13,12 +13,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { knownMigrations } from '../src/core/migrations.js';
 import { LedgerConnectionError, LedgerError, openLedger } from '../src/index.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
-import { decisionRequest, ledgerContract, newJti, parked, T0 } from './helpers/contract.js';
-import { delegationContract } from './helpers/delegationContract.js';
-import { eventsContract } from './helpers/eventsContract.js';
-import { createTestDatabase, describePg } from './helpers/postgres.js';
-import { schedulingContract } from './helpers/schedulingContract.js';
-import { votesContract } from './helpers/votesContract.js';
+import { decisionRequest, newJti, parked, T0 } from './helpers/contract/fixtures.js';
+import { describeLedgerContract } from './helpers/contract/index.js';
+import { createTestDatabase, describePg, useTestDatabases } from './helpers/postgres.js';
 
 describePg('postgres ledger', (serverUrl) => {
   let url = '';
@@ -28,30 +25,11 @@ describePg('postgres ledger', (serverUrl) => {
   });
   afterAll(async () => drop());
 
-  delegationContract('postgres', async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }));
-  ledgerContract('postgres', async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }));
-  schedulingContract(
+  const databases = useTestDatabases(serverUrl);
+  describeLedgerContract(
     'postgres',
-    async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }),
-    async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }),
-  );
-  // A database of its own: the events contract prunes.
-  let eventsUrl: Promise<{ url: string; drop: () => Promise<void> }> | undefined;
-  const eventsDatabase = () => (eventsUrl ??= createTestDatabase(serverUrl));
-  afterAll(async () => (await eventsUrl)?.drop());
-  eventsContract(
-    'postgres',
-    async () => createPostgresLedger({ connectionString: (await eventsDatabase()).url, pruneIntervalMs: 0 }),
-    async () => createPostgresLedger({ connectionString: (await eventsDatabase()).url, pruneIntervalMs: 0 }),
-  );
-  // A database of its own too: the votes contract prunes.
-  let votesUrl: Promise<{ url: string; drop: () => Promise<void> }> | undefined;
-  const votesDatabase = () => (votesUrl ??= createTestDatabase(serverUrl));
-  afterAll(async () => (await votesUrl)?.drop());
-  votesContract(
-    'postgres',
-    async () => createPostgresLedger({ connectionString: (await votesDatabase()).url, pruneIntervalMs: 0 }),
-    async () => createPostgresLedger({ connectionString: (await votesDatabase()).url, pruneIntervalMs: 0 }),
+    async (store) => createPostgresLedger({ connectionString: await databases(store), pruneIntervalMs: 0 }),
+    { shared: true },
   );
 
   it('fails fast with a clear error, without the password, when the server is unreachable', async () => {

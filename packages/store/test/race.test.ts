@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteLedger } from '../src/better-sqlite3/index.js';
 import { knownMigrations } from '../src/core/migrations.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
-import { decisionRequest, parked } from './helpers/contract.js';
+import { decisionRequest, parked } from './helpers/contract/fixtures.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { useTempDir } from './helpers/tmp.js';
 import { exited, forkWorker, nextMessage } from './helpers/workers.js';

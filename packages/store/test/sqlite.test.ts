@@ -12,39 +12,20 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteLedger } from '../src/better-sqlite3/index.js';
 import { LedgerError, openLedger } from '../src/index.js';
-import { ledgerContract, newJti, T0 } from './helpers/contract.js';
-import { delegationContract } from './helpers/delegationContract.js';
-import { eventsContract } from './helpers/eventsContract.js';
-import { schedulingContract } from './helpers/schedulingContract.js';
+import { newJti, T0 } from './helpers/contract/fixtures.js';
+import { describeLedgerContract } from './helpers/contract/index.js';
 import { useTempDir } from './helpers/tmp.js';
-import { votesContract } from './helpers/votesContract.js';
 
 const dir = useTempDir();
 let n = 0;
 const freshPath = () => join(dir(), `ledger-${++n}.db`);
 
-delegationContract('sqlite', async () => createSqliteLedger({ path: freshPath(), pruneIntervalMs: 0 }));
-ledgerContract('sqlite', async () => createSqliteLedger({ path: freshPath(), pruneIntervalMs: 0 }));
-const sharedPath = freshPath();
-schedulingContract(
+describeLedgerContract(
   'sqlite',
-  async () => createSqliteLedger({ path: sharedPath, pruneIntervalMs: 0 }),
-  async () => createSqliteLedger({ path: sharedPath, pruneIntervalMs: 0 }),
-);
-
-// A file of its own: the events contract prunes.
-const eventsPath = freshPath();
-eventsContract(
-  'sqlite',
-  async () => createSqliteLedger({ path: eventsPath, pruneIntervalMs: 0 }),
-  async () => createSqliteLedger({ path: eventsPath, pruneIntervalMs: 0 }),
-);
-// Two handles on one file: racing voters from two processes' worth of connections.
-const votesPath = freshPath();
-votesContract(
-  'sqlite',
-  async () => createSqliteLedger({ path: votesPath, pruneIntervalMs: 0 }),
-  async () => createSqliteLedger({ path: votesPath, pruneIntervalMs: 0 }),
+  async (store) => createSqliteLedger({ path: join(dir(), `${store}.db`), pruneIntervalMs: 0 }),
+  {
+    shared: true,
+  },
 );
 
 describe('sqlite ledger', () => {

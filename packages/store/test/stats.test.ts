@@ -13,7 +13,7 @@ import { createSqliteLedger } from '../src/better-sqlite3/index.js';
 import { LATENCY_WINDOW } from '../src/core/stats.js';
 import { createMemoryLedger } from '../src/memory/index.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
-import { newJti, T0 } from './helpers/contract.js';
+import { newJti, T0 } from './helpers/contract/fixtures.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { tcpProxy } from './helpers/tcpProxy.js';
 import { useTempDir } from './helpers/tmp.js';

@@ -12,7 +12,7 @@
  */
 import type { FullLedger, RecordVote } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decisionRequest, newId, parked, T0 } from './contract.js';
+import { decisionRequest, newId, parked, T0 } from '../fixtures.js';
 
 /** Run the votes contract against ledgers made by `open`; `second` opens another handle on the same database. */
 export function votesContract(name: string, open: () => Promise<FullLedger>, second?: () => Promise<FullLedger>): void {

@@ -9,7 +9,7 @@
  */
 import type { FullLedger, NewEvent } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId, parked, T0 } from './contract.js';
+import { newId, parked, T0 } from './fixtures.js';
 
 /** Run the events contract against ledgers made by `open`; `second` opens another handle on the same database. */
 export function eventsContract(

@@ -9,7 +9,7 @@
  */
 import type { FullLedger, HandOver, NewDelegation } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decisionRequest, newId, parked, T0 } from './contract.js';
+import { decisionRequest, newId, parked, T0 } from '../fixtures.js';
 
 /** Run the delegation contract against ledgers made by `open`. */
 export function delegationContract(name: string, open: () => Promise<FullLedger>): void {
