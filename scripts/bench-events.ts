@@ -26,9 +26,9 @@ import {
   defineFlow,
   defineInputs,
   event,
+  type FullLedger,
   generateKey,
   type InputEvents,
-  type Ledger,
 } from '../packages/engine/src/index.js';
 import { createSqliteLedger } from '../packages/store/src/better-sqlite3/index.js';
 import { createPostgresLedger } from '../packages/store/src/node-postgres/index.js';
@@ -67,7 +67,7 @@ const waiting = defineFlow({
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 
-async function bench(name: string, ledger: Ledger) {
+async function bench(name: string, ledger: FullLedger) {
   const runner = createRunner({
     flows: [waiting],
     codec: createRequestStateCodec({ keys: [generateKey()] }),

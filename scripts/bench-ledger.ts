@@ -21,7 +21,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Ledger } from '@baton/engine';
+import type { FullLedger } from '@baton/engine';
 import { createSqliteLedger } from '../packages/store/src/better-sqlite3/index.js';
 import { createMemoryLedger } from '../packages/store/src/index.js';
 import { createPostgresLedger } from '../packages/store/src/node-postgres/index.js';
@@ -51,7 +51,11 @@ function quantile(samples: number[], q: number): number {
 }
 
 /** Redeem `n` fresh jtis with `inFlight` lanes; returns elapsed seconds and each redemption's latency (ms). */
-async function drive(ledger: Ledger, n: number, inFlight: number): Promise<{ seconds: number; latencies: number[] }> {
+async function drive(
+  ledger: FullLedger,
+  n: number,
+  inFlight: number,
+): Promise<{ seconds: number; latencies: number[] }> {
   const latencies: number[] = [];
   const jtis = Array.from({ length: n }, () => randomBytes(16).toString('base64url'));
   const now = Date.now();
@@ -61,7 +65,7 @@ async function drive(ledger: Ledger, n: number, inFlight: number): Promise<{ sec
     while (next < n) {
       const jti = jtis[next++]!;
       const t0 = performance.now();
-      const result = await ledger.redeem({ jti, responsesDigest: DIGEST, expiresAt: now + 600_000, now });
+      const result = await ledger.redemptions.redeem({ jti, responsesDigest: DIGEST, expiresAt: now + 600_000, now });
       latencies.push(performance.now() - t0);
       if (result.status !== 'redeemed') throw new Error(`unexpected ${result.status} for a fresh jti`);
     }
@@ -83,7 +87,7 @@ function row(name: string, processes: number, inFlight: number, n: number, secon
   };
 }
 
-async function inProcess(name: string, open: () => Promise<Ledger>, n: number, inFlight: number): Promise<Row> {
+async function inProcess(name: string, open: () => Promise<FullLedger>, n: number, inFlight: number): Promise<Row> {
   const ledger = await open();
   await drive(ledger, Math.min(1000, n), inFlight); // warm-up: statements prepared, connections open
   const { seconds, latencies } = await drive(ledger, n, inFlight);

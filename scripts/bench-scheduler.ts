@@ -28,9 +28,9 @@ import {
   decision,
   defineFlow,
   defineInputs,
+  type FullLedger,
   form,
   generateKey,
-  type Ledger,
 } from '../packages/engine/src/index.js';
 import { createSqliteLedger } from '../packages/store/src/better-sqlite3/index.js';
 import { createPostgresLedger } from '../packages/store/src/node-postgres/index.js';
@@ -86,13 +86,13 @@ const cpuMs = () => {
   return (u.user + u.system) / 1000;
 };
 
-async function fill(ledger: Ledger, n: number): Promise<number> {
+async function fill(ledger: FullLedger, n: number): Promise<number> {
   const started = Date.now();
   const now = Date.now();
   for (let i = 0; i < n; i += 500) {
     await Promise.all(
       Array.from({ length: Math.min(500, n - i) }, (_, j) =>
-        ledger.parkRequest(
+        ledger.requests.parkRequest(
           {
             id: `filler-${i + j}`,
             flow: 'bench_filler',
@@ -114,7 +114,7 @@ async function fill(ledger: Ledger, n: number): Promise<number> {
   return Date.now() - started;
 }
 
-async function bench(name: string, ledger: Ledger) {
+async function bench(name: string, ledger: FullLedger) {
   const fillMs = await fill(ledger, PARKED);
   console.log(`${name}: ${PARKED} parked requests with timers over a day, written in ${fillMs} ms`);
   const runner = createRunner({

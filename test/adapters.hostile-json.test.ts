@@ -8,13 +8,13 @@
  * the same flow instance completes with correct input afterwards.
  */
 import { createFlowServerFactory, type HttpServing, serveHttp } from '@baton/adapters';
-import { createRequestStateCodec, createRunner, generateKey, type Ledger } from '@baton/engine';
+import { createRequestStateCodec, createRunner, type FullLedger, generateKey } from '@baton/engine';
 import { createMemoryLedger } from '@baton/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import flows, { expose } from './fixtures/adapter-flows/index.js';
 
 let serving: HttpServing;
-let ledger: Ledger;
+let ledger: FullLedger;
 const serverErrors: unknown[] = [];
 
 beforeAll(async () => {

@@ -295,7 +295,7 @@ describe.each(ledgers)('the decision API on two instances sharing one %s ledger'
       expect(retried).toEqual({ ...recorded, headers: retried.headers });
       const store = await openLedger(ledger!);
       try {
-        expect((await store.listDecisions({ id })).map((r) => [r.key, r.status, r.deciderName])).toEqual([
+        expect((await store.decisions.listDecisions({ id })).map((r) => [r.key, r.status, r.deciderName])).toEqual([
           ['manager_approval', 'decided', 'bob'],
         ]);
       } finally {
@@ -475,7 +475,7 @@ describe.each(ledgers)('the decision API on two instances sharing one %s ledger'
         expect(await click('U_BOB', '2.2')).toEqual(first);
         const store = await openLedger(ledger!);
         try {
-          expect((await store.listDecisions({ id })).filter((r) => r.status === 'decided')).toHaveLength(1);
+          expect((await store.decisions.listDecisions({ id })).filter((r) => r.status === 'decided')).toHaveLength(1);
         } finally {
           await store.close();
         }

@@ -320,8 +320,8 @@ describe.each(ledgers)('two instances on one %s ledger', (_name, ledger) => {
           (r) => r.id === id,
         );
         const resumed = textOf(await aliceThere.client.callTool({ name: 'baton_resume', arguments: { id } }));
-        const row = await store.getRequest(id);
-        const manager = (await store.listDecisions({ id })).find((r) => r.key === 'manager_approval');
+        const row = await store.requests.getRequest(id);
+        const manager = (await store.decisions.listDecisions({ id })).find((r) => r.key === 'manager_approval');
         if (!withdrawn.isError) {
           wins.withdrawal++;
           expect(w).toMatch(/^Withdrawn: request /);

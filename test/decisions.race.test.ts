@@ -22,14 +22,15 @@ import {
   createRequestStateCodec,
   createRunner,
   type DecisionCaller,
+  type FullLedger,
   generateKey,
   type InputRequiredOutcome,
-  type Ledger,
   type RoundOutcome,
 } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expenseApproval } from '../examples/approvals/expenseApproval.js';
 import { sharedLedgerKinds } from './helpers/e2eLedgers.js';
+import { type LedgerMethod, wrapLedgerMethods } from './helpers/ledgerMethods.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-decisions-race-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -43,27 +44,21 @@ const PAIRS = 36;
  * The ledger, with calls that can be held: `hold(method, after?)` holds the next call of
  * `method` (made after a call of `after` returned, when given) until `release()`.
  */
-function holdable(ledger: Ledger) {
+function holdable(ledger: FullLedger) {
   type Hold = { method: string; after: string | undefined; reached: () => void; gate: Promise<void> };
   let armed: Hold | undefined;
-  const proxy = new Proxy(ledger, {
-    get(target, name, receiver) {
-      const value = Reflect.get(target, name, receiver);
-      if (typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        const hold = armed;
-        if (hold && hold.after === undefined && hold.method === name) {
-          armed = undefined;
-          hold.reached();
-          await hold.gate;
-        }
-        const result = await value.apply(target, args);
-        if (hold && hold === armed && hold.after === name) armed = { ...hold, after: undefined };
-        return result;
-      };
-    },
+  const proxy = wrapLedgerMethods(ledger, (name, method) => async (...args: unknown[]) => {
+    const hold = armed;
+    if (hold && hold.after === undefined && hold.method === name) {
+      armed = undefined;
+      hold.reached();
+      await hold.gate;
+    }
+    const result = await method(...args);
+    if (hold && hold === armed && hold.after === name) armed = { ...hold, after: undefined };
+    return result;
   });
-  const hold = (method: keyof Ledger, after?: keyof Ledger) => {
+  const hold = (method: LedgerMethod, after?: LedgerMethod) => {
     let release!: () => void;
     let reached!: () => void;
     const gate = new Promise<void>((resolve) => {
@@ -93,7 +88,7 @@ function expectInput(outcome: RoundOutcome): InputRequiredOutcome {
 }
 
 describe.each(kinds)('a withdrawal racing a decision on two instances over one %s', (_name, make) => {
-  let ledgers: Ledger[] = [];
+  let ledgers: FullLedger[] = [];
   let drop: () => Promise<void> = async () => {};
   let held: ReturnType<typeof holdable>[] = [];
   let runners: ReturnType<typeof createRunner>[] = [];
@@ -145,8 +140,8 @@ describe.each(kinds)('a withdrawal racing a decision on two instances over one %
     const ledger = ledgers[0]!;
     // The ledger holds deciders as keyed hashes (the same family as requesters'), names not stored.
     const bobHash = createRequestStateCodec({ keys }).digest(bob.principal, 'requester');
-    const row = await ledger.getRequest(id);
-    const decisions = await ledger.listDecisions({ id });
+    const row = await ledger.requests.getRequest(id);
+    const decisions = await ledger.decisions.listDecisions({ id });
     const manager = decisions.find((d) => d.key === 'manager_approval');
     const listed = (await runners[1]!.requests(alice)).find((r) => r.id === id);
     const resumed = text(await runners[1]!.resume({ id, context: alice }));
@@ -218,7 +213,7 @@ describe.each(kinds)('a withdrawal racing a decision on two instances over one %
       const paused = held[1]!.hold('getRequest', 'recordDecision');
       const decided = submit();
       await paused.arrived;
-      expect((await ledgers[0]!.listDecisions({ id }))[0]?.status).toBe('decided');
+      expect((await ledgers[0]!.decisions.listDecisions({ id }))[0]?.status).toBe('decided');
       const withdrawn = await withdraw();
       paused.release();
       expect(withdrawn.type).toBe('error');
@@ -308,11 +303,11 @@ describe.each(kinds)('a withdrawal racing a decision on two instances over one %
     expect(text(await third.withdraw())).toBe(
       `Withdrawn: request ${third.id} (expense_approval). The flow says: Expense of 5800 withdrawn by the requester.`,
     );
-    const decisions = await ledgers[1]!.listDecisions({ id: third.id });
+    const decisions = await ledgers[1]!.decisions.listDecisions({ id: third.id });
     expect(decisions.map((d) => [d.key, d.status])).toEqual([
       ['manager_approval', 'decided'],
       ['finance_approval', 'closed'],
     ]);
-    expect((await ledgers[1]!.getRequest(third.id))?.status).toBe('withdrawn');
+    expect((await ledgers[1]!.requests.getRequest(third.id))?.status).toBe('withdrawn');
   });
 });

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFlowServerFactory, createStaticTokenVerifier, type HttpServing, serveHttp } from '@baton/adapters';
-import { createKeyRing, createRequestStateCodec, createRunner, generateKey, type Ledger } from '@baton/engine';
+import { createKeyRing, createRequestStateCodec, createRunner, type FullLedger, generateKey } from '@baton/engine';
 import flows from '@baton/examples/approvals';
 import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import type { Client } from '@modelcontextprotocol/client';
@@ -39,7 +39,7 @@ const advance = (ms: number) => {
 
 const keys = createKeyRing([generateKey()]);
 let dir: string;
-const ledgers: Ledger[] = [];
+const ledgers: FullLedger[] = [];
 const servers: HttpServing[] = [];
 const clients: Client[] = [];
 

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFlowServerFactory, type HttpServing, serveHttp } from '@baton/adapters';
-import { createKeyRing, createRequestStateCodec, createRunner, generateKey, type Ledger } from '@baton/engine';
+import { createKeyRing, createRequestStateCodec, createRunner, type FullLedger, generateKey } from '@baton/engine';
 import flows from '@baton/examples/approvals';
 import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import type { Client } from '@modelcontextprotocol/client';
@@ -23,7 +23,7 @@ import { connectHttp, expectInputRequired, protocolError, textOf, toolRound } fr
 
 const keys = createKeyRing([generateKey()]);
 let dir: string;
-let ledger: Ledger;
+let ledger: FullLedger;
 /** The example flows. */
 let examples: HttpServing;
 /** The engine's test deploy flow: no size limits on its ticket or version, so only the state cap stops them. */

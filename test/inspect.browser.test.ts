@@ -492,7 +492,7 @@ describe.skipIf(!hasChromium && !inCi)('baton inspect page in headless Chromium'
     await page.waitForSelector('#actions-section button[data-action="terminate"][disabled]');
     expect(await text(page, '#instance-status')).toBe('terminated by an operator: stuck after the finance migration');
     await page.screenshot({ path: join(OUTPUT, 'inspect-operator-terminated.png'), fullPage: true });
-    expect((await scenario.ledger.getRequest(fid))?.status).toBe('terminated');
+    expect((await scenario.ledger.requests.getRequest(fid))?.status).toBe('terminated');
     const audited = (await scenario.audit.rounds(fid)).filter((entry) => entry.via === 'operator');
     expect(audited).toMatchObject([{ principalName: 'oncall', message: 'stuck after the finance migration' }]);
     await page.close();

@@ -105,7 +105,7 @@ describe('inspect operator actions on loopback', () => {
     const done = await post(fid, 'terminate', { reason: 'stuck since the migration' });
     expect(done.status).toBe(200);
     expect(await done.json()).toMatchObject({ action: 'terminate', status: 'terminated', id: fid });
-    expect((await setup.ledger.getRequest(fid))?.status).toBe('terminated');
+    expect((await setup.ledger.requests.getRequest(fid))?.status).toBe('terminated');
     const [entry] = await operatorRounds(setup.audit, fid);
     expect(entry).toMatchObject({ via: 'operator', principalName: 'oncall', message: 'stuck since the migration' });
 
@@ -136,7 +136,7 @@ describe('inspect operator actions on loopback', () => {
     }
     expect(refusals[5]!.headers.get('allow')).toBe('POST');
     expect(((await refusals[4]!.json()) as { detail: string }).detail).toMatch(/does not wait on a durable step/);
-    expect((await setup.ledger.getRequest(fid))?.status).toBe('waiting');
+    expect((await setup.ledger.requests.getRequest(fid))?.status).toBe('waiting');
     expect(await operatorRounds(setup.audit, fid)).toEqual([]);
   });
 });
@@ -265,13 +265,13 @@ describe('inspect operator actions beyond loopback, behind sign-in', () => {
     expect(refused.status).toBe(403);
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
     expect(await refused.json()).toMatchObject({ reason: 'not_operator' });
-    expect((await setup.ledger.getRequest(fid))?.status).toBe('waiting');
+    expect((await setup.ledger.requests.getRequest(fid))?.status).toBe('waiting');
 
     const olga = await signIn('olga');
     expect(olga.session).toMatchObject({ viewer: 'Olga Operator', canAct: true });
     const done = await olga.act(fid, 'cancel', 'duplicate of another expense');
     expect(done.status).toBe(200);
-    expect((await setup.ledger.getRequest(fid))?.status).toBe('withdrawn');
+    expect((await setup.ledger.requests.getRequest(fid))?.status).toBe('withdrawn');
     const [entry] = await operatorRounds(setup.audit, fid);
     expect(entry).toMatchObject({ via: 'operator', principalName: `${idp.issuer}#olga` });
   });

@@ -14,9 +14,9 @@ import {
   createRequestStateCodec,
   createRunner,
   type DecisionCaller,
+  type FullLedger,
   generateKey,
   type InputRequiredOutcome,
-  type Ledger,
   LedgerUnavailableError,
   type RoundOutcome,
 } from '@baton/engine';
@@ -24,36 +24,32 @@ import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { grantTemporaryAccess, redeemAccessCode } from '../examples/approvals/accessCodes.js';
 import { refundRequest, simulatedPayments } from '../examples/approvals/refundRequest.js';
+import { type LedgerMethod, wrapLedgerMethods } from './helpers/ledgerMethods.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-ledger-outage-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-type Method = Exclude<keyof Ledger, 'close'>;
+type Method = LedgerMethod;
 
 /**
  * `inner` with an outage that can be armed: the next call of `method` (once `after` has been
  * called, when given) rejects with `LedgerUnavailableError` without reaching the database.
  */
-function withOutage(inner: Ledger) {
+function withOutage(inner: FullLedger) {
   const armed: { method: Method; after: Method | undefined; open: boolean }[] = [];
   const failed: Method[] = [];
-  const ledger = { ...inner } as Record<string, unknown>;
-  for (const name of Object.keys(inner) as (keyof Ledger)[]) {
-    if (name === 'close') continue;
-    const method = (inner[name] as (...args: unknown[]) => Promise<unknown>).bind(inner);
-    ledger[name] = (...args: unknown[]) => {
-      for (const arm of armed) if (arm.after === name) arm.open = true;
-      const index = armed.findIndex((arm) => arm.method === name && arm.open);
-      if (index >= 0) {
-        armed.splice(index, 1);
-        failed.push(name);
-        return Promise.reject(new LedgerUnavailableError(`injected: the ledger is unavailable (${name})`));
-      }
-      return method(...args);
-    };
-  }
+  const ledger = wrapLedgerMethods(inner, (name, method) => (...args: unknown[]) => {
+    for (const arm of armed) if (arm.after === name) arm.open = true;
+    const index = armed.findIndex((arm) => arm.method === name && arm.open);
+    if (index >= 0) {
+      armed.splice(index, 1);
+      failed.push(name);
+      return Promise.reject(new LedgerUnavailableError(`injected: the ledger is unavailable (${name})`));
+    }
+    return method(...args);
+  });
   return {
-    ledger: ledger as unknown as Ledger,
+    ledger,
     /** Fail the next `method` call (after the next `after` call, when given). */
     fail(method: Method, after?: Method) {
       armed.push({ method, after, open: after === undefined });
@@ -62,7 +58,7 @@ function withOutage(inner: Ledger) {
   };
 }
 
-let open: Ledger[] = [];
+let open: FullLedger[] = [];
 afterEach(async () => {
   vi.restoreAllMocks();
   await Promise.all(open.map((l) => l.close()));
@@ -143,7 +139,7 @@ describe('a ledger outage inside a round', () => {
     const [refundId] = simulatedPayments.refundsFor(orderId);
     expect(text(done)).toBe(`Refund ${refundId} issued for ${orderId}.`);
     expect(issue).toHaveBeenCalledTimes(1);
-    expect(await inner.getStep(first.fid, 'issueRefund#0')).toMatchObject({ status: 'succeeded', claims: 1 });
+    expect(await inner.steps.getStep(first.fid, 'issueRefund#0')).toMatchObject({ status: 'succeeded', claims: 1 });
   });
 
   it('minting a single-use token in a step: retryable, and the retry mints the code (one that works once)', async () => {

@@ -6,13 +6,13 @@
  * open the answer is 503 `starting`.
  */
 import { createObservabilityRoutes, type LedgerSource, ServingMetrics } from '@baton/adapters';
-import type { Ledger } from '@baton/engine';
+import type { FullLedger } from '@baton/engine';
 import { createMemoryLedger } from '@baton/store';
 import { describe, expect, it } from 'vitest';
 
 const get = (path: string) => new Request(`http://127.0.0.1${path}`);
 
-function routes(ledger: Ledger | undefined, options: { pingTimeoutMs?: number; pingCacheMs?: number } = {}) {
+function routes(ledger: FullLedger | undefined, options: { pingTimeoutMs?: number; pingCacheMs?: number } = {}) {
   let source: LedgerSource = ledger ? { ready: true, ledger } : { ready: true };
   const map = createObservabilityRoutes({ metrics: new ServingMetrics(), ledger: () => source, ...options });
   return { healthz: map.get('/healthz')!, metrics: map.get('/metrics')!, set: (s: LedgerSource) => (source = s) };
@@ -22,7 +22,7 @@ describe('createObservabilityRoutes', () => {
   it('answers 503 when the ping does not answer within its bound, and shares one ping between probes', async () => {
     const ledger = createMemoryLedger({ pruneIntervalMs: 0 });
     let pings = 0;
-    ledger.ping = () => {
+    ledger.health.ping = () => {
       pings++;
       return new Promise<void>(() => {});
     };
@@ -37,7 +37,7 @@ describe('createObservabilityRoutes', () => {
   it('pings again once the cached answer is older than pingCacheMs', async () => {
     const ledger = createMemoryLedger({ pruneIntervalMs: 0 });
     let fail = true;
-    ledger.ping = async () => {
+    ledger.health.ping = async () => {
       if (fail) throw new Error('down');
     };
     const { healthz, metrics } = routes(ledger, { pingCacheMs: 0 });

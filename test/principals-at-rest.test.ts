@@ -20,8 +20,8 @@ import {
   createKeyRing,
   createRequestStateCodec,
   createRunner,
+  type FullLedger,
   generateKey,
-  type Ledger,
   type RoundOutcome,
 } from '@baton/engine';
 import { createSqliteLedger } from '@baton/store/better-sqlite3';
@@ -222,7 +222,7 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('on %s', (driver) => {
     async () => {
       const url = await freshLedger(driver);
       const codec = createRequestStateCodec({ keys: createKeyRing([BATON_KEYS]) });
-      const open = async (): Promise<Ledger> =>
+      const open = async (): Promise<FullLedger> =>
         driver === 'SQLite'
           ? createSqliteLedger({ path: url.slice('sqlite:'.length), pruneIntervalMs: 0 })
           : createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
@@ -319,7 +319,7 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('on %s', (driver) => {
         while (logged.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
         expect(logged).toEqual(['rewrote 2']);
         expect(await whereInClear(url, PRINCIPALS)).toEqual({});
-        const decided = await after.listDecisions({ id: ended });
+        const decided = await after.decisions.listDecisions({ id: ended });
         expect(decided).toMatchObject([
           { status: 'decided', decider: expect.stringMatching(/^[A-Za-z0-9_-]{20,}$/), deciderName: null },
         ]);
@@ -328,7 +328,9 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('on %s', (driver) => {
         expect(text(resumed)).toContain('approved');
         expect(await whereInClear(url, PRINCIPALS)).toEqual({});
         // Once rewritten, nothing is left to rewrite.
-        expect(await after.rewriteLegacyDeciders!(() => ({ decider: 'x', deciderName: null, content: null }))).toBe(0);
+        expect(
+          await after.decisions.rewriteLegacyDeciders(() => ({ decider: 'x', deciderName: null, content: null })),
+        ).toBe(0);
         // And the ledger says so: later starts read this one baton_meta row instead of scanning decisions.
         const flag = "select value from baton_meta where key = 'legacy_deciders_rewritten'";
         if (driver === 'SQLite') {

@@ -18,8 +18,8 @@ import {
   createRequestStateCodec,
   createRunner,
   type DecisionCaller,
+  type FullLedger,
   generateKey,
-  type Ledger,
 } from '@baton/engine';
 import { createMemoryAuditLog } from '@baton/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,7 +36,7 @@ const RACES = 8;
 const kinds = sharedLedgerKinds(dir);
 
 describe.each(kinds)('three approvers racing a quorum of two over one %s', (_name, make) => {
-  let ledgers: Ledger[] = [];
+  let ledgers: FullLedger[] = [];
   let drop: () => Promise<void> = async () => {};
   let runners: ReturnType<typeof createRunner>[] = [];
   let audit: AuditLog & ReturnType<typeof createMemoryAuditLog>;
@@ -110,13 +110,13 @@ describe.each(kinds)('three approvers racing a quorum of two over one %s', (_nam
       expect(answers.filter((a) => a.startsWith('refused'))).toHaveLength(1);
 
       // The ledger: exactly two votes, by two distinct members, and the decision decided by one of them.
-      const votes = await ledger.listVotes!(id);
+      const votes = await ledger.decisions.listVotes(id);
       expect(votes).toHaveLength(2);
       expect(new Set(votes.map((v) => v.voter)).size).toBe(2);
-      const [record] = await ledger.listDecisions({ id });
+      const [record] = await ledger.decisions.listDecisions({ id });
       expect(record?.status).toBe('decided');
       expect(votes.map((v) => v.voter)).toContain(record?.decider);
-      const row = await ledger.getRequest(id);
+      const row = await ledger.requests.getRequest(id);
       expect(row?.status).toBe('completed');
 
       // The flow advanced once: one audited round delivered the decision, carrying both votes.
@@ -135,7 +135,7 @@ describe.each(kinds)('three approvers racing a quorum of two over one %s', (_nam
       );
     }
     // One decision.made per request, whoever's vote completed it.
-    const claimed = await ledger.claimOutbox!({
+    const claimed = await ledger.outbox.claimOutbox({
       now: Date.now() + 60_000,
       leaseUntil: Date.now() + 120_000,
       limit: 1000,

@@ -11,9 +11,9 @@ import {
   createRequestStateCodec,
   createRunner,
   type DecisionCaller,
+  type FullLedger,
   generateKey,
   type InputRequiredOutcome,
-  type Ledger,
   type RoundOutcome,
 } from '@baton/engine';
 import { createMemoryLedger } from '@baton/store';
@@ -25,7 +25,7 @@ const START = Date.UTC(2026, 10, 30, 9, 0, 0);
 const HOUR = 3600 * 1000;
 let clock = START;
 const now = () => clock;
-let ledger: Ledger;
+let ledger: FullLedger;
 let orders = 0;
 
 const alice: CallContext = {
@@ -154,7 +154,7 @@ describe('refund_request', () => {
     );
     expect(simulatedPayments.refundsFor(orderId)).toEqual([refundId]);
     // The decider is stored as a keyed hash, never readably (no storePrincipalNames here).
-    const [decided] = await ledger.listDecisions({ id: first.fid });
+    const [decided] = await ledger.decisions.listDecisions({ id: first.fid });
     expect(decided).toMatchObject({ status: 'decided', deciderName: null });
     expect(decided!.decider).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     expect(decided!.decider).not.toBe('sam');

@@ -10,9 +10,9 @@ import {
   createRequestStateCodec,
   createRunner,
   defineFlow,
+  type FullLedger,
   generateKey,
   type InputRequiredOutcome,
-  type Ledger,
   type RoundOutcome,
 } from '@baton/engine';
 import { createMemoryLedger } from '@baton/store';
@@ -25,7 +25,7 @@ import { deployProduction, grantTemporaryAccess, redeemAccessCode } from '../exa
 const dir = mkdtempSync(join(tmpdir(), 'baton-runner-ledger-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const ledgers: [string, () => Ledger][] = [
+const ledgers: [string, () => FullLedger][] = [
   ['memory', () => createMemoryLedger()],
   ['sqlite', () => createSqliteLedger({ path: join(dir, `ledger-${Math.random().toString(36).slice(2)}.db`) })],
 ];
@@ -151,11 +151,14 @@ describe.each(ledgers)('runner with the %s ledger', (_name, makeLedger) => {
 describe('a ledger that cannot record outcomes', () => {
   it('still returns the round outcome (the effects happened) and logs the failure', async () => {
     const inner = createMemoryLedger();
-    const failing: Ledger = {
+    const failing: FullLedger = {
       ...inner,
-      redeem: (r) => inner.redeem(r),
-      recordOutcome: async () => {
-        throw new Error('disk full');
+      redemptions: {
+        ...inner.redemptions,
+        redeem: (r) => inner.redemptions.redeem(r),
+        recordOutcome: async () => {
+          throw new Error('disk full');
+        },
       },
     };
     const errors: unknown[] = [];

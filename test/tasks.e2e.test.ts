@@ -313,7 +313,7 @@ describe.each(ledgers)('tasks on two instances, one %s ledger', (name, given) =>
       const reader = await openLedger(ledger!, { pruneIntervalMs: 0 });
       closers.push(() => reader.close());
       const row = await waitFor(async () => {
-        const found = await reader.getRequest(id);
+        const found = await reader.requests.getRequest(id);
         return found && found.status !== 'waiting' ? found : undefined;
       });
       expect(row.status).toBe('completed'); // its own timeout branch: the flow handled it

@@ -111,7 +111,7 @@ describe.each(ledgers)('the scheduler on two instances sharing one %s ledger', (
       const id = await request(0);
       await waitFor(() => endedOf(id).length > 0, 20_000);
       const store = await openLedger(ledger!);
-      const row = await store.getRequest(id).finally(() => store.close());
+      const row = await store.requests.getRequest(id).finally(() => store.close());
       // The flow handled its deadline (its own "expired" final state): the request completed.
       expect(row?.status).toBe('completed');
       // On time: due 3 s after it was parked; fired within the poll interval (1 s) plus a loaded machine's slack.
@@ -170,7 +170,7 @@ describe.each(ledgers)('the scheduler on two instances sharing one %s ledger', (
       await waitFor(() => ids.every((id) => endedOf(id).length > 0), 30_000);
       const store = await openLedger(ledger!);
       try {
-        for (const id of ids) expect((await store.getRequest(id))?.status).toBe('completed');
+        for (const id of ids) expect((await store.requests.getRequest(id))?.status).toBe('completed');
       } finally {
         await store.close();
       }

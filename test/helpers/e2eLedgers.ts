@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Ledger } from '@baton/engine';
+import type { FullLedger } from '@baton/engine';
 import { createSqliteLedger } from '@baton/store/better-sqlite3';
 import { createPostgresLedger } from '@baton/store/node-postgres';
 import { afterAll, inject } from 'vitest';
@@ -75,7 +75,7 @@ export async function ledgerOfItsOwn(
 
 /** A fresh ledger that several in-process runners open together (`open` once per runner), and how to drop it. */
 export interface SharedLedger {
-  readonly open: () => Promise<Ledger>;
+  readonly open: () => Promise<FullLedger>;
   readonly drop: () => Promise<void>;
 }
 

@@ -11,6 +11,8 @@
  * for instances made by any copy of the engine in the process (`copies.ts`):
  * a flows module loaded as CommonJS throws the `FlowError` of its own copy.
  */
+
+import type { LedgerFacet } from './contract/ledger.js';
 import { brandAcrossCopies } from './copies.js';
 
 /** The fixed, client-visible message of every requestState rejection. */
@@ -159,6 +161,29 @@ export function isLedgerUnavailable(error: unknown): error is LedgerUnavailableE
 }
 
 /**
+ * The runner's ledger lacks a facet that one of its flows or features needs (see `Ledger`):
+ * `createRunner` throws it once, before serving anything, naming the facet and what needs it
+ * (`neededBy`: `flow "refund" (a decision state)`, `option outbox`, ...). Never thrown by a round
+ * of a runner that started.
+ *
+ * ```ts
+ * { name: 'LedgerFacetMissingError', facet: 'decisions', neededBy: 'flow "refund" (a decision state)' }
+ * ```
+ */
+export class LedgerFacetMissingError extends Error {
+  override readonly name = 'LedgerFacetMissingError';
+  /** The facet the ledger does not have. */
+  readonly facet: LedgerFacet;
+  /** The flow or option that needs it. */
+  readonly neededBy: string;
+  constructor(facet: LedgerFacet, neededBy: string) {
+    super(`runner: ${neededBy} needs a ledger with the "${facet}" facet, and this ledger has none`);
+    this.facet = facet;
+    this.neededBy = neededBy;
+  }
+}
+
+/**
  * A duplicate of a round still running: the same requestState with the same answers arrived
  * while the round it redeemed had not recorded its outcome yet, and it did not land within the
  * hold (`round/singleUse.ts`). Nothing ran for this request and nothing was used up by it: retry
@@ -186,3 +211,4 @@ brandAcrossCopies(FlowDefinitionError, 'FlowDefinitionError');
 brandAcrossCopies(FlowError, 'FlowError');
 brandAcrossCopies(LedgerUnavailableError, 'LedgerUnavailableError');
 brandAcrossCopies(RoundInProgressError, 'RoundInProgressError');
+brandAcrossCopies(LedgerFacetMissingError, 'LedgerFacetMissingError');

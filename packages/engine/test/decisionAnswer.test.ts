@@ -25,10 +25,10 @@ import {
   decision,
   defineFlow,
   defineInputs,
+  type FullLedger,
   generateKey,
   type InputEvents,
   InvalidParamsError,
-  type Ledger,
   type RunnerOptions,
 } from '../src/index.js';
 
@@ -46,11 +46,11 @@ const carol: DecisionCaller = { principal: 'carol', roles: ['finance'] };
 const dir = mkdtempSync(join(tmpdir(), 'baton-answer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger(),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
-let ledger: Ledger;
+let ledger: FullLedger;
 
 /** A flow that allows values, with a sensitive argument, awaiting a role-less decision by `may`. */
 const reviewInputs = defineInputs({
@@ -173,7 +173,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     expect(
       (await runner.answerDecision({ id, context: bob, answer: approve({}), channel: 'api' })) as { issues: unknown },
     ).toMatchObject({ issues: [{ field: 'approve', hint: 'required' }] });
-    expect((await ledger.listDecisions({ id })).map((r) => r.status)).toEqual(['pending']);
+    expect((await ledger.decisions.listDecisions({ id })).map((r) => r.status)).toEqual(['pending']);
     expect(await runner.inbox(bob)).toHaveLength(1);
   });
 
@@ -245,7 +245,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     expect(
       await runner.answerDecision({ id, context: bob, answer: { action: 'decline' }, channel: 'api' }),
     ).toMatchObject({ status: 'declined', key: 'manager_approval', message: expect.stringMatching(/still pending/) });
-    expect((await ledger.listDecisions({ id })).map((r) => r.status)).toEqual(['pending']);
+    expect((await ledger.decisions.listDecisions({ id })).map((r) => r.status)).toEqual(['pending']);
 
     clock += 8 * DAY;
     expect(await runner.answerDecision({ id, context: bob, answer: approve(), channel: 'api' })).toMatchObject({
@@ -281,7 +281,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       idempotencyKey: 'slack-1',
     });
     expect(again).toEqual(first);
-    expect((await ledger.listDecisions({ id })).filter((r) => r.status === 'decided')).toHaveLength(1);
+    expect((await ledger.decisions.listDecisions({ id })).filter((r) => r.status === 'decided')).toHaveLength(1);
     // Without the idempotency key, the same answer is a second attempt: refused as already made.
     expect(
       await runner.answerDecision({ id, key: 'manager_approval', context: bob, answer: approve(), channel: 'api' }),
@@ -318,7 +318,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       makeRunner().answerDecision({ id: other, context: dave, answer: approve(), channel: 'page' }),
     ]);
     expect(both.map((r) => r.status).sort()).toEqual(['recorded', 'refused']);
-    expect((await ledger.listDecisions({ id: other })).filter((r) => r.status === 'decided')).toHaveLength(1);
+    expect((await ledger.decisions.listDecisions({ id: other })).filter((r) => r.status === 'decided')).toHaveLength(1);
   });
 
   it('keeps no schema error under an idempotency key: the same key carries the corrected answer', async () => {

@@ -27,12 +27,12 @@ import {
   defineFlow,
   defineInputs,
   FlowDefinitionError,
+  type FullLedger,
   form,
   generateKey,
   type InputEvents,
   type InputRequiredOutcome,
   InvalidRequestStateError,
-  type Ledger,
   type RoundOutcome,
   type RunnerLogEvent,
   type RunnerOptions,
@@ -59,11 +59,11 @@ const dir = mkdtempSync(join(tmpdir(), 'baton-decisions-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
 /** Every scenario runs on the memory ledger and on SQLite. */
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger(),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
-let ledger: Ledger;
+let ledger: FullLedger;
 
 function makeRunner(extra: Partial<RunnerOptions> = {}) {
   const codec = createRequestStateCodec({ keys, now });
@@ -231,7 +231,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     it('parks no readable principal unless asked to', async () => {
       const runner = makeRunner();
       const first = await request(runner);
-      const row = await ledger.getRequest(first.fid);
+      const row = await ledger.requests.getRequest(first.fid);
       expect(row).toMatchObject({
         status: 'waiting',
         requesterName: null,
@@ -240,11 +240,11 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       expect(JSON.stringify(row)).not.toContain('alice');
       const named = makeRunner({ storePrincipalNames: true });
       const second = await request(named);
-      expect((await ledger.getRequest(second.fid))?.requesterName).toBe('alice');
+      expect((await ledger.requests.getRequest(second.fid))?.requesterName).toBe('alice');
       // The former name of the option still works.
       const alias = makeRunner({ storeRequesterNames: true });
       const third = await request(alias);
-      expect((await ledger.getRequest(third.fid))?.requesterName).toBe('alice');
+      expect((await ledger.requests.getRequest(third.fid))?.requesterName).toBe('alice');
     });
   });
 
@@ -298,7 +298,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       expect(text(recorded)).toMatch(
         /^Recorded manager_approval on request .* The flow has ended: Expense of 250 approved\./,
       );
-      const [record] = await ledger.listDecisions({ id: first.fid });
+      const [record] = await ledger.decisions.listDecisions({ id: first.fid });
       // The decider as a keyed hash, like requesters; no readable name unless names are stored.
       expect(record).toMatchObject({ status: 'decided', decider: expect.stringMatching(/^[A-Za-z0-9_-]{20,}$/) });
       expect(record!.deciderName).toBeNull();
@@ -361,7 +361,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       expect(refusal(refused[0]!)).toMatch(
         /was made by someone else first; yours was not recorded|has already been made/,
       );
-      const decided = (await ledger.listDecisions({ id: first.fid })).filter((d) => d.status === 'decided');
+      const decided = (await ledger.decisions.listDecisions({ id: first.fid })).filter((d) => d.status === 'decided');
       expect(decided).toHaveLength(1);
     });
 
@@ -402,7 +402,9 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
       // `second` was minted while the manager was awaited: it follows to "waiting for finance".
       const followed = expectInput(await retry(runner, second, 2500));
       expect(followed.inputRequests).toEqual({});
-      expect((await ledger.getRequest(first.fid))?.waitingFor).toEqual([{ key: 'finance_approval', role: 'finance' }]);
+      expect((await ledger.requests.getRequest(first.fid))?.waitingFor).toEqual([
+        { key: 'finance_approval', role: 'finance' },
+      ]);
       // Still single-use: presenting it again answers what its one round answered, nothing runs again.
       expect(expectInput(await retry(runner, second, 2500)).requestState).toBe(followed.requestState);
       await decideAll(runner, carol, first.fid, { approve: true });
@@ -525,7 +527,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
           await runner.run({ flow: 'signed_by', args: {}, context: { ...requester, target: 'signed_by' } }),
         );
         expect(text(await decideAll(runner, bob, first.fid, { ok: true }))).toMatch(/signed by bob/);
-        const [record] = await ledger.listDecisions({ id: first.fid });
+        const [record] = await ledger.decisions.listDecisions({ id: first.fid });
         // The same keyed hash as bob's requests carry as their requester.
         const own = expectInput(
           await runner.run({
@@ -534,7 +536,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
             context: { ...requester, principal: 'bob', target: 'signed_by' },
           }),
         );
-        expect(record!.decider).toBe((await ledger.getRequest(own.fid))!.requester);
+        expect(record!.decider).toBe((await ledger.requests.getRequest(own.fid))!.requester);
         expect(record!.deciderName).toBe(storePrincipalNames ? 'bob' : null);
         // The requester's next round answers with the parked result.
         const again = await runner.run({
@@ -583,7 +585,10 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
         // The flow handled its deadline (its own "expired" final state): the request completed.
         { id: first.fid, flow: 'expense_approval', status: 'completed' },
       ]);
-      expect((await ledger.listDecisions({ id: first.fid })).map((d) => d.status)).toEqual(['closed', 'closed']);
+      expect((await ledger.decisions.listDecisions({ id: first.fid })).map((d) => d.status)).toEqual([
+        'closed',
+        'closed',
+      ]);
     });
 
     it('withdraw: only the requester, only while waiting; the flow takes its withdrawal path', async () => {

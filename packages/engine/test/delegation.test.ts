@@ -21,8 +21,8 @@ import {
   createRunner,
   type DecidedEvent,
   type DecisionCaller,
+  type FullLedger,
   generateKey,
-  type Ledger,
 } from '../src/index.js';
 
 const keys = [generateKey()];
@@ -42,11 +42,11 @@ const gina: DecisionCaller = { principal: 'gina' };
 const dir = mkdtempSync(join(tmpdir(), 'baton-delegation-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger(),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
-let ledger: Ledger;
+let ledger: FullLedger;
 let audit: AuditLog;
 
 let decidedEvents: DecidedEvent[] = [];
@@ -91,7 +91,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     clock += 1000;
     const handed = await runner.delegateDecision({ id, to: 'dave', reason: 'on leave', context: bob });
     expect(handed).toMatchObject({ status: 'handed', id, key: 'manager_approval', flow: 'expense_approval' });
-    const [record] = await ledger.listDecisions({ id });
+    const [record] = await ledger.decisions.listDecisions({ id });
     expect(record?.assignee).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(record?.handover).toMatchObject({ reason: 'on leave', at: START + 1000, toName: null, byName: null });
     expect(JSON.stringify(record?.handover)).not.toMatch(/"(bob|dave)"/);
@@ -121,7 +121,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     clock += 1000;
     const recorded = await runner.answerDecision({ id, context: dave, answer: approve, channel: 'api' });
     expect(recorded).toMatchObject({ status: 'recorded', next: 'The flow has ended: Expense of 250 approved.' });
-    const [decided] = await ledger.listDecisions({ id });
+    const [decided] = await ledger.decisions.listDecisions({ id });
     expect(decided).toMatchObject({ status: 'decided', onBehalfOf: record!.handover!.onBehalfOf, assignee: null });
     const rounds = await audit.rounds(id);
     const delegateRound = rounds.find((r) => r.via === 'delegate');
@@ -135,7 +135,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     const bobHash = record!.handover!.onBehalfOf;
     expect(decidedEvents).toEqual([expect.objectContaining({ key: 'manager_approval', onBehalfOf: bobHash })]);
     expect(decidedEvents[0]!.decider).toBe(record!.handover!.to);
-    const outbox = await ledger.claimOutbox!({ now: clock + 1, leaseUntil: clock + 60_000, limit: 100 });
+    const outbox = await ledger.outbox.claimOutbox({ now: clock + 1, leaseUntil: clock + 60_000, limit: 100 });
     const made = outbox.map((m) => JSON.parse(m.body)).filter((b) => b.type === 'decision.made');
     expect(made.map((b) => b.data)).toEqual([
       expect.objectContaining({ key: 'manager_approval', decider: record!.handover!.to, onBehalfOf: bobHash }),
@@ -160,7 +160,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     expect(await runner.delegateDecision({ id: 'A'.repeat(22), to: 'dave', context: bob })).toMatchObject({
       reason: 'unknown',
     });
-    expect((await ledger.getRequest(id))?.version).toBe(1);
+    expect((await ledger.requests.getRequest(id))?.version).toBe(1);
   });
 
   it('lets the assignee hand it on, with names shown where names are stored', async () => {
@@ -179,7 +179,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     expect(await runner.answerDecision({ id, context: gina, answer: approve, channel: 'page' })).toMatchObject({
       status: 'recorded',
     });
-    expect((await ledger.listDecisions({ id })).find((r) => r.key === 'manager_approval')).toMatchObject({
+    expect((await ledger.decisions.listDecisions({ id })).find((r) => r.key === 'manager_approval')).toMatchObject({
       deciderName: 'gina',
       onBehalfOfName: 'bob',
     });
@@ -218,7 +218,7 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
     expect(await runner.answerDecision({ id, context: erin, answer: approve, channel: 'api' })).toMatchObject({
       status: 'recorded',
     });
-    expect((await ledger.listDecisions({ id }))[0]?.onBehalfOf).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await ledger.decisions.listDecisions({ id }))[0]?.onBehalfOf).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // Refusals and removal.
     expect(
       await runner.operators.setAbsence({
@@ -252,35 +252,20 @@ describe.each(Object.keys(LEDGERS))('on the %s ledger', (kind) => {
   });
 });
 
-describe('on a ledger without delegation', () => {
-  it('refuses hand-overs and absences loudly, and decides as before', async () => {
+describe('on a ledger without the decisions facet', () => {
+  it('is refused at createRunner, naming the facet and the flow', async () => {
     clock = START;
     const full = createMemoryLedger();
-    const { handDecision: _h, setDelegation: _s, listDelegations: _l, removeDelegation: _r, ...rest } = full;
-    ledger = rest as Ledger;
+    const { decisions: _d, ...rest } = full;
+    ledger = rest as FullLedger;
     audit = createMemoryAuditLog();
-    const runner = makeRunner();
-    const id = await requestExpense(runner);
-    expect(await runner.delegateDecision({ id, to: 'dave', context: bob })).toMatchObject({
-      status: 'refused',
-      reason: 'unavailable',
-      message: expect.stringMatching(/cannot hand decisions over/),
-    });
-    expect(
-      await runner.operators.setAbsence({
-        principal: 'bob',
-        delegate: 'erin',
-        roles: ['manager'],
-        startsAt: START,
-        endsAt: START + HOUR,
-        reason: 'holiday',
-        operator: 'ops',
+    expect(() => makeRunner()).toThrow(
+      expect.objectContaining({
+        name: 'LedgerFacetMissingError',
+        facet: 'decisions',
+        neededBy: expect.stringMatching(/^flow "/),
       }),
-    ).toMatchObject({ status: 'refused', message: expect.stringMatching(/cannot keep absence delegates/) });
-    expect(await runner.inbox(bob)).toHaveLength(1);
-    expect(await runner.answerDecision({ id, context: bob, answer: approve, channel: 'api' })).toMatchObject({
-      status: 'recorded',
-    });
+    );
     await full.close();
   });
 });

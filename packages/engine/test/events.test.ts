@@ -28,9 +28,9 @@ import {
   defineInputs,
   event,
   FlowDefinitionError,
+  type FullLedger,
   generateKey,
   type InputEvents,
-  type Ledger,
   type RoundOutcome,
 } from '../src/index.js';
 
@@ -39,7 +39,7 @@ const alice: CallContext = { principal: 'alice', method: 'tools/call', target: '
 const dir = mkdtempSync(join(tmpdir(), 'baton-events-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger({ pruneIntervalMs: 0 }),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
@@ -52,7 +52,7 @@ const waitingId = (outcome: RoundOutcome) => {
 const text = (outcome: unknown) => JSON.stringify(outcome);
 
 describe.each(Object.keys(LEDGERS))('event waits on %s', (name) => {
-  const setupRunner = (ledger: Ledger, clock: { now: number }) => {
+  const setupRunner = (ledger: FullLedger, clock: { now: number }) => {
     const audit = createMemoryAuditLog();
     const now = () => clock.now;
     const runner = createRunner({
@@ -83,7 +83,7 @@ describe.each(Object.keys(LEDGERS))('event waits on %s', (name) => {
     expect((await deploy(runner)).type).toBe('input_required');
 
     const id = waitingId(await deploy(runner, 'a1b2c3d'));
-    const row = await ledger.getRequest(id);
+    const row = await ledger.requests.getRequest(id);
     expect(row).toMatchObject({ status: 'waiting', waitingFor: [{ key: 'ci', event: 'ci.finished' }] });
     expect(row?.dueAt).toBe(clock.now + 30 * MINUTE);
     // Another commit's report reaches nobody.
@@ -96,7 +96,7 @@ describe.each(Object.keys(LEDGERS))('event waits on %s', (name) => {
       data: { commit: 'a1b2c3d', status: 'success' },
     });
     expect(sent).toEqual({ status: 'delivered', delivered: 1, duplicate: false, id: 'build-7' });
-    expect((await ledger.getRequest(id))?.waitingFor).toEqual([]);
+    expect((await ledger.requests.getRequest(id))?.waitingFor).toEqual([]);
     // The requester comes back to the confirmation.
     const resumed = await runner.resume({ id, context: { principal: 'alice' } });
     expect(resumed).toMatchObject({ type: 'input_required' });
@@ -106,7 +106,7 @@ describe.each(Object.keys(LEDGERS))('event waits on %s', (name) => {
     ]);
     expect((await audit.rounds(id)).map((e) => e.via)).toContain('event');
     // The retry of the same id is answered with the first count and moves nothing.
-    const version = (await ledger.getRequest(id))?.version;
+    const version = (await ledger.requests.getRequest(id))?.version;
     expect(
       await runner.sendEvent('ci.finished', { id: 'build-7', data: { commit: 'a1b2c3d', status: 'success' } }),
     ).toEqual({
@@ -115,7 +115,7 @@ describe.each(Object.keys(LEDGERS))('event waits on %s', (name) => {
       duplicate: true,
       id: 'build-7',
     });
-    expect((await ledger.getRequest(id))?.version).toBe(version);
+    expect((await ledger.requests.getRequest(id))?.version).toBe(version);
   });
 
   it('ends on a red build, and refuses data its schema does not take, naming the field', async () => {
@@ -130,7 +130,7 @@ describe.each(Object.keys(LEDGERS))('event waits on %s', (name) => {
     expect(await runner.sendEvent('ci.finished', { id: ' spaced ', data: {} })).toMatchObject({ status: 'invalid' });
     expect(await runner.sendEvent('ci.done', { data: {} })).toMatchObject({ status: 'unknown' });
     await runner.sendEvent('ci.finished', { data: { commit: 'bad0bad', status: 'failure' } });
-    expect(await ledger.getRequest(id)).toMatchObject({ status: 'completed' });
+    expect(await ledger.requests.getRequest(id)).toMatchObject({ status: 'completed' });
     expect(text(await runner.resume({ id, context: { principal: 'alice' } }))).toContain(
       'CI reported failure for bad0bad; 1.2.3 was not deployed.',
     );
@@ -161,7 +161,7 @@ describe.each(Object.keys(LEDGERS))('event waits on %s', (name) => {
     const id = waitingId(await deploy(runner, 'de1a7ed'));
     clock.now += 30 * MINUTE + 1;
     expect(await runner.fireDueTimers()).toMatchObject({ fired: 1 });
-    expect(await ledger.getRequest(id)).toMatchObject({ status: 'completed' }); // its own timeout branch
+    expect(await ledger.requests.getRequest(id)).toMatchObject({ status: 'completed' }); // its own timeout branch
     expect(await runner.sendEvent('ci.finished', { data: { commit: 'de1a7ed', status: 'success' } })).toMatchObject({
       delivered: 0,
     });
@@ -183,7 +183,7 @@ describe.each(Object.keys(LEDGERS))('event waits on %s', (name) => {
     const delivered = [a, b].map((r) => (r.status === 'delivered' ? r.delivered : -1));
     expect(delivered.sort()).toEqual([0, 1]);
     // It moved on once: to the confirmation (success) or to its end (failure), never both.
-    expect((await ledger.getRequest(id))?.waitingFor).toEqual([]);
+    expect((await ledger.requests.getRequest(id))?.waitingFor).toEqual([]);
   });
 });
 

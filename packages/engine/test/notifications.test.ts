@@ -23,6 +23,7 @@ import {
   decision,
   defineFlow,
   defineInputs,
+  type FullLedger,
   form,
   generateKey,
   type InputEvents,
@@ -34,7 +35,7 @@ import {
 const dir = mkdtempSync(join(tmpdir(), 'baton-notify-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger({ pruneIntervalMs: 0 }),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
@@ -99,7 +100,7 @@ const stateOf = (outcome: RoundOutcome) => {
 };
 
 describe.each(Object.keys(LEDGERS))('notify() in a round that writes no parked request, on %s', (name) => {
-  const setupRunner = (ledger: Ledger) =>
+  const setupRunner = (ledger: FullLedger) =>
     createRunner({
       flows: [greeting, smallSpend],
       codec: createRequestStateCodec({ keys: [generateKey()] }),
@@ -109,8 +110,14 @@ describe.each(Object.keys(LEDGERS))('notify() in a round that writes no parked r
       pollMs: 1,
       waitInCallSeconds: 0,
     });
-  const sent = async (ledger: Ledger) =>
-    (await ledger.claimOutbox!({ now: Number.MAX_SAFE_INTEGER - 1, leaseUntil: Number.MAX_SAFE_INTEGER, limit: 100 }))
+  const sent = async (ledger: FullLedger) =>
+    (
+      await ledger.outbox.claimOutbox({
+        now: Number.MAX_SAFE_INTEGER - 1,
+        leaseUntil: Number.MAX_SAFE_INTEGER,
+        limit: 100,
+      })
+    )
       .map((m) => JSON.parse(m.body) as { type: string; data: Record<string, unknown> })
       .map((m) => [m.type, m.data.kind, m.data.flow, m.data.requestId]);
 
@@ -134,7 +141,7 @@ describe.each(Object.keys(LEDGERS))('notify() in a round that writes no parked r
       ['flow.notification', 'greeted', 'greeting', first.fid],
     ]);
     // No parked request was ever written for it.
-    expect(await ledger.getRequest(first.fid)).toBeUndefined();
+    expect(await ledger.requests.getRequest(first.fid)).toBeUndefined();
     await ledger.close();
   });
 
@@ -152,18 +159,18 @@ describe.each(Object.keys(LEDGERS))('notify() in a round that writes no parked r
     });
     expect(done.type).toBe('complete');
     expect(await sent(ledger)).toEqual([['flow.notification', 'passed', 'small_spend', first.fid]]);
-    expect(await ledger.getRequest(first.fid)).toBeUndefined();
+    expect(await ledger.requests.getRequest(first.fid)).toBeUndefined();
     await ledger.close();
   });
 });
 
-it('a runner with an outbox on a ledger that cannot take messages outside a parked write is refused', async () => {
+it('a runner with an outbox on a ledger without the outbox facet is refused', async () => {
   const memory = createMemoryLedger({ pruneIntervalMs: 0 });
-  const { enqueueOutbox: _dropped, ...rest } = memory;
+  const { outbox: _dropped, ...rest } = memory;
   const ledger: Ledger = { ...rest, close: () => memory.close() };
   const codec = createRequestStateCodec({ keys: [generateKey()] });
   expect(() => createRunner({ flows: [greeting], codec, ledger, outbox: true })).toThrow(
-    /outbox needs a ledger with an outbox/,
+    expect.objectContaining({ name: 'LedgerFacetMissingError', facet: 'outbox', neededBy: 'option outbox' }),
   );
   // Without an outbox, nothing is written and nothing is refused.
   expect(createRunner({ flows: [greeting], codec, ledger }).flows.size).toBe(1);

@@ -25,8 +25,8 @@ import {
   type DecisionCaller,
   decision,
   FlowDefinitionError,
+  type FullLedger,
   generateKey,
-  type Ledger,
   type RoundOutcome,
   type RunnerOptions,
 } from '../src/index.js';
@@ -46,7 +46,7 @@ const carol: DecisionCaller = { principal: 'carol', roles: ['finance'] };
 const dir = mkdtempSync(join(tmpdir(), 'baton-quorum-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger(),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
@@ -60,7 +60,7 @@ const text = (outcome: RoundOutcome | { message: string }) => {
 };
 
 describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) => {
-  let ledger: Ledger;
+  let ledger: FullLedger;
   beforeEach(() => {
     clock = START;
     ledger = LEDGERS[kind]!();
@@ -94,7 +94,7 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
       channel: 'api',
     });
   const ended = async (id: string) => {
-    const row = await ledger.getRequest(id);
+    const row = await ledger.requests.getRequest(id);
     return row?.status;
   };
 
@@ -121,14 +121,14 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
 
     // Bob no longer sees it as his to make; his second answer is refused, and nothing is written.
     expect(await runner.inbox(bob)).toEqual([]);
-    const version = (await ledger.getRequest(id))!.version;
+    const version = (await ledger.requests.getRequest(id))!.version;
     const again = await vote(runner, id, bob, true);
     expect(again).toMatchObject({ status: 'refused', reason: 'already_voted' });
     expect(text(again as { message: string })).toMatch(/already voted .* a person counts once/);
     const viaTool = await runner.decide({ id, context: bob });
     expect(viaTool).toMatchObject({ type: 'error', message: expect.stringMatching(/already voted/) });
-    expect((await ledger.getRequest(id))!.version).toBe(version);
-    expect(await ledger.listVotes!(id)).toHaveLength(1);
+    expect((await ledger.requests.getRequest(id))!.version).toBe(version);
+    expect(await ledger.decisions.listVotes(id)).toHaveLength(1);
 
     // Dave sees one approval (by Bob, named: names are stored) and one still needed.
     const [item] = await runner.inbox(dave);
@@ -162,12 +162,12 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
     expect(await ended(id)).toBe('completed');
 
     // The ledger: two votes, the decision decided by the vote that completed it, through the tool.
-    const votes = await ledger.listVotes!(id);
+    const votes = await ledger.decisions.listVotes(id);
     expect(votes.map((v) => [v.voterName, v.displayName, v.via, v.decidedAt])).toEqual([
       ['bob', 'Bob Builder', 'decide_api', START + 1000],
       ['dave', null, 'decide', START + 2000],
     ]);
-    const [record] = await ledger.listDecisions({ id });
+    const [record] = await ledger.decisions.listDecisions({ id });
     expect(record).toMatchObject({ status: 'decided', deciderName: 'dave', via: 'decide', decidedAt: START + 2000 });
 
     // The audit trail: one round delivered the decision, with every vote (hash, time, channel, answer);
@@ -224,7 +224,7 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
     // Bob and Dave, each in their own right, make the quorum.
     expect(await vote(runner, id, bob, true)).toMatchObject({ status: 'recorded' });
     expect(await vote(runner, id, dave, true)).toMatchObject({ status: 'recorded' });
-    expect(await ledger.listVotes!(id)).toHaveLength(2);
+    expect(await ledger.decisions.listVotes(id)).toHaveLength(2);
   });
 
   it('ends rejected at the first rejection by default', async () => {
@@ -237,7 +237,7 @@ describe.each(Object.keys(LEDGERS))('quorum decisions on the %s ledger', (kind) 
       /The flow has ended: Spend of 900 rejected \(bob:yes,dave:no\)\./,
     );
     expect(await ended(id)).toBe('completed');
-    expect(await ledger.listVotes!(id)).toHaveLength(2);
+    expect(await ledger.decisions.listVotes(id)).toHaveLength(2);
   });
 
   it('ends only when rejectWhen says so (two of three)', async () => {
@@ -267,11 +267,10 @@ describe('declaring and serving quorum decisions', () => {
     expect(() => decision({ message: 'x', schema, role: 'board', quorum: 1.5 })).toThrow(/integer from 1 to 20/);
     expect(decision({ message: 'x', schema, role: 'board' }).quorum).toBe(1);
     const memory = createMemoryLedger();
-    const { recordVote: _r, listVotes: _l, ...rest } = memory;
-    const withoutVotes = rest as Ledger;
+    const { decisions: _d, ...withoutVotes } = memory;
     expect(() =>
       createRunner({ flows: [boardSpend], codec: createRequestStateCodec({ keys }), ledger: withoutVotes }),
-    ).toThrow(/flow "board_spend" has a quorum decision, which needs a ledger that records votes/);
+    ).toThrow(/flow "board_spend" \(a decision state\) needs a ledger with the "decisions" facet/);
     await memory.close();
   });
 

@@ -16,8 +16,8 @@ import {
   createRunner,
   defineFlow,
   defineInputs,
+  type FullLedger,
   generateKey,
-  type Ledger,
   type RoundOutcome,
   step,
 } from '../src/index.js';
@@ -85,40 +85,41 @@ async function parkedOnFailedStep() {
   const id = outcome.fid;
   release();
   const until = Date.now() + 10_000;
-  let steps = await ledger.listSteps!(id);
+  let steps = await ledger.runs.listSteps(id);
   while (steps[0]?.status !== 'failed') {
     if (Date.now() > until) throw new Error('the step did not fail');
     await new Promise((resolve) => setTimeout(resolve, 20));
-    steps = await ledger.listSteps!(id);
+    steps = await ledger.runs.listSteps(id);
   }
   return { ledger, flow, runner, id, key: steps[0]!.key, keys, fix: () => (failing = false) };
 }
 
 /** `ledger` with `parkRequest` and `reopenStep` observed (`after` runs once each returns). */
 function observed(
-  ledger: Ledger,
+  ledger: FullLedger,
   after: { park?: (dueAt: number | null | undefined) => Promise<void>; reopen?: () => Promise<void> },
-): Ledger {
-  return new Proxy(ledger, {
-    get(target, name) {
-      const value = Reflect.get(target, name);
-      if (name === 'parkRequest') {
-        return async (...args: Parameters<Ledger['parkRequest']>) => {
-          const written = await target.parkRequest(...args);
-          if (written.status !== 'conflict') await after.park?.(args[0].dueAt);
-          return written;
-        };
-      }
-      if (name === 'reopenStep') {
-        return async (...args: Parameters<NonNullable<Ledger['reopenStep']>>) => {
-          const reopened = await target.reopenStep!(...args);
-          await after.reopen?.();
-          return reopened;
-        };
-      }
-      return typeof value === 'function' ? value.bind(target) : value;
+): FullLedger {
+  return {
+    ...ledger,
+    requests: {
+      ...ledger.requests,
+      parkRequest: async (...args) => {
+        const written = await ledger.requests.parkRequest(...args);
+        if (written.status !== 'conflict') await after.park?.(args[0].dueAt);
+        return written;
+      },
     },
-  });
+    steps: {
+      ...ledger.steps,
+      reopenStep: async (...args) => {
+        const reopened = await ledger.steps.reopenStep(...args);
+        await after.reopen?.();
+        return reopened;
+      },
+    },
+    prune: (now) => ledger.prune(now),
+    close: () => ledger.close(),
+  };
 }
 
 describe('retry-step races', () => {
@@ -128,7 +129,7 @@ describe('retry-step races', () => {
     const watched = observed(ledger, {
       // What a scheduler's round reads the moment the run is due.
       park: async (dueAt) => {
-        if (dueAt != null) seen.push((await ledger.getStep(id, key))!.status);
+        if (dueAt != null) seen.push((await ledger.steps.getStep(id, key))!.status);
       },
     });
     const operator = createRunner({ flows: [flow], codec, ledger: watched });
@@ -146,15 +147,15 @@ describe('retry-step races', () => {
     // Another write of the run lands between the reopen and the rewrite (it leaves the run as it was).
     const watched = observed(ledger, {
       reopen: async () => {
-        const row = (await ledger.getRequest(id))!;
-        await ledger.parkRequest({ ...row, now: Date.now() }, row.version);
+        const row = (await ledger.requests.getRequest(id))!;
+        await ledger.requests.parkRequest({ ...row, now: Date.now() }, row.version);
       },
     });
     const operator = createRunner({ flows: [flow], codec, ledger: watched });
     fix();
     const retried = await operator.operators.retryStep({ id, operator: 'ops', reason: 'processor back', step: key });
     expect(text(retried)).toMatch(/^Retrying: step /);
-    expect((await ledger.getRequest(id))?.dueAt).not.toBeNull();
+    expect((await ledger.requests.getRequest(id))?.dueAt).not.toBeNull();
     expect(text(await runner.resume({ id, context: { principal: 'alice' } }))).toBe('Charged CH-1');
     expect(keys).toHaveLength(2);
     expect(new Set(keys).size).toBe(1);

@@ -8,12 +8,12 @@ import {
   createRunner,
   defineFlow,
   defineInputs,
+  type FullLedger,
   form,
   generateKey,
   type InputEvents,
   type InputRequiredOutcome,
   InvalidRequestStateError,
-  type Ledger,
   type RoundOutcome,
   type RunnerLogEvent,
   roots,
@@ -27,7 +27,7 @@ const now = () => clock;
 const ctx: CallContext = { principal: 'alice', method: 'tools/call', target: 'deploy_production' };
 const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
 
-function makeRunner(extra: { ledger?: Ledger; flows?: any[]; log?: (e: RunnerLogEvent) => void } = {}) {
+function makeRunner(extra: { ledger?: FullLedger; flows?: any[]; log?: (e: RunnerLogEvent) => void } = {}) {
   const codec = createRequestStateCodec({ keys, now });
   return createRunner({ flows: extra.flows ?? [deployFlow], codec, now, ...extra });
 }

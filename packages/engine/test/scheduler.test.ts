@@ -26,9 +26,9 @@ import {
   decision,
   defineFlow,
   defineInputs,
+  type FullLedger,
   generateKey,
   type InputEvents,
-  type Ledger,
   notify,
 } from '../src/index.js';
 import { createFlowTester } from '../src/testing/index.js';
@@ -39,7 +39,7 @@ const alice: CallContext = { principal: 'alice', method: 'tools/call', target: '
 const dir = mkdtempSync(join(tmpdir(), 'baton-scheduler-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
-const LEDGERS: Record<string, () => Ledger> = {
+const LEDGERS: Record<string, () => FullLedger> = {
   memory: () => createMemoryLedger({ pruneIntervalMs: 0 }),
   sqlite: () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 }),
 };
@@ -108,7 +108,7 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     const tester = createFlowTester(fragile, { ledger, principal: 'alice' });
     const run = await tester.start({});
     await tester.clock.advance(DAY + 1000);
-    expect((await ledger.getRequest(run.outcome.fid))?.status).toBe('expired');
+    expect((await ledger.requests.getRequest(run.outcome.fid))?.status).toBe('expired');
     expect((await tester.notifications()).at(-1)).toMatchObject({
       type: 'request.ended',
       data: { requestId: run.outcome.fid, status: 'expired' },
@@ -119,11 +119,11 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     await handled.clock.advance(8 * DAY);
     await expense.resume();
     expect(expense.text).toBe('Expense of 50 expired: no decision within 7 days.');
-    expect((await ledger.getRequest(expense.outcome.fid))?.status).toBe('completed');
+    expect((await ledger.requests.getRequest(expense.outcome.fid))?.status).toBe('completed');
     await ledger.close();
   });
 
-  const setupRunner = (ledger: Ledger, clock: { now: number }) => {
+  const setupRunner = (ledger: FullLedger, clock: { now: number }) => {
     const audit = createMemoryAuditLog();
     const now = () => clock.now;
     const runner = createRunner({
@@ -139,8 +139,8 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     });
     return { runner, audit };
   };
-  const outbox = async (ledger: Ledger, at: number) =>
-    (await ledger.claimOutbox!({ now: at, leaseUntil: at + 1, limit: 100 })).map((m) => JSON.parse(m.body));
+  const outbox = async (ledger: FullLedger, at: number) =>
+    (await ledger.outbox.claimOutbox({ now: at, leaseUntil: at + 1, limit: 100 })).map((m) => JSON.parse(m.body));
 
   it('ends a deadline with no client through its timeout branch: completed, out of the inbox, audited via timer, seen on resume', async () => {
     const ledger = LEDGERS[name]!();
@@ -155,7 +155,7 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     expect(first.type).toBe('complete');
     const id = (first as unknown as { result: { structuredContent: { id: string } } }).result.structuredContent.id;
     // expense_approval's timers: the reminder (24 h), the escalation (3 days), the window (7 days).
-    expect((await ledger.getRequest(id))?.dueAt).toBe(start + DAY);
+    expect((await ledger.requests.getRequest(id))?.dueAt).toBe(start + DAY);
     expect(await runner.inbox({ principal: 'bob', roles: ['manager'] })).toHaveLength(1);
 
     // Not yet due: nothing happens.
@@ -163,10 +163,10 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     expect(await runner.fireDueTimers()).toMatchObject({ claimed: 0, fired: 0 });
     clock.now = start + DAY;
     expect(await runner.fireDueTimers()).toMatchObject({ claimed: 1, fired: 1 });
-    expect((await ledger.getRequest(id))?.dueAt).toBe(start + 3 * DAY);
+    expect((await ledger.requests.getRequest(id))?.dueAt).toBe(start + 3 * DAY);
     clock.now = start + 3 * DAY;
     expect(await runner.fireDueTimers()).toMatchObject({ claimed: 1, fired: 1 });
-    expect((await ledger.getRequest(id))?.dueAt).toBe(start + 7 * DAY);
+    expect((await ledger.requests.getRequest(id))?.dueAt).toBe(start + 7 * DAY);
     expect(await runner.inbox({ principal: 'bob', roles: ['manager'] })).toEqual([]);
     expect(await runner.inbox({ principal: 'dan', roles: ['director'] })).toHaveLength(1);
     clock.now = start + 7 * DAY + 1000;
@@ -176,11 +176,11 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     expect(a.fired + b.fired).toBe(1);
     expect([...a.lagMs, ...b.lagMs][0]).toBe(1000);
 
-    const row = await ledger.getRequest(id);
+    const row = await ledger.requests.getRequest(id);
     // The flow handled its deadline (`after` to its own "expired" final state): completed.
     expect(row).toMatchObject({ status: 'completed', dueAt: null });
     expect(await runner.inbox({ principal: 'dan', roles: ['director'] })).toEqual([]);
-    expect((await ledger.listDecisions({ id })).map((d) => d.status)).toEqual(['closed', 'closed']);
+    expect((await ledger.decisions.listDecisions({ id })).map((d) => d.status)).toEqual(['closed', 'closed']);
     const entries = await audit.rounds(id);
     expect(entries.at(-1)).toMatchObject({ via: 'timer', outcome: 'complete', after: 'expired' });
     // The reminder acts in place, the escalation moves the decision: both recorded, with no client.
@@ -229,7 +229,7 @@ describe.each(Object.keys(LEDGERS))('scheduler on %s', (name) => {
     const start = clock.now;
     clock.now = start + DAY + 1;
     expect(await runner.fireDueTimers()).toMatchObject({ claimed: 1, fired: 1 });
-    expect((await ledger.getRequest(id))?.dueAt).toBe(start + 3 * DAY);
+    expect((await ledger.requests.getRequest(id))?.dueAt).toBe(start + 3 * DAY);
     expect(await runner.inbox({ principal: 'bob', roles: ['manager'] })).toHaveLength(1);
     clock.now = start + 3 * DAY + 1;
     expect(await runner.fireDueTimers()).toMatchObject({ claimed: 1, fired: 1 });

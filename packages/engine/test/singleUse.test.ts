@@ -30,12 +30,12 @@ import {
   decision,
   defineFlow,
   defineInputs,
+  type FullLedger,
   form,
   generateKey,
   type InputEvents,
   type InputRequiredOutcome,
   InvalidRequestStateError,
-  type Ledger,
   LedgerUnavailableError,
   RoundInProgressError,
   type RoundOutcome,
@@ -177,7 +177,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 let made = 0;
-const LEDGERS: [string, () => Promise<Ledger>][] = [
+const LEDGERS: [string, () => Promise<FullLedger>][] = [
   ['memory', async () => createMemoryLedger({ pruneIntervalMs: 0 })],
   ['sqlite', async () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 })],
 ];
@@ -195,7 +195,7 @@ if (serverUrl) {
 } else if (process.env.CI) throw new Error('PostgreSQL is required under CI');
 
 describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open) => {
-  let ledger: Ledger;
+  let ledger: FullLedger;
   beforeAll(async () => {
     ledger = await open();
     cleanups.unshift(() => ledger.close());
@@ -246,7 +246,7 @@ describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open)
 
   it('flow round: past the hold a duplicate is in_progress (retryable); abandoned, it is replayed', async () => {
     // The first round's process "crashes" after redeeming: its outcome is never recorded.
-    const crashing: Ledger = { ...ledger, recordOutcome: async () => {} };
+    const crashing: FullLedger = { ...ledger, redemptions: { ...ledger.redemptions, recordOutcome: async () => {} } };
     const dying = runnerWith({ ledger: crashing, roundBudgetMs: 50 });
     const runner = runnerWith({ roundBudgetMs: 50 });
     current = gate();
@@ -268,10 +268,13 @@ describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open)
 
   it('flow round: a ledger outage releases the redemption, so the same state runs again', async () => {
     let failing = true;
-    const flaky: Ledger = {
+    const flaky: FullLedger = {
       ...ledger,
-      claimStep: (...args: Parameters<Ledger['claimStep']>) =>
-        failing ? Promise.reject(new LedgerUnavailableError('down')) : ledger.claimStep(...args),
+      steps: {
+        ...ledger.steps,
+        claimStep: (...args) =>
+          failing ? Promise.reject(new LedgerUnavailableError('down')) : ledger.steps.claimStep(...args),
+      },
     };
     const runner = runnerWith({ ledger: flaky });
     current = gate();
@@ -301,7 +304,7 @@ describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open)
     current.open();
     const answers = await Promise.all(storm);
     for (const outcome of answers) expect(text(outcome as RoundOutcome)).toMatch(/^Recorded approval on request/);
-    expect((await ledger.listDecisions({ id })).filter((d) => d.status === 'decided')).toHaveLength(1);
+    expect((await ledger.decisions.listDecisions({ id })).filter((d) => d.status === 'decided')).toHaveLength(1);
     expect(runs).toBe(1);
     // Finished, and presented with another answer: replayed.
     const other = { ...answer, inputResponses: { decision: { action: 'accept', content: { ok: false } } } };

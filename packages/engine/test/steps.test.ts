@@ -24,8 +24,8 @@ import {
   defineFlow,
   defineInputs,
   FlowError,
+  type FullLedger,
   generateKey,
-  type Ledger,
   type RoundOutcome,
   type RunnerOptions,
   type StepOptions,
@@ -109,13 +109,13 @@ function text(outcome: RoundOutcome): string {
 
 function runnerFor(
   flow: ReturnType<typeof refundFlow>,
-  ledger: Ledger | undefined,
+  ledger: FullLedger | undefined,
   extra: Partial<RunnerOptions> = {},
 ) {
   return createRunner({ flows: [flow], codec, ...(ledger ? { ledger } : {}), pollMs: 10, holdMs: 0, ...extra });
 }
 
-const ledgers: [string, () => Ledger][] = [
+const ledgers: [string, () => FullLedger][] = [
   ['memory', () => createMemoryLedger({ pruneIntervalMs: 0 })],
   [
     'sqlite',
@@ -187,13 +187,23 @@ describe.each(ledgers)('durable steps on the %s ledger', (_name, open) => {
     );
     // The dying instance reaches the ledger until it "dies": then its calls never land (no renewals).
     let dead = false;
-    const cut = new Proxy(ledger, {
+    const cutting: ProxyHandler<object> = {
       get: (target, name) => {
         const value = Reflect.get(target, name);
         if (typeof value !== 'function') return value;
         return (...args: unknown[]) => (dead ? new Promise(() => {}) : value.apply(target, args));
       },
-    });
+    };
+    // Every facet's methods are cut (prune and close too).
+    const cut = new Proxy(
+      Object.fromEntries(
+        Object.entries(ledger).map(([key, facet]) => [
+          key,
+          typeof facet === 'object' && facet !== null ? new Proxy(facet, cutting) : facet,
+        ]),
+      ),
+      cutting,
+    ) as unknown as FullLedger;
     const dying = runnerFor(flow, cut, { roundBudgetMs: 50 });
     const outcome = await dying.run({ flow: 'refund', args: { order: 'B-2' }, context });
     expect(outcome).toMatchObject({ type: 'input_required', inputRequests: {} }); // retry later

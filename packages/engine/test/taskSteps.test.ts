@@ -24,10 +24,10 @@ import {
   defineFlow,
   defineInputs,
   FlowError,
+  type FullLedger,
   form,
   generateKey,
   type InputEvents,
-  type Ledger,
   step,
   taskOf,
   type WithdrawEvent,
@@ -147,7 +147,7 @@ const twoQuestions = defineFlow({
   }),
 });
 
-const ledgers: [string, () => Ledger][] = [
+const ledgers: [string, () => FullLedger][] = [
   ['memory', () => createMemoryLedger()],
   [
     'SQLite',

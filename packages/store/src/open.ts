@@ -6,7 +6,7 @@
  * the URL never appears in an error. The SQLite and PostgreSQL drivers are
  * imported only when their URL is opened (they are optional peer dependencies).
  */
-import type { Ledger } from '@baton/engine';
+import type { FullLedger } from '@baton/engine';
 import { importDriver } from './core/drivers.js';
 import { LedgerError, redactUrl } from './core/errors.js';
 import type { PruningOptions } from './core/pruning.js';
@@ -59,7 +59,7 @@ export function parseLedgerUrl(url: string): LedgerLocation {
  * const shared = await openLedger('postgres://baton@db.internal:5432/baton');
  * ```
  */
-export async function openLedger(url: string, options: OpenLedgerOptions = {}): Promise<Ledger> {
+export async function openLedger(url: string, options: OpenLedgerOptions = {}): Promise<FullLedger> {
   const location = parseLedgerUrl(url);
   const { busyTimeoutMs, maxConnections, connectTimeoutMs, ...pruning } = options;
   switch (location.kind) {

@@ -24,7 +24,7 @@ import {
   type StoreAuditLog,
 } from '../src/index.js';
 import { createPostgresAuditLog, createPostgresLedger } from '../src/node-postgres/index.js';
-import { T0 } from './helpers/contract.js';
+import { T0 } from './helpers/contract/fixtures.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { useTempDir } from './helpers/tmp.js';
 
@@ -322,7 +322,7 @@ describe('sqlite audit log', () => {
     const path = join(dir(), 'shared.db');
     const ledger = createSqliteLedger({ path, pruneIntervalMs: 0 });
     const log = createSqliteAuditLog({ path, pruneIntervalMs: 0 });
-    await ledger.redeem({ jti: 'kept', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 });
+    await ledger.redemptions.redeem({ jti: 'kept', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 });
     await log.append(entry({ fid: 'kept', round: 1 }));
     await log.close();
     await ledger.close();
@@ -459,7 +459,7 @@ describePg('postgres audit log', (serverUrl) => {
     try {
       const ledger = await createPostgresLedger({ pool, pruneIntervalMs: 0 });
       const log = await createPostgresAuditLog({ pool, pruneIntervalMs: 0 });
-      await ledger.redeem({ jti: 'pooled', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 });
+      await ledger.redemptions.redeem({ jti: 'pooled', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 });
       await log.append(entry({ fid: 'pooled', round: 1 }));
       await log.close();
       await ledger.close();

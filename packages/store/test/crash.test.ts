@@ -77,7 +77,7 @@ describe('SIGKILL in the middle of SQLite redemptions', () => {
     });
     let fresh = 0;
     for (let i = 0; i <= highest + 50; i++) {
-      const result = await ledger.redeem(request(i));
+      const result = await ledger.redemptions.redeem(request(i));
       if (!stored.has(i)) {
         expect(result).toEqual({ status: 'redeemed' });
         fresh++;
@@ -91,7 +91,7 @@ describe('SIGKILL in the middle of SQLite redemptions', () => {
     }
     expect(fresh).toBeGreaterThanOrEqual(50);
     for (let i = 0; i <= highest + 50; i++) {
-      expect((await ledger.redeem(request(i))).status).not.toBe('redeemed');
+      expect((await ledger.redemptions.redeem(request(i))).status).not.toBe('redeemed');
     }
     await ledger.close();
   });

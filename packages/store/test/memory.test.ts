@@ -1,17 +1,10 @@
 /** The shared Ledger contract against the in-memory ledger, plus its scheduled pruning. */
 import { describe, expect, it, vi } from 'vitest';
 import { createMemoryLedger } from '../src/index.js';
-import { ledgerContract, newJti, T0 } from './helpers/contract.js';
-import { delegationContract } from './helpers/delegationContract.js';
-import { eventsContract } from './helpers/eventsContract.js';
-import { schedulingContract } from './helpers/schedulingContract.js';
-import { votesContract } from './helpers/votesContract.js';
+import { newJti, T0 } from './helpers/contract/fixtures.js';
+import { describeLedgerContract } from './helpers/contract/index.js';
 
-ledgerContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
-delegationContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
-schedulingContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
-eventsContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
-votesContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
+describeLedgerContract('memory', async () => createMemoryLedger({ pruneIntervalMs: 0 }));
 
 describe('memory ledger: scheduled pruning', () => {
   it('prunes on its interval, keeping a grace period after expiry, with an unref timer', async () => {
@@ -20,17 +13,21 @@ describe('memory ledger: scheduled pruning', () => {
       let now = T0;
       const ledger = createMemoryLedger({ pruneIntervalMs: 1000, pruneGraceMs: 500, clock: () => now });
       const jti = newJti();
-      await ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 100, now: T0 });
-      await ledger.recordOutcome(jti, 'o');
+      await ledger.redemptions.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 100, now: T0 });
+      await ledger.redemptions.recordOutcome(jti, 'o');
       now = T0 + 550; // expired 450 ms ago: within the grace
       await vi.advanceTimersByTimeAsync(1000);
-      expect(await ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 100, now: T0 + 100 })).toEqual({
+      expect(
+        await ledger.redemptions.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 100, now: T0 + 100 }),
+      ).toEqual({
         status: 'retry',
         outcome: 'o',
       });
       now = T0 + 700; // 600 ms past expiry: beyond the grace
       await vi.advanceTimersByTimeAsync(1000);
-      expect(await ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 100, now: T0 + 100 })).toEqual({
+      expect(
+        await ledger.redemptions.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 100, now: T0 + 100 }),
+      ).toEqual({
         status: 'redeemed',
       });
       await ledger.close();

@@ -24,7 +24,7 @@ import { readSchemaState } from '../src/better-sqlite3/migrate.js';
 import { assertNotNewer, knownMigrations, SCHEMA_VERSION } from '../src/core/migrations.js';
 import { LedgerError, LedgerSchemaError } from '../src/index.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
-import { decisionRequest, parked, T0 } from './helpers/contract.js';
+import { decisionRequest, parked, T0 } from './helpers/contract/fixtures.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { useTempDir } from './helpers/tmp.js';
 
@@ -120,13 +120,15 @@ describe('SQLite migrations', () => {
   it('keeps the rows of an existing file, and a second start changes nothing', async () => {
     const path = freshPath();
     const first = createSqliteLedger({ path, pruneIntervalMs: 0 });
-    await first.redeem({ jti: 'kept', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 });
-    await first.recordOutcome('kept', 'sealed');
+    await first.redemptions.redeem({ jti: 'kept', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 });
+    await first.redemptions.recordOutcome('kept', 'sealed');
     await first.close();
     const before = snapshot(path);
 
     const second = createSqliteLedger({ path, pruneIntervalMs: 0 });
-    expect(await second.redeem({ jti: 'kept', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 })).toEqual({
+    expect(
+      await second.redemptions.redeem({ jti: 'kept', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 }),
+    ).toEqual({
       status: 'retry',
       outcome: 'sealed',
     });
@@ -183,14 +185,16 @@ describe('SQLite migrations', () => {
         ...old,
         audit: old.audit.map((row) => ({ ...(row as object), ...added })),
       });
-      expect(await ledger.redeem({ jti: 'kept-jti', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 })).toEqual({
+      expect(
+        await ledger.redemptions.redeem({ jti: 'kept-jti', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 }),
+      ).toEqual({
         status: 'retry',
         outcome: 'sealed',
       });
-      expect(await ledger.parkRequest(parked('R-1'), null)).toEqual({ status: 'parked', version: 1 });
-      await ledger.requestDecisions([decisionRequest('R-1', 'manager_approval')]);
+      expect(await ledger.requests.parkRequest(parked('R-1'), null)).toEqual({ status: 'parked', version: 1 });
+      await ledger.decisions.requestDecisions([decisionRequest('R-1', 'manager_approval')]);
       expect(
-        await ledger.recordDecision({
+        await ledger.decisions.recordDecision({
           id: 'R-1',
           key: 'manager_approval',
           decider: 'bob',
@@ -331,8 +335,8 @@ describePg('PostgreSQL migrations', (serverUrl) => {
 
   it('keeps the rows of an existing database, and a second start changes nothing', async () => {
     const first = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
-    await first.redeem({ jti: 'kept', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 });
-    await first.recordOutcome('kept', 'sealed');
+    await first.redemptions.redeem({ jti: 'kept', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 });
+    await first.redemptions.recordOutcome('kept', 'sealed');
     await first.close();
     const before = await snapshot();
     const second = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
@@ -379,14 +383,16 @@ describePg('PostgreSQL migrations', (serverUrl) => {
           audit: before.audit.map((row) => ({ ...(row as object), ...added })),
           migrations: [],
         });
-        expect(await ledger.redeem({ jti: 'kept-jti', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 })).toEqual({
+        expect(
+          await ledger.redemptions.redeem({ jti: 'kept-jti', responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 }),
+        ).toEqual({
           status: 'retry',
           outcome: 'sealed',
         });
-        expect(await ledger.parkRequest(parked('R-1'), null)).toEqual({ status: 'parked', version: 1 });
-        await ledger.requestDecisions([decisionRequest('R-1', 'manager_approval')]);
+        expect(await ledger.requests.parkRequest(parked('R-1'), null)).toEqual({ status: 'parked', version: 1 });
+        await ledger.decisions.requestDecisions([decisionRequest('R-1', 'manager_approval')]);
         expect(
-          await ledger.recordDecision({
+          await ledger.decisions.recordDecision({
             id: 'R-1',
             key: 'manager_approval',
             decider: 'bob',

@@ -1,7 +1,7 @@
 /** `parseLedgerUrl` / `openLedger`: the URL forms the CLI accepts, and clear errors for the rest. */
 import { describe, expect, it } from 'vitest';
 import { LedgerConnectionError, LedgerError, openLedger, parseLedgerUrl } from '../src/index.js';
-import { newJti, T0 } from './helpers/contract.js';
+import { newJti, T0 } from './helpers/contract/fixtures.js';
 
 describe('parseLedgerUrl', () => {
   it.each([
@@ -37,7 +37,9 @@ describe('parseLedgerUrl', () => {
 describe('openLedger', () => {
   it('opens a memory ledger', async () => {
     const ledger = await openLedger('memory:');
-    expect(await ledger.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
+    expect(
+      await ledger.redemptions.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 }),
+    ).toEqual({
       status: 'redeemed',
     });
     await ledger.close();

@@ -8,18 +8,26 @@
  * through the primary key, never by scanning the table. The shared contract runs
  * against the unbatched variant (`batching: false`) too.
  */
-import { type Ledger, LedgerUnavailableError } from '@baton/engine';
+import { type FullLedger, LedgerUnavailableError } from '@baton/engine';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
 import { isConnectionFailure } from '../src/node-postgres/unavailable.js';
-import { ledgerContract, newJti, T0 } from './helpers/contract.js';
+import { newJti, T0 } from './helpers/contract/fixtures.js';
+import {
+  decisionsContract,
+  lifecycleContract,
+  redemptionsContract,
+  requestsContract,
+  runsContract,
+  stepsContract,
+} from './helpers/contract/index.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { tcpProxy } from './helpers/tcpProxy.js';
 
 const DIGEST = 'd'.repeat(43);
-const redeem = (ledger: Ledger, jti: string) =>
-  ledger.redeem({ jti, responsesDigest: DIGEST, expiresAt: T0 + 600_000, now: T0 });
+const redeem = (ledger: FullLedger, jti: string) =>
+  ledger.redemptions.redeem({ jti, responsesDigest: DIGEST, expiresAt: T0 + 600_000, now: T0 });
 
 describePg('postgres ledger: batching and an unavailable database', (serverUrl) => {
   let url = '';
@@ -29,9 +37,18 @@ describePg('postgres ledger: batching and an unavailable database', (serverUrl) 
   });
   afterAll(async () => drop());
 
-  ledgerContract('postgres unbatched', async () =>
-    createPostgresLedger({ connectionString: url, pruneIntervalMs: 0, batching: false }),
-  );
+  // The suites the batched statements change (redemptions above all), on the unbatched path.
+  const unbatched = async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0, batching: false });
+  for (const contract of [
+    redemptionsContract,
+    requestsContract,
+    decisionsContract,
+    stepsContract,
+    runsContract,
+    lifecycleContract,
+  ]) {
+    contract('postgres unbatched', unbatched);
+  }
 
   it('redeems a jti asked for twice in one batch once; the other ask is in progress', async () => {
     const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
@@ -79,7 +96,7 @@ describePg('postgres ledger: batching and an unavailable database', (serverUrl) 
     const outcomes = async (jtis: string[]) => {
       // One at a time: one statement each, more than the 5 runs after which PostgreSQL keeps a
       // named statement's generic plan for the connection.
-      for (const jti of jtis) await ledger.recordOutcome(jti, `outcome of ${jti}`);
+      for (const jti of jtis) await ledger.redemptions.recordOutcome(jti, `outcome of ${jti}`);
     };
     try {
       // A small table (a fresh deployment), analyzed, and outcomes recorded on this connection.
@@ -118,7 +135,7 @@ describePg('postgres ledger: batching and an unavailable database', (serverUrl) 
         const refused = await redeem(ledger, newJti()).catch((e: unknown) => e);
         expect(refused).toBeInstanceOf(LedgerUnavailableError);
         expect((refused as Error).message).toMatch(/PostgreSQL ledger at .* is unavailable/);
-        await expect(ledger.getRequest('nope')).rejects.toBeInstanceOf(LedgerUnavailableError);
+        await expect(ledger.requests.getRequest('nope')).rejects.toBeInstanceOf(LedgerUnavailableError);
         await gate.up();
         const jti = newJti();
         expect(await redeem(ledger, jti)).toEqual({ status: 'redeemed' });

@@ -13,12 +13,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { knownMigrations } from '../src/core/migrations.js';
 import { LedgerConnectionError, LedgerError, openLedger } from '../src/index.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
-import { decisionRequest, ledgerContract, newJti, parked, T0 } from './helpers/contract.js';
-import { delegationContract } from './helpers/delegationContract.js';
-import { eventsContract } from './helpers/eventsContract.js';
-import { createTestDatabase, describePg } from './helpers/postgres.js';
-import { schedulingContract } from './helpers/schedulingContract.js';
-import { votesContract } from './helpers/votesContract.js';
+import { decisionRequest, newJti, parked, T0 } from './helpers/contract/fixtures.js';
+import { describeLedgerContract } from './helpers/contract/index.js';
+import { createTestDatabase, describePg, useTestDatabases } from './helpers/postgres.js';
 
 describePg('postgres ledger', (serverUrl) => {
   let url = '';
@@ -28,30 +25,11 @@ describePg('postgres ledger', (serverUrl) => {
   });
   afterAll(async () => drop());
 
-  delegationContract('postgres', async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }));
-  ledgerContract('postgres', async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }));
-  schedulingContract(
+  const databases = useTestDatabases(serverUrl);
+  describeLedgerContract(
     'postgres',
-    async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }),
-    async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 }),
-  );
-  // A database of its own: the events contract prunes.
-  let eventsUrl: Promise<{ url: string; drop: () => Promise<void> }> | undefined;
-  const eventsDatabase = () => (eventsUrl ??= createTestDatabase(serverUrl));
-  afterAll(async () => (await eventsUrl)?.drop());
-  eventsContract(
-    'postgres',
-    async () => createPostgresLedger({ connectionString: (await eventsDatabase()).url, pruneIntervalMs: 0 }),
-    async () => createPostgresLedger({ connectionString: (await eventsDatabase()).url, pruneIntervalMs: 0 }),
-  );
-  // A database of its own too: the votes contract prunes.
-  let votesUrl: Promise<{ url: string; drop: () => Promise<void> }> | undefined;
-  const votesDatabase = () => (votesUrl ??= createTestDatabase(serverUrl));
-  afterAll(async () => (await votesUrl)?.drop());
-  votesContract(
-    'postgres',
-    async () => createPostgresLedger({ connectionString: (await votesDatabase()).url, pruneIntervalMs: 0 }),
-    async () => createPostgresLedger({ connectionString: (await votesDatabase()).url, pruneIntervalMs: 0 }),
+    async (store) => createPostgresLedger({ connectionString: await databases(store), pruneIntervalMs: 0 }),
+    { shared: true },
   );
 
   it('fails fast with a clear error, without the password, when the server is unreachable', async () => {
@@ -86,7 +64,12 @@ describePg('postgres ledger', (serverUrl) => {
 
   it('stores only the sha256 of a token code', async () => {
     const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
-    const code = await ledger.mintToken({ purpose: 'hash-check', data: 'x', expiresAt: T0 + 1000, now: T0 });
+    const code = await ledger.redemptions.mintToken({
+      purpose: 'hash-check',
+      data: 'x',
+      expiresAt: T0 + 1000,
+      now: T0,
+    });
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     const { rows } = await client.query("select * from baton_tokens where purpose = 'hash-check'");
@@ -100,7 +83,9 @@ describePg('postgres ledger', (serverUrl) => {
   it('uses a caller-owned pool and leaves it open on close', async () => {
     const pool = new pg.Pool({ connectionString: url, max: 3 });
     const ledger = await createPostgresLedger({ pool, pruneIntervalMs: 0 });
-    expect(await ledger.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
+    expect(
+      await ledger.redemptions.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 }),
+    ).toEqual({
       status: 'redeemed',
     });
     await ledger.close();
@@ -124,7 +109,9 @@ describePg('postgres ledger', (serverUrl) => {
       const jtis = Array.from({ length: 100 }, newJti);
       const results = await Promise.all(
         jtis.flatMap((jti) =>
-          instances.map((ledger) => ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 })),
+          instances.map((ledger) =>
+            ledger.redemptions.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1000, now: T0 }),
+          ),
         ),
       );
       expect(results.filter((r) => r.status === 'redeemed')).toHaveLength(jtis.length);
@@ -164,11 +151,11 @@ describePg('postgres ledger', (serverUrl) => {
 
       const ledger = await createPostgresLedger({ connectionString: icuUrl.toString(), pruneIntervalMs: 0 });
       try {
-        await ledger.requestDecisions([decisionRequest('R-1', 'alpha'), decisionRequest('R-1', 'Zeta')]);
-        expect((await ledger.listDecisions({ id: 'R-1' })).map((d) => d.key)).toEqual(['Zeta', 'alpha']);
-        await ledger.parkRequest(parked('R-a'), null);
-        await ledger.parkRequest(parked('R-B'), null);
-        expect((await ledger.listRequests('hash-alice', 0)).map((r) => r.id)).toEqual(['R-B', 'R-a']);
+        await ledger.decisions.requestDecisions([decisionRequest('R-1', 'alpha'), decisionRequest('R-1', 'Zeta')]);
+        expect((await ledger.decisions.listDecisions({ id: 'R-1' })).map((d) => d.key)).toEqual(['Zeta', 'alpha']);
+        await ledger.requests.parkRequest(parked('R-a'), null);
+        await ledger.requests.parkRequest(parked('R-B'), null);
+        expect((await ledger.requests.listRequests('hash-alice', 0)).map((r) => r.id)).toEqual(['R-B', 'R-a']);
       } finally {
         await ledger.close();
       }
@@ -183,7 +170,7 @@ describePg('postgres ledger', (serverUrl) => {
   it('is what openLedger("postgres://...") opens', async () => {
     const ledger = await openLedger(url.replace(/^postgresql:/, 'postgres:'), { pruneIntervalMs: 0 });
     const jti = newJti();
-    expect(await ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
+    expect(await ledger.redemptions.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
       status: 'redeemed',
     });
     await ledger.close();

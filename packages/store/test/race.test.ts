@@ -15,13 +15,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { Ledger } from '@baton/engine';
+import type { FullLedger } from '@baton/engine';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteLedger } from '../src/better-sqlite3/index.js';
 import { knownMigrations } from '../src/core/migrations.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
-import { decisionRequest, parked } from './helpers/contract.js';
+import { decisionRequest, parked } from './helpers/contract/fixtures.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { useTempDir } from './helpers/tmp.js';
 import { exited, forkWorker, nextMessage } from './helpers/workers.js';
@@ -81,10 +81,10 @@ const PARKED = 100;
 const TARGET_VERSION = 5;
 
 /** 100 requests parked with two decisions each: 200 `id/key` pairs, requested in `ledger`. */
-async function requestRaceDecisions(ledger: Ledger): Promise<string[]> {
+async function requestRaceDecisions(ledger: FullLedger): Promise<string[]> {
   const ids = Array.from({ length: DECISION_REQUESTS }, () => `R-${randomBytes(9).toString('base64url')}`);
-  for (const id of ids) await ledger.parkRequest(parked(id, { now: NOW, expiresAt: NOW + 3_600_000 }), null);
-  await ledger.requestDecisions(
+  for (const id of ids) await ledger.requests.parkRequest(parked(id, { now: NOW, expiresAt: NOW + 3_600_000 }), null);
+  await ledger.decisions.requestDecisions(
     ids.flatMap((id) => [
       decisionRequest(id, 'manager_approval', { requestedAt: NOW, deadline: NOW + 3_600_000 }),
       decisionRequest(id, 'finance_approval', { requestedAt: NOW, deadline: null, role: 'finance' }),
@@ -94,7 +94,7 @@ async function requestRaceDecisions(ledger: Ledger): Promise<string[]> {
 }
 
 /** Each pair recorded exactly once, and the ledger holds the winner's name and answer. */
-async function expectEachDecidedOnce(done: Done[], pairs: string[], ledger: Ledger): Promise<void> {
+async function expectEachDecidedOnce(done: Done[], pairs: string[], ledger: FullLedger): Promise<void> {
   const won = done.flatMap((d) => d.won);
   expect(won).toHaveLength(pairs.length);
   expect(new Set(won)).toEqual(new Set(pairs));
@@ -104,8 +104,8 @@ async function expectEachDecidedOnce(done: Done[], pairs: string[], ledger: Ledg
   const ids = [...new Set(pairs.map((pair) => pair.split('/')[0]!))];
   for (const id of ids) {
     // Each recorded decision was one compare-and-set on its request: two of them, two versions on.
-    expect((await ledger.getRequest(id))?.version).toBe(3);
-    for (const row of await ledger.listDecisions({ id })) {
+    expect((await ledger.requests.getRequest(id))?.version).toBe(3);
+    for (const row of await ledger.decisions.listDecisions({ id })) {
       const pair = `${row.id}/${row.key}`;
       expect({ pair, status: row.status, decider: row.decider, content: row.content, at: row.decidedAt }).toEqual({
         pair,
@@ -126,10 +126,10 @@ async function expectEachDecidedOnce(done: Done[], pairs: string[], ledger: Ledg
 }
 
 /** 100 requests parked at version 1 in `ledger`. */
-async function parkRaceRequests(ledger: Ledger): Promise<string[]> {
+async function parkRaceRequests(ledger: FullLedger): Promise<string[]> {
   const ids = Array.from({ length: PARKED }, () => `R-${randomBytes(9).toString('base64url')}`);
   for (const id of ids) {
-    expect(await ledger.parkRequest(parked(id, { now: NOW, expiresAt: NOW + 3_600_000 }), null)).toEqual({
+    expect(await ledger.requests.parkRequest(parked(id, { now: NOW, expiresAt: NOW + 3_600_000 }), null)).toEqual({
       status: 'parked',
       version: 1,
     });
@@ -138,7 +138,7 @@ async function parkRaceRequests(ledger: Ledger): Promise<string[]> {
 }
 
 /** Every version 2..5 of every request written exactly once; the stored state is the last writer's. */
-async function expectEachVersionOnce(done: Done[], ids: string[], ledger: Ledger): Promise<void> {
+async function expectEachVersionOnce(done: Done[], ids: string[], ledger: FullLedger): Promise<void> {
   const won = done.flatMap((d) => d.won);
   const expected = ids.flatMap((id) => Array.from({ length: TARGET_VERSION - 1 }, (_, i) => `${id}#${i + 2}`));
   expect(won).toHaveLength(expected.length);
@@ -147,7 +147,7 @@ async function expectEachVersionOnce(done: Done[], ids: string[], ledger: Ledger
   for (const d of done) expect(Object.keys(d.counts).every((k) => k === 'parked' || k === 'conflict')).toBe(true);
   const last = new Map(done.flatMap((d, i) => d.won.map((write) => [write, `worker-${i}`] as const)));
   for (const id of ids) {
-    const row = await ledger.getRequest(id);
+    const row = await ledger.requests.getRequest(id);
     expect({ id, version: row?.version, state: row?.state, updatedAt: row?.updatedAt }).toEqual({
       id,
       version: TARGET_VERSION,
@@ -165,19 +165,19 @@ async function expectEachVersionOnce(done: Done[], ids: string[], ledger: Ledger
 const STEPS = 200;
 
 /** 200 `id/key` steps: the odd ones already claimed by a dead owner whose lease ended. */
-async function prepareRaceSteps(ledger: Ledger): Promise<string[]> {
+async function prepareRaceSteps(ledger: FullLedger): Promise<string[]> {
   const items = Array.from({ length: STEPS }, (_, i) => `F-${randomBytes(9).toString('base64url')}/refund#${i % 2}`);
   for (const [i, item] of items.entries()) {
     if (i % 2 === 0) continue;
     const [id, key] = item.split('/') as [string, string];
     const claim = { id, key, owner: 'dead', leaseUntil: NOW - 1, now: NOW - 60_000, expiresAt: NOW + 3_600_000 };
-    expect(await ledger.claimStep(claim)).toEqual({ status: 'claimed', claims: 1 });
+    expect(await ledger.steps.claimStep(claim)).toEqual({ status: 'claimed', claims: 1 });
   }
   return items;
 }
 
 /** Each step claimed by exactly one worker, recorded once with its outcome; takeovers counted. */
-async function expectEachStepOnce(done: Done[], items: string[], ledger: Ledger): Promise<void> {
+async function expectEachStepOnce(done: Done[], items: string[], ledger: FullLedger): Promise<void> {
   const won = done.flatMap((d) => d.won);
   expect(won).toHaveLength(items.length);
   expect(new Set(won)).toEqual(new Set(items));
@@ -188,7 +188,7 @@ async function expectEachStepOnce(done: Done[], items: string[], ledger: Ledger)
   const winner = new Map(done.flatMap((d, i) => d.won.map((item) => [item, `worker-${i}`] as const)));
   for (const [i, item] of items.entries()) {
     const [id, key] = item.split('/') as [string, string];
-    const row = await ledger.getStep(id, key);
+    const row = await ledger.steps.getStep(id, key);
     expect({ item, status: row?.status, owner: row?.owner, outcome: row?.outcome, claims: row?.claims }).toEqual({
       item,
       status: 'succeeded',
@@ -224,7 +224,7 @@ describe('race between processes on one SQLite file', () => {
     const ledger = createSqliteLedger({ path, pruneIntervalMs: 0 });
     const codes: string[] = [];
     for (let i = 0; i < ITEMS; i++) {
-      codes.push(await ledger.mintToken({ purpose: 'race', expiresAt: NOW + 3_600_000, now: NOW }));
+      codes.push(await ledger.redemptions.mintToken({ purpose: 'race', expiresAt: NOW + 3_600_000, now: NOW }));
     }
     await ledger.close();
     const done = await race('sqlite', path, 'token', codes);
@@ -285,7 +285,9 @@ describePg('race between processes on one PostgreSQL database', (serverUrl) => {
   it('redeems every single-use token exactly once', { timeout: 180_000 }, async () => {
     const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
     const codes = await Promise.all(
-      Array.from({ length: ITEMS }, () => ledger.mintToken({ purpose: 'race', expiresAt: NOW + 3_600_000, now: NOW })),
+      Array.from({ length: ITEMS }, () =>
+        ledger.redemptions.mintToken({ purpose: 'race', expiresAt: NOW + 3_600_000, now: NOW }),
+      ),
     );
     await ledger.close();
     const done = await race('postgres', url, 'token', codes);

@@ -12,46 +12,27 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteLedger } from '../src/better-sqlite3/index.js';
 import { LedgerError, openLedger } from '../src/index.js';
-import { ledgerContract, newJti, T0 } from './helpers/contract.js';
-import { delegationContract } from './helpers/delegationContract.js';
-import { eventsContract } from './helpers/eventsContract.js';
-import { schedulingContract } from './helpers/schedulingContract.js';
+import { newJti, T0 } from './helpers/contract/fixtures.js';
+import { describeLedgerContract } from './helpers/contract/index.js';
 import { useTempDir } from './helpers/tmp.js';
-import { votesContract } from './helpers/votesContract.js';
 
 const dir = useTempDir();
 let n = 0;
 const freshPath = () => join(dir(), `ledger-${++n}.db`);
 
-delegationContract('sqlite', async () => createSqliteLedger({ path: freshPath(), pruneIntervalMs: 0 }));
-ledgerContract('sqlite', async () => createSqliteLedger({ path: freshPath(), pruneIntervalMs: 0 }));
-const sharedPath = freshPath();
-schedulingContract(
+describeLedgerContract(
   'sqlite',
-  async () => createSqliteLedger({ path: sharedPath, pruneIntervalMs: 0 }),
-  async () => createSqliteLedger({ path: sharedPath, pruneIntervalMs: 0 }),
-);
-
-// A file of its own: the events contract prunes.
-const eventsPath = freshPath();
-eventsContract(
-  'sqlite',
-  async () => createSqliteLedger({ path: eventsPath, pruneIntervalMs: 0 }),
-  async () => createSqliteLedger({ path: eventsPath, pruneIntervalMs: 0 }),
-);
-// Two handles on one file: racing voters from two processes' worth of connections.
-const votesPath = freshPath();
-votesContract(
-  'sqlite',
-  async () => createSqliteLedger({ path: votesPath, pruneIntervalMs: 0 }),
-  async () => createSqliteLedger({ path: votesPath, pruneIntervalMs: 0 }),
+  async (store) => createSqliteLedger({ path: join(dir(), `${store}.db`), pruneIntervalMs: 0 }),
+  {
+    shared: true,
+  },
 );
 
 describe('sqlite ledger', () => {
   it('puts the file in WAL mode and creates missing folders', async () => {
     const path = join(dir(), 'nested', 'deeper', 'ledger.db');
     const ledger = createSqliteLedger({ path, pruneIntervalMs: 0 });
-    await ledger.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 });
+    await ledger.redemptions.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 });
     const db = new Database(path, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();
@@ -61,7 +42,7 @@ describe('sqlite ledger', () => {
   it('stores only the sha256 of a token code', async () => {
     const path = freshPath();
     const ledger = createSqliteLedger({ path, pruneIntervalMs: 0 });
-    const code = await ledger.mintToken({ purpose: 'p', data: 'x', expiresAt: T0 + 1000, now: T0 });
+    const code = await ledger.redemptions.mintToken({ purpose: 'p', data: 'x', expiresAt: T0 + 1000, now: T0 });
     const db = new Database(path, { readonly: true });
     const rows = db.prepare('select * from baton_tokens').all() as Record<string, unknown>[];
     db.close();
@@ -77,13 +58,15 @@ describe('sqlite ledger', () => {
     const holder = new Database(path);
     holder.exec('BEGIN IMMEDIATE');
     const started = Date.now();
-    await expect(ledger.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).rejects.toThrow(
-      /locked|busy/i,
-    );
+    await expect(
+      ledger.redemptions.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 }),
+    ).rejects.toThrow(/locked|busy/i);
     expect(Date.now() - started).toBeGreaterThanOrEqual(90);
     holder.exec('ROLLBACK');
     holder.close();
-    expect(await ledger.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
+    expect(
+      await ledger.redemptions.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 }),
+    ).toEqual({
       status: 'redeemed',
     });
     await ledger.close();
@@ -114,7 +97,9 @@ describe('sqlite ledger', () => {
       }),
     );
     const started = Date.now();
-    expect(await ledger.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
+    expect(
+      await ledger.redemptions.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: T0 + 1, now: T0 }),
+    ).toEqual({
       status: 'redeemed',
     });
     const ended = Date.now();
@@ -131,8 +116,8 @@ describe('sqlite ledger', () => {
     const path = freshPath();
     const ledger = createSqliteLedger({ path, pruneIntervalMs: 20, pruneGraceMs: 0 });
     const now = Date.now();
-    await ledger.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: now - 1, now: now - 10 });
-    await ledger.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: now + 60_000, now });
+    await ledger.redemptions.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: now - 1, now: now - 10 });
+    await ledger.redemptions.redeem({ jti: newJti(), responsesDigest: 'd', expiresAt: now + 60_000, now });
     const db = new Database(path, { readonly: true });
     const count = () => (db.prepare('select count(*) as c from baton_redemptions').get() as { c: number }).c;
     expect(count()).toBe(2);
@@ -148,9 +133,9 @@ describe('sqlite ledger', () => {
     const ledger = createSqliteLedger({ path: freshPath(), pruneIntervalMs: 0 });
     const good = Array.from({ length: 10 }, newJti);
     const results = await Promise.allSettled([
-      ...good.map((jti) => ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })),
+      ...good.map((jti) => ledger.redemptions.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })),
       // A value better-sqlite3 cannot bind: this statement fails inside the batch.
-      ledger.redeem({
+      ledger.redemptions.redeem({
         jti: { not: 'a string' } as unknown as string,
         responsesDigest: 'd',
         expiresAt: T0 + 1,
@@ -160,7 +145,7 @@ describe('sqlite ledger', () => {
     expect(results.slice(0, 10).every((r) => r.status === 'fulfilled' && r.value.status === 'redeemed')).toBe(true);
     expect(results[10]!.status).toBe('rejected');
     for (const jti of good) {
-      expect(await ledger.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
+      expect(await ledger.redemptions.redeem({ jti, responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
         status: 'in_progress',
         redeemedAt: T0,
       });
@@ -179,10 +164,10 @@ describe('sqlite ledger', () => {
   it('is what openLedger("sqlite:PATH") opens', async () => {
     const path = freshPath();
     const ledger = await openLedger(`sqlite:${path}`, { pruneIntervalMs: 0 });
-    await ledger.redeem({ jti: 'x', responsesDigest: 'd', expiresAt: T0 + 1, now: T0 });
+    await ledger.redemptions.redeem({ jti: 'x', responsesDigest: 'd', expiresAt: T0 + 1, now: T0 });
     await ledger.close();
     const again = createSqliteLedger({ path, pruneIntervalMs: 0 });
-    expect(await again.redeem({ jti: 'x', responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
+    expect(await again.redemptions.redeem({ jti: 'x', responsesDigest: 'd', expiresAt: T0 + 1, now: T0 })).toEqual({
       status: 'in_progress',
       redeemedAt: T0,
     });

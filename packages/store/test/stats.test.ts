@@ -7,34 +7,34 @@
  * checked to be ordered and non-negative.
  */
 import { join } from 'node:path';
-import { type Ledger, LedgerUnavailableError } from '@baton/engine';
+import { type FullLedger, LedgerUnavailableError } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteLedger } from '../src/better-sqlite3/index.js';
 import { LATENCY_WINDOW } from '../src/core/stats.js';
 import { createMemoryLedger } from '../src/memory/index.js';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
-import { newJti, T0 } from './helpers/contract.js';
+import { newJti, T0 } from './helpers/contract/fixtures.js';
 import { createTestDatabase, describePg } from './helpers/postgres.js';
 import { tcpProxy } from './helpers/tcpProxy.js';
 import { useTempDir } from './helpers/tmp.js';
 
-const redeem = (ledger: Ledger, jti: string, digest = 'd1') =>
-  ledger.redeem({ jti, responsesDigest: digest, expiresAt: T0 + 600_000, now: T0 });
+const redeem = (ledger: FullLedger, jti: string, digest = 'd1') =>
+  ledger.redemptions.redeem({ jti, responsesDigest: digest, expiresAt: T0 + 600_000, now: T0 });
 
-function statsContract(name: string, open: () => Promise<Ledger>): void {
+function statsContract(name: string, open: () => Promise<FullLedger>): void {
   describe(`${name}: stats() and ping()`, () => {
     it('counts redemptions by result, outcomes and failed calls', async () => {
       const ledger = await open();
-      await ledger.ping!();
+      await ledger.health.ping();
       const jti = newJti();
       expect((await redeem(ledger, jti)).status).toBe('redeemed');
-      await ledger.recordOutcome(jti, 'sealed');
+      await ledger.redemptions.recordOutcome(jti, 'sealed');
       expect((await redeem(ledger, jti)).status).toBe('retry');
       expect((await redeem(ledger, jti, 'other')).status).toBe('replayed');
       const running = newJti();
       await redeem(ledger, running);
       expect((await redeem(ledger, running)).status).toBe('in_progress');
-      const stats = ledger.stats!();
+      const stats = ledger.health.stats();
       expect(stats).toMatchObject({
         redemptions: { redeemed: 2, retried: 1, inProgress: 1, replayed: 1 },
         outcomesRecorded: 1,
@@ -49,8 +49,8 @@ function statsContract(name: string, open: () => Promise<Ledger>): void {
 
       await ledger.close();
       await expect(redeem(ledger, newJti())).rejects.toThrow(/closed/);
-      await expect(ledger.ping!()).rejects.toThrow(/closed/);
-      const after = ledger.stats!();
+      await expect(ledger.health.ping()).rejects.toThrow(/closed/);
+      const after = ledger.health.stats();
       expect(after.errors).toBe(2);
       expect(after.unavailableErrors).toBe(0);
       expect(after.lastErrorAt).toEqual(expect.any(Number));
@@ -70,7 +70,7 @@ describe('the latency window', () => {
     const ledger = createMemoryLedger({ pruneIntervalMs: 0 });
     const total = LATENCY_WINDOW * 3 + 7;
     for (let i = 0; i < total; i++) await redeem(ledger, newJti());
-    const { redeemLatency, redemptions } = ledger.stats!();
+    const { redeemLatency, redemptions } = ledger.health.stats();
     expect(redemptions.redeemed).toBe(total);
     expect(redeemLatency.count).toBe(total);
     expect(redeemLatency.sumMs).toBeGreaterThan(0);
@@ -96,7 +96,7 @@ describePg('postgres: stats() and ping()', (serverUrl) => {
     const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0, maxConnections: 3 });
     try {
       await Promise.all(Array.from({ length: 50 }, () => redeem(ledger, newJti())));
-      const stats = ledger.stats!();
+      const stats = ledger.health.stats();
       expect(stats.driver).toBe('postgres');
       const batches = stats.batches!.redeem;
       expect(batches.items).toBe(50);
@@ -118,12 +118,12 @@ describePg('postgres: stats() and ping()', (serverUrl) => {
     viaProxy.port = String(proxy.port);
     const ledger = await createPostgresLedger({ connectionString: viaProxy.href, pruneIntervalMs: 0 });
     try {
-      await ledger.ping!();
+      await ledger.health.ping();
       await proxy.down();
-      await expect(ledger.ping!()).rejects.toBeInstanceOf(LedgerUnavailableError);
-      expect(ledger.stats!()).toMatchObject({ errors: 1, unavailableErrors: 1 });
+      await expect(ledger.health.ping()).rejects.toBeInstanceOf(LedgerUnavailableError);
+      expect(ledger.health.stats()).toMatchObject({ errors: 1, unavailableErrors: 1 });
       await proxy.up();
-      await ledger.ping!();
+      await ledger.health.ping();
     } finally {
       await ledger.close();
       await proxy.down();

@@ -5,11 +5,10 @@
  * (another instance's, or an earlier run's with its own random key) every read
  * of those would be refused, so this is a configuration error, not a warning:
  * {@link refuseForeignLedger} throws one line naming the key id found. It
- * reads a few rows through `Ledger.listRuns` (a ledger without it is not
- * checked) and opens their sealed state with the server's codec: only a row
+ * reads a few rows through `LedgerRuns.listRuns` and opens their sealed state with the server's codec: only a row
  * that names a key the ring lacks counts (an altered row does not).
  */
-import { InvalidRequestStateError, type Ledger, type RequestStateCodec } from '@baton/engine';
+import { type FullLedger, InvalidRequestStateError, type RequestStateCodec } from '@baton/engine';
 import { CliError } from './cliError.js';
 
 /** How many rows are looked at. */
@@ -19,8 +18,8 @@ const ROWS_LOOKED_AT = 5;
  * Refuse to serve with a random key on a ledger holding requests sealed under other key ids.
  * @throws CliError `the ledger holds requests sealed with key id … (request R-…)…` when one is found.
  */
-export async function refuseForeignLedger(ledger: Ledger, codec: RequestStateCodec): Promise<void> {
-  const rows = (await ledger.listRuns?.({ limit: ROWS_LOOKED_AT })) ?? [];
+export async function refuseForeignLedger(ledger: FullLedger, codec: RequestStateCodec): Promise<void> {
+  const rows = await ledger.runs.listRuns({ limit: ROWS_LOOKED_AT });
   for (const row of rows) {
     try {
       codec.openBlob(row.state, 'parked');

@@ -16,7 +16,7 @@
  * needs a session, the actions the `operator` role. The URL is printed on
  * stderr once ready; SIGINT and SIGTERM stop it.
  */
-import { createRequestStateCodec, createRunner, type KeyRing, type Ledger, parseKeyRingEnv } from '@baton/engine';
+import { createRequestStateCodec, createRunner, type FullLedger, type KeyRing, parseKeyRingEnv } from '@baton/engine';
 import { openAuditLog, openLedger } from '@baton/store';
 import { discoverOAuthIssuer } from '../auth/oauthVerifier.js';
 import { loadFlowsModule } from '../flowsModule.js';
@@ -182,7 +182,7 @@ export async function run(argv: string[]): Promise<number> {
   const audit = values.audit !== undefined ? await openAudit(values.audit) : undefined;
   // The ledger shares the audit log's database (`baton serve --audit` records there): its parked
   // requests say what each flow waits for. Not readable: the page derives it from the rounds.
-  let requests: Ledger | undefined;
+  let requests: FullLedger | undefined;
   if (values.audit !== undefined) {
     requests = await openLedger(values.audit, { pruneIntervalMs: 0 }).catch((error) => {
       process.stderr.write(`baton: warning: cannot read parked requests from the ledger: ${oneLine(error)}\n`);

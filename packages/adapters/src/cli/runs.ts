@@ -15,7 +15,7 @@
 import type {
   AuditEntry,
   DecisionRecord,
-  Ledger,
+  FullLedger,
   ParkedRequest,
   RequestStatus,
   StepRecord,
@@ -168,7 +168,7 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return `${[header, ...rows].map(line).join('\n')}\n`;
 }
 
-async function openReader(url: string): Promise<Ledger> {
+async function openReader(url: string): Promise<FullLedger> {
   try {
     // A reader: never prune (the servers writing the ledger own its retention).
     return await openLedger(url, { pruneIntervalMs: 0 });
@@ -177,12 +177,11 @@ async function openReader(url: string): Promise<Ledger> {
   }
 }
 
-async function list(ledger: Ledger, values: Values): Promise<number> {
-  if (!ledger.listRuns) throw new CliError('this ledger cannot list runs');
+async function list(ledger: FullLedger, values: Values): Promise<number> {
   const now = Date.now();
   const limit = parseLimit(values.limit);
   const status = parseStatus(values.status);
-  const rows = await ledger.listRuns({
+  const rows = await ledger.runs.listRuns({
     ...(values.flow !== undefined ? { flow: values.flow } : {}),
     ...(status ? { status } : {}),
     ...(values.requester !== undefined ? { requester: values.requester } : {}),
@@ -217,7 +216,7 @@ async function list(ledger: Ledger, values: Values): Promise<number> {
 export interface RunView {
   readonly request: ParkedRequest;
   readonly decisions: readonly DecisionRecord[];
-  /** Votes of quorum decisions (schema 11; none from a ledger without them). */
+  /** Votes of quorum decisions (schema 11). */
   readonly votes?: readonly VoteRecord[];
   readonly steps: readonly StepRecord[];
   /** The audit timeline; `undefined` when the database holds no audit trail. */
@@ -361,14 +360,14 @@ async function readAudit(url: string, id: string): Promise<AuditEntry[] | undefi
   }
 }
 
-async function show(ledger: Ledger, url: string, id: string, values: Values): Promise<number> {
-  const request = await ledger.getRequest(id);
+async function show(ledger: FullLedger, url: string, id: string, values: Values): Promise<number> {
+  const request = await ledger.requests.getRequest(id);
   if (!request) throw new CliError(`no run "${id}" in this ledger`);
   const view: RunView = {
     request,
-    decisions: await ledger.listDecisions({ id }),
-    votes: ledger.listVotes ? await ledger.listVotes(id) : [],
-    steps: ledger.listSteps ? await ledger.listSteps(id) : [],
+    decisions: await ledger.decisions.listDecisions({ id }),
+    votes: await ledger.decisions.listVotes(id),
+    steps: await ledger.runs.listSteps(id),
     audit: await readAudit(url, id),
   };
   if (values.json) {

@@ -18,7 +18,7 @@ import {
   createRequestStateCodec,
   createRunner,
   type Flow,
-  type Ledger,
+  type FullLedger,
   parseKeyRingEnv,
   type RoundOutcome,
 } from '@baton/engine';
@@ -36,7 +36,7 @@ export const RETRY_STEP_USAGE =
 
 /** What the actions read of the parsed flags. */
 export interface ActionFlags {
-  readonly ledger: Ledger;
+  readonly ledger: FullLedger;
   readonly url: string;
   readonly reason?: string | undefined;
   readonly as?: string | undefined;

@@ -13,12 +13,13 @@
  * notification is delivered at least once, and a receiver deduplicates by
  * `webhook-id`. Delivery never blocks or fails a round.
  */
-import type { Ledger, OutboxRecord } from '@baton/engine';
+import type { FullLedger, OutboxRecord } from '@baton/engine';
 import { Webhook } from 'standardwebhooks';
 
 /** Options of {@link createOutboxDeliverer}. */
 export interface OutboxDeliveryOptions {
-  readonly ledger: Ledger;
+  /** A ledger with the `outbox` facet (`@baton/store`'s ledgers have it). */
+  readonly ledger: Pick<FullLedger, 'outbox'>;
   /** Where to POST (http: or https:). */
   readonly url: string | URL;
   /**
@@ -82,7 +83,6 @@ export function signedHeaders(secrets: readonly string[], id: string, at: Date, 
 /** Start delivering the outbox (timers are `unref`ed). */
 export function createOutboxDeliverer(options: OutboxDeliveryOptions): OutboxDeliverer {
   const { ledger } = options;
-  if (!ledger.claimOutbox || !ledger.settleOutbox) throw new Error('the ledger has no outbox (schema 8)');
   const url = new URL(options.url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new Error(`the webhook URL must be http: or https:, got ${url.protocol}`);
@@ -121,18 +121,18 @@ export function createOutboxDeliverer(options: OutboxDeliveryOptions): OutboxDel
     }
     options.onAttempt?.({ delivered, ageMs: Math.max(0, at.getTime() - message.createdAt) });
     if (delivered) {
-      await ledger.settleOutbox!({ id: message.id, now: now(), delivered: true });
+      await ledger.outbox.settleOutbox({ id: message.id, now: now(), delivered: true });
       return;
     }
     const wait = Math.min(maxBackoffMs, backoffMs * 2 ** Math.min(message.attempts, 20));
     report(`webhook: ${message.type} ${message.id} not delivered to ${url.origin} (${why}); retried in ${wait} ms`);
-    await ledger.settleOutbox!({ id: message.id, now: now(), delivered: false, nextAttemptAt: now() + wait });
+    await ledger.outbox.settleOutbox({ id: message.id, now: now(), delivered: false, nextAttemptAt: now() + wait });
   }
 
   async function deliverDue(): Promise<number> {
     const at = now();
     // The lease: a claimed notification is not handed out again before this attempt could end.
-    const claimed = await ledger.claimOutbox!({ now: at, leaseUntil: at + timeoutMs + 5000, limit: batch });
+    const claimed = await ledger.outbox.claimOutbox({ now: at, leaseUntil: at + timeoutMs + 5000, limit: batch });
     for (const message of claimed) {
       if (stopped) break;
       await send(message);

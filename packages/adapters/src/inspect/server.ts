@@ -27,7 +27,15 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AuditEntry, AuditLog, DecisionRecord, Flow, Ledger, OperatorTools, ParkedRequest } from '@baton/engine';
+import type {
+  AuditEntry,
+  AuditLog,
+  DecisionRecord,
+  Flow,
+  FullLedger,
+  OperatorTools,
+  ParkedRequest,
+} from '@baton/engine';
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
 import { toFetchRequest } from '../http/nodeRequest.js';
 import { problemResponse } from '../http/problem.js';
@@ -55,7 +63,7 @@ export interface InspectHandlerOptions {
   /** Where recorded rounds are read from; without it the page shows the flows only. */
   readonly audit?: Pick<AuditLog, 'instances' | 'rounds'>;
   /** The ledger the audited servers park requests in: says what each waits for, and from whom. */
-  readonly requests?: Pick<Ledger, 'getRequest' | 'listDecisions' | 'listVotes'>;
+  readonly requests?: Pick<FullLedger, 'requests' | 'decisions'>;
   /** Hostnames accepted in `Host` and `Origin` (default: the loopback names). */
   readonly allowedHostnames?: readonly string[];
   /** Failures of the audit log (reporting only; the request answers 500). */
@@ -234,9 +242,10 @@ export function createInspectHandler(options: InspectHandlerOptions): InspectHan
       const rounds = await audit.rounds(fid);
       if (rounds.length === 0) return failure(404, `no recorded rounds for instance "${fid}"`);
       const mapped = mapInstance(rounds);
-      const request = await options.requests?.getRequest(fid);
-      const decisions = request ? await options.requests!.listDecisions({ id: fid }) : [];
-      const votes = request && options.requests?.listVotes ? await options.requests.listVotes(fid) : [];
+      const ledger = options.requests;
+      const request = await ledger?.requests.getRequest(fid);
+      const decisions = request && ledger ? await ledger.decisions.listDecisions({ id: fid }) : [];
+      const votes = request && ledger ? await ledger.decisions.listVotes(fid) : [];
       const parked = request ? waitingFromLedger(request, decisions) : undefined;
       const details = describeInstance({
         flow: byName.get(rounds[0]!.flow),

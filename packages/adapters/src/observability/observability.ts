@@ -15,7 +15,7 @@
  * when it answers, 503 `ledger_unavailable` when not. `/metrics` is the same
  * figures in the Prometheus text format, plus `baton_ledger_up`.
  */
-import type { Ledger, LedgerStats, SchedulerStats } from '@baton/engine';
+import type { FullLedger, LedgerStats, SchedulerStats } from '@baton/engine';
 import type { ServingMetrics, ServingMetricsSnapshot } from './metrics.js';
 import { type Family, PROMETHEUS_CONTENT_TYPE, renderPrometheus, type Sample } from './prometheus.js';
 
@@ -25,7 +25,9 @@ export const DEFAULT_PING_TIMEOUT_MS = 2000;
 export const DEFAULT_PING_CACHE_MS = 1000;
 
 /** Where the ledger stands: not opened yet (start-up), or ready (none configured: `ledger` absent). */
-export type LedgerSource = { readonly ready: false } | { readonly ready: true; readonly ledger?: Ledger };
+export type LedgerSource =
+  | { readonly ready: false }
+  | { readonly ready: true; readonly ledger?: Pick<FullLedger, 'health' | 'schedule'> };
 
 /** Options of {@link createObservabilityRoutes}. */
 export interface ObservabilityOptions {
@@ -56,14 +58,13 @@ export function createObservabilityRoutes(options: ObservabilityOptions): Readon
   let inflight: Promise<Health> | undefined;
   let cached: { readonly health: Health; readonly at: number } | undefined;
 
-  const pingOnce = async (ledger: Ledger): Promise<Health> => {
-    if (!ledger.ping) return { ok: true };
+  const pingOnce = async (ledger: Pick<FullLedger, 'health'>): Promise<Health> => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('ping timed out')), timeoutMs);
     });
     try {
-      await Promise.race([ledger.ping(), timeout]);
+      await Promise.race([ledger.health.ping(), timeout]);
       return { ok: true };
     } catch {
       return { ok: false, reason: 'ledger_unavailable' };
@@ -87,7 +88,7 @@ export function createObservabilityRoutes(options: ObservabilityOptions): Readon
 
   const stats = (): LedgerStats | null => {
     const source = options.ledger();
-    return source.ready && source.ledger?.stats ? source.ledger.stats() : null;
+    return source.ready && source.ledger ? source.ledger.health.stats() : null;
   };
 
   const healthz: Route = async () => {
@@ -108,7 +109,7 @@ export function createObservabilityRoutes(options: ObservabilityOptions): Readon
     const out = families(options.metrics.snapshot(), stats(), up);
     const source = options.ledger();
     const scheduling =
-      source.ready && up ? await source.ledger?.schedulerStats?.(Date.now()).catch(() => undefined) : undefined;
+      source.ready && up ? await source.ledger?.schedule.schedulerStats(Date.now()).catch(() => undefined) : undefined;
     if (scheduling) out.push(...schedulerFamilies(scheduling));
     const body = renderPrometheus(out);
     return new Response(body, { status: 200, headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, ...NO_STORE } });

@@ -5,7 +5,7 @@
  * the XState `machine.provide()` way, so the machine stays pure and testable.
  */
 
-import type { Ledger, RedeemTokenResult } from '../contract/ledger.js';
+import type { FullLedger, RedeemTokenResult } from '../contract/ledger.js';
 import { FlowError } from '../errors.js';
 
 /** Single-use tokens on the runner's ledger (for example a one-time access code). */
@@ -25,8 +25,8 @@ export interface FlowServices {
 }
 
 /** Build the services of a runner. */
-export function createFlowServices(ledger: Ledger | undefined, now: () => number): FlowServices {
-  const need = (): Ledger => {
+export function createFlowServices(ledger: FullLedger | undefined, now: () => number): FlowServices {
+  const need = (): FullLedger => {
     if (!ledger) {
       throw new FlowError(
         'This flow uses single-use tokens, which need a ledger: the server must run with one (baton serve --ledger).',
@@ -38,8 +38,13 @@ export function createFlowServices(ledger: Ledger | undefined, now: () => number
     now,
     tokens: {
       mint: ({ purpose, ttlSeconds, data }) =>
-        need().mintToken({ purpose, expiresAt: now() + ttlSeconds * 1000, now: now(), ...(data ? { data } : {}) }),
-      redeem: (code, purpose) => need().redeemToken(code, purpose, now()),
+        need().redemptions.mintToken({
+          purpose,
+          expiresAt: now() + ttlSeconds * 1000,
+          now: now(),
+          ...(data ? { data } : {}),
+        }),
+      redeem: (code, purpose) => need().redemptions.redeemToken(code, purpose, now()),
     },
   };
 }

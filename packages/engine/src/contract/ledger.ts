@@ -23,7 +23,7 @@ export interface RedeemRequest {
 }
 
 /**
- * The answer to {@link Ledger.redeem}.
+ * The answer to {@link LedgerRedemptions.redeem}.
  * - `redeemed`: first use; the round runs.
  * - `retry`: the same jti with byte-identical responses was redeemed before and its
  *   outcome recorded; `outcome` is the sealed outcome to answer with again.
@@ -39,7 +39,7 @@ export type RedeemResult =
   | { readonly status: 'in_progress'; readonly redeemedAt: number }
   | { readonly status: 'replayed' };
 
-/** Options for {@link Ledger.mintToken}. */
+/** Options for {@link LedgerRedemptions.mintToken}. */
 export interface MintTokenRequest {
   /** What the token is for (for example `"access-code"`); redemption must name the same purpose. */
   readonly purpose: string;
@@ -51,7 +51,7 @@ export interface MintTokenRequest {
   readonly now: number;
 }
 
-/** The answer to {@link Ledger.redeemToken}. */
+/** The answer to {@link LedgerRedemptions.redeemToken}. */
 export type RedeemTokenResult =
   | { readonly status: 'redeemed'; readonly data: string | undefined }
   | { readonly status: 'already_used' }
@@ -77,7 +77,7 @@ export interface EventWait {
   readonly match: string;
 }
 
-/** What {@link Ledger.recordEvent} records: a received event, before it is routed. */
+/** What {@link LedgerEvents.recordEvent} records: a received event, before it is routed. */
 export interface NewEvent {
   /** The event's name. */
   readonly event: string;
@@ -96,7 +96,7 @@ export interface NewEvent {
 }
 
 /**
- * The answer to {@link Ledger.recordEvent}: `recorded` for exactly one of any number of concurrent
+ * The answer to {@link LedgerEvents.recordEvent}: `recorded` for exactly one of any number of concurrent
  * calls with one (event, id); the others get `duplicate` with what the first delivery reached
  * (`delivered`, `null` while it still runs) and when it was received.
  */
@@ -104,7 +104,7 @@ export type RecordEventResult =
   | { readonly status: 'recorded' }
   | { readonly status: 'duplicate'; readonly delivered: number | null; readonly receivedAt: number };
 
-/** A received event as {@link Ledger.recentEvents} returns it. */
+/** A received event as {@link LedgerEvents.recentEvents} returns it. */
 export interface EventRecord {
   readonly event: string;
   readonly id: string;
@@ -114,7 +114,7 @@ export interface EventRecord {
   readonly receivedAt: number;
 }
 
-/** A parked request waiting for an event, as {@link Ledger.eventWaiters} finds it. */
+/** A parked request waiting for an event, as {@link LedgerEvents.eventWaiters} finds it. */
 export interface EventWaiter {
   readonly id: string;
   readonly flow: string;
@@ -148,8 +148,8 @@ export interface ParkedRequest {
   /** The flow's latest state, sealed by the engine (opaque to the ledger). */
   readonly state: string;
   /**
-   * 1 when created, +1 on every write: the compare-and-set token of {@link Ledger.parkRequest}
-   * and {@link Ledger.recordDecision} (a recorded decision is a write of its request).
+   * 1 when created, +1 on every write: the compare-and-set token of {@link LedgerRequests.parkRequest}
+   * and {@link LedgerDecisions.recordDecision} (a recorded decision is a write of its request).
    */
   readonly version: number;
   /** When it was first parked (ms). */
@@ -160,14 +160,14 @@ export interface ParkedRequest {
   readonly expiresAt: number;
   /**
    * When its earliest durable timer is due (ms), while `waiting`; `null` (or absent, from a ledger
-   * before schema 8): none. The scheduler fires it ({@link Ledger.claimDueRequests}).
+   * before schema 8): none. The scheduler fires it ({@link LedgerSchedule.claimDueRequests}).
    */
   readonly dueAt?: number | null;
 }
 
 /**
  * A notification for the outbox, written in the same ledger write as the round that raised it
- * ({@link ParkRequest.outbox}, or {@link Ledger.enqueueOutbox}), delivered later at least once.
+ * ({@link ParkRequest.outbox}, or {@link LedgerOutbox.enqueueOutbox}), delivered later at least once.
  */
 export interface OutboxMessage {
   /** Stable id: every delivery attempt carries it (`webhook-id`); a second insert of one id is ignored. */
@@ -178,7 +178,7 @@ export interface OutboxMessage {
   readonly body: string;
 }
 
-/** An outbox row as {@link Ledger.claimOutbox} hands it out. */
+/** An outbox row as {@link LedgerOutbox.claimOutbox} hands it out. */
 export interface OutboxRecord extends OutboxMessage {
   /** Delivery attempts before this one. */
   readonly attempts: number;
@@ -186,7 +186,7 @@ export interface OutboxRecord extends OutboxMessage {
   readonly createdAt: number;
 }
 
-/** What {@link Ledger.claimDueRequests} asks for. */
+/** What {@link LedgerSchedule.claimDueRequests} asks for. */
 export interface ClaimDue {
   /** Who claims: an opaque id per scheduler. */
   readonly owner: string;
@@ -208,7 +208,7 @@ export interface DueRequest {
   readonly version: number;
 }
 
-/** What {@link Ledger.claimOutbox} asks for. */
+/** What {@link LedgerOutbox.claimOutbox} asks for. */
 export interface ClaimOutbox {
   readonly now: number;
   /** Claimed rows are not handed out again before this time (ms): the delivery lease. */
@@ -216,7 +216,7 @@ export interface ClaimOutbox {
   readonly limit: number;
 }
 
-/** What {@link Ledger.settleOutbox} records about one delivery attempt. */
+/** What {@link LedgerOutbox.settleOutbox} records about one delivery attempt. */
 export interface SettleOutbox {
   readonly id: string;
   readonly now: number;
@@ -226,7 +226,7 @@ export interface SettleOutbox {
   readonly nextAttemptAt?: number;
 }
 
-/** What the scheduler's metrics read ({@link Ledger.schedulerStats}). */
+/** What the scheduler's metrics read ({@link LedgerSchedule.schedulerStats}). */
 export interface SchedulerStats {
   /** Waiting requests whose timer is due at `now` (fired or not yet). */
   readonly due: number;
@@ -236,7 +236,7 @@ export interface SchedulerStats {
   readonly outboxOldestAt: number | null;
 }
 
-/** What {@link Ledger.parkRequest} writes (the ledger sets `version` and `createdAt`). */
+/** What {@link LedgerRequests.parkRequest} writes (the ledger sets `version` and `createdAt`). */
 export interface ParkRequest {
   readonly id: string;
   readonly flow: string;
@@ -263,7 +263,7 @@ export interface ParkRequest {
   readonly events?: readonly EventWait[];
 }
 
-/** The answer to {@link Ledger.parkRequest}. */
+/** The answer to {@link LedgerRequests.parkRequest}. */
 export type ParkResult = { readonly status: 'parked'; readonly version: number } | { readonly status: 'conflict' };
 
 /** Where a decision stands. `closed`: its request ended (withdrawn, expired, completed) before anyone decided. */
@@ -293,7 +293,7 @@ export interface DecisionRecord {
    * A keyed hash of the decider's principal (the same hash as requesters'), once decided; never
    * the principal itself. `null` while pending or closed, and for a decision recorded before
    * schema version 6 that the engine has not rewritten yet (its `deciderName` holds the old
-   * readable value until {@link Ledger.rewriteLegacyDeciders} replaces it).
+   * readable value until {@link LedgerDecisions.rewriteLegacyDeciders} replaces it).
    */
   readonly decider: string | null;
   /** The decider's readable principal, stored only when the operator opts in; else `null`. */
@@ -313,7 +313,7 @@ export interface DecisionRecord {
    */
   readonly via?: string | null;
   /**
-   * Keyed hash of the principal a decider handed this decision to ({@link Ledger.handDecision});
+   * Keyed hash of the principal a decider handed this decision to ({@link LedgerDecisions.handDecision});
    * `null` (or absent, from a ledger before schema 12): not handed over.
    */
   readonly assignee?: string | null;
@@ -353,7 +353,7 @@ export interface HandOver {
   readonly at: number;
 }
 
-/** What {@link Ledger.handDecision} writes: a pending decision's hand-over, one compare-and-set. */
+/** What {@link LedgerDecisions.handDecision} writes: a pending decision's hand-over, one compare-and-set. */
 export interface HandDecision {
   readonly id: string;
   readonly key: string;
@@ -364,7 +364,7 @@ export interface HandDecision {
   readonly expectedVersion: number;
 }
 
-/** The answer to {@link Ledger.handDecision}: as {@link RecordDecisionResult}, `handed` for the one that wrote. */
+/** The answer to {@link LedgerDecisions.handDecision}: as {@link RecordDecisionResult}, `handed` for the one that wrote. */
 export type HandDecisionResult =
   | { readonly status: 'handed'; readonly version: number }
   | Exclude<RecordDecisionResult, { readonly status: 'recorded' }>;
@@ -401,10 +401,10 @@ export interface DelegationRecord {
   readonly removedByName: string | null;
 }
 
-/** What {@link Ledger.setDelegation} inserts. */
+/** What {@link LedgerDecisions.setDelegation} inserts. */
 export type NewDelegation = Omit<DelegationRecord, 'removedAt' | 'removedReason' | 'removedBy' | 'removedByName'>;
 
-/** What {@link Ledger.removeDelegation} records. */
+/** What {@link LedgerDecisions.removeDelegation} records. */
 export interface RemoveDelegation {
   readonly id: string;
   readonly now: number;
@@ -414,7 +414,7 @@ export interface RemoveDelegation {
   readonly byName: string | null;
 }
 
-/** Which delegations {@link Ledger.listDelegations} returns (all of them, newest first, without a filter). */
+/** Which delegations {@link LedgerDecisions.listDelegations} returns (all of them, newest first, without a filter). */
 export interface DelegationFilter {
   /** Only those whose delegate is this keyed hash. */
   readonly delegate?: string;
@@ -422,7 +422,7 @@ export interface DelegationFilter {
   readonly activeAt?: number;
 }
 
-/** What {@link Ledger.requestDecisions} inserts. */
+/** What {@link LedgerDecisions.requestDecisions} inserts. */
 export type NewDecision = Omit<
   DecisionRecord,
   | 'status'
@@ -438,7 +438,7 @@ export type NewDecision = Omit<
   | 'onBehalfOfName'
 >;
 
-/** Which decisions {@link Ledger.listDecisions} returns. */
+/** Which decisions {@link LedgerDecisions.listDecisions} returns. */
 export interface DecisionFilter {
   /** Only this request's decisions (any status). */
   readonly id?: string;
@@ -456,7 +456,7 @@ export interface DecisionFilter {
   readonly handedTo?: { readonly assignee: string; readonly now: number };
 }
 
-/** What {@link Ledger.recordDecision} records. */
+/** What {@link LedgerDecisions.recordDecision} records. */
 export interface RecordDecision {
   readonly id: string;
   readonly key: string;
@@ -479,7 +479,7 @@ export interface RecordDecision {
    * The version of the parked request (`ParkedRequest.version`) the decider's checks read.
    * The decision is recorded only while the request is still `waiting` at exactly this
    * version, and recording it bumps the version (and `updatedAt` to `now`), in one transaction: the same
-   * compare-and-set as {@link Ledger.parkRequest}, so of a decision and any other write to
+   * compare-and-set as {@link LedgerRequests.parkRequest}, so of a decision and any other write to
    * the request (a withdrawal, a timer, another decision) that raced from one version,
    * exactly one succeeds.
    */
@@ -487,7 +487,7 @@ export interface RecordDecision {
 }
 
 /**
- * The answer to {@link Ledger.recordDecision}: `recorded` for exactly one of any number of
+ * The answer to {@link LedgerDecisions.recordDecision}: `recorded` for exactly one of any number of
  * concurrent calls for one (id, key), and for at most one of any concurrent writes of its
  * request from one version; the others learn why not. Checked in this order:
  * - `unknown`: no such (id, key), or its request is gone (pruned).
@@ -534,7 +534,7 @@ export interface VoteRecord {
   readonly version: number;
 }
 
-/** What {@link Ledger.recordVote} records. */
+/** What {@link LedgerDecisions.recordVote} records. */
 export interface RecordVote {
   readonly id: string;
   readonly key: string;
@@ -550,14 +550,14 @@ export interface RecordVote {
   readonly expectedVersion: number;
   /**
    * Set when this vote completes the decision (the engine counted the votes it read at
-   * `expectedVersion`): the decision is recorded as {@link Ledger.recordDecision} would, in the
+   * `expectedVersion`): the decision is recorded as {@link LedgerDecisions.recordDecision} would, in the
    * same transaction as the vote and the version bump.
    */
   readonly decide?: Pick<RecordDecision, 'decider' | 'deciderName' | 'deciderDisplay' | 'content' | 'via'>;
 }
 
 /**
- * The answer to {@link Ledger.recordVote}: as {@link RecordDecisionResult} (checked in the same
+ * The answer to {@link LedgerDecisions.recordVote}: as {@link RecordDecisionResult} (checked in the same
  * order), and `already_voted` when this voter has a vote on (id, key) already (checked after
  * `expired`, before `conflict`); nothing is written then.
  */
@@ -566,7 +566,7 @@ export type RecordVoteResult = RecordDecisionResult | { readonly status: 'alread
 /**
  * A decision recorded before schema version 6, when ledgers held the decider's principal
  * readably: its migration moved that value into `decider_name` and left `decider` empty, for the
- * engine (which holds the keys) to rewrite through {@link Ledger.rewriteLegacyDeciders}.
+ * engine (which holds the keys) to rewrite through {@link LedgerDecisions.rewriteLegacyDeciders}.
  */
 export interface LegacyDecider {
   readonly id: string;
@@ -614,7 +614,7 @@ export interface StepRecord {
   readonly expiresAt: number;
 }
 
-/** What {@link Ledger.claimStep} asks for. */
+/** What {@link LedgerSteps.claimStep} asks for. */
 export interface ClaimStep {
   readonly id: string;
   readonly key: string;
@@ -629,7 +629,7 @@ export interface ClaimStep {
 }
 
 /**
- * The answer to {@link Ledger.claimStep}.
+ * The answer to {@link LedgerSteps.claimStep}.
  * - `claimed`: the caller holds the lease and runs the step (first claim, its own lease renewed,
  *   or a lease that had ended taken over); `claims` as in {@link StepRecord.claims}.
  * - `held`: another owner's lease is still running: wait for its outcome, or for the lease to end.
@@ -640,7 +640,7 @@ export type ClaimStepResult =
   | { readonly status: 'held'; readonly owner: string; readonly leaseUntil: number }
   | { readonly status: 'recorded'; readonly record: StepRecord };
 
-/** What {@link Ledger.recordStep} records. */
+/** What {@link LedgerSteps.recordStep} records. */
 export interface RecordStep {
   readonly id: string;
   readonly key: string;
@@ -652,7 +652,7 @@ export interface RecordStep {
 }
 
 /**
- * The answer to {@link Ledger.recordStep}: `recorded` for exactly one of any number of
+ * The answer to {@link LedgerSteps.recordStep}: `recorded` for exactly one of any number of
  * concurrent calls for one (id, key), whoever holds the lease (a step that outlived its lease
  * and finishes first still wins); the others get the record that won. `unknown`: never claimed.
  */
@@ -662,7 +662,7 @@ export type RecordStepResult =
   | { readonly status: 'unknown' };
 
 /**
- * Which parked requests {@link Ledger.listRuns} returns, for operators: every filter given must
+ * Which parked requests {@link LedgerRuns.listRuns} returns, for operators: every filter given must
  * hold. Ordered by `updatedAt` newest first, then by `id` (code point order).
  */
 export interface RunFilter {
@@ -740,15 +740,9 @@ export interface LedgerStats {
 }
 
 /**
- * At-most-once memory shared by every server instance.
- *
- * Implementations must make {@link Ledger.redeem} and {@link Ledger.redeemToken}
- * atomic across processes: of any number of concurrent calls with one jti or
- * code, exactly one wins. A call that fails because the ledger's database cannot be
- * reached (restarting, refusing connections) should reject with `LedgerUnavailableError`,
- * which clients see as a retryable error rather than an internal one.
+ * The `redemptions` facet of a {@link Ledger}. Single use: each requestState is redeemed once, each token once. Every ledger has it.
  */
-export interface Ledger {
+export interface LedgerRedemptions {
   /** Redeem an envelope's jti before any side effect of the round. */
   redeem(request: RedeemRequest): Promise<RedeemResult>;
   /** Record the sealed outcome of a redeemed round, for replay-safe retries. */
@@ -758,15 +752,19 @@ export interface Ledger {
    * the client's retry of the same requestState runs the round again instead of being refused
    * as `replayed`. Deletes the row only while it has no outcome and was redeemed with
    * `responsesDigest`; `true` when it did. A database that is restarting should be retried for
-   * a while (as {@link Ledger.recordOutcome} is). Optional: a ledger without it leaves the
-   * redemption in place (the retry is refused as `replayed`; a parked instance continues
-   * through `baton_resume`).
+   * a while (as {@link LedgerRedemptions.recordOutcome} is).
    */
-  releaseRedemption?(jti: string, responsesDigest: string): Promise<boolean>;
+  releaseRedemption(jti: string, responsesDigest: string): Promise<boolean>;
   /** Mint a single-use token; returns the code to hand out (only a hash of it is stored). */
   mintToken(request: MintTokenRequest): Promise<string>;
   /** Redeem a single-use token exactly once. */
   redeemToken(code: string, purpose: string, now: number): Promise<RedeemTokenResult>;
+}
+
+/**
+ * The `requests` facet of a {@link Ledger}. Flow instances parked between rounds, versioned by compare-and-set. Every ledger has it.
+ */
+export interface LedgerRequests {
   /**
    * Park a request: create it (`expectedVersion` `null`; `conflict` when the id exists) or
    * rewrite it when its stored version is `expectedVersion` (else `conflict`: someone moved
@@ -777,6 +775,12 @@ export interface Ledger {
   getRequest(id: string): Promise<ParkedRequest | undefined>;
   /** A requester's parked requests updated at or after `since` (ms), newest first. */
   listRequests(requester: string, since: number): Promise<ParkedRequest[]>;
+}
+
+/**
+ * The `decisions` facet of a {@link Ledger}. Decisions owed by people other than the caller: requests, records, quorum votes, hand-overs and absence delegates.
+ */
+export interface LedgerDecisions {
   /** Insert pending decisions; one whose (id, key) exists already is left as it is. */
   requestDecisions(decisions: readonly NewDecision[]): Promise<void>;
   /** Decisions by request id, or the pending ones a caller may make (see {@link DecisionFilter}). */
@@ -790,35 +794,39 @@ export interface Ledger {
   /**
    * Record one vote on a quorum decision at most once per voter, by compare-and-set on its
    * request's version, with the decision itself when the vote completes it (see
-   * {@link RecordVote} and {@link RecordVoteResult}). Atomic across processes. Optional (schema
-   * 11), with {@link listVotes}: a ledger without them serves no flow with `quorum` above 1
-   * (`createRunner` refuses such a flow).
+   * {@link RecordVote} and {@link RecordVoteResult}). Atomic across processes. Schema 11.
    */
-  recordVote?(vote: RecordVote): Promise<RecordVoteResult>;
-  /** A request's votes (every key), in the order they were written (by `version`). Optional (schema 11). */
-  listVotes?(id: string): Promise<VoteRecord[]>;
+  recordVote(vote: RecordVote): Promise<RecordVoteResult>;
+  /** A request's votes (every key), in the order they were written (by `version`). Schema 11. */
+  listVotes(id: string): Promise<VoteRecord[]>;
   /** Close a request's pending decisions (it was withdrawn, expired or completed); returns how many. */
   closeDecisions(id: string, now: number): Promise<number>;
   /**
    * Hand a pending decision over (see {@link HandDecision}): sets its `assignee` and `handover`,
-   * by the same compare-and-set on its request's version as {@link Ledger.recordDecision}, checked
-   * in the same order. Optional (schema 12): a ledger without it cannot delegate.
+   * by the same compare-and-set on its request's version as {@link LedgerDecisions.recordDecision}, checked
+   * in the same order. Schema 12.
    */
-  handDecision?(handOver: HandDecision): Promise<HandDecisionResult>;
-  /** Insert an absence delegate (schema 12). Optional, with {@link Ledger.listDelegations} and {@link Ledger.removeDelegation}. */
-  setDelegation?(delegation: NewDelegation): Promise<void>;
+  handDecision(handOver: HandDecision): Promise<HandDecisionResult>;
+  /** Insert an absence delegate (schema 12). */
+  setDelegation(delegation: NewDelegation): Promise<void>;
   /** Absence delegates, newest first (see {@link DelegationFilter}). */
-  listDelegations?(filter: DelegationFilter): Promise<DelegationRecord[]>;
+  listDelegations(filter: DelegationFilter): Promise<DelegationRecord[]>;
   /** Mark an absence delegate removed (kept as a record); `false` when unknown or removed already. */
-  removeDelegation?(removal: RemoveDelegation): Promise<boolean>;
+  removeDelegation(removal: RemoveDelegation): Promise<boolean>;
   /**
    * Rewrite every decision recorded before schema version 6 (see {@link LegacyDecider}) with what
    * `rewrite` returns for it, so no readable decider stays behind unless names are stored; the
    * runner calls it once when it is created. Each row is rewritten only while it is still legacy
    * (two instances starting at once rewrite it once). Returns how many rows were rewritten.
-   * Optional: a ledger that never held readable deciders leaves it out.
+   * A ledger that never held readable deciders returns 0.
    */
-  rewriteLegacyDeciders?(rewrite: (legacy: LegacyDecider) => DeciderRewrite): Promise<number>;
+  rewriteLegacyDeciders(rewrite: (legacy: LegacyDecider) => DeciderRewrite): Promise<number>;
+}
+
+/**
+ * The `steps` facet of a {@link Ledger}. Durable steps: claimed under a lease, recorded once, reopened by an operator.
+ */
+export interface LedgerSteps {
   /**
    * Claim a durable step under a lease (see {@link ClaimStepResult}). Atomic across processes:
    * of concurrent claims of an unclaimed step, or of one whose lease ended, exactly one wins.
@@ -833,58 +841,78 @@ export interface Ledger {
    * `baton runs retry-step`): back to `running` with no outcome and a lease that has ended, so
    * the next claim takes it (and counts as a new owner in `claims`). Only while it is `failed`:
    * `true` when it was reopened, `false` otherwise (unknown, running, succeeded, or reopened by
-   * another call first; of concurrent calls exactly one reopens it). Optional: a ledger without it
-   * cannot retry steps.
+   * another call first; of concurrent calls exactly one reopens it).
    */
-  reopenStep?(id: string, key: string, now: number): Promise<boolean>;
+  reopenStep(id: string, key: string, now: number): Promise<boolean>;
+}
+
+/**
+ * The `runs` facet of a {@link Ledger}. What operators read: every requester's runs and one run's steps (`baton runs`, the inspector).
+ */
+export interface LedgerRuns {
   /**
    * Parked requests of every requester, for operators (`baton runs list`), filtered and paged as
-   * {@link RunFilter} says. Optional: a ledger without it cannot list runs.
+   * {@link RunFilter} says.
    */
-  listRuns?(filter: RunFilter): Promise<ParkedRequest[]>;
-  /** Every durable step of one flow instance, by key. Optional, like {@link listRuns}. */
-  listSteps?(id: string): Promise<StepRecord[]>;
+  listRuns(filter: RunFilter): Promise<ParkedRequest[]>;
+  /** Every durable step of one flow instance, by key. */
+  listSteps(id: string): Promise<StepRecord[]>;
+}
+
+/**
+ * The `schedule` facet of a {@link Ledger}. Timers that fire with nobody calling: due requests claimed under a lease.
+ */
+export interface LedgerSchedule {
   /**
    * Claim up to `limit` waiting requests whose `dueAt` is at or before `now` and that no other
    * scheduler holds under a running lease, earliest first, and hold them until `leaseUntil`.
    * Atomic across processes (PostgreSQL: `FOR UPDATE SKIP LOCKED` on the due index; SQLite: one
    * claimant at a time), so of concurrent claims exactly one gets each request. The claim does
    * not change `version`: the fire itself is an ordinary compare-and-set write
-   * ({@link parkRequest}), which also ends the claim. Optional (schema 8): a ledger without it
-   * has no scheduler.
+   * ({@link LedgerRequests.parkRequest}), which also ends the claim. Schema 8.
    */
-  claimDueRequests?(claim: ClaimDue): Promise<DueRequest[]>;
-  /** Insert notifications outside a parked write (an id that exists is left as it is). Optional (schema 8). */
-  enqueueOutbox?(messages: readonly OutboxMessage[], now: number): Promise<void>;
+  claimDueRequests(claim: ClaimDue): Promise<DueRequest[]>;
+  /** Counts for `/metrics` (one cheap query each). Schema 8. */
+  schedulerStats(now: number): Promise<SchedulerStats>;
+}
+
+/**
+ * The `outbox` facet of a {@link Ledger}. Notifications written with the state that caused them, delivered at least once.
+ */
+export interface LedgerOutbox {
+  /** Insert notifications outside a parked write (an id that exists is left as it is). Schema 8. */
+  enqueueOutbox(messages: readonly OutboxMessage[], now: number): Promise<void>;
   /**
    * Hand out up to `limit` undelivered notifications due for an attempt at `now`, oldest first,
-   * each to one caller until `leaseUntil` (atomic across processes). Optional (schema 8).
+   * each to one caller until `leaseUntil` (atomic across processes). Schema 8.
    */
-  claimOutbox?(claim: ClaimOutbox): Promise<OutboxRecord[]>;
-  /** Record one delivery attempt's result (see {@link SettleOutbox}). Optional (schema 8). */
-  settleOutbox?(settle: SettleOutbox): Promise<void>;
-  /** Counts for `/metrics` (one cheap query each). Optional (schema 8). */
-  schedulerStats?(now: number): Promise<SchedulerStats>;
+  claimOutbox(claim: ClaimOutbox): Promise<OutboxRecord[]>;
+  /** Record one delivery attempt's result (see {@link SettleOutbox}). Schema 8. */
+  settleOutbox(settle: SettleOutbox): Promise<void>;
+}
+
+/**
+ * The `events` facet of a {@link Ledger}. Received events, de-duplicated, with a lookback window.
+ */
+export interface LedgerEvents {
   /**
    * Record a received event once per (event, id), for de-duplication and the lookback window
-   * (see {@link RecordEventResult}). Atomic across processes. Optional (schema 9), with
-   * {@link getEvent}, {@link settleEvent}, {@link eventWaiters} and {@link recentEvents}: a ledger without them
-   * serves no flow that waits for an event.
+   * (see {@link RecordEventResult}). Atomic across processes. Schema 9.
    */
-  recordEvent?(event: NewEvent): Promise<RecordEventResult>;
-  /** A received event's delivery count (`null` while its first delivery runs), or `undefined`. Optional (schema 9). */
-  getEvent?(
+  recordEvent(event: NewEvent): Promise<RecordEventResult>;
+  /** A received event's delivery count (`null` while its first delivery runs), or `undefined`. */
+  getEvent(
     event: string,
     id: string,
   ): Promise<{ readonly delivered: number | null; readonly receivedAt: number } | undefined>;
-  /** Record how many waiting instances the first delivery of (event, id) reached. Optional (schema 9). */
-  settleEvent?(event: string, id: string, delivered: number): Promise<void>;
+  /** Record how many waiting instances the first delivery of (event, id) reached. */
+  settleEvent(event: string, id: string, delivered: number): Promise<void>;
   /**
    * The waiting requests whose event waits hold (event, match) (see {@link ParkRequest.events}),
    * by id in code point order, at most `limit`, after the id `after` when given (keyset paging).
-   * Reads the (event, match) index only. Optional (schema 9).
+   * Reads the (event, match) index only.
    */
-  eventWaiters?(query: {
+  eventWaiters(query: {
     readonly event: string;
     readonly match: string;
     readonly limit: number;
@@ -892,23 +920,81 @@ export interface Ledger {
   }): Promise<EventWaiter[]>;
   /**
    * The events of (event, match) whose lookback window is still open at `now`, oldest first
-   * (then by id), at most `limit`. Optional (schema 9).
+   * (then by id), at most `limit`.
    */
-  recentEvents?(query: {
+  recentEvents(query: {
     readonly event: string;
     readonly match: string;
     readonly now: number;
     readonly limit: number;
   }): Promise<EventRecord[]>;
+}
+
+/**
+ * The `health` facet of a {@link Ledger}. Monitoring: counters (no I/O) and one round trip to the database.
+ */
+export interface LedgerHealth {
+  /** Cumulative counters for monitoring (optional; `@baton/store`'s ledgers have it). Cheap: no I/O. */
+  stats(): LedgerStats;
+  /**
+   * Check that the database answers (one trivial round trip); rejects (with
+   * `LedgerUnavailableError` when it cannot be reached) otherwise.
+   */
+  ping(): Promise<void>;
+}
+
+/** The facets a ledger may leave out, by the key it holds each under. */
+export type LedgerFacet = 'decisions' | 'steps' | 'runs' | 'schedule' | 'outbox' | 'events' | 'health';
+
+/**
+ * At-most-once memory shared by every server instance, as named facets.
+ *
+ * Every ledger has `redemptions` and `requests`; it declares each other facet by holding it.
+ * `createRunner` checks once, against the flows it serves and the features it is given, that
+ * every facet they need is there, and refuses to start otherwise, naming the facet: no feature
+ * asks later whether a method exists. `@baton/store`'s ledgers have every facet
+ * ({@link FullLedger}).
+ *
+ * Implementations must make {@link LedgerRedemptions.redeem} and {@link LedgerRedemptions.redeemToken}
+ * atomic across processes: of any number of concurrent calls with one jti or
+ * code, exactly one wins. A call that fails because the ledger's database cannot be
+ * reached (restarting, refusing connections) should reject with `LedgerUnavailableError`,
+ * which clients see as a retryable error rather than an internal one.
+ *
+ * ```ts
+ * const ledger: Ledger = {
+ *   redemptions: { redeem, recordOutcome, releaseRedemption, mintToken, redeemToken },
+ *   requests: { parkRequest, getRequest, listRequests },
+ *   steps: { claimStep, recordStep, getStep, reopenStep }, // it serves durable steps
+ *   prune,
+ *   close,
+ * };
+ * ```
+ */
+export interface Ledger {
+  /** Single use of requestStates and tokens. */
+  readonly redemptions: LedgerRedemptions;
+  /** Parked flow instances. */
+  readonly requests: LedgerRequests;
+  /** Needed by flows with a decision state (four eyes, quorum, delegation). */
+  readonly decisions?: LedgerDecisions;
+  /** Needed by flows with durable steps. */
+  readonly steps?: LedgerSteps;
+  /** Needed by `baton runs` and the inspector's run list. */
+  readonly runs?: LedgerRuns;
+  /** Needed by a scheduler (timers that fire with nobody calling). */
+  readonly schedule?: LedgerSchedule;
+  /** Needed by signed notifications (webhooks) delivered through the outbox. */
+  readonly outbox?: LedgerOutbox;
+  /** Needed by flows that wait for an event, and by the `/events` endpoint. */
+  readonly events?: LedgerEvents;
+  /** Needed by `/metrics` and `/readyz`. */
+  readonly health?: LedgerHealth;
   /** Delete rows that expired before `now`; returns how many were removed. */
   prune(now: number): Promise<number>;
   /** Release connections and timers. */
   close(): Promise<void>;
-  /** Cumulative counters for monitoring (optional; `@baton/store`'s ledgers have it). Cheap: no I/O. */
-  stats?(): LedgerStats;
-  /**
-   * Check that the database answers (one trivial round trip); rejects (with
-   * `LedgerUnavailableError` when it cannot be reached) otherwise. Optional, like {@link stats}.
-   */
-  ping?(): Promise<void>;
 }
+
+/** A ledger with every facet, as `@baton/store`'s memory, SQLite and PostgreSQL ledgers are. */
+export type FullLedger = Required<Ledger>;

@@ -41,7 +41,7 @@ export async function load(core: DecisionsPort, tool: string, id: unknown) {
   if (typeof id !== 'string' || !ID.test(id)) {
     return { refusal: refuse(tool, 'There is no request with that id.'), reason: 'unknown' as const };
   }
-  const row = await ledger.getRequest(id);
+  const row = await ledger.requests.getRequest(id);
   if (!row) return { refusal: refuse(tool, `There is no request ${id}.`), reason: 'unknown' as const };
   const flow = core.flows.get(row.flow);
   if (!flow)

@@ -58,7 +58,7 @@ export async function advance(
   const { codec, log } = core;
   const ledger = core.ledger!;
   for (let attempt = 0; attempt < MAX_ADVANCE_ATTEMPTS; attempt++) {
-    const row = await ledger.getRequest(id);
+    const row = await ledger.requests.getRequest(id);
     if (row?.status !== 'waiting') return undefined;
     const opened = openParked(codec, row);
     const body = opened && currentBody(flow, opened);
@@ -69,7 +69,7 @@ export async function advance(
     const path: import('xstate').StateValue[] = [];
     const requester = requesterBinding(flow.name, blob);
     // A flow that declares no decision has no decision records: no read (an event's round trip less).
-    const decisions = flow.decisions.length > 0 ? await ledger.listDecisions({ id }) : [];
+    const decisions = flow.decisions.length > 0 ? await ledger.decisions.listDecisions({ id }) : [];
     if (proceed && !proceed(decisions)) return { type: 'conflict' };
     const inject = {
       decisions: recordedDecisions(core, decisions, body),

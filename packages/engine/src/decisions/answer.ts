@@ -69,7 +69,7 @@ export async function describeDecision(
   if (!opened.ok) return opened.refusal;
   const context = await withAbsences(core, request.context);
   const { ledger, row, flow, blob } = opened.loaded;
-  const records = await ledger.listDecisions({ id: row.id });
+  const records = await ledger.decisions.listDecisions({ id: row.id });
   const votes = await readVotes(core, flow, row.id);
   const chosen = chooseDecision(core, row, flow, blob, records, key, context, votes);
   if ('refusal' in chosen) return chosen.refusal;
@@ -120,7 +120,7 @@ export async function answerDecision(
 
   // A schema error is answered before anything is redeemed: nothing is kept under the key.
   const { ledger, row, flow, blob } = opened.loaded;
-  const records = await ledger.listDecisions({ id: row.id });
+  const records = await ledger.decisions.listDecisions({ id: row.id });
   const chosen = chooseDecision(core, row, flow, blob, records, key, context, await readVotes(core, flow, row.id));
   if (!('refusal' in chosen)) {
     const parsed = (flow.inputs[chosen.record.key] as DecisionSpec).parseAnswer(raw);
@@ -178,7 +178,7 @@ async function answerNow(
   via: 'decide_api' | 'decide_page',
 ): Promise<AnswerDecisionResult> {
   const { ledger, row, flow, blob } = loaded;
-  const records = await ledger.listDecisions({ id: row.id });
+  const records = await ledger.decisions.listDecisions({ id: row.id });
   const chosen = chooseDecision(core, row, flow, blob, records, key, caller, await readVotes(core, flow, row.id));
   if ('refusal' in chosen) return chosen.refusal;
   const chosenKey = chosen.record.key;

@@ -101,7 +101,7 @@ export async function decide(core: DecisionsPort, request: DecideRequest): Promi
   const binding = decideBinding(context, flow.name, row.id, key);
 
   if (request.requestState === undefined) {
-    const records = await ledger.listDecisions({ id: row.id });
+    const records = await ledger.decisions.listDecisions({ id: row.id });
     const chosen = choose(core, row, flow, blob, records, key, context, await readVotes(core, flow, row.id));
     if ('refusal' in chosen) return chosen.refusal;
     if (context.capabilities !== undefined && context.capabilities.form !== true) {
@@ -157,7 +157,7 @@ async function record(
   const base = { flow: flow.name, fid: row.id, round };
   const error = (message: string): RoundOutcome => ({ type: 'error', ...base, message });
   // Still allowed? The request may have ended or the caller lost the role since the first round.
-  const records = await ledger.listDecisions({ id: row.id });
+  const records = await ledger.decisions.listDecisions({ id: row.id });
   if (records.some((r) => r.key === key && r.status === 'decided')) {
     // Another decider's answer was recorded since this caller was asked (the race is lost).
     return error(`The decision "${key}" on request ${row.id} was made by someone else first; yours was not recorded.`);
@@ -165,7 +165,7 @@ async function record(
   if (row.status !== 'waiting') return error(notRecorded(row.id, key, row.status).message);
   if (records.some((r) => r.key === key && r.status === 'closed')) {
     // Its request ended since it was read (withdrawn, say): say what ended it.
-    const ended = await ledger.getRequest(row.id);
+    const ended = await ledger.requests.getRequest(row.id);
     return error(notRecorded(row.id, key, ended?.status).message);
   }
   const chosen = choose(core, row, flow, blob, records, key, context, await readVotes(core, flow, row.id));

@@ -243,7 +243,7 @@ export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): P
       const cast = await castVote(core, { ...answer, id: row.id, now: decidedAt, expectedVersion: current.version });
       ({ result: recorded, completes, needed } = cast);
     } else {
-      recorded = await ledger.recordDecision({
+      recorded = await ledger.decisions.recordDecision({
         id: row.id,
         key,
         ...sealed,
@@ -263,7 +263,7 @@ export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): P
       again.row,
       flow,
       again.blob,
-      await ledger.listDecisions({ id: row.id }),
+      await ledger.decisions.listDecisions({ id: row.id }),
       key,
       caller,
       await readVotes(core, flow, row.id),
@@ -273,11 +273,13 @@ export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): P
   }
   if (recorded?.status !== 'recorded') {
     const ended =
-      recorded?.status === 'closed' || recorded?.status === 'conflict' ? await ledger.getRequest(row.id) : undefined;
+      recorded?.status === 'closed' || recorded?.status === 'conflict'
+        ? await ledger.requests.getRequest(row.id)
+        : undefined;
     const lost = `The decision "${key}" on request ${row.id} was made by someone else first; yours was not recorded.`;
     switch (recorded?.status ?? 'conflict') {
       case 'already_decided': {
-        const winner = (await ledger.listDecisions({ id: row.id })).find((r) => r.key === key);
+        const winner = (await ledger.decisions.listDecisions({ id: row.id })).find((r) => r.key === key);
         return refusal('lost_race', lost, winner ? { decidedBy: decidedBy(core, winner, caller) } : {});
       }
       case 'closed':
@@ -329,7 +331,7 @@ export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): P
   let next = aftermath(row.id, result);
   if (!result) {
     // Someone else's round delivered it (the requester's, a withdrawal's): say how the flow ended.
-    const after = await ledger.getRequest(row.id).catch(() => undefined);
+    const after = await ledger.requests.getRequest(row.id).catch(() => undefined);
     if (after && after.status !== 'waiting') {
       const said = finalText(core, after);
       next = `The flow has ended${said ? `: ${said}` : ` (${after.status}).`}`;

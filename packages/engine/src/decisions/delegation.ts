@@ -166,11 +166,11 @@ export function absenceAuthority(codec: RequestStateCodec, record: DelegationRec
   );
 }
 
-/** The caller with the absences it is the delegate of in force now (none on a ledger without them). */
+/** The caller with the absences it is the delegate of in force now (none without a ledger). */
 export async function withAbsences(core: DecisionsPort, caller: DecisionCaller): Promise<DelegatedCaller> {
   const ledger = core.ledger;
-  if (!ledger?.listDelegations) return caller;
-  const records = await ledger.listDelegations({
+  if (!ledger) return caller;
+  const records = await ledger.decisions.listDelegations({
     delegate: principalHash(core.codec, caller.principal),
     activeAt: core.now(),
   });
@@ -186,12 +186,12 @@ export async function delegatedCandidates(core: DecisionsPort, caller: Delegated
   const ledger = core.ledger;
   if (!ledger) return [];
   const now = core.now();
-  const found = ledger.handDecision
-    ? await ledger.listDecisions({ handedTo: { assignee: principalHash(core.codec, caller.principal), now } })
-    : [];
+  const found = await ledger.decisions.listDecisions({
+    handedTo: { assignee: principalHash(core.codec, caller.principal), now },
+  });
   for (const absence of caller.absences ?? []) {
     found.push(
-      ...(await ledger.listDecisions({
+      ...(await ledger.decisions.listDecisions({
         pendingFor: { roles: absence.roles, excludeRequester: principalHash(core.codec, absence.principal), now },
       })),
     );

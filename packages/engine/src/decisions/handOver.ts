@@ -5,7 +5,7 @@
  * as an assignee handing it on, or for an absent principal), chosen by the one
  * decision model (`deciding.ts`); the assignee is neither the requester (four
  * eyes) nor the caller. The hand-over is one compare-and-set write of the
- * parked request's version (`Ledger.handDecision`), re-checked and retried a
+ * parked request's version (`LedgerDecisions.handDecision`), re-checked and retried a
  * bounded number of times while the request keeps changing, and audited
  * `via: 'delegate'` with the hander as principal and to whom and why as its
  * message. What the assignee may then do is `delegation.ts`'s.
@@ -47,13 +47,15 @@ export async function delegateDecision(core: DecisionsPort, request: DelegateReq
     const loaded = await load(core, DELEGATE_TOOL, id);
     if ('refusal' in loaded) return refusal(loaded.reason!, loaded.refusal!.message);
     const { ledger, row, flow, blob } = loaded;
-    if (!ledger.handDecision) {
-      return refusal(
-        'unavailable',
-        'This ledger cannot hand decisions over (it has no handDecision): migrate it with this version of Baton.',
-      );
-    }
-    const chosen = chooseDecision(core, row, flow, blob, await ledger.listDecisions({ id: row.id }), key, caller);
+    const chosen = chooseDecision(
+      core,
+      row,
+      flow,
+      blob,
+      await ledger.decisions.listDecisions({ id: row.id }),
+      key,
+      caller,
+    );
     if ('refusal' in chosen) return chosen.refusal;
     const { record } = chosen;
     if (isQuorum(flow, record.key)) {
@@ -84,7 +86,7 @@ export async function delegateDecision(core: DecisionsPort, request: DelegateReq
       reason,
       at: now,
     };
-    const written: HandDecisionResult = await ledger.handDecision({
+    const written: HandDecisionResult = await ledger.decisions.handDecision({
       id: row.id,
       key: record.key,
       handover,
@@ -100,7 +102,7 @@ export async function delegateDecision(core: DecisionsPort, request: DelegateReq
             `The decision "${record.key}" on request ${row.id} was made first; it was not handed over.`,
           );
         case 'closed':
-          return notRecorded(row.id, record.key, (await ledger.getRequest(row.id))?.status);
+          return notRecorded(row.id, record.key, (await ledger.requests.getRequest(row.id))?.status);
         case 'expired':
           return refusal(
             'expired',

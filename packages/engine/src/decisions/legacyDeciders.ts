@@ -10,22 +10,23 @@
  */
 import type { RequestStateCodec } from '../codec/types.js';
 import type { RunnerLogEvent } from '../contract/call.js';
-import type { Ledger } from '../contract/ledger.js';
+import type { FullLedger } from '../contract/ledger.js';
 import { rewriteLegacyDecider } from './parked.js';
 
 /**
- * Have `ledger` rewrite its legacy deciders (when it can); resolves once done, never rejects:
+ * Have `ledger` rewrite its legacy deciders (`createRunner` calls it when the ledger keeps decisions); resolves once done, never rejects:
  * a failure is logged (`ledger_upgrade_error`) and the next runner created tries again.
  */
 export async function rewriteLegacyDeciders(
-  ledger: Ledger,
+  ledger: FullLedger,
   codec: RequestStateCodec,
   storeNames: boolean,
   log: (event: RunnerLogEvent) => void,
 ): Promise<void> {
-  if (!ledger.rewriteLegacyDeciders) return;
   try {
-    const rewritten = await ledger.rewriteLegacyDeciders((legacy) => rewriteLegacyDecider(codec, legacy, storeNames));
+    const rewritten = await ledger.decisions.rewriteLegacyDeciders((legacy) =>
+      rewriteLegacyDecider(codec, legacy, storeNames),
+    );
     if (rewritten > 0) log({ type: 'ledger_upgrade', rewritten });
   } catch (error) {
     log({ type: 'ledger_upgrade_error', error });

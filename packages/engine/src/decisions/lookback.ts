@@ -12,7 +12,7 @@
  */
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateCodec } from '../codec/types.js';
-import type { Ledger } from '../contract/ledger.js';
+import type { FullLedger } from '../contract/ledger.js';
 import type { RoundBody } from '../round/body.js';
 import { type AwaitedEvent, type ReceivedEvent, receivedId } from '../round/play.js';
 import type { DecisionsPort } from './port.js';
@@ -42,16 +42,6 @@ export function openEventData(
   }
 }
 
-/** Whether a ledger keeps event waits and received events (schema 9). */
-export function hasEvents(
-  ledger: Ledger | undefined,
-): ledger is Ledger &
-  Required<Pick<Ledger, 'recordEvent' | 'getEvent' | 'settleEvent' | 'eventWaiters' | 'recentEvents'>> {
-  return (
-    !!ledger?.recordEvent && !!ledger.getEvent && !!ledger.settleEvent && !!ledger.eventWaiters && !!ledger.recentEvents
-  );
-}
-
 /** At most this many events are read per awaited event and correlation key. */
 const LOOKBACK_LIMIT = 50;
 
@@ -65,7 +55,7 @@ export async function lookbackEvent(
   events: readonly AwaitedEvent[],
 ): Promise<ReceivedEvent | undefined> {
   const ledger = core.ledger;
-  if (!hasEvents(ledger) || events.length === 0) return undefined;
+  if (ledger === undefined || events.length === 0) return undefined;
   const now = core.now();
   const seen = new Set(body.e ?? []);
   const asked = new Set<string>();
@@ -75,7 +65,12 @@ export async function lookbackEvent(
     const pair = canonicalJson([awaited.name, awaited.match]);
     if (asked.has(pair)) continue;
     asked.add(pair);
-    const recent = await ledger.recentEvents({ event: awaited.name, match: awaited.match, now, limit: LOOKBACK_LIMIT });
+    const recent = await ledger.events.recentEvents({
+      event: awaited.name,
+      match: awaited.match,
+      now,
+      limit: LOOKBACK_LIMIT,
+    });
     for (const record of recent) {
       if (seen.has(receivedId(record.event, record.id))) continue;
       if (earliest && earliest.at <= record.receivedAt) break;

@@ -87,8 +87,8 @@ export async function enqueueRoundNotifications(
   notifications: readonly Notification[],
 ): Promise<void> {
   if (!core.decisions.outbox || notifications.length === 0) return;
-  // `createRunner` refuses an outbox on a ledger without `enqueueOutbox` (`runner/state.ts`).
-  await core.ledger!.enqueueOutbox!(flowNotifications(core, at, notifications), core.now());
+  // `createRunner` refuses `outbox: true` on a ledger without the `outbox` facet (`runner/facets.ts`).
+  await core.ledger!.outbox.enqueueOutbox(flowNotifications(core, at, notifications), core.now());
 }
 
 /** The outbox messages of one parked write; empty when the runner writes no outbox. */

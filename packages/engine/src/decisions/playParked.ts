@@ -18,7 +18,7 @@ import { canonicalJson } from '../codec/canonicalJson.js';
 import type { StateBinding } from '../codec/types.js';
 import type { AuditAnswer } from '../contract/audit.js';
 import type { CallContext } from '../contract/call.js';
-import type { DecisionRecord, Ledger, ParkedRequest, RequestStatus } from '../contract/ledger.js';
+import type { DecisionRecord, FullLedger, ParkedRequest, RequestStatus } from '../contract/ledger.js';
 import { type Answers, type RoundBody, readAnswers } from '../round/body.js';
 import type { AwaitedDecision, AwaitedEvent, InjectedDecision, RoundEnd } from '../round/play.js';
 import { migratedSnapshot } from '../round/singleUse.js';
@@ -220,7 +220,7 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
     if (written === undefined) return { type: 'conflict' };
     // A flow that declares no decision has none to close.
     if (flow.decisions.length > 0) {
-      await ledger
+      await ledger.decisions
         .closeDecisions(fid, core.now())
         .catch((error: unknown) => core.log({ type: 'flow_error', flow: flow.name, fid, error }));
     }
@@ -286,7 +286,7 @@ function unchanged(
 /** Park or rewrite the request; the new row, or `undefined` on a conflict. */
 async function write(
   core: DecisionsPort,
-  ledger: Ledger,
+  ledger: FullLedger,
   input: ParkedPlayInput,
   status: RequestStatus,
   body: RoundBody,
@@ -340,7 +340,7 @@ async function write(
       ? { events: events.map((e) => ({ event: e.name, match: e.match })) }
       : {}),
   };
-  const result = await ledger.parkRequest(request, parked ? parked.row.version : null);
+  const result = await ledger.requests.parkRequest(request, parked ? parked.row.version : null);
   if (result.status === 'conflict') return undefined;
   const { now: _now, outbox: _o, events: _e, ...fields } = request;
   return {
@@ -352,17 +352,17 @@ async function write(
 /** Record the awaited decisions (once each) and tell `onDecisionRequested` about the new ones. */
 async function requestDecisions(
   core: DecisionsPort,
-  ledger: Ledger,
+  ledger: FullLedger,
   flow: Flow,
   row: ParkedRequest,
   requesterPrincipal: string,
   awaited: readonly AwaitedDecision[],
 ): Promise<void> {
-  const existing = new Set((await ledger.listDecisions({ id: row.id })).map((d) => d.key));
+  const existing = new Set((await ledger.decisions.listDecisions({ id: row.id })).map((d) => d.key));
   const fresh = awaited.filter((d) => !existing.has(d.key));
   if (fresh.length === 0) return;
   const requestedAt = core.now();
-  await ledger.requestDecisions(
+  await ledger.decisions.requestDecisions(
     fresh.map((d) => ({
       id: row.id,
       key: d.key,

@@ -15,7 +15,7 @@ import type { Flow } from '../authoring/flowTypes.js';
 import type { RequestStateCodec } from '../codec/types.js';
 import type { AuditAnswer, AuditOutcome, AuditVia } from '../contract/audit.js';
 import type { RunnerLogEvent } from '../contract/call.js';
-import type { Ledger } from '../contract/ledger.js';
+import type { FullLedger } from '../contract/ledger.js';
 import type { RoundBody } from '../round/body.js';
 import type { RoundEnd, RoundInput, RoundSettings } from '../round/play.js';
 import type { SingleUseSettings } from '../round/singleUse.js';
@@ -105,7 +105,7 @@ export interface AuditRound {
 export interface DecisionsPort {
   readonly flows: ReadonlyMap<string, Flow<any, any>>;
   readonly codec: RequestStateCodec;
-  readonly ledger: Ledger | undefined;
+  readonly ledger: FullLedger | undefined;
   readonly now: () => number;
   readonly log: (event: RunnerLogEvent) => void;
   readonly settings: RoundSettings;

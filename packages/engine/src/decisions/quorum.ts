@@ -1,7 +1,7 @@
 /**
  * Quorum decisions (`decision({ quorum: 2 })`): each answer is a vote, written
  * by the one decision model in `deciding.ts` as one compare-and-set on the
- * parked request's version (`Ledger.recordVote`), so racing voters serialise.
+ * parked request's version (`LedgerDecisions.recordVote`), so racing voters serialise.
  * This module holds what is particular to quorums: reading a request's votes
  * (none read for flows without a quorum decision), whether a caller voted
  * already (a principal counts once), counting approvals and rejections with
@@ -32,8 +32,8 @@ export function hasQuorum(flow: Flow): boolean {
 
 /** A request's votes; `[]`, with no read, for a flow without a quorum decision. */
 export async function readVotes(core: DecisionsPort, flow: Flow, id: string): Promise<readonly VoteRecord[]> {
-  if (!hasQuorum(flow) || !core.ledger?.listVotes) return [];
-  return core.ledger.listVotes(id);
+  if (!hasQuorum(flow) || !core.ledger) return [];
+  return core.ledger.decisions.listVotes(id);
 }
 
 /** Whether `caller` has voted on decision `key` already (compared by keyed hash). */
@@ -114,7 +114,7 @@ export async function castVote(core: DecisionsPort, ballot: Ballot): Promise<Cas
   const { flow, id, key, caller, content, via, now } = ballot;
   const spec = flow.inputs[key] as DecisionSpec;
   const storeNames = core.decisions.storePrincipalNames;
-  const before = opened(core, spec, await ledger.listVotes!(id), key);
+  const before = opened(core, spec, await ledger.decisions.listVotes(id), key);
   const display = storeNames && caller.displayName ? caller.displayName : null;
   const mine: OpenedVote = {
     principal: caller.principal,
@@ -145,7 +145,7 @@ export async function castVote(core: DecisionsPort, ballot: Ballot): Promise<Cas
           deciderDisplay: display,
           via,
         };
-  const written = await ledger.recordVote!({
+  const written = await ledger.decisions.recordVote({
     id,
     key,
     voter: principalHash(core.codec, caller.principal),

@@ -29,10 +29,11 @@ export const RESUME_TOOL = 'baton_resume';
 export async function inbox(core: DecisionsPort, caller: DecisionCaller): Promise<InboxItem[]> {
   const { codec } = core;
   const ledger = core.ledger;
-  if (!ledger) return [];
+  // No served flow declares a decision: nothing to make (and the ledger need not keep decisions).
+  if (!ledger || ![...core.flows.values()].some((flow) => flow.decisions.length > 0)) return [];
   const now = core.now();
   const context = await withAbsences(core, caller);
-  const listed = await ledger.listDecisions({
+  const listed = await ledger.decisions.listDecisions({
     pendingFor: { roles: context.roles ?? [], excludeRequester: principalHash(codec, context.principal), now },
   });
   // Those handed to the caller and those of the absent principals it stands in for, once each.
@@ -69,7 +70,7 @@ export async function inbox(core: DecisionsPort, caller: DecisionCaller): Promis
     const right = mayMake(codec, flow, blob, record, context);
     if (typeof right === 'string') continue;
     // A quorum decision the caller voted on is no longer theirs to make.
-    const votes = isQuorum(flow, record.key) && ledger.listVotes ? await ledger.listVotes(record.id) : [];
+    const votes = isQuorum(flow, record.key) ? await ledger.decisions.listVotes(record.id) : [];
     if (hasVoted(core, votes, record.key, context)) continue;
     const quorum = quorumStatus(core, flow, votes, record.key, context);
     items.push({
@@ -91,7 +92,10 @@ export async function requests(core: DecisionsPort, context: DecisionCaller): Pr
   const { codec } = core;
   const ledger = core.ledger;
   if (!ledger) return [];
-  const rows = await ledger.listRequests(principalHash(codec, context.principal), core.now() - PARKED_RETENTION_MS);
+  const rows = await ledger.requests.listRequests(
+    principalHash(codec, context.principal),
+    core.now() - PARKED_RETENTION_MS,
+  );
   return rows.map((row) => ({
     id: row.id,
     flow: row.flow,
@@ -185,7 +189,7 @@ export async function deliverWithdrawal(
   const decided = (records: readonly DecisionRecord[]) =>
     records.filter((r) => r.status === 'decided').map((r) => r.key);
   const delivered = new Set(blob.s.d ?? []);
-  const before = decided(await ledger.listDecisions({ id: row.id }));
+  const before = decided(await ledger.decisions.listDecisions({ id: row.id }));
   const undelivered = before.filter((key) => !delivered.has(key));
   if (undelivered.length > 0) {
     const settled = await advance(core, flow, row.id, caller, by.via, undefined, undefined, by.reason);
@@ -209,13 +213,13 @@ export async function deliverWithdrawal(
   );
   if (result?.type === 'conflict') {
     const settled = await advance(core, flow, row.id, caller, by.via, undefined, undefined, by.reason);
-    const now = await ledger.getRequest(row.id);
+    const now = await ledger.requests.getRequest(row.id);
     return no(now ? decidedFirst(core, now, settled) : `There is no request ${row.id}.`);
   }
   if (!result) {
     // It ended since it was read: by a decision recorded meanwhile, or otherwise (a deadline, its steps).
-    const now = await ledger.getRequest(row.id);
-    const byDecision = decided(await ledger.listDecisions({ id: row.id })).some((key) => !known.has(key));
+    const now = await ledger.requests.getRequest(row.id);
+    const byDecision = decided(await ledger.decisions.listDecisions({ id: row.id })).some((key) => !known.has(key));
     return no(now ? endedFirst(core, now, byDecision ? 'decided' : 'meanwhile') : `There is no request ${row.id}.`);
   }
   const base = { flow: flow.name, fid: row.id, round: 1 };

@@ -14,7 +14,7 @@
 import type { Flow } from '../authoring/flowTypes.js';
 import type { StateBinding } from '../codec/types.js';
 import type { CallContext } from '../contract/call.js';
-import type { Ledger, ParkedRequest } from '../contract/ledger.js';
+import type { FullLedger, ParkedRequest } from '../contract/ledger.js';
 import type { FlowResult, RoundOutcome } from '../contract/outcome.js';
 import { InvalidRequestStateError } from '../errors.js';
 import { type Answers, type RoundBody, readAnswers } from '../round/body.js';
@@ -59,7 +59,7 @@ export async function requesterRound(core: DecisionsPort, request: RequesterRoun
   // A flow that parks only to wait for events is parked only once it waits: a state minted before
   // (no parked version) has no row to read.
   const unparked = flow.decisions.length === 0 && flow.steps.length === 0 && request.presented?.body.pv === undefined;
-  let row = request.resumeRow ?? (request.presented && !unparked ? await ledger.getRequest(fid) : undefined);
+  let row = request.resumeRow ?? (request.presented && !unparked ? await ledger.requests.getRequest(fid) : undefined);
   // The wait budget of this call: from a "retry later" state, or starting now.
   const wait = request.presented?.body.w ?? [core.now(), 0];
   let holdUntil: number | undefined;
@@ -100,7 +100,7 @@ export async function requesterRound(core: DecisionsPort, request: RequesterRoun
         from = { body, pending: [] };
         answers = readAnswers(undefined);
       }
-      inject = { decisions: recordedDecisions(core, await ledger.listDecisions({ id: fid }), body) };
+      inject = { decisions: recordedDecisions(core, await ledger.decisions.listDecisions({ id: fid }), body) };
     } else {
       from = request.presented ?? { input: request.input };
     }
@@ -124,7 +124,7 @@ export async function requesterRound(core: DecisionsPort, request: RequesterRoun
       // Nothing of this attempt was written: the audit trail records the replay's path only.
       request.audit.path.length = recorded[0];
       request.audit.received.length = recorded[1];
-      row = await ledger.getRequest(fid);
+      row = await ledger.requests.getRequest(fid);
       answers = readAnswers(undefined);
       continue;
     }
@@ -199,7 +199,7 @@ function retryLater(
  * outcome, or `until` (performance.now() ms) passes; the request as read then, or `undefined`.
  */
 async function pollForChange(
-  ledger: Ledger,
+  ledger: FullLedger,
   id: string,
   version: number,
   until: number,
@@ -210,10 +210,10 @@ async function pollForChange(
     const left = until - performance.now();
     if (left <= 0) return undefined;
     await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, left)));
-    const row = await ledger.getRequest(id);
+    const row = await ledger.requests.getRequest(id);
     if (row && row.version !== version) return row;
     if (row && steps.length > 0) {
-      const records = await Promise.all(steps.map((key) => ledger.getStep(id, key)));
+      const records = await Promise.all(steps.map((key) => ledger.steps.getStep(id, key)));
       if (records.every((record) => record !== undefined && record.status !== 'running')) return row;
     }
   }

@@ -117,7 +117,7 @@ async function stillWaiting(
   if (row.waitingFor.length === 0 || blob.s.r !== undefined || blob.q !== undefined) return undefined;
   if ((blob.s.t ?? []).some((deadline) => deadline[1] <= now)) return undefined;
   const delivered = new Set(blob.s.d ?? []);
-  const records = await core.ledger!.listDecisions({ id: row.id });
+  const records = await core.ledger!.decisions.listDecisions({ id: row.id });
   if (records.some((record) => record.status === 'decided' && !delivered.has(record.key))) return undefined;
   const awaited = new Set(row.waitingFor.map((w) => w.key));
   const pending = records.filter((record) => record.status === 'pending' && awaited.has(record.key));
@@ -147,7 +147,7 @@ function taskKeys(requests: Readonly<Record<string, WireInputRequest>>, version:
 async function fromOutcome(core: DecisionsPort, id: string, outcome: RoundOutcome): Promise<TaskSnapshot> {
   const marked = taskOf(outcome);
   if (marked) return marked;
-  const row = await core.ledger!.getRequest(id);
+  const row = await core.ledger!.requests.getRequest(id);
   const poll = core.decisions.taskPoll;
   if (!row) {
     return {
@@ -223,7 +223,7 @@ async function keepAskedAgain(
   if (!opened) return;
   const blob: ParkedBlob = { ...opened, ...kept };
   const now = core.now();
-  await core.ledger!.parkRequest(
+  await core.ledger!.requests.parkRequest(
     {
       id: row.id,
       flow: row.flow,
@@ -291,7 +291,7 @@ export function createTaskTools(core: DecisionsPort, server: ResumeServer): Task
       const outcome = await withdraw(core, { id: found.row.id, context });
       if (outcome.type !== 'error') return { type: 'cancelled' };
       // Ended meanwhile (a step finished, a decision came first): a cancel of an ended task.
-      const now = await core.ledger!.getRequest(found.row.id);
+      const now = await core.ledger!.requests.getRequest(found.row.id);
       if (now && now.status !== 'waiting') return { type: 'ended' };
       return { type: 'refused', message: outcome.message };
     },

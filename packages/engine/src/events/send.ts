@@ -18,7 +18,7 @@ import type { Flow } from '../authoring/flowTypes.js';
 import { type EventSpec, isEvent } from '../authoring/inputs/event.js';
 import type { RecordEventResult } from '../contract/ledger.js';
 import { advance } from '../decisions/advance.js';
-import { hasEvents, sealEventData } from '../decisions/lookback.js';
+import { sealEventData } from '../decisions/lookback.js';
 import type { DecisionsPort } from '../decisions/port.js';
 import { FlowDefinitionError } from '../errors.js';
 import { type ReceivedEvent, receivedId } from '../round/play.js';
@@ -95,14 +95,15 @@ export interface EventPort {
 /**
  * Send an event to every waiting instance whose correlation key is the event's: see the module
  * comment and {@link SendEventResult}.
- * @throws Error when the runner has no ledger that keeps events (schema 9).
+ * @throws Error when the runner has no ledger.
  */
 export async function sendEvent(port: EventPort, name: string, request: SendEventRequest): Promise<SendEventResult> {
   const { core, events } = port;
   const ledger = core.ledger;
-  if (!hasEvents(ledger)) throw new Error('sendEvent needs a ledger that keeps events (schema 9)');
+  if (ledger === undefined) throw new Error('sendEvent needs a ledger that keeps events');
   const spec = events.get(name);
   if (!spec) return { status: 'unknown', problem: `No served flow waits for the event "${name}".` };
+  // A served flow waits for it: createRunner checked that the ledger has the `events` facet.
   if (request.id !== undefined && (typeof request.id !== 'string' || !ID.test(request.id))) {
     return { status: 'invalid', problem: 'id: must be 1-256 printable ASCII characters' };
   }
@@ -113,7 +114,7 @@ export async function sendEvent(port: EventPort, name: string, request: SendEven
   const id = request.id ?? `evt_${port.newId()}`;
   const now = core.now();
   const lookbackUntil = now + spec.lookbackMs;
-  const recorded = await ledger.recordEvent({
+  const recorded = await ledger.events.recordEvent({
     event: name,
     id,
     match: keyed.answer,
@@ -130,7 +131,7 @@ export async function sendEvent(port: EventPort, name: string, request: SendEven
   }
   const event: ReceivedEvent = { name, id, match: keyed.answer, data: parsed.answer };
   const delivered = await route(core, event, request.sender ?? EVENT_PRINCIPAL);
-  await ledger.settleEvent(name, id, delivered);
+  await ledger.events.settleEvent(name, id, delivered);
   return { status: 'delivered', delivered, duplicate: recorded.status === 'duplicate', id };
 }
 
@@ -146,7 +147,7 @@ async function settled(
   const until = performance.now() + DUPLICATE_HOLD_MS;
   while (performance.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const again = await ledger.getEvent!(name, id);
+    const again = await ledger.events.getEvent(name, id);
     if (again === undefined) return null;
     if (again.delivered !== null) return again.delivered;
   }
@@ -159,7 +160,7 @@ async function route(core: DecisionsPort, event: ReceivedEvent, sender: string):
   let delivered = 0;
   let after: string | undefined;
   for (;;) {
-    const page = await ledger.eventWaiters!({
+    const page = await ledger.events.eventWaiters({
       event: event.name,
       match: event.match,
       limit: PAGE,

@@ -39,15 +39,12 @@ function view(record: DelegationRecord, now: number): AbsenceView {
   };
 }
 
-/** The ledger's absence methods, or why not. */
+/**
+ * The runner's ledger, or why not. Its `decisions` facet keeps absence delegates: a ledger
+ * without it throws `LedgerFacetMissingError` (declare `decisions` at createRunner to be refused there).
+ */
 function absenceLedger(core: DecisionsPort) {
-  const ledger = core.ledger;
-  if (!ledger) return 'There is no ledger to keep absence delegates in.';
-  if (!ledger.setDelegation || !ledger.listDelegations || !ledger.removeDelegation) {
-    return 'This ledger cannot keep absence delegates (it has no setDelegation): migrate it with this version of Baton.';
-  }
-  return ledger as typeof ledger &
-    Required<Pick<typeof ledger, 'setDelegation' | 'listDelegations' | 'removeDelegation'>>;
+  return core.ledger ?? 'There is no ledger to keep absence delegates in.';
 }
 
 /** Set an absence delegate (see `OperatorTools.setAbsence`). */
@@ -90,7 +87,7 @@ export async function setAbsence(core: DecisionsPort, request: SetAbsenceRequest
     removedByName: null,
   };
   const { removedAt: _a, removedReason: _r, removedBy: _b, removedByName: _n, ...inserted } = record;
-  await ledger.setDelegation(inserted);
+  await ledger.decisions.setDelegation(inserted);
   return { status: 'set', delegation: view(record, now) };
 }
 
@@ -102,7 +99,7 @@ export async function listAbsences(
   const ledger = absenceLedger(core);
   if (typeof ledger === 'string') throw new Error(ledger);
   const now = core.now();
-  const records = await ledger.listDelegations(options.all ? {} : {});
+  const records = await ledger.decisions.listDelegations(options.all ? {} : {});
   return records.map((r) => view(r, now)).filter((v) => options.all || v.removedAt === undefined);
 }
 
@@ -114,7 +111,7 @@ export async function removeAbsence(core: DecisionsPort, request: RemoveAbsenceR
     return { status: 'refused', message: 'Give a reason: it is kept with the removal.' };
   }
   const names = core.decisions.storePrincipalNames;
-  const removed = await ledger.removeDelegation({
+  const removed = await ledger.decisions.removeDelegation({
     id: request.id,
     now: core.now(),
     reason: request.reason.trim(),
@@ -122,7 +119,7 @@ export async function removeAbsence(core: DecisionsPort, request: RemoveAbsenceR
     byName: names ? request.operator : null,
   });
   if (!removed) return { status: 'refused', message: `There is no standing absence delegate ${request.id}.` };
-  const record = (await ledger.listDelegations({})).find((r) => r.id === request.id);
+  const record = (await ledger.decisions.listDelegations({})).find((r) => r.id === request.id);
   return record
     ? { status: 'removed', delegation: view(record, core.now()) }
     : { status: 'refused', message: `There is no absence delegate ${request.id}.` };

@@ -4,7 +4,7 @@
  * `r`) stays waiting on that step; when the step then fails for good, its
  * record says `failed` and the next round would deliver the failure to the
  * flow. Before anyone plays that round, an operator who fixed the cause may
- * run the step again: the step's record is reopened first (`Ledger.reopenStep`:
+ * run the step again: the step's record is reopened first (`LedgerSteps.reopenStep`:
  * only while it is `failed`, so of two operators one reopens it), then the run
  * is rewritten due at once for the scheduler (one compare-and-set on the
  * version read). In that order no round can find the run due while its step
@@ -48,8 +48,7 @@ export async function retryStepRun(core: DecisionsPort, request: RetryStepReques
   const ledger = core.ledger;
   const { id, operator, reason } = request;
   if (!ledger) return refuse(RETRY, 'There is no ledger to retry steps in.');
-  if (!ledger.reopenStep) return refuse(RETRY, 'This ledger cannot reopen a step (it has no reopenStep).');
-  const row = await ledger.getRequest(id);
+  const row = await ledger.requests.getRequest(id);
   if (!row) return refuse(RETRY, `There is no run ${id}.`);
   const no = (message: string) => refuse(RETRY, message, row);
   if (row.status !== 'waiting') return no(ended(core, row, false));
@@ -67,7 +66,7 @@ export async function retryStepRun(core: DecisionsPort, request: RetryStepReques
       `Not retried: run ${id} does not wait on a durable step${waitsOn.length > 0 ? ` (it waits for ${waitsOn.join(', ')})` : ''}. Nothing changed.`,
     );
   }
-  const record = n >= (body.k?.[stepId] ?? 0) ? await ledger.getStep(id, key) : undefined;
+  const record = n >= (body.k?.[stepId] ?? 0) ? await ledger.steps.getStep(id, key) : undefined;
   if (!record) return no(`Not retried: run ${id} does not wait on step ${key}. Nothing changed.`);
   if (record.status !== 'failed') {
     const how =
@@ -77,14 +76,14 @@ export async function retryStepRun(core: DecisionsPort, request: RetryStepReques
 
   const started = core.now();
   // Reopened first: from the rewrite on, any round that finds the run due finds its step open.
-  if (!(await ledger.reopenStep(id, key, started))) {
+  if (!(await ledger.steps.reopenStep(id, key, started))) {
     return no(`Not retried: step ${key} of run ${id} was reopened or recorded meanwhile, by another operator.`);
   }
   let [current, opened] = [row, blob];
   let next: ParkedBlob = { ...opened, r: opened.r + 1 };
   for (let attempt = 1; ; attempt++) {
     next = { ...opened, r: opened.r + 1 };
-    const written = await ledger.parkRequest(
+    const written = await ledger.requests.parkRequest(
       {
         id,
         flow: current.flow,
@@ -101,7 +100,7 @@ export async function retryStepRun(core: DecisionsPort, request: RetryStepReques
       current.version,
     );
     if (written.status !== 'conflict') break;
-    const now = await ledger.getRequest(id);
+    const now = await ledger.requests.getRequest(id);
     if (!now) return no(`Not retried: run ${id} is gone.`);
     if (now.status !== 'waiting') return no(ended(core, now, true));
     const reread = openParked(codec, now);

@@ -42,7 +42,7 @@ export async function terminateRun(core: DecisionsPort, request: OperatorRequest
   const ledger = core.ledger;
   const { id, operator, reason } = request;
   if (!ledger) return refuse(TERMINATE, 'There is no ledger to end runs in.');
-  const row = await ledger.getRequest(id);
+  const row = await ledger.requests.getRequest(id);
   if (!row) return refuse(TERMINATE, `There is no run ${id}.`);
   const no = (message: string) => refuse(TERMINATE, message, row);
   if (row.status !== 'waiting') return no(ended(core, row, false));
@@ -54,7 +54,7 @@ export async function terminateRun(core: DecisionsPort, request: OperatorRequest
   const started = core.now();
   const final: FinalOutcome = { type: 'error', message: `Terminated by an operator: ${reason}` };
   const ending: ParkedBlob = { ...blob, r: blob.r + 1, o: final };
-  const written = await ledger.parkRequest(
+  const written = await ledger.requests.parkRequest(
     {
       id,
       flow: row.flow,
@@ -83,14 +83,14 @@ export async function terminateRun(core: DecisionsPort, request: OperatorRequest
     row.version,
   );
   if (written.status === 'conflict') {
-    const now = await ledger.getRequest(id);
+    const now = await ledger.requests.getRequest(id);
     if (!now) return no(`Not terminated: run ${id} is gone.`);
     if (now.status !== 'waiting') return no(ended(core, now, true));
     return no(
       `Not terminated: run ${id} was written meanwhile (version ${now.version}, a decision or another operator came first) and still waits. Nothing changed; look again and retry.`,
     );
   }
-  await ledger
+  await ledger.decisions
     .closeDecisions(id, core.now())
     .catch((error: unknown) => core.log({ type: 'flow_error', flow: row.flow, fid: id, error }));
   await auditOperatorAction(core, {

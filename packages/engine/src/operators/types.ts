@@ -99,19 +99,21 @@ export interface OperatorTools {
    * round (any server's scheduler, about a second later, or the requester's `baton_resume`)
    * claims it and runs it with fresh attempts. `complete` saying so; an `error` refusal with a
    * sentence when the run is not waiting on the step, the step has not failed, the run has ended,
-   * or another write won. Needs no flow: only the keys, and a ledger that reopens steps.
+   * or another write won. Needs no flow: only the keys, and a ledger with the `steps` facet.
    */
   retryStep(request: RetryStepRequest): Promise<RoundOutcome>;
   /**
    * Set an absence delegate: while `principal` is away (`startsAt` to `endsAt`), `delegate` may
    * make any decision `principal` with `roles` may make (never on a request either of them made).
    * @returns `{ status: 'set', delegation }`, or `{ status: 'refused', message }` for bad input or
-   *   a ledger without delegations.
+   *   no ledger.
+   * @throws LedgerFacetMissingError on a ledger without the `decisions` facet (declare it in
+   *   `RunnerOptions.ledgerFacets` to have createRunner refuse the ledger instead).
    */
   setAbsence(request: SetAbsenceRequest): Promise<AbsenceResult>;
   /**
    * Absence delegates, newest first; removed ones only with `all`.
-   * @throws Error on a ledger without delegations.
+   * @throws Error without a ledger; LedgerFacetMissingError on a ledger without the `decisions` facet.
    */
   listAbsences(options?: { readonly all?: boolean }): Promise<AbsenceView[]>;
   /** Remove a standing absence delegate (kept, marked removed, with the operator and reason). */

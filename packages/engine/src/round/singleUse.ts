@@ -22,7 +22,7 @@ import type { Flow } from '../authoring/flowTypes.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from '../codec/types.js';
 import type { RunnerLogEvent } from '../contract/call.js';
-import type { Ledger, RedeemRequest, RedeemResult } from '../contract/ledger.js';
+import type { FullLedger, RedeemRequest, RedeemResult } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
 import {
   InvalidRequestStateError,
@@ -39,7 +39,7 @@ import { type CompactSnapshot, toPersistedState } from './snapshot.js';
 export interface SingleUseSettings {
   readonly codec: RequestStateCodec;
   /** Without a ledger nothing is redeemed: the round just runs. */
-  readonly ledger: Ledger | undefined;
+  readonly ledger: FullLedger | undefined;
   readonly now: () => number;
   readonly log: (event: RunnerLogEvent) => void;
   /** How long a duplicate of a round still running is held for its outcome, ms. */
@@ -224,7 +224,7 @@ export function redeemOnce(
 /** {@link redeemOnce} with a ledger and a presented state: redeem, answer or hold a duplicate, play, record. */
 async function redeemed(
   settings: SingleUseSettings,
-  ledger: Ledger,
+  ledger: FullLedger,
   round: SingleUseRound,
   claims: Pick<RequestStateClaims, 'jti' | 'exp'>,
   play: () => Promise<RoundOutcome>,
@@ -234,7 +234,7 @@ async function redeemed(
   const jti = claims.jti;
   const responsesDigest = codec.digest(round.answers, 'responses');
   const request: RedeemRequest = { jti, responsesDigest, expiresAt: claims.exp, now: settings.now() };
-  let redemption = await ledger.redeem(request);
+  let redemption = await ledger.redemptions.redeem(request);
   if (redemption.status === 'in_progress') {
     const abandonedAfterMs = round.parks ? settings.abandonedAfterMs.parked : settings.abandonedAfterMs.plain;
     redemption = await holdDuplicate(settings, flow, request, redemption, abandonedAfterMs);
@@ -253,7 +253,7 @@ async function redeemed(
     throw error;
   }
   // The round's effects have happened: failing to record them for retries must not lose the answer.
-  await ledger
+  await ledger.redemptions
     .recordOutcome(jti, codec.sealBlob(JSON.stringify(outcome), 'outcome', outcomeBinding(jti, flow.name, fid)))
     .catch((error: unknown) => settings.log({ type: 'flow_error', flow: flow.name, fid, error }));
   return outcome;
@@ -290,7 +290,7 @@ async function holdDuplicate(
     if (left <= 0) throw new RoundInProgressError(IN_PROGRESS_RETRY_AFTER_MS);
     await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
     pause = Math.min(pause * 2, LONGEST_POLL_MS);
-    const again = await settings.ledger!.redeem({ ...request, now: settings.now() });
+    const again = await settings.ledger!.redemptions.redeem({ ...request, now: settings.now() });
     if (again.status !== 'in_progress') return again;
     redeemedAt = again.redeemedAt;
   }
@@ -335,7 +335,7 @@ function recordedOutcome(
  * would otherwise treat as a round that crashed mid-way (`replayed`: the flow
  * instance lost). Since this round did not crash but was cut short by the
  * operator's database, the runner RELEASES the redemption (deletes the row,
- * only while it has no outcome and the same answers: `Ledger.releaseRedemption`,
+ * only while it has no outcome and the same answers: `LedgerRedemptions.releaseRedemption`,
  * which the PostgreSQL ledger retries while the database restarts) before it
  * answers, so the client's retry of the same requestState runs the round
  * again. Re-running is safe for what the ledger keeps: a durable step recorded
@@ -351,14 +351,13 @@ function recordedOutcome(
  * server crashed mid-way or that are still running elsewhere.
  */
 export async function releaseAfterOutage(
-  ledger: Ledger,
+  ledger: FullLedger,
   redemption: { readonly jti: string; readonly responsesDigest: string },
   where: { readonly flow: string; readonly fid: string },
   log: (event: RunnerLogEvent) => void,
 ): Promise<void> {
-  if (!ledger.releaseRedemption) return;
   try {
-    await ledger.releaseRedemption(redemption.jti, redemption.responsesDigest);
+    await ledger.redemptions.releaseRedemption(redemption.jti, redemption.responsesDigest);
   } catch (error) {
     log({ type: 'flow_error', flow: where.flow, fid: where.fid, error });
   }

@@ -27,6 +27,7 @@ import { terminateRun } from '../operators/terminate.js';
 import type { OperatorTools } from '../operators/types.js';
 import { type FireOptions, type FireReport, fireDueTimers } from '../schedule/fire.js';
 import { createDecisionsPort } from './decisionsPort.js';
+import { hasFacet } from './facets.js';
 import type { RunnerOptions } from './options.js';
 import { run, serve } from './serve.js';
 import { createRunnerState, newId } from './state.js';
@@ -98,6 +99,10 @@ export interface Runner {
 /**
  * Create a round runner.
  *
+ * With a ledger, its facets are checked once here against what the flows and options need (see
+ * `Ledger` and `RunnerOptions.ledgerFacets`).
+ * @throws LedgerFacetMissingError when the ledger lacks a facet a flow or an option needs.
+ *
  * @example
  * ```ts
  * import { type CallContext, createRequestStateCodec, createRunner, generateKey } from '@baton/engine';
@@ -122,7 +127,10 @@ export function createRunner(options: RunnerOptions): Runner {
   const state = createRunnerState(options);
   const port = createDecisionsPort(state);
   const { flows, ledger } = state;
-  if (ledger) void rewriteLegacyDeciders(ledger, state.codec, state.storeNames, state.log);
+  // Only a ledger that keeps decisions can hold a legacy decider.
+  if (ledger && options.ledger && hasFacet(options.ledger, 'decisions')) {
+    void rewriteLegacyDeciders(ledger, state.codec, state.storeNames, state.log);
+  }
   const resumeServer: ResumeServer = {
     resume: (flow, binding, context, requestState, inputResponses, row) =>
       serve(state, port, flow, binding, context, requestState, inputResponses, row, 'resume'),

@@ -9,7 +9,7 @@ import type { Flow } from '../authoring/flowTypes.js';
 import type { RequestStateCodec } from '../codec/types.js';
 import type { AuditLog } from '../contract/audit.js';
 import type { RunnerLogEvent } from '../contract/call.js';
-import type { Ledger } from '../contract/ledger.js';
+import type { Ledger, LedgerFacet } from '../contract/ledger.js';
 import type { DecidedEvent, DecisionRequestedEvent } from '../decisions/types.js';
 import type { Inspector } from '../inspection/inspector.js';
 import { DEFAULT_MAX_TTL_SECONDS, DEFAULT_TTL_SECONDS, type LifetimeSettings } from '../round/lifetimes.js';
@@ -88,10 +88,19 @@ export interface RunnerOptions {
    * Write notifications (`decision.requested`, `decision.made`, `request.ended`,
    * `flow.notification`) into the ledger's outbox with each parked write, for delivery
    * from it (`baton serve --notify-webhook`), and the `notify()`s of rounds that park nothing on
-   * their own. Default `false`. Needs a ledger with an outbox (`enqueueOutbox`, `claimOutbox`):
-   * `createRunner` throws otherwise.
+   * their own. Default `false`. Needs a ledger with the `outbox` facet: `createRunner` throws
+   * `LedgerFacetMissingError` otherwise.
    */
   readonly outbox?: boolean;
+  /**
+   * Facets of the ledger that features outside the flows will use, checked by `createRunner`
+   * with those the flows need (see `Ledger`): `['schedule']` for a scheduler
+   * (`runner.fireDueTimers`), `['runs']` for `baton runs` and the inspector's run list,
+   * `['health']` for `/metrics` and `/readyz`. A facet the flows need (a decision state:
+   * `decisions`; an event wait: `events`; durable steps: `steps`) need not be named.
+   * `createRunner` throws `LedgerFacetMissingError` for one the ledger lacks.
+   */
+  readonly ledgerFacets?: readonly LedgerFacet[];
   /**
    * The page where a decision is made, for the `decision.requested` notifications of the outbox
    * (their `data.url`): given the request id and the decision's key (so that a link names its

@@ -15,9 +15,8 @@ import { randomBytesFromPool } from '../codec/randomPool.js';
 import type { RequestStateCodec } from '../codec/types.js';
 import type { AuditLog } from '../contract/audit.js';
 import type { RunnerLogEvent } from '../contract/call.js';
-import type { Ledger } from '../contract/ledger.js';
+import type { FullLedger } from '../contract/ledger.js';
 import type { DecisionSettings } from '../decisions/port.js';
-import { hasQuorum } from '../decisions/quorum.js';
 import { MAX_ATTEMPTS } from '../decisions/requesterRound.js';
 import { taskPollSettings } from '../decisions/taskStatus.js';
 import {
@@ -32,6 +31,7 @@ import { checkFlowDeadlines } from '../round/lifetimes.js';
 import type { RoundSettings } from '../round/play.js';
 import { type SingleUseSettings, singleUseBounds } from '../round/singleUse.js';
 import type { StepSettings } from '../steps/durableSteps.js';
+import { checkLedgerFacets } from './facets.js';
 import { lifetimeOptions, type RunnerOptions } from './options.js';
 
 /** The runner's state, worked out once by {@link createRunnerState}. */
@@ -40,7 +40,8 @@ export interface RunnerState {
   /** Each flow's machine, with the flow services provided. */
   readonly machines: ReadonlyMap<string, AnyStateMachine>;
   readonly codec: RequestStateCodec;
-  readonly ledger: Ledger | undefined;
+  /** The runner's ledger, its facets checked against the flows and options (`facets.ts`). */
+  readonly ledger: FullLedger | undefined;
   readonly now: () => number;
   readonly log: (event: RunnerLogEvent) => void;
   readonly settings: RoundSettings;
@@ -68,7 +69,8 @@ export function newId(): string {
 
 /**
  * Work out the runner's state from its options: defaults applied, every setting checked.
- * @throws Error for two flows of one name; TypeError for a bad setting; FlowDefinitionError for a
+ * @throws Error for two flows of one name; LedgerFacetMissingError for a ledger without a facet
+ * the flows or options need; TypeError for a bad setting; FlowDefinitionError for a
  * constant deadline past `maxTtlSeconds`.
  */
 export function createRunnerState(options: RunnerOptions): RunnerState {
@@ -77,7 +79,16 @@ export function createRunnerState(options: RunnerOptions): RunnerState {
     if (flows.has(flow.name)) throw new Error(`two flows are named "${flow.name}"`);
     flows.set(flow.name, flow);
   }
-  const { codec, ledger } = options;
+  const { codec } = options;
+  // The one check of the ledger's facets: no feature asks later whether a method exists.
+  const ledger =
+    options.ledger === undefined
+      ? undefined
+      : checkLedgerFacets(options.ledger, {
+          flows: flows.values(),
+          outbox: options.outbox,
+          ledgerFacets: options.ledgerFacets,
+        });
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});
   const { ttlSeconds, maxTtlSeconds } = lifetimeOptions(options);
@@ -125,19 +136,6 @@ export function createRunnerState(options: RunnerOptions): RunnerState {
   };
 
   const decisionHoldMs = positive('holdMs', options.holdMs ?? 7000);
-  // A round that parks nothing writes its notify()s outside a parked write: refused here, not dropped later.
-  if (options.outbox === true && ledger !== undefined && !ledger.enqueueOutbox) {
-    throw new TypeError(
-      'runner: outbox needs a ledger with an outbox (enqueueOutbox, claimOutbox: @baton/store ledgers at schema 8)',
-    );
-  }
-  // A quorum decision's votes need the ledger's vote table: refused here, not at the first vote.
-  const quorumFlow = [...flows.values()].find(hasQuorum);
-  if (quorumFlow && ledger !== undefined && (!ledger.recordVote || !ledger.listVotes)) {
-    throw new TypeError(
-      `runner: flow "${quorumFlow.name}" has a quorum decision, which needs a ledger that records votes (recordVote, listVotes: @baton/store ledgers at schema 11)`,
-    );
-  }
   const storeNames = options.storePrincipalNames ?? options.storeRequesterNames ?? false;
   return {
     flows,

@@ -46,14 +46,15 @@ export interface SchedulerPort {
 /**
  * Fire the due timers of parked instances once: claim what is due, play each, write it back.
  * Never throws for one request's failure (it is logged; its claim lapses and it is tried again).
- * @throws Error when the runner has no ledger, or its ledger has no scheduler (`claimDueRequests`).
+ * @throws Error when the runner has no ledger; LedgerFacetMissingError when its ledger has no
+ * `schedule` facet (declare it in `RunnerOptions.ledgerFacets` to have createRunner check it).
  */
 export async function fireDueTimers(port: SchedulerPort, options: FireOptions = {}): Promise<FireReport> {
   const { core, owner } = port;
   const ledger = core.ledger;
-  if (!ledger?.claimDueRequests) throw new Error('fireDueTimers needs a ledger with a scheduler (schema 8)');
+  if (!ledger) throw new Error('fireDueTimers needs a ledger with a scheduler');
   const now = core.now();
-  const claimed: DueRequest[] = await ledger.claimDueRequests({
+  const claimed: DueRequest[] = await ledger.schedule.claimDueRequests({
     owner,
     now,
     leaseUntil: now + (options.leaseMs ?? 30_000),

@@ -30,7 +30,7 @@ import { backoffBefore, type StepDeclaration, type StepExecutor } from '../autho
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateCodec } from '../codec/types.js';
 import type { RunnerLogEvent } from '../contract/call.js';
-import type { Ledger, StepRecord } from '../contract/ledger.js';
+import type { FullLedger, StepRecord } from '../contract/ledger.js';
 import { FlowError, isLedgerUnavailable } from '../errors.js';
 
 /** What a step's execution came to, as sealed in the ledger: a result, or an error message (`f`: a FlowError). */
@@ -43,7 +43,7 @@ export type RunningSteps = Record<string, [src: string, input: unknown]>;
 
 /** What every round of one runner shares about steps. */
 export interface StepSettings {
-  readonly ledger: Ledger | undefined;
+  readonly ledger: FullLedger | undefined;
   readonly codec: RequestStateCodec;
   readonly now: () => number;
   readonly log: (event: RunnerLogEvent) => void;
@@ -146,7 +146,7 @@ export class RoundSteps {
   #claim(key: string, leaseMs: number) {
     const { now, owner } = this.#settings;
     const at = now();
-    return this.#settings.ledger!.claimStep({
+    return this.#settings.ledger!.steps.claimStep({
       id: this.#fid,
       key,
       owner,
@@ -193,7 +193,7 @@ export class RoundSteps {
       // Held by another instance: read until recorded, or until its lease ends (then claim again).
       const wait = Math.min(pollMs, claim.leaseUntil - now() + 1);
       await sleep(wait);
-      const row = await ledger.getStep(this.#fid, key);
+      const row = await ledger.steps.getStep(this.#fid, key);
       if (row && row.status !== 'running') {
         const opened = this.#open(row);
         if (opened) return opened;
@@ -229,7 +229,7 @@ export class RoundSteps {
     const status = outcome.ok ? 'succeeded' : 'failed';
     const sealed = this.#seal(key, outcome);
     const record = async () => {
-      const recorded = await ledger.recordStep({ id: this.#fid, key, status, outcome: sealed, now: now() });
+      const recorded = await ledger.steps.recordStep({ id: this.#fid, key, status, outcome: sealed, now: now() });
       if (recorded.status === 'already_recorded') return this.#open(recorded.record);
       if (recorded.status === 'unknown') throw new Error(`step ${key} vanished from the ledger before it was recorded`);
       return outcome;

@@ -126,7 +126,10 @@ export interface FlowTesterOptions<TMachine extends AnyStateMachine = AnyStateMa
   method?: FlowMethod;
   /** Input kinds the pretend client declares (default: all). */
   capabilities?: ClientInputCapabilities;
-  /** A ledger, for flows that mint single-use tokens or to test single use. */
+  /**
+   * A ledger, for flows that mint single-use tokens or to test single use. Its `schedule` facet, when
+   * it has one, fires timers on `clock.advance`; its `outbox`, the runs' notifications.
+   */
   ledger?: Ledger;
   /** Start time, ms since epoch (default: now). */
   startAt?: number;
@@ -276,11 +279,15 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
   options: FlowTesterOptions<TMachine> = {},
 ): FlowTester<TInputs, TArgs> {
   let time = options.startAt ?? Date.now();
+  // The facets the given ledger declares, read once: timers fire, and notifications are read
+  // back, through the facets it has.
+  const schedule = options.ledger?.schedule !== undefined;
+  const outbox = options.ledger?.outbox;
   const clock: TestClock = {
     now: () => time,
     advance: async (ms) => {
       time += ms;
-      if (!options.ledger?.claimDueRequests) return;
+      if (!schedule) return;
       // As the scheduler does: fire what is due until nothing is.
       let report = await runner.fireDueTimers({ limit: 1000 });
       while (report.claimed >= 1000) report = await runner.fireDueTimers({ limit: 1000 });
@@ -288,10 +295,9 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
   };
   const sent: TestNotification[] = [];
   const notifications = async (): Promise<readonly TestNotification[]> => {
-    const ledger = options.ledger;
-    if (!ledger?.claimOutbox) return sent;
+    if (!outbox) return sent;
     // Each message is handed out once: leased for good.
-    const claimed = await ledger.claimOutbox({
+    const claimed = await outbox.claimOutbox({
       now: Number.MAX_SAFE_INTEGER - 1,
       leaseUntil: Number.MAX_SAFE_INTEGER,
       limit: 10_000,
@@ -341,7 +347,13 @@ export function createFlowTester<TMachine extends AnyStateMachine, TInputs exten
     ...(options.ttlSeconds !== undefined ? { ttlSeconds: options.ttlSeconds } : {}),
     ...(options.maxTtlSeconds !== undefined ? { maxTtlSeconds: options.maxTtlSeconds } : {}),
     // What the runs announce is read back from the ledger's outbox, when it has one.
-    ...(options.ledger ? { ledger: options.ledger, outbox: options.ledger.enqueueOutbox !== undefined } : {}),
+    ...(options.ledger
+      ? {
+          ledger: options.ledger,
+          outbox: outbox !== undefined,
+          ...(schedule ? { ledgerFacets: ['schedule' as const] } : {}),
+        }
+      : {}),
     // A round awaiting decisions answers "retry later" at once (no real-time hold in a test).
     holdMs: 0,
     pollMs: 1,

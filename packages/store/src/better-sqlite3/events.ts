@@ -1,20 +1,23 @@
 /**
- * The SQLite ledger's event statements (schema 9): the event waits of parked
- * requests (`baton_event_waits`, replaced inside every parked write's
- * transaction), received events kept for de-duplication and the lookback
- * window (`baton_events`: one row per (event, id), inserted once with
- * `ON CONFLICT DO NOTHING`, so of two instances recording one id exactly one
- * records it), the reads routing makes on the (event, match_key) indexes, and
- * pruning.
+ * The SQLite ledger's `events` facet (schema 9): received events kept for
+ * de-duplication and the lookback window (`baton_events`: one row per
+ * (event, id), inserted once with `ON CONFLICT DO NOTHING`, so of two
+ * instances recording one id exactly one records it), and the reads routing
+ * makes on the (event, match_key) indexes. The event waits of parked
+ * requests (`baton_event_waits`) are replaced inside every parked write's
+ * transaction, through `sqliteEventWaits`.
  */
-import type { EventRecord, EventWait, EventWaiter, NewEvent, RecordEventResult } from '@baton/engine';
+import type { EventRecord, EventWait, EventWaiter, LedgerEvents, NewEvent, RecordEventResult } from '@baton/engine';
 import { and, asc, eq, gt, gte, sql } from 'drizzle-orm';
-import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { events, eventWaits } from '../schema/sqlite.js';
-import type { WriteBatcher } from './writeBatcher.js';
+import type { SqliteHandle } from './handle.js';
 
-/** The events part of the SQLite ledger. */
-export function createSqliteEvents(db: BetterSQLite3Database, writes: WriteBatcher, assertOpen: () => void) {
+/** Replaces a request's event waits (inside the caller's transaction). */
+export type SqliteEventWaits = (id: string, flow: string, list: readonly EventWait[]) => void;
+
+/** The event waits' writer, for parked writes (`requests.ts`). */
+export function sqliteEventWaits(handle: SqliteHandle): SqliteEventWaits {
+  const { db } = handle;
   const deleteWaits = db
     .delete(eventWaits)
     .where(eq(eventWaits.id, sql.placeholder('id')))
@@ -29,6 +32,16 @@ export function createSqliteEvents(db: BetterSQLite3Database, writes: WriteBatch
     })
     .onConflictDoNothing()
     .prepare();
+
+  return function replaceWaits(id: string, flow: string, list: readonly EventWait[]): void {
+    deleteWaits.run({ id });
+    for (const w of list) insertWait.run({ id, event: w.event, match: w.match, flow });
+  };
+}
+
+/** The `events` facet over `handle`. */
+export function sqliteEvents(handle: SqliteHandle): LedgerEvents {
+  const { db, writes, assertOpen } = handle;
   const insertEvent = db
     .insert(events)
     .values({
@@ -89,63 +102,44 @@ export function createSqliteEvents(db: BetterSQLite3Database, writes: WriteBatch
     .orderBy(asc(events.receivedAt), asc(events.id))
     .limit(sql.placeholder('limit'))
     .prepare();
-  const pruneEvents = db
-    .delete(events)
-    .where(
-      sql`(${events.event}, ${events.id}) in (select ${events.event}, ${events.id} from ${events} where ${events.expiresAt} < ${sql.placeholder('now')} limit ${sql.placeholder('limit')})`,
-    )
-    .prepare();
 
   return {
-    /** Replace a request's event waits (inside the caller's transaction). */
-    replaceWaits(id: string, flow: string, list: readonly EventWait[]): void {
-      deleteWaits.run({ id });
-      for (const w of list) insertWait.run({ id, event: w.event, match: w.match, flow });
+    async recordEvent(event: NewEvent): Promise<RecordEventResult> {
+      assertOpen();
+      return writes.submit(() => {
+        if (insertEvent.get({ ...event }) !== undefined) return { status: 'recorded' } as const;
+        const row = selectEvent.get({ event: event.event, id: event.id });
+        return {
+          status: 'duplicate',
+          delivered: row?.delivered ?? null,
+          receivedAt: Number(row?.receivedAt ?? event.now),
+        } as const;
+      });
     },
-    pruneEvents,
-    methods: {
-      async recordEvent(event: NewEvent): Promise<RecordEventResult> {
-        assertOpen();
-        return writes.submit(() => {
-          if (insertEvent.get({ ...event }) !== undefined) return { status: 'recorded' } as const;
-          const row = selectEvent.get({ event: event.event, id: event.id });
-          return {
-            status: 'duplicate',
-            delivered: row?.delivered ?? null,
-            receivedAt: Number(row?.receivedAt ?? event.now),
-          } as const;
-        });
-      },
-      async getEvent(event: string, id: string) {
-        assertOpen();
-        const row = selectEvent.get({ event, id });
-        return (
-          row && {
-            delivered: row.delivered === null ? null : Number(row.delivered),
-            receivedAt: Number(row.receivedAt),
-          }
-        );
-      },
-      async settleEvent(event: string, id: string, delivered: number): Promise<void> {
-        assertOpen();
-        await writes.submit(() => settle.run({ event, id, delivered }));
-      },
-      async eventWaiters(query: {
-        event: string;
-        match: string;
-        limit: number;
-        after?: string;
-      }): Promise<EventWaiter[]> {
-        assertOpen();
-        const { event, match, limit, after } = query;
-        return after === undefined
-          ? waitersFirst.all({ event, match, limit })
-          : waitersAfter.all({ event, match, limit, after });
-      },
-      async recentEvents(query: { event: string; match: string; now: number; limit: number }): Promise<EventRecord[]> {
-        assertOpen();
-        return recent.all({ ...query }).map((row) => ({ ...row, receivedAt: Number(row.receivedAt) }));
-      },
+    async getEvent(event: string, id: string) {
+      assertOpen();
+      const row = selectEvent.get({ event, id });
+      return (
+        row && {
+          delivered: row.delivered === null ? null : Number(row.delivered),
+          receivedAt: Number(row.receivedAt),
+        }
+      );
+    },
+    async settleEvent(event: string, id: string, delivered: number): Promise<void> {
+      assertOpen();
+      await writes.submit(() => settle.run({ event, id, delivered }));
+    },
+    async eventWaiters(query: { event: string; match: string; limit: number; after?: string }): Promise<EventWaiter[]> {
+      assertOpen();
+      const { event, match, limit, after } = query;
+      return after === undefined
+        ? waitersFirst.all({ event, match, limit })
+        : waitersAfter.all({ event, match, limit, after });
+    },
+    async recentEvents(query: { event: string; match: string; now: number; limit: number }): Promise<EventRecord[]> {
+      assertOpen();
+      return recent.all({ ...query }).map((row) => ({ ...row, receivedAt: Number(row.receivedAt) }));
     },
   };
 }

@@ -1,15 +1,17 @@
 /**
  * Monitoring counters shared by every ledger driver, so that memory, SQLite
  * and PostgreSQL count the same things the same way. `withStats` wraps a
- * driver's finished ledger: it counts redemptions by result and times them
+ * driver's finished facets: it counts redemptions by result and times them
  * (a fixed ring of the most recent samples, so memory stays bounded however
- * long the process runs), counts outcomes recorded and failed calls, and adds
- * `stats()` and `ping()` to the ledger. Counting is plain integer increments
+ * long the process runs), counts outcomes recorded and failed calls (of
+ * every facet), and adds the `health` facet (`stats()` and `ping()`), built
+ * from what the driver's `health.ts` gives it ({@link StatsOptions}). Counting is plain integer increments
  * on the call path; percentiles are computed only when `stats()` is read.
  * Drivers report what only they know (batches sent, the pool) through
  * `BatchCounter` and the `extra` callback.
  */
-import { type BatchStats, type Ledger, type LedgerStats, LedgerUnavailableError } from '@baton/engine';
+import { type BatchStats, type FullLedger, type LedgerStats, LedgerUnavailableError } from '@baton/engine';
+import { type UncountedLedger, wrapFacets } from './facets.js';
 
 /** How many of the most recent redemption times the percentiles are computed over. */
 export const LATENCY_WINDOW = 1024;
@@ -49,10 +51,10 @@ function quantile(sorted: Float64Array, q: number): number {
 }
 
 /**
- * `ledger` with `stats()` and `ping()`, counting its calls (see the module comment). Every method
- * keeps its behaviour: results and errors pass through unchanged.
+ * `ledger` with its `health` facet (`stats()` and `ping()`), counting its calls (see the module
+ * comment). Every method keeps its behaviour: results and errors pass through unchanged.
  */
-export function withStats(ledger: Ledger, options: StatsOptions): Ledger {
+export function withStats(ledger: UncountedLedger, options: StatsOptions): FullLedger {
   const redemptions = { redeemed: 0, retried: 0, inProgress: 0, replayed: 0 };
   let outcomesRecorded = 0;
   let unavailableErrors = 0;
@@ -69,52 +71,52 @@ export function withStats(ledger: Ledger, options: StatsOptions): Ledger {
     throw error;
   };
 
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, method] of Object.entries(ledger) as [string, (...args: unknown[]) => Promise<unknown>][]) {
-    if (typeof method !== 'function') continue;
-    wrapped[name] =
-      name === 'close' ? method.bind(ledger) : (...args: unknown[]) => method.apply(ledger, args).catch(failed);
-  }
+  const wrapped = wrapFacets(ledger, (call) => call().catch(failed));
+  const source = ledger.redemptions;
 
-  const counted: Ledger = {
-    ...(wrapped as unknown as Ledger),
-    async redeem(request) {
-      const started = performance.now();
-      const result = await ledger.redeem(request).catch(failed);
-      const ms = performance.now() - started;
-      window[timed % LATENCY_WINDOW] = ms;
-      timed++;
-      sumMs += ms;
-      if (result.status === 'retry') redemptions.retried++;
-      else if (result.status === 'in_progress') redemptions.inProgress++;
-      else redemptions[result.status]++;
-      return result;
+  return {
+    ...wrapped,
+    redemptions: {
+      ...wrapped.redemptions,
+      async redeem(request) {
+        const started = performance.now();
+        const result = await source.redeem(request).catch(failed);
+        const ms = performance.now() - started;
+        window[timed % LATENCY_WINDOW] = ms;
+        timed++;
+        sumMs += ms;
+        if (result.status === 'retry') redemptions.retried++;
+        else if (result.status === 'in_progress') redemptions.inProgress++;
+        else redemptions[result.status]++;
+        return result;
+      },
+      async recordOutcome(jti, sealedOutcome) {
+        await source.recordOutcome(jti, sealedOutcome).catch(failed);
+        outcomesRecorded++;
+      },
     },
-    async recordOutcome(jti, sealedOutcome) {
-      await ledger.recordOutcome(jti, sealedOutcome).catch(failed);
-      outcomesRecorded++;
-    },
-    ping: () => options.ping().catch(failed),
-    stats(): LedgerStats {
-      const sorted = window.slice(0, Math.min(timed, LATENCY_WINDOW)).sort();
-      return {
-        driver: options.driver,
-        redemptions: { ...redemptions },
-        outcomesRecorded,
-        unavailableErrors,
-        errors,
-        lastErrorAt,
-        redeemLatency: {
-          count: timed,
-          sumMs,
-          p50Ms: quantile(sorted, 0.5),
-          p90Ms: quantile(sorted, 0.9),
-          p99Ms: quantile(sorted, 0.99),
-          maxMs: sorted.length > 0 ? sorted[sorted.length - 1]! : 0,
-        },
-        ...options.extra?.(),
-      };
+    health: {
+      ping: () => options.ping().catch(failed),
+      stats(): LedgerStats {
+        const sorted = window.slice(0, Math.min(timed, LATENCY_WINDOW)).sort();
+        return {
+          driver: options.driver,
+          redemptions: { ...redemptions },
+          outcomesRecorded,
+          unavailableErrors,
+          errors,
+          lastErrorAt,
+          redeemLatency: {
+            count: timed,
+            sumMs,
+            p50Ms: quantile(sorted, 0.5),
+            p90Ms: quantile(sorted, 0.9),
+            p99Ms: quantile(sorted, 0.99),
+            maxMs: sorted.length > 0 ? sorted[sorted.length - 1]! : 0,
+          },
+          ...options.extra?.(),
+        };
+      },
     },
   };
-  return counted;
 }

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { describe, inject } from 'vitest';
+import { afterAll, describe, inject } from 'vitest';
 
 const inCi = process.env.CI === 'true' || process.env.CI === '1';
 
@@ -66,5 +66,24 @@ export async function createTestDatabase(baseUrl: string): Promise<{ url: string
         await client.end();
       }
     },
+  };
+}
+
+/**
+ * One test database per store name, created on first use and dropped after the suite (call it
+ * inside a `describe`): `(await databases('votes'))` is the same URL every time it is asked.
+ */
+export function useTestDatabases(baseUrl: string): (store: string) => Promise<string> {
+  const created = new Map<string, Promise<{ url: string; drop: () => Promise<void> }>>();
+  afterAll(async () => {
+    for (const database of created.values()) await (await database).drop();
+  });
+  return async (store) => {
+    let database = created.get(store);
+    if (database === undefined) {
+      database = createTestDatabase(baseUrl);
+      created.set(store, database);
+    }
+    return (await database).url;
   };
 }

@@ -29,14 +29,14 @@ process.once('message', async () => {
       while (!mine(next)) next++;
       const i = next++;
       const jti = `crash-${i}`;
-      const result = await ledger.redeem({
+      const result = await ledger.redemptions.redeem({
         jti,
         responsesDigest: 'crash',
         expiresAt: CRASH_NOW + 3_600_000,
         now: CRASH_NOW,
       });
       if (result.status === 'redeemed') {
-        if (i % 3 !== 0) await ledger.recordOutcome(jti, `outcome-${i}`);
+        if (i % 3 !== 0) await ledger.redemptions.recordOutcome(jti, `outcome-${i}`);
         won.push(i);
       }
       if (++done % 25 === 0) {

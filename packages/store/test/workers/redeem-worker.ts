@@ -8,7 +8,7 @@
  * or claims durable steps (`id/key` pairs) and records the outcome of each it won,
  * then reports what it won and exits. Driven over the fork IPC channel.
  */
-import type { Ledger } from '@baton/engine';
+import type { FullLedger } from '@baton/engine';
 import { createSqliteLedger } from '../../src/better-sqlite3/index.js';
 import { createPostgresLedger } from '../../src/node-postgres/index.js';
 
@@ -38,7 +38,7 @@ export type WorkerReport =
 const [kind, location] = process.argv.slice(2);
 const send = (message: WorkerReport) => process.send!(message);
 
-async function open(): Promise<Ledger> {
+async function open(): Promise<FullLedger> {
   if (kind === 'sqlite') return createSqliteLedger({ path: location!, pruneIntervalMs: 0 });
   if (kind === 'postgres') return createPostgresLedger({ connectionString: location!, pruneIntervalMs: 0 });
   throw new Error(`unknown ledger kind ${kind}`);
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
           const item = command.items[next++]!;
           if (command.mode === 'step') {
             const [id, key] = item.split('/') as [string, string];
-            const claim = await ledger.claimStep({
+            const claim = await ledger.steps.claimStep({
               id,
               key,
               owner: me,
@@ -73,7 +73,13 @@ async function main(): Promise<void> {
             });
             count(claim.status);
             if (claim.status === 'claimed') {
-              const recorded = await ledger.recordStep({ id, key, status: 'succeeded', outcome: me, now: command.now });
+              const recorded = await ledger.steps.recordStep({
+                id,
+                key,
+                status: 'succeeded',
+                outcome: me,
+                now: command.now,
+              });
               count(`record_${recorded.status}`);
               if (recorded.status === 'recorded') won.push(item);
             }
@@ -81,8 +87,8 @@ async function main(): Promise<void> {
             const [id, key] = item.split('/') as [string, string];
             // As the engine does: record at the version just read; on a conflict read it again.
             for (;;) {
-              const expectedVersion = (await ledger.getRequest(id))?.version ?? 0;
-              const result = await ledger.recordDecision({
+              const expectedVersion = (await ledger.requests.getRequest(id))?.version ?? 0;
+              const result = await ledger.decisions.recordDecision({
                 id,
                 key,
                 decider: me,
@@ -98,11 +104,11 @@ async function main(): Promise<void> {
           } else if (command.mode === 'park') {
             // Move the request on until it reaches the target version, losing to others on the way.
             for (;;) {
-              const current = await ledger.getRequest(item);
+              const current = await ledger.requests.getRequest(item);
               if (current === undefined) throw new Error(`request ${item} vanished`);
               if (current.version >= command.targetVersion!) break;
               const next = current.version + 1;
-              const result = await ledger.parkRequest(
+              const result = await ledger.requests.parkRequest(
                 { ...current, state: `${me}:${next}`, now: command.now + next },
                 current.version,
               );
@@ -116,13 +122,13 @@ async function main(): Promise<void> {
           } else {
             const result =
               command.mode === 'jti'
-                ? await ledger.redeem({
+                ? await ledger.redemptions.redeem({
                     jti: item,
                     responsesDigest: 'race',
                     expiresAt: command.now + 3_600_000,
                     now: command.now,
                   })
-                : await ledger.redeemToken(item, 'race', command.now);
+                : await ledger.redemptions.redeemToken(item, 'race', command.now);
             count(result.status);
             if (result.status === 'redeemed') won.push(item);
           }

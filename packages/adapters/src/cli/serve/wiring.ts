@@ -15,9 +15,9 @@ import {
   createRunner,
   createScheduler,
   type Flow,
+  type FullLedger,
   generateKey,
   type KeyRing,
-  type Ledger,
   needsLedgerOnlyForSteps,
   parseKeyRingEnv,
   type Runner,
@@ -287,7 +287,7 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
     if (wire) opened.push({ what: 'stdout', close: wire.restore });
     const inspector = options.inspect ? await loadInspector(options.inspect) : undefined;
     if (inspector?.stop) opened.push({ what: 'the inspector', close: inspector.stop });
-    let ledger: Ledger | undefined;
+    let ledger: FullLedger | undefined;
     let audit: (AuditLog & { close(): Promise<void> }) | undefined;
     if (options.ledger !== undefined) {
       try {
@@ -305,8 +305,8 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
       if (!process.env.BATON_KEYS?.trim()) await refuseForeignLedger(ledger, createRequestStateCodec({ keys }));
     }
 
-    // With a ledger that has an outbox, notifications are written with the rounds and delivered from it, signed.
-    const outboxed = options.notifyWebhook !== undefined && ledger?.claimOutbox !== undefined;
+    // With a ledger (every @baton/store ledger has an outbox), notifications are written with the rounds and delivered from it, signed.
+    const outboxed = options.notifyWebhook !== undefined && ledger !== undefined;
     const webhook =
       options.notifyWebhook && !outboxed
         ? createWebhookNotifier({ url: options.notifyWebhook, onError: (message) => warn(message) })
@@ -344,7 +344,7 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
       });
       opened.push({ what: 'the webhook', close: () => deliverer.stop() });
     }
-    if (ledger?.claimDueRequests && !options.noScheduler) {
+    if (ledger && !options.noScheduler) {
       const scheduler = createScheduler({
         runner,
         pollMs: SCHEDULER_POLL_MS,

@@ -10,15 +10,15 @@
  * within one millisecond), and pruning removes them with their request.
  * A recorded decision keeps its display name and channel.
  */
-import type { Ledger, RecordVote } from '@baton/engine';
+import type { FullLedger, RecordVote } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decisionRequest, newId, parked, T0 } from './contract.js';
+import { decisionRequest, newId, parked, T0 } from '../fixtures.js';
 
 /** Run the votes contract against ledgers made by `open`; `second` opens another handle on the same database. */
-export function votesContract(name: string, open: () => Promise<Ledger>, second?: () => Promise<Ledger>): void {
+export function votesContract(name: string, open: () => Promise<FullLedger>, second?: () => Promise<FullLedger>): void {
   describe(`${name}: Ledger contract, quorum votes`, () => {
-    let ledger: Ledger;
-    let other: Ledger | undefined;
+    let ledger: FullLedger;
+    let other: FullLedger | undefined;
     beforeAll(async () => {
       ledger = await open();
       other = second ? await second() : undefined;
@@ -46,24 +46,26 @@ export function votesContract(name: string, open: () => Promise<Ledger>, second?
     });
     const parkedWithDecision = async () => {
       const id = newId();
-      expect(await ledger.parkRequest(parked(id), null)).toEqual({ status: 'parked', version: 1 });
-      await ledger.requestDecisions([decisionRequest(id, 'manager_approval')]);
+      expect(await ledger.requests.parkRequest(parked(id), null)).toEqual({ status: 'parked', version: 1 });
+      await ledger.decisions.requestDecisions([decisionRequest(id, 'manager_approval')]);
       return id;
     };
 
     it('records a vote as a write of its request, once per voter, and completes the decision with the last vote', async () => {
       const id = await parkedWithDecision();
-      expect(await ledger.recordVote!(vote(id, 'bob', 1, { voterName: 'bob', displayName: 'Bob B.' }))).toEqual({
+      expect(
+        await ledger.decisions.recordVote(vote(id, 'bob', 1, { voterName: 'bob', displayName: 'Bob B.' })),
+      ).toEqual({
         status: 'recorded',
         version: 2,
       });
-      expect((await ledger.getRequest(id))?.version).toBe(2);
+      expect((await ledger.requests.getRequest(id))?.version).toBe(2);
       // The same voter again: refused, whatever version it read.
-      expect(await ledger.recordVote!(vote(id, 'bob', 2))).toEqual({ status: 'already_voted' });
-      expect(await ledger.recordVote!(vote(id, 'bob', 1))).toEqual({ status: 'already_voted' });
+      expect(await ledger.decisions.recordVote(vote(id, 'bob', 2))).toEqual({ status: 'already_voted' });
+      expect(await ledger.decisions.recordVote(vote(id, 'bob', 1))).toEqual({ status: 'already_voted' });
       // Another voter from a stale version: conflict, nothing written.
-      expect(await ledger.recordVote!(vote(id, 'dave', 1))).toEqual({ status: 'conflict' });
-      expect((await ledger.listDecisions({ id }))[0]?.status).toBe('pending');
+      expect(await ledger.decisions.recordVote(vote(id, 'dave', 1))).toEqual({ status: 'conflict' });
+      expect((await ledger.decisions.listDecisions({ id }))[0]?.status).toBe('pending');
       const decide = {
         decider: 'hash-dave',
         deciderName: null,
@@ -71,11 +73,13 @@ export function votesContract(name: string, open: () => Promise<Ledger>, second?
         content: 'sealed-decision',
         via: 'decide',
       };
-      expect(await ledger.recordVote!(vote(id, 'dave', 2, { via: 'decide', now: T0 + 2000, decide }))).toEqual({
-        status: 'recorded',
-        version: 3,
-      });
-      const [decided] = await ledger.listDecisions({ id });
+      expect(await ledger.decisions.recordVote(vote(id, 'dave', 2, { via: 'decide', now: T0 + 2000, decide }))).toEqual(
+        {
+          status: 'recorded',
+          version: 3,
+        },
+      );
+      const [decided] = await ledger.decisions.listDecisions({ id });
       expect(decided).toMatchObject({
         status: 'decided',
         decider: 'hash-dave',
@@ -83,7 +87,7 @@ export function votesContract(name: string, open: () => Promise<Ledger>, second?
         decidedAt: T0 + 2000,
         via: 'decide',
       });
-      expect(await ledger.listVotes!(id)).toEqual([
+      expect(await ledger.decisions.listVotes(id)).toEqual([
         {
           id,
           key: 'manager_approval',
@@ -108,43 +112,45 @@ export function votesContract(name: string, open: () => Promise<Ledger>, second?
         },
       ]);
       // Decided: no more votes.
-      expect(await ledger.recordVote!(vote(id, 'erin', 3))).toEqual({ status: 'already_decided' });
-      expect(await ledger.listVotes!(id)).toHaveLength(2);
+      expect(await ledger.decisions.recordVote(vote(id, 'erin', 3))).toEqual({ status: 'already_decided' });
+      expect(await ledger.decisions.listVotes(id)).toHaveLength(2);
     });
 
     it('reads votes back in the order they were written, also within one millisecond', async () => {
       const id = await parkedWithDecision();
-      expect((await ledger.recordVote!(vote(id, 'zed', 1))).status).toBe('recorded');
-      expect((await ledger.recordVote!(vote(id, 'amy', 2))).status).toBe('recorded');
-      expect((await ledger.listVotes!(id)).map((v) => [v.voter, v.version])).toEqual([
+      expect((await ledger.decisions.recordVote(vote(id, 'zed', 1))).status).toBe('recorded');
+      expect((await ledger.decisions.recordVote(vote(id, 'amy', 2))).status).toBe('recorded');
+      expect((await ledger.decisions.listVotes(id)).map((v) => [v.voter, v.version])).toEqual([
         ['hash-zed', 2],
         ['hash-amy', 3],
       ]);
     });
 
     it('refuses votes on unknown, closed and expired decisions', async () => {
-      expect(await ledger.recordVote!(vote(newId(), 'bob', 1))).toEqual({ status: 'unknown' });
+      expect(await ledger.decisions.recordVote(vote(newId(), 'bob', 1))).toEqual({ status: 'unknown' });
       const closed = await parkedWithDecision();
-      await ledger.closeDecisions(closed, T0);
-      expect(await ledger.recordVote!(vote(closed, 'bob', 1))).toEqual({ status: 'closed' });
+      await ledger.decisions.closeDecisions(closed, T0);
+      expect(await ledger.decisions.recordVote(vote(closed, 'bob', 1))).toEqual({ status: 'closed' });
       const late = await parkedWithDecision();
-      expect(await ledger.recordVote!(vote(late, 'bob', 1, { now: T0 + 2 * 3600_000 }))).toEqual({ status: 'expired' });
-      expect(await ledger.listVotes!(late)).toEqual([]);
+      expect(await ledger.decisions.recordVote(vote(late, 'bob', 1, { now: T0 + 2 * 3600_000 }))).toEqual({
+        status: 'expired',
+      });
+      expect(await ledger.decisions.listVotes(late)).toEqual([]);
     });
 
     it('lets exactly one of racing voters from one version win', async () => {
       const id = await parkedWithDecision();
       const handles = [ledger, other ?? ledger, ledger, other ?? ledger];
-      const results = await Promise.all(handles.map((l, i) => l.recordVote!(vote(id, `voter${i}`, 1))));
+      const results = await Promise.all(handles.map((l, i) => l.decisions.recordVote(vote(id, `voter${i}`, 1))));
       expect(results.filter((r) => r.status === 'recorded')).toHaveLength(1);
       expect(results.filter((r) => r.status === 'conflict')).toHaveLength(3);
-      expect(await ledger.listVotes!(id)).toHaveLength(1);
-      expect((await ledger.getRequest(id))?.version).toBe(2);
+      expect(await ledger.decisions.listVotes(id)).toHaveLength(1);
+      expect((await ledger.requests.getRequest(id))?.version).toBe(2);
     });
 
     it('keeps a recorded decision’s display name and channel', async () => {
       const id = await parkedWithDecision();
-      const recorded = await ledger.recordDecision({
+      const recorded = await ledger.decisions.recordDecision({
         id,
         key: 'manager_approval',
         decider: 'hash-bob',
@@ -156,7 +162,7 @@ export function votesContract(name: string, open: () => Promise<Ledger>, second?
         expectedVersion: 1,
       });
       expect(recorded).toEqual({ status: 'recorded', version: 2 });
-      expect((await ledger.listDecisions({ id }))[0]).toMatchObject({
+      expect((await ledger.decisions.listDecisions({ id }))[0]).toMatchObject({
         decider: 'hash-bob',
         deciderName: 'bob',
         deciderDisplay: 'Bob B.',
@@ -166,12 +172,12 @@ export function votesContract(name: string, open: () => Promise<Ledger>, second?
 
     it('prunes votes with their request', async () => {
       const id = newId();
-      await ledger.parkRequest(parked(id, { expiresAt: T0 + 5000 }), null);
-      await ledger.requestDecisions([decisionRequest(id, 'manager_approval')]);
-      expect((await ledger.recordVote!(vote(id, 'bob', 1))).status).toBe('recorded');
+      await ledger.requests.parkRequest(parked(id, { expiresAt: T0 + 5000 }), null);
+      await ledger.decisions.requestDecisions([decisionRequest(id, 'manager_approval')]);
+      expect((await ledger.decisions.recordVote(vote(id, 'bob', 1))).status).toBe('recorded');
       await ledger.prune(T0 + 10_000);
-      expect(await ledger.getRequest(id)).toBeUndefined();
-      expect(await ledger.listVotes!(id)).toEqual([]);
+      expect(await ledger.requests.getRequest(id)).toBeUndefined();
+      expect(await ledger.decisions.listVotes(id)).toEqual([]);
     });
   });
 }

@@ -7,15 +7,19 @@
  * its delivery count once settled; the lookback reads only events whose
  * window is open, oldest first; pruning removes expired events.
  */
-import type { Ledger, NewEvent } from '@baton/engine';
+import type { FullLedger, NewEvent } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId, parked, T0 } from './contract.js';
+import { newId, parked, T0 } from './fixtures.js';
 
 /** Run the events contract against ledgers made by `open`; `second` opens another handle on the same database. */
-export function eventsContract(name: string, open: () => Promise<Ledger>, second?: () => Promise<Ledger>): void {
+export function eventsContract(
+  name: string,
+  open: () => Promise<FullLedger>,
+  second?: () => Promise<FullLedger>,
+): void {
   describe(`${name}: Ledger contract, events`, () => {
-    let ledger: Ledger;
-    let other: Ledger | undefined;
+    let ledger: FullLedger;
+    let other: FullLedger | undefined;
     let base = T0 + 7 * 365 * 24 * 3600_000;
     const next = () => {
       base += 10 * 24 * 3600_000;
@@ -29,8 +33,8 @@ export function eventsContract(name: string, open: () => Promise<Ledger>, second
       await other?.close();
       await ledger?.close();
     });
-    const waiters = async (l: Ledger, event: string, match: string) =>
-      (await l.eventWaiters!({ event, match, limit: 1000 })).map((w) => w.id).sort();
+    const waiters = async (l: FullLedger, event: string, match: string) =>
+      (await l.events.eventWaiters({ event, match, limit: 1000 })).map((w) => w.id).sort();
     const received = (fields: Partial<NewEvent> & { id: string; match: string; now: number }): NewEvent => ({
       event: 'ci.finished',
       data: 'sealed-data',
@@ -44,25 +48,28 @@ export function eventsContract(name: string, open: () => Promise<Ledger>, second
       const key = newId('sha');
       const [a, b] = [newId(), newId()];
       const waits = [{ event: 'ci.finished', match: key }];
-      await ledger.parkRequest(parked(a, { now: at, events: waits }), null);
-      await ledger.parkRequest(parked(b, { now: at, events: waits }), null);
+      await ledger.requests.parkRequest(parked(a, { now: at, events: waits }), null);
+      await ledger.requests.parkRequest(parked(b, { now: at, events: waits }), null);
       expect(await waiters(ledger, 'ci.finished', key)).toEqual([a, b].sort());
       expect(await waiters(ledger, 'ci.finished', `${key}-other`)).toEqual([]);
       expect(await waiters(ledger, 'deploy.done', key)).toEqual([]);
       // A rewrite with another key moves the wait; one without events ends it.
-      await ledger.parkRequest(parked(a, { now: at, events: [{ event: 'ci.finished', match: `${key}-2` }] }), 1);
+      await ledger.requests.parkRequest(
+        parked(a, { now: at, events: [{ event: 'ci.finished', match: `${key}-2` }] }),
+        1,
+      );
       expect(await waiters(ledger, 'ci.finished', key)).toEqual([b]);
       expect(await waiters(ledger, 'ci.finished', `${key}-2`)).toEqual([a]);
-      await ledger.parkRequest(parked(a, { now: at }), 2);
+      await ledger.requests.parkRequest(parked(a, { now: at }), 2);
       expect(await waiters(ledger, 'ci.finished', `${key}-2`)).toEqual([]);
       // A write that ends the request (a timeout fired) leaves no waiter behind, whatever it carries.
-      await ledger.parkRequest(parked(b, { now: at, status: 'expired', events: waits }), 1);
+      await ledger.requests.parkRequest(parked(b, { now: at, status: 'expired', events: waits }), 1);
       expect(await waiters(ledger, 'ci.finished', key)).toEqual([]);
       // A conflicting write changes nothing.
-      await ledger.parkRequest(parked(a, { now: at, events: waits }), 3);
-      expect(await ledger.parkRequest(parked(a, { now: at }), 3)).toEqual({ status: 'conflict' });
+      await ledger.requests.parkRequest(parked(a, { now: at, events: waits }), 3);
+      expect(await ledger.requests.parkRequest(parked(a, { now: at }), 3)).toEqual({ status: 'conflict' });
       expect(await waiters(ledger, 'ci.finished', key)).toEqual([a]);
-      expect((await ledger.getRequest(a))?.flow).toBe('expense_approval');
+      expect((await ledger.requests.getRequest(a))?.flow).toBe('expense_approval');
     });
 
     it('pages the waiters of one key in id order', async () => {
@@ -70,9 +77,17 @@ export function eventsContract(name: string, open: () => Promise<Ledger>, second
       const key = newId('sha');
       const ids = Array.from({ length: 5 }, () => newId());
       for (const id of ids)
-        await ledger.parkRequest(parked(id, { now: at, events: [{ event: 'ci.finished', match: key }] }), null);
-      const first = await ledger.eventWaiters!({ event: 'ci.finished', match: key, limit: 3 });
-      const rest = await ledger.eventWaiters!({ event: 'ci.finished', match: key, limit: 3, after: first.at(-1)!.id });
+        await ledger.requests.parkRequest(
+          parked(id, { now: at, events: [{ event: 'ci.finished', match: key }] }),
+          null,
+        );
+      const first = await ledger.events.eventWaiters({ event: 'ci.finished', match: key, limit: 3 });
+      const rest = await ledger.events.eventWaiters({
+        event: 'ci.finished',
+        match: key,
+        limit: 3,
+        after: first.at(-1)!.id,
+      });
       expect([...first, ...rest].map((w) => w.id)).toEqual([...ids].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
       expect(first[0]!.flow).toBe('expense_approval');
     });
@@ -83,48 +98,50 @@ export function eventsContract(name: string, open: () => Promise<Ledger>, second
       const key = newId('sha');
       const both = await Promise.all(
         [ledger, other ?? ledger, ledger, other ?? ledger].map((l) =>
-          l.recordEvent!(received({ id, match: key, now: at })),
+          l.events.recordEvent(received({ id, match: key, now: at })),
         ),
       );
       expect(both.filter((r) => r.status === 'recorded')).toHaveLength(1);
       expect(both.filter((r) => r.status === 'duplicate')).toEqual(
         Array(3).fill({ status: 'duplicate', delivered: null, receivedAt: at }),
       );
-      expect(await ledger.getEvent!('ci.finished', id)).toEqual({ delivered: null, receivedAt: at });
-      await ledger.settleEvent!('ci.finished', id, 2);
-      expect(await ledger.recordEvent!(received({ id, match: key, now: at + 5 }))).toEqual({
+      expect(await ledger.events.getEvent('ci.finished', id)).toEqual({ delivered: null, receivedAt: at });
+      await ledger.events.settleEvent('ci.finished', id, 2);
+      expect(await ledger.events.recordEvent(received({ id, match: key, now: at + 5 }))).toEqual({
         status: 'duplicate',
         delivered: 2,
         receivedAt: at,
       });
       // The same id under another event name is another event.
-      expect(await ledger.recordEvent!(received({ id, match: key, now: at, event: 'deploy.done' }))).toEqual({
+      expect(await ledger.events.recordEvent(received({ id, match: key, now: at, event: 'deploy.done' }))).toEqual({
         status: 'recorded',
       });
-      expect(await ledger.getEvent!('ci.finished', newId('evt'))).toBeUndefined();
+      expect(await ledger.events.getEvent('ci.finished', newId('evt'))).toBeUndefined();
     });
 
     it('reads the events of a key whose lookback window is open, oldest first, and prunes expired ones', async () => {
       const at = next();
       const key = newId('sha');
       const [old, early, late] = [newId('evt'), newId('evt'), newId('evt')];
-      await ledger.recordEvent!(
+      await ledger.events.recordEvent(
         received({ id: old, match: key, now: at, lookbackUntil: at + 100, expiresAt: at + 1000 }),
       );
-      await ledger.recordEvent!(received({ id: late, match: key, now: at + 20, data: 'late-data' }));
-      await ledger.recordEvent!(received({ id: early, match: key, now: at + 10 }));
-      await ledger.recordEvent!(received({ id: newId('evt'), match: `${key}-other`, now: at + 10 }));
-      const recent = await ledger.recentEvents!({ event: 'ci.finished', match: key, now: at + 500, limit: 10 });
+      await ledger.events.recordEvent(received({ id: late, match: key, now: at + 20, data: 'late-data' }));
+      await ledger.events.recordEvent(received({ id: early, match: key, now: at + 10 }));
+      await ledger.events.recordEvent(received({ id: newId('evt'), match: `${key}-other`, now: at + 10 }));
+      const recent = await ledger.events.recentEvents({ event: 'ci.finished', match: key, now: at + 500, limit: 10 });
       expect(recent).toEqual([
         { event: 'ci.finished', id: early, match: key, data: 'sealed-data', receivedAt: at + 10 },
         { event: 'ci.finished', id: late, match: key, data: 'late-data', receivedAt: at + 20 },
       ]);
       expect(
-        (await ledger.recentEvents!({ event: 'ci.finished', match: key, now: at + 50, limit: 1 })).map((e) => e.id),
+        (await ledger.events.recentEvents({ event: 'ci.finished', match: key, now: at + 50, limit: 1 })).map(
+          (e) => e.id,
+        ),
       ).toEqual([old]);
       expect(await ledger.prune(at + 2000)).toBeGreaterThanOrEqual(1);
-      expect(await ledger.getEvent!('ci.finished', old)).toBeUndefined();
-      expect(await ledger.getEvent!('ci.finished', early)).toEqual({ delivered: null, receivedAt: at + 10 });
+      expect(await ledger.events.getEvent('ci.finished', old)).toBeUndefined();
+      expect(await ledger.events.getEvent('ci.finished', early)).toEqual({ delivered: null, receivedAt: at + 10 });
     });
   });
 }

@@ -7,14 +7,14 @@
  * and leaves the assignee; absence delegates are listed by delegate and by
  * the time they are in force, newest first, and a removal marks them once.
  */
-import type { HandOver, Ledger, NewDelegation } from '@baton/engine';
+import type { FullLedger, HandOver, NewDelegation } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decisionRequest, newId, parked, T0 } from './contract.js';
+import { decisionRequest, newId, parked, T0 } from '../fixtures.js';
 
 /** Run the delegation contract against ledgers made by `open`. */
-export function delegationContract(name: string, open: () => Promise<Ledger>): void {
+export function delegationContract(name: string, open: () => Promise<FullLedger>): void {
   describe(`${name}: Ledger contract, delegation`, () => {
-    let ledger: Ledger;
+    let ledger: FullLedger;
     beforeAll(async () => {
       ledger = await open();
     });
@@ -34,18 +34,18 @@ export function delegationContract(name: string, open: () => Promise<Ledger>): v
 
     it('hands a pending decision over once per version, finds it by assignee, and records it on behalf', async () => {
       const id = newId();
-      await ledger.parkRequest(parked(id), null);
-      await ledger.requestDecisions([decisionRequest(id, 'manager_approval')]);
+      await ledger.requests.parkRequest(parked(id), null);
+      await ledger.decisions.requestDecisions([decisionRequest(id, 'manager_approval')]);
       const dave = newId('hash-dave');
       const both = await Promise.all([
-        ledger.handDecision!({
+        ledger.decisions.handDecision({
           id,
           key: 'manager_approval',
           handover: handover(dave),
           now: T0 + 1,
           expectedVersion: 1,
         }),
-        ledger.handDecision!({
+        ledger.decisions.handDecision({
           id,
           key: 'manager_approval',
           handover: handover('hash-erin'),
@@ -55,17 +55,17 @@ export function delegationContract(name: string, open: () => Promise<Ledger>): v
       ]);
       expect(both.map((r) => r.status).sort()).toEqual(['conflict', 'handed']);
       const winner = both[0]!.status === 'handed' ? dave : 'hash-erin';
-      expect((await ledger.getRequest(id))?.version).toBe(2);
-      const [record] = await ledger.listDecisions({ id });
+      expect((await ledger.requests.getRequest(id))?.version).toBe(2);
+      const [record] = await ledger.decisions.listDecisions({ id });
       expect(record?.assignee).toBe(winner);
       expect(record?.handover).toEqual(handover(winner));
-      const handed = await ledger.listDecisions({ handedTo: { assignee: winner, now: T0 + 2 } });
+      const handed = await ledger.decisions.listDecisions({ handedTo: { assignee: winner, now: T0 + 2 } });
       expect(handed.map((r) => r.id)).toEqual([id]);
       // Past its deadline it is no longer listed, and a stale version is a conflict.
-      expect(await ledger.listDecisions({ handedTo: { assignee: winner, now: T0 + 3600_000 } })).toEqual([]);
+      expect(await ledger.decisions.listDecisions({ handedTo: { assignee: winner, now: T0 + 3600_000 } })).toEqual([]);
       expect(
         (
-          await ledger.handDecision!({
+          await ledger.decisions.handDecision({
             id,
             key: 'manager_approval',
             handover: handover(dave),
@@ -74,7 +74,7 @@ export function delegationContract(name: string, open: () => Promise<Ledger>): v
           })
         ).status,
       ).toBe('conflict');
-      const recorded = await ledger.recordDecision({
+      const recorded = await ledger.decisions.recordDecision({
         id,
         key: 'manager_approval',
         decider: winner,
@@ -85,12 +85,12 @@ export function delegationContract(name: string, open: () => Promise<Ledger>): v
         expectedVersion: 2,
       });
       expect(recorded).toEqual({ status: 'recorded', version: 3 });
-      const [decided] = await ledger.listDecisions({ id });
+      const [decided] = await ledger.decisions.listDecisions({ id });
       expect(decided).toMatchObject({ status: 'decided', decider: winner, onBehalfOf: 'hash-bob', assignee: null });
-      expect(await ledger.listDecisions({ handedTo: { assignee: winner, now: T0 + 4 } })).toEqual([]);
+      expect(await ledger.decisions.listDecisions({ handedTo: { assignee: winner, now: T0 + 4 } })).toEqual([]);
       expect(
         (
-          await ledger.handDecision!({
+          await ledger.decisions.handDecision({
             id,
             key: 'manager_approval',
             handover: handover(dave),
@@ -100,8 +100,15 @@ export function delegationContract(name: string, open: () => Promise<Ledger>): v
         ).status,
       ).toBe('already_decided');
       expect(
-        (await ledger.handDecision!({ id: newId(), key: 'x', handover: handover(dave), now: T0, expectedVersion: 1 }))
-          .status,
+        (
+          await ledger.decisions.handDecision({
+            id: newId(),
+            key: 'x',
+            handover: handover(dave),
+            now: T0,
+            expectedVersion: 1,
+          })
+        ).status,
       ).toBe('unknown');
     });
 
@@ -130,24 +137,24 @@ export function delegationContract(name: string, open: () => Promise<Ledger>): v
         createdAt: T0 + 1,
         roles: ['manager', 'finance'],
       });
-      await ledger.setDelegation!(first);
-      await ledger.setDelegation!(later);
-      await ledger.setDelegation!(first); // a second insert of one id is ignored
-      const all = await ledger.listDelegations!({ delegate: erin });
+      await ledger.decisions.setDelegation(first);
+      await ledger.decisions.setDelegation(later);
+      await ledger.decisions.setDelegation(first); // a second insert of one id is ignored
+      const all = await ledger.decisions.listDelegations({ delegate: erin });
       expect(all.map((d) => d.id)).toEqual([later.id, first.id]);
       expect(all[0]).toEqual({ ...later, removedAt: null, removedReason: null, removedBy: null, removedByName: null });
-      expect((await ledger.listDelegations!({ delegate: erin, activeAt: T0 + 500 })).map((d) => d.id)).toEqual([
-        first.id,
-      ]);
-      expect(await ledger.listDelegations!({ delegate: erin, activeAt: T0 + 1000 })).toEqual([]);
-      expect((await ledger.listDelegations!({ delegate: erin, activeAt: T0 + 2000 })).map((d) => d.id)).toEqual([
-        later.id,
-      ]);
+      expect((await ledger.decisions.listDelegations({ delegate: erin, activeAt: T0 + 500 })).map((d) => d.id)).toEqual(
+        [first.id],
+      );
+      expect(await ledger.decisions.listDelegations({ delegate: erin, activeAt: T0 + 1000 })).toEqual([]);
+      expect(
+        (await ledger.decisions.listDelegations({ delegate: erin, activeAt: T0 + 2000 })).map((d) => d.id),
+      ).toEqual([later.id]);
       const removal = { id: later.id, now: T0 + 2500, reason: 'back early', by: 'hash-ops', byName: null };
-      expect(await ledger.removeDelegation!(removal)).toBe(true);
-      expect(await ledger.removeDelegation!(removal)).toBe(false);
-      expect(await ledger.listDelegations!({ delegate: erin, activeAt: T0 + 2600 })).toEqual([]);
-      const [removed] = (await ledger.listDelegations!({})).filter((d) => d.id === later.id);
+      expect(await ledger.decisions.removeDelegation(removal)).toBe(true);
+      expect(await ledger.decisions.removeDelegation(removal)).toBe(false);
+      expect(await ledger.decisions.listDelegations({ delegate: erin, activeAt: T0 + 2600 })).toEqual([]);
+      const [removed] = (await ledger.decisions.listDelegations({})).filter((d) => d.id === later.id);
       expect(removed).toMatchObject({ removedAt: T0 + 2500, removedReason: 'back early', removedBy: 'hash-ops' });
     });
   });
