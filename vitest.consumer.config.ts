@@ -1,9 +1,10 @@
 /**
  * The consumer test alone (`pnpm test:consumer`, the last step of
  * scripts/test.sh): it packs the three packages and installs them with npm
- * into a temporary project (building better-sqlite3 from source, which a
- * loopback prebuild mirror then hands to the starter `npx baton init` writes),
- * about two minutes in all, so it runs after the main suite instead of beside it.
+ * into a temporary project, then into the starter `npx baton init` writes
+ * (better-sqlite3 through a loopback prebuild mirror of the workspace's own
+ * build: test/helpers/prebuildMirror.ts), about a minute and a half in all,
+ * so it runs after the main suite instead of beside it.
  */
 import { defineConfig } from 'vitest/config';
 

@@ -3,14 +3,16 @@
  * reaches the npm registry but not GitHub, so every `npm install` of better-sqlite3 falls back
  * from `prebuild-install` to compiling the addon (about a minute on two cores). Users on a
  * connected machine download a prebuild instead, and companies point prebuild-install at a
- * mirror through `npm_config_better_sqlite3_binary_host`: this is such a mirror. The first
- * project still builds from source; {@link PrebuildMirror.publish} then packs its
- * `build/Release/better_sqlite3.node` as the tarball prebuild-install asks for
- * (`/v{version}/better-sqlite3-v{version}-node-v{abi}-{platform}-{arch}.tar.gz`), so later
- * installs run the package's real install script and get the same binary in seconds.
+ * mirror through `npm_config_better_sqlite3_binary_host`: this is such a mirror.
+ * {@link PrebuildMirror.publish} packs the `build/Release/better_sqlite3.node` of a copy built
+ * here (the workspace's, which `pnpm install` built from source, or the first project's) as the
+ * tarball prebuild-install asks for
+ * (`/v{version}/better-sqlite3-v{version}-node-v{abi}-{platform}-{arch}.tar.gz`), so installs of
+ * that version run the package's real install script and get the same binary in seconds; any
+ * other version is not found and builds from source as before.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,22 +28,23 @@ export interface PrebuildMirror {
   readonly url: string;
   /** Pack the addon built in `moduleDir` (a `node_modules/better-sqlite3`); resolves to the path served. */
   publish(moduleDir: string): Promise<string>;
-  /** How many times a published tarball was downloaded. */
-  served(): number;
   close(): Promise<void>;
+}
+
+/** Whether the better-sqlite3 in `moduleDir` was compiled here (node-gyp leaves its Makefile) rather than installed from a prebuild. */
+export function compiledHere(moduleDir: string): boolean {
+  return existsSync(join(moduleDir, 'build', 'Makefile'));
 }
 
 /** Start the mirror on loopback; it answers 404 until a tarball is published. */
 export async function startPrebuildMirror(): Promise<PrebuildMirror> {
   const files = new Map<string, Buffer>();
-  let served = 0;
   const server = createServer((request, response) => {
     const body = files.get(new URL(request.url ?? '/', 'http://mirror').pathname);
     if (request.method !== 'GET' || body === undefined) {
       response.writeHead(404).end();
       return;
     }
-    served += 1;
     response.writeHead(200, { 'content-type': 'application/gzip', 'content-length': body.length }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -62,7 +65,6 @@ export async function startPrebuildMirror(): Promise<PrebuildMirror> {
         await rm(scratch, { recursive: true, force: true });
       }
     },
-    served: () => served,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
