@@ -733,7 +733,7 @@ export async function run(argv: string[]): Promise<number> {
     let result: CallToolResult;
     if (options.follow && options.http) {
       // Ctrl-C while following detaches from the task (it goes on on the server): see followTask.ts.
-      process.off('SIGINT', interrupted);
+      // Until the task exists, Ctrl-C still interrupts (exit 130).
       let followed: CallToolResult | undefined;
       try {
         followed = await followTask({
@@ -747,6 +747,7 @@ export async function run(argv: string[]): Promise<number> {
           answers,
           say: (line) => term.say(line),
           lookAgain: (id) => callCommand(options, 'baton_resume', { id }),
+          onFollowing: () => process.off('SIGINT', interrupted),
         });
       } catch (error) {
         const refused = http.refusal(options.http, options.token !== undefined || options.oauth !== undefined);

@@ -45,6 +45,12 @@ export interface FollowOptions {
   readonly say: (line: string) => void;
   /** The command that looks at request `id` again. */
   readonly lookAgain: (id: string) => string;
+  /**
+   * Called in the same turn as Ctrl-C starts to mean "stop following" (once the task exists), so
+   * the caller removes its own SIGINT handler then and not earlier: no moment is left in which
+   * Ctrl-C has no handler and kills the process without a word.
+   */
+  readonly onFollowing: () => void;
 }
 
 let nextId = 1;
@@ -147,6 +153,7 @@ export async function followTask(options: FollowOptions): Promise<CallToolResult
     let current: TaskView | undefined;
     const ticker = process.stderr.isTTY ? setInterval(() => current && show(current), 1000) : undefined;
     const detached = new Promise<undefined>((resolve) => {
+      options.onFollowing();
       process.once('SIGINT', () => {
         // Detached, the execution's result settles (rejected, locally): only then may the session
         // close, since closing an unsettled execution cancels its task.
