@@ -11,7 +11,7 @@
  * ```
  */
 import { randomBytes } from 'node:crypto';
-import type { FullLedger, NewDecision, ParkRequest, RecordDecision, RedeemRequest } from '@baton/engine';
+import type { ClaimStep, FullLedger, NewDecision, ParkRequest, RecordDecision, RedeemRequest } from '@baton/engine';
 
 /** A fixed "now" for the suite (ms). */
 export const T0 = 1_800_000_000_000;
@@ -86,4 +86,9 @@ export async function recordDecisionOn(ledger: FullLedger, decision: Omit<Record
     ...decision,
     expectedVersion: (await ledger.requests.getRequest(decision.id))?.version ?? 1,
   });
+}
+
+/** A claim of step `refund#0` of instance `id` by `owner`, leased for a minute from T0 (`fields` override). */
+export function stepClaim(id: string, owner: string, fields: Partial<ClaimStep> = {}): ClaimStep {
+  return { id, key: 'refund#0', owner, leaseUntil: T0 + 60_000, now: T0, expiresAt: T0 + DAY, ...fields };
 }

@@ -5,7 +5,7 @@
  */
 import type { FullLedger, ParkRequest, RunFilter } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DAY, newId, parked, T0 } from './fixtures.js';
+import { newId, parked, stepClaim, T0 } from './fixtures.js';
 
 /** Run the runs contract against a ledger made by `open` (one for the suite). */
 export function runsContract(name: string, open: () => Promise<FullLedger>): void {
@@ -19,20 +19,6 @@ export function runsContract(name: string, open: () => Promise<FullLedger>): voi
     });
 
     describe('runs', () => {
-      const claim = (
-        id: string,
-        owner: string,
-        fields: Partial<Parameters<FullLedger['steps']['claimStep']>[0]> = {},
-      ) => ({
-        id,
-        key: 'refund#0',
-        owner,
-        leaseUntil: T0 + 60_000,
-        now: T0,
-        expiresAt: T0 + DAY,
-        ...fields,
-      });
-
       it('lists runs for operators by flow, status, requester and time, paged by keyset, ties by id', async () => {
         const flow = newId('flow');
         const p = newId();
@@ -66,9 +52,9 @@ export function runsContract(name: string, open: () => Promise<FullLedger>): voi
 
       it("lists one instance's steps by key, recorded or running", async () => {
         const id = newId('F');
-        await ledger.steps.claimStep(claim(id, 'a', { key: 'ship#0' }));
-        await ledger.steps.claimStep(claim(id, 'a'));
-        await ledger.steps.claimStep(claim(newId('F'), 'a'));
+        await ledger.steps.claimStep(stepClaim(id, 'a', { key: 'ship#0' }));
+        await ledger.steps.claimStep(stepClaim(id, 'a'));
+        await ledger.steps.claimStep(stepClaim(newId('F'), 'a'));
         await ledger.steps.recordStep({ id, key: 'refund#0', status: 'failed', outcome: 'sealed-error', now: T0 + 5 });
         expect(ledger.runs.listSteps).toBeDefined();
         const steps = await ledger.runs.listSteps(id);

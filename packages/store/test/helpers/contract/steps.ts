@@ -6,7 +6,7 @@
  */
 import type { FullLedger } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DAY, newId, T0 } from './fixtures.js';
+import { DAY, newId, stepClaim, T0 } from './fixtures.js';
 
 /** Run the steps contract against a ledger made by `open` (one for the suite). */
 export function stepsContract(name: string, open: () => Promise<FullLedger>): void {
@@ -20,37 +20,31 @@ export function stepsContract(name: string, open: () => Promise<FullLedger>): vo
     });
 
     describe('durable steps', () => {
-      const claim = (
-        id: string,
-        owner: string,
-        fields: Partial<Parameters<FullLedger['steps']['claimStep']>[0]> = {},
-      ) => ({
-        id,
-        key: 'refund#0',
-        owner,
-        leaseUntil: T0 + 60_000,
-        now: T0,
-        expiresAt: T0 + DAY,
-        ...fields,
-      });
-
       it('claims once: another owner is told it is held until the lease ends', async () => {
         const id = newId('F');
-        expect(await ledger.steps.claimStep(claim(id, 'a'))).toEqual({ status: 'claimed', claims: 1 });
-        expect(await ledger.steps.claimStep(claim(id, 'b'))).toEqual({
+        expect(await ledger.steps.claimStep(stepClaim(id, 'a'))).toEqual({ status: 'claimed', claims: 1 });
+        expect(await ledger.steps.claimStep(stepClaim(id, 'b'))).toEqual({
           status: 'held',
           owner: 'a',
           leaseUntil: T0 + 60_000,
         });
-        expect(await ledger.steps.claimStep(claim(id, 'b', { now: T0 + 59_999 }))).toMatchObject({ status: 'held' });
+        expect(await ledger.steps.claimStep(stepClaim(id, 'b', { now: T0 + 59_999 }))).toMatchObject({
+          status: 'held',
+        });
         // Its owner renews the lease (not a new claim).
-        expect(await ledger.steps.claimStep(claim(id, 'a', { leaseUntil: T0 + 120_000, now: T0 + 50_000 }))).toEqual({
+        expect(
+          await ledger.steps.claimStep(stepClaim(id, 'a', { leaseUntil: T0 + 120_000, now: T0 + 50_000 })),
+        ).toEqual({
           status: 'claimed',
           claims: 1,
         });
-        expect(await ledger.steps.claimStep(claim(id, 'b', { now: T0 + 60_000 }))).toMatchObject({ status: 'held' });
+        expect(await ledger.steps.claimStep(stepClaim(id, 'b', { now: T0 + 60_000 }))).toMatchObject({
+          status: 'held',
+        });
         // Once the lease ended, another owner takes it over.
-        expect(await ledger.steps.claimStep(claim(id, 'b', { now: T0 + 120_000, leaseUntil: T0 + 180_000 }))).toEqual({
+        expect(
+          await ledger.steps.claimStep(stepClaim(id, 'b', { now: T0 + 120_000, leaseUntil: T0 + 180_000 })),
+        ).toEqual({
           status: 'claimed',
           claims: 2,
         });
@@ -74,7 +68,7 @@ export function stepsContract(name: string, open: () => Promise<FullLedger>): vo
         ).toEqual({
           status: 'unknown',
         });
-        await ledger.steps.claimStep(claim(id, 'a'));
+        await ledger.steps.claimStep(stepClaim(id, 'a'));
         expect(
           await ledger.steps.recordStep({ id, key: 'refund#0', status: 'succeeded', outcome: 'sealed-1', now: T0 + 5 }),
         ).toEqual({ status: 'recorded' });
@@ -100,19 +94,19 @@ export function stepsContract(name: string, open: () => Promise<FullLedger>): vo
           recordedAt: T0 + 5,
           expiresAt: T0 + DAY,
         };
-        expect(await ledger.steps.claimStep(claim(id, 'b', { now: T0 + DAY - 1 }))).toEqual({
+        expect(await ledger.steps.claimStep(stepClaim(id, 'b', { now: T0 + DAY - 1 }))).toEqual({
           status: 'recorded',
           record,
         });
-        expect(await ledger.steps.claimStep(claim(id, 'a'))).toEqual({ status: 'recorded', record });
+        expect(await ledger.steps.claimStep(stepClaim(id, 'a'))).toEqual({ status: 'recorded', record });
         expect(await ledger.steps.getStep(id, 'refund#0')).toEqual(record);
         expect(await ledger.steps.getStep(id, 'refund#1')).toBeUndefined();
       });
 
       it('a step that outlived its lease and finishes first still records; the new owner gets its record', async () => {
         const id = newId('F');
-        await ledger.steps.claimStep(claim(id, 'a'));
-        await ledger.steps.claimStep(claim(id, 'b', { now: T0 + 60_000 }));
+        await ledger.steps.claimStep(stepClaim(id, 'a'));
+        await ledger.steps.claimStep(stepClaim(id, 'b', { now: T0 + 60_000 }));
         expect(
           await ledger.steps.recordStep({ id, key: 'refund#0', status: 'failed', outcome: 'late-a', now: T0 }),
         ).toEqual({
@@ -127,7 +121,7 @@ export function stepsContract(name: string, open: () => Promise<FullLedger>): vo
         const id = newId('F');
         expect(ledger.steps.reopenStep).toBeDefined();
         expect(await ledger.steps.reopenStep(id, 'refund#0', T0)).toBe(false); // unknown
-        await ledger.steps.claimStep(claim(id, 'a'));
+        await ledger.steps.claimStep(stepClaim(id, 'a'));
         expect(await ledger.steps.reopenStep(id, 'refund#0', T0)).toBe(false); // running
         await ledger.steps.recordStep({ id, key: 'refund#0', status: 'failed', outcome: 'sealed-error', now: T0 + 5 });
         const [first, second] = await Promise.all([
@@ -143,7 +137,7 @@ export function stepsContract(name: string, open: () => Promise<FullLedger>): vo
           claims: 1,
         });
         // Its former owner or any other takes it at once, as a new owner.
-        expect(await ledger.steps.claimStep(claim(id, 'b', { now: T0 + 11 }))).toEqual({
+        expect(await ledger.steps.claimStep(stepClaim(id, 'b', { now: T0 + 11 }))).toEqual({
           status: 'claimed',
           claims: 2,
         });
