@@ -18,7 +18,6 @@ import {
   type AuthInfo,
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
-  type McpServer,
   type ServerContext,
 } from '@modelcontextprotocol/server';
 
@@ -103,11 +102,24 @@ export function toInputCapabilities(declared: ClientCapabilities | undefined): C
 }
 
 /**
+ * The connection a request came on, as far as a round asks about it: what its client declared at
+ * `initialize` (2025-era connections). An `McpServer` is one; a 2026-07-28 request answered
+ * without a server (`mcp/directToolCalls.ts`) has {@link NO_CONNECTION}, since it carries its
+ * client's capabilities in its own `_meta` envelope.
+ */
+export interface Connection {
+  readonly server: { getClientCapabilities(): ClientCapabilities | undefined };
+}
+
+/** The connection of a request served without an `McpServer`: nothing was declared at `initialize`. */
+export const NO_CONNECTION: Connection = { server: { getClientCapabilities: () => undefined } };
+
+/**
  * The capabilities the client declared for this request: the request's
  * `_meta` envelope (2026-07-28), else what it declared at `initialize`
  * (2025-era connections; nothing on stateless legacy HTTP).
  */
-export function declaredCapabilities(server: McpServer, ctx: ServerContext): ClientCapabilities | undefined {
+export function declaredCapabilities(server: Connection, ctx: ServerContext): ClientCapabilities | undefined {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const fromEnvelope = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
   return fromEnvelope ?? server.server.getClientCapabilities();
@@ -119,7 +131,7 @@ export function declaredCapabilities(server: McpServer, ctx: ServerContext): Cli
  * one server per request). Such a client's capabilities are unknown, and it cannot take part
  * in an `input_required` round trip over this transport.
  */
-export function isStatelessLegacyHttp(server: McpServer, ctx: ServerContext): boolean {
+export function isStatelessLegacyHttp(server: Connection, ctx: ServerContext): boolean {
   return (
     ctx.http !== undefined && ctx.mcpReq.envelope === undefined && server.server.getClientCapabilities() === undefined
   );

@@ -15,9 +15,9 @@ import {
   RoundInProgressError,
   type RoundOutcome,
 } from '@baton/engine';
-import { type McpServer, ProtocolError, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
 import type { ServingMetrics } from '../observability/metrics.js';
-import { isStatelessLegacyHttp } from './callContext.js';
+import { type Connection, isStatelessLegacyHttp } from './callContext.js';
 import { forStatelessLegacyHttp, invalidRequestState, ledgerUnavailable, roundInProgress } from './results.js';
 
 /**
@@ -28,7 +28,7 @@ import { forStatelessLegacyHttp, invalidRequestState, ledgerUnavailable, roundIn
  * With `metrics`, each round is counted there by how it ended.
  */
 export async function playRound(
-  server: McpServer,
+  server: Connection,
   ctx: ServerContext,
   onError: (error: unknown) => void,
   play: (requestState: string | undefined) => Promise<RoundOutcome>,

@@ -13,12 +13,10 @@
  * flow awaits decisions by others and the runner has a ledger, the decision
  * tools are registered beside the flows (`decisionTools.ts`).
  */
-import { type Flow, type RoundOutcome, type Runner, taskOf } from '@baton/engine';
+import type { Flow, Runner } from '@baton/engine';
 import {
-  type CallToolResult,
   type McpServer,
   ProtocolError,
-  ProtocolErrorCode,
   type RegisteredPrompt,
   type RegisteredResource,
   type RegisteredResourceTemplate,
@@ -28,20 +26,16 @@ import {
   type Variables,
 } from '@modelcontextprotocol/server';
 import type { ServingMetrics } from '../observability/metrics.js';
-import { declaredCapabilities, defaultPrincipal, defaultRoles, toInputCapabilities } from './callContext.js';
+import { defaultPrincipal, defaultRoles } from './callContext.js';
 import { withCompleters } from './completions.js';
 import { DECISION_TOOLS, registerDecisionTools } from './decisionTools.js';
-import { argumentsProblem, argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
+import { argumentTypes, coerceStringArguments, listedArguments } from './flowArguments.js';
 import { type FlowResource, type PreparedResource, prepareResource } from './flowResources.js';
-import { missingCapabilityError } from './missingCapability.js';
+import { callFlowTool, type FlowRoundCall, playFlowRound } from './flowRound.js';
 import { readableParamsErrors } from './paramsErrors.js';
-import { playRound } from './playRound.js';
-import { progressReporter } from './progressNotifications.js';
-import { toPromptResult, toResourceResult, toToolResult } from './results.js';
+import { toPromptResult, toResourceResult } from './results.js';
 import { registerTaskMethods } from './tasks/methods.js';
 import { createTaskNotifier } from './tasks/notifications.js';
-import { requireTasks } from './tasks/required.js';
-import { createTaskResult, declaresTasks } from './tasks/wire.js';
 import { enableToolErrorEscape, escapeToolError } from './toolErrorEscape.js';
 
 export { FLOW_RESOURCE_PREFIX, type FlowResource } from './flowResources.js';
@@ -282,63 +276,15 @@ export function registerPreparedFlows(
     };
   }
 
-  async function round(
-    flow: Flow,
-    method: 'tools/call' | 'prompts/get' | 'resources/read',
-    target: string,
-    args: unknown,
-    ctx: ServerContext,
-    tasks = false,
-  ): Promise<RoundOutcome> {
-    const outcome = await playRound(
-      server,
-      ctx,
-      onError,
-      async (requestState) => {
-        if (requestState === undefined && method !== 'tools/call') {
-          const problem = argumentsProblem(flow, args);
-          if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
-        }
-        const declared = declaredCapabilities(server, ctx);
-        const progress = progressReporter(ctx, onError);
-        return runner.run({
-          flow: flow.name,
-          args,
-          context: {
-            principal: principalOf(ctx),
-            roles: rolesOf(ctx),
-            method,
-            target,
-            capabilities: toInputCapabilities(declared),
-            ...(tasks && declaresTasks(declared) ? { tasks: true } : {}),
-            ...(progress ? { onProgress: progress } : {}),
-          },
-          ...(requestState !== undefined ? { requestState } : {}),
-          ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
-        });
-      },
-      metrics,
-    );
-    // An input kind the client did not declare, on the 2026-07-28 wire: -32021 (`missingCapability.ts`).
-    const missing = missingCapabilityError(outcome, ctx.mcpReq.envelope !== undefined);
-    if (missing) throw missing;
-    return outcome;
-  }
+  const round = (call: FlowRoundCall, ctx: ServerContext) => playFlowRound(prepared, server, call, ctx);
 
   for (const { flow, task, taskRequired, tool: toolConfig, prompt: promptConfig, resource } of prepared.flows) {
     if (narrowed && !(flowCall && flow.name === calledTool)) continue;
     if (toolConfig) {
+      const tasks = { offered: task && prepared.tasks, required: taskRequired };
       const tool = server.registerTool(flow.name, toolConfig, async (args: unknown, ctx: ServerContext) => {
         try {
-          if (taskRequired) requireTasks(server, ctx, `The tool "${flow.name}"`);
-          const outcome = await round(flow, 'tools/call', flow.name, args, ctx, task && prepared.tasks);
-          // Parked for a client that follows tasks: the task instead of the waiting result (`tasks/`).
-          const parked = taskOf(outcome);
-          if (parked && notifier) {
-            const capabilities = toInputCapabilities(declaredCapabilities(server, ctx));
-            notifier.watch(parked, { principal: principalOf(ctx), roles: rolesOf(ctx), capabilities });
-          }
-          return parked ? (createTaskResult(parked) as unknown as CallToolResult) : toToolResult(outcome);
+          return await callFlowTool(prepared, server, flow, tasks, args, ctx, notifier);
         } catch (error) {
           if (error instanceof ProtocolError) escapeToolError(server, ctx, error);
           throw error;
@@ -355,7 +301,10 @@ export function registerPreparedFlows(
         promptConfig.config,
         async (args: unknown, ctx: ServerContext) => {
           const coerced = coerceStringArguments(types, (args ?? {}) as Record<string, unknown>);
-          return toPromptResult(await round(flow, 'prompts/get', flow.name, coerced, ctx), flow.description);
+          return toPromptResult(
+            await round({ flow, method: 'prompts/get', target: flow.name, args: coerced }, ctx),
+            flow.description,
+          );
         },
       );
       prompts.set(flow.name, prompt);
@@ -365,7 +314,7 @@ export function registerPreparedFlows(
       const { types, name, uri: fixed, metadata, template } = resource;
       const read = async (uri: URL, variables: Variables, ctx: ServerContext) => {
         const args = coerceStringArguments(types, variables);
-        const outcome = await round(flow, 'resources/read', uri.href, args, ctx);
+        const outcome = await round({ flow, method: 'resources/read', target: uri.href, args }, ctx);
         return toResourceResult(outcome, uri.href, metadata.mimeType);
       };
       const registered = template

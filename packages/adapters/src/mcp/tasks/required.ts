@@ -9,8 +9,8 @@
  *
  * Wire: `{ code: -32021, message, data: { requiredCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } } }`
  */
-import { type McpServer, MissingRequiredClientCapabilityError, type ServerContext } from '@modelcontextprotocol/server';
-import { declaredCapabilities } from '../callContext.js';
+import { MissingRequiredClientCapabilityError, type ServerContext } from '@modelcontextprotocol/server';
+import { type Connection, declaredCapabilities } from '../callContext.js';
 import { declaresTasks, TASKS_EXTENSION_ID } from './wire.js';
 
 /** The error for a request that needs the tasks extension from a client that did not declare it. */
@@ -22,6 +22,6 @@ export function tasksRequired(what: string): MissingRequiredClientCapabilityErro
 }
 
 /** Throw {@link tasksRequired} unless the request's client declared the tasks extension. */
-export function requireTasks(server: McpServer, ctx: ServerContext, what: string): void {
+export function requireTasks(server: Connection, ctx: ServerContext, what: string): void {
   if (!declaresTasks(declaredCapabilities(server, ctx))) throw tasksRequired(what);
 }
