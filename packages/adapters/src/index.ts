@@ -97,6 +97,12 @@ export {
   registerDecisionTools,
   WITHDRAW_TOOL,
 } from './mcp/decisionTools.js';
+export {
+  createDirectToolCalls,
+  type DirectAnswer,
+  type DirectToolCall,
+  type DirectToolCalls,
+} from './mcp/directToolCalls.js';
 export { type ProtectedResourceOptions, SUPPORTED_SCOPES } from './mcp/protectedResource.js';
 export {
   FLOW_RESOURCE_PREFIX,

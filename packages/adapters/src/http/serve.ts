@@ -33,6 +33,7 @@ import {
 import { IssuerUnavailableError } from '../auth/introspection.js';
 import { ANONYMOUS_PRINCIPAL } from '../mcp/callContext.js';
 import { noteCalledTool } from '../mcp/calledTool.js';
+import type { DirectAnswer, DirectToolCalls } from '../mcp/directToolCalls.js';
 import {
   type ProtectedResourceOptions,
   protectedResourceRoutes,
@@ -85,6 +86,12 @@ export interface FlowHttpHandlerOptions {
    * 503, 413) is handed to the route to answer in its own format (see {@link RouteAdmission}).
    */
   readonly authenticatedRoutes?: ReadonlyMap<string, AuthenticatedRoute>;
+  /**
+   * `tools/call` requests of flows answered without the SDK's per-request server, e.g.
+   * `createDirectToolCalls(options)` with the options of the `factory`; a request it declines
+   * goes to the SDK (see `mcp/directToolCalls.ts`).
+   */
+  readonly direct?: DirectToolCalls;
   /**
    * `subscriptions/listen` requests that name `taskIds` (see `subscriptions/taskListen.ts`),
    * answered after the same checks as every `/mcp` request; any other request goes to the SDK.
@@ -162,6 +169,8 @@ function routeFor(routes: FlowHttpHandlerOptions['routes'], pathname: string) {
 interface Gate extends FlowHttpHandler {
   /** Path, Host, Origin, bearer token and declared length, from the headers alone: a refusal or the admission. */
   admit(request: Request): Promise<Response | Admitted>;
+  /** The direct lane's answer to an admitted request with a parsed body, or `undefined` for the SDK's. */
+  direct(request: Request, admitted: Admitted, parsedBody: unknown): Promise<DirectAnswer> | undefined;
   /** Hand an admitted request to the SDK (`parsedBody`: its already parsed JSON body). */
   serve(request: Request, admitted: Admitted, parsed?: { readonly parsedBody?: unknown }): Promise<Response>;
 }
@@ -221,6 +230,14 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
       if (declared > maxBodyBytes) return refused(jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`));
       return { ...(authInfo ? { authInfo } : {}), ...(acting ? { route: acting } : {}) };
     },
+    direct(request, admitted, parsedBody) {
+      if (admitted.route || !options.direct) return undefined;
+      return options.direct({
+        request,
+        body: parsedBody,
+        ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}),
+      });
+    },
     serve(request, admitted, parsed) {
       if (admitted.route) {
         return admitted.route(request, {
@@ -236,7 +253,11 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
     },
     async fetch(request, parsed) {
       const admitted = await gate.admit(request);
-      return admitted instanceof Response ? admitted : gate.serve(request, admitted, parsed);
+      if (admitted instanceof Response) return admitted;
+      const direct = parsed && 'parsedBody' in parsed ? gate.direct(request, admitted, parsed.parsedBody) : undefined;
+      if (!direct) return gate.serve(request, admitted, parsed);
+      const { status, body } = await direct;
+      return new Response(body, { status, headers: { 'content-type': 'application/json' } });
     },
     close: () => mcp.close(),
   };
@@ -557,6 +578,13 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
         body && body.length > 0 && !json
           ? toFetchRequest(req, base, { body: new Uint8Array(body), signal: aborted.signal })
           : head;
+      const direct = json ? gate!.direct(request, admitted, json.value) : undefined;
+      if (direct) {
+        const { status, body } = await direct;
+        res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+        return;
+      }
       await writeResponse(res, await gate!.serve(request, admitted, json ? { parsedBody: json.value } : undefined));
     } catch (error) {
       if (error instanceof ClientGone || res.headersSent) {

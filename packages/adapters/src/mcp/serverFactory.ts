@@ -30,6 +30,11 @@ export interface FlowServerOptions extends RegisterFlowsOptions {
   readonly requireScopes?: boolean;
 }
 
+/** The `serverInfo` the servers of these options name: `{ name: 'baton', version: '0.1.0' }` by default. */
+export function serverInfoOf(options: Pick<FlowServerOptions, 'name' | 'version'>): { name: string; version: string } {
+  return { name: options.name ?? 'baton', version: options.version ?? '0.1.0' };
+}
+
 /**
  * A factory of `McpServer`s serving the runner's flows, for `createMcpHandler` or `serveStdio`.
  *
@@ -42,7 +47,7 @@ export interface FlowServerOptions extends RegisterFlowsOptions {
  * ```
  */
 export function createFlowServerFactory(options: FlowServerOptions): McpServerFactory {
-  const info = { name: options.name ?? 'baton', version: options.version ?? '0.1.0' };
+  const info = serverInfoOf(options);
   const serverOptions = options.instructions ? { instructions: options.instructions } : undefined;
   // What the flows' registrations derive from the runner is computed here once; each server
   // (one per HTTP request) only registers them.

@@ -36,8 +36,9 @@ import { createDecisionApi } from '../../http/decisionApi.js';
 import { createEventsRoute, EVENTS_PATH } from '../../http/events.js';
 import { serveHttp, servingWarning } from '../../http/serve.js';
 import { defaultRoles } from '../../mcp/callContext.js';
+import { createDirectToolCalls, type DirectToolCalls } from '../../mcp/directToolCalls.js';
 import { resourceMetadataUrl } from '../../mcp/protectedResource.js';
-import { createFlowServerFactory } from '../../mcp/serverFactory.js';
+import { createFlowServerFactory, type FlowServerOptions } from '../../mcp/serverFactory.js';
 import { createTaskListen } from '../../mcp/subscriptions/taskListen.js';
 import { ServingMetrics } from '../../observability/metrics.js';
 import { createObservabilityRoutes, type LedgerSource } from '../../observability/observability.js';
@@ -185,6 +186,8 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
       rejectReady = reject;
     });
     whenReady.catch(() => {});
+    // tools/call of flows without the SDK's per-request server, once the flows are loaded (before: the SDK's path, which waits).
+    let direct: DirectToolCalls | undefined;
     let url: URL | undefined;
     let unchecked: string | undefined;
     const metrics = new ServingMetrics();
@@ -196,6 +199,7 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
     if (options.http) {
       const serving = await serveHttp({
         factory: async (ctx) => (await whenReady)(ctx),
+        direct: (call) => direct?.(call),
         host: options.http.host,
         port: options.http.port,
         authenticatedRoutes: createDecisionApi({
@@ -355,7 +359,7 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
       opened.push({ what: 'the scheduler', close: () => scheduler.stop() });
     }
     const stdioRoles = options.roles ?? [];
-    const factory = createFlowServerFactory({
+    const serverOptions: FlowServerOptions = {
       runner,
       roles: (ctx) => defaultRoles(ctx, stdioRoles),
       metrics,
@@ -364,7 +368,9 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
       // One server per stdio connection: it can tell its client how its tasks move.
       ...(url ? {} : { taskNotifications: true }),
       onError: (error) => process.stderr.write(`baton: internal error: ${oneLine(error)}\n`),
-    });
+    };
+    const factory = createFlowServerFactory(serverOptions);
+    if (url) direct = createDirectToolCalls(serverOptions);
     resolveReady(factory);
     if (pages && oauth && url) {
       pages.start({
