@@ -8,7 +8,7 @@
  * the SDK untouched. It serves a request only when it can tell, before
  * anything runs, that the SDK would dispatch it to the flow's tool callback:
  * one 2026-07-28 JSON-RPC request (the SDK's own `classifyInboundRequest`
- * says `modern`) for a flow tool, its `MCP-Protocol-Version`, `MCP-Method`
+ * says `modern` of its envelope; the verdict is kept per envelope) for a flow tool, its `MCP-Protocol-Version`, `MCP-Method`
  * and `MCP-Name` headers equal to the body's, params and `_meta` holding
  * only the envelope and the retry fields, answers and state of the shapes
  * the SDK passes through, arguments the tool's schema accepts, no progress
@@ -71,6 +71,9 @@ const REVISION = '2026-07-28';
 const PARAMS = new Set(['name', 'arguments', '_meta', 'inputResponses', 'requestState']);
 const ENVELOPE = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]);
 
+/** How many distinct `_meta` envelopes the lane remembers the SDK's verdict on. */
+const ENVELOPES_KEPT = 256;
+
 /** A flow tool the lane may serve, prepared once. */
 interface DirectTool {
   readonly flow: PreparedFlows['flows'][number]['flow'];
@@ -106,6 +109,28 @@ export function createDirectToolCalls(options: FlowServerOptions): DirectToolCal
     });
   }
   const requireScopes = options.requireScopes === true;
+  /**
+   * The SDK's classification of a request of this shape depends only on its `_meta` envelope (the
+   * headers and method being fixed here), and a client sends the same envelope every time: the
+   * verdict is kept by the envelope's JSON (bounded; cleared when full).
+   */
+  const envelopes = new Map<string, boolean>();
+  const modern = (meta: Record<string, unknown>): boolean => {
+    const key = JSON.stringify(meta);
+    let verdict = envelopes.get(key);
+    if (verdict === undefined) {
+      const classified = classifyInboundRequest({
+        httpMethod: 'POST',
+        protocolVersionHeader: REVISION,
+        mcpMethodHeader: 'tools/call',
+        body: { jsonrpc: '2.0', id: 0, method: 'tools/call', params: { _meta: meta } },
+      });
+      verdict = classified.kind === 'modern' && classified.classification.revision === REVISION;
+      if (envelopes.size >= ENVELOPES_KEPT) envelopes.clear();
+      envelopes.set(key, verdict);
+    }
+    return verdict;
+  };
 
   return ({ request, body, authInfo }) => {
     if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined;
@@ -137,14 +162,7 @@ export function createDirectToolCalls(options: FlowServerOptions): DirectToolCal
     }
     const capabilities = meta[CLIENT_CAPABILITIES_META_KEY] as Parameters<typeof declaresTasks>[0];
     if (declaresTasks(capabilities)) return undefined;
-    const classified = classifyInboundRequest({
-      httpMethod: 'POST',
-      protocolVersionHeader: version,
-      mcpMethodHeader: 'tools/call',
-      mcpNameHeader: params.name as string,
-      body,
-    });
-    if (classified.kind !== 'modern' || classified.classification.revision !== REVISION) return undefined;
+    if (!modern(meta)) return undefined;
     const validated = tool.inputSchema['~standard'].validate(args ?? {});
     if (validated instanceof Promise || validated.issues) return undefined;
 
