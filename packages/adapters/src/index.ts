@@ -100,6 +100,7 @@ export {
 export {
   createDirectToolCalls,
   type DirectAnswer,
+  type DirectCallHead,
   type DirectToolCall,
   type DirectToolCalls,
 } from './mcp/directToolCalls.js';

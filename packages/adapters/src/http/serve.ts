@@ -22,13 +22,13 @@ import { type AddressInfo, BlockList, isIP } from 'node:net';
 import {
   type AuthInfo,
   createMcpHandler,
-  hostHeaderValidationResponse,
   localhostAllowedHostnames,
   localhostAllowedOrigins,
   type McpServerFactory,
   type OAuthTokenVerifier,
-  originValidationResponse,
   requireBearerAuth,
+  validateHostHeader,
+  validateOriginHeader,
 } from '@modelcontextprotocol/server';
 import { IssuerUnavailableError } from '../auth/introspection.js';
 import { ANONYMOUS_PRINCIPAL } from '../mcp/callContext.js';
@@ -40,7 +40,7 @@ import {
   resourceMetadataUrl,
 } from '../mcp/protectedResource.js';
 import type { TaskListenRoute } from '../mcp/subscriptions/taskListen.js';
-import { toFetchRequest } from './nodeRequest.js';
+import { fetchRequestHead, nodeRequestHead, type RequestHead, toFetchRequest } from './nodeRequest.js';
 
 /** Seconds a client is told to wait (`Retry-After`) when the issuer's keys cannot be fetched. */
 export const ISSUER_RETRY_AFTER_SECONDS = 10;
@@ -147,6 +147,20 @@ export interface FlowHttpHandler {
 const jsonError = (status: number, message: string) =>
   Response.json({ jsonrpc: '2.0', id: null, error: { code: -32600, message } }, { status });
 
+/**
+ * The refusal of a foreign `Host` or `Origin`, as the SDK's `hostHeaderValidationResponse` and
+ * `originValidationResponse` answer it (403, JSON-RPC -32000), or `undefined` when both pass.
+ */
+function hostOrOriginRefusal(head: RequestHead, allowed: string[], checkOrigin: boolean): Response | undefined {
+  const host = validateHostHeader(head.header('host'), allowed);
+  const checked = host.ok && checkOrigin ? validateOriginHeader(head.header('origin'), allowed) : host;
+  if (checked.ok) return undefined;
+  return Response.json(
+    { jsonrpc: '2.0', error: { code: -32000, message: checked.message }, id: null },
+    { status: 403, headers: { 'Content-Type': 'application/json' } },
+  );
+}
+
 /** A request that passed the header checks, with the verified token when there is a verifier. */
 interface Admitted {
   readonly authInfo?: AuthInfo;
@@ -168,9 +182,9 @@ function routeFor(routes: FlowHttpHandlerOptions['routes'], pathname: string) {
 /** The handler in two steps, so that `serveHttp` can check the headers before it reads a body. */
 interface Gate extends FlowHttpHandler {
   /** Path, Host, Origin, bearer token and declared length, from the headers alone: a refusal or the admission. */
-  admit(request: Request): Promise<Response | Admitted>;
+  admit(head: RequestHead): Promise<Response | Admitted>;
   /** The direct lane's answer to an admitted request with a parsed body, or `undefined` for the SDK's. */
-  direct(request: Request, admitted: Admitted, parsedBody: unknown): Promise<DirectAnswer> | undefined;
+  direct(head: RequestHead, admitted: Admitted, parsedBody: unknown): Promise<DirectAnswer> | undefined;
   /** Hand an admitted request to the SDK (`parsedBody`: its already parsed JSON body). */
   serve(request: Request, admitted: Admitted, parsed?: { readonly parsedBody?: unknown }): Promise<Response>;
 }
@@ -190,29 +204,27 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
   });
 
   const gate: Gate = {
-    async admit(request) {
-      const pathname = new URL(request.url).pathname;
+    async admit(head) {
+      const { pathname } = head;
       const route = pathname === path ? undefined : routeFor(routes, pathname);
       const acting = pathname === path || route ? undefined : routeUnder(options.authenticatedRoutes, pathname);
       if (pathname !== path && !route && !acting) return jsonError(404, 'Not found');
       const refused = (response: Response) =>
         acting
-          ? acting(request, { status: 'refused', response })
+          ? acting(head.request(), { status: 'refused', response })
           : route?.refused
-            ? route.refused(response, request)
+            ? route.refused(response, head.request())
             : Promise.resolve(response);
       if (allowed) {
         // `Origin: null` (a same-origin form post under `Referrer-Policy: no-referrer`) is left to the
         // route, which checks more than a hostname (the decision pages: Sec-Fetch-Site and a CSRF token).
-        const opaque = route !== undefined && request.headers.get('origin') === 'null';
-        const rejected =
-          hostHeaderValidationResponse(request, allowed) ??
-          (opaque ? undefined : originValidationResponse(request, allowed));
+        const opaque = route !== undefined && head.header('origin') === 'null';
+        const rejected = hostOrOriginRefusal(head, allowed, !opaque);
         if (rejected) return refused(rejected);
       }
-      if (route && (request.method === 'GET' || request.method === 'HEAD')) return route(request);
+      if (route && (head.method === 'GET' || head.method === 'HEAD')) return route(head.request());
       if (route) {
-        const declared = Number(request.headers.get('content-length') ?? 0);
+        const declared = Number(head.header('content-length') ?? 0);
         if (declared > maxBodyBytes) return refused(jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`));
         // Answered once its body is read; a refusal of the server's own (too large) in the route's format.
         return {
@@ -222,18 +234,18 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
       }
       let authInfo: AuthInfo | undefined;
       if (bearer) {
-        const verified = await bearer(request);
+        const verified = await bearer(head.request());
         if (verified instanceof Response) return refused(verified);
         authInfo = verified;
       }
-      const declared = Number(request.headers.get('content-length') ?? 0);
+      const declared = Number(head.header('content-length') ?? 0);
       if (declared > maxBodyBytes) return refused(jsonError(413, `Request body exceeds ${maxBodyBytes} bytes`));
       return { ...(authInfo ? { authInfo } : {}), ...(acting ? { route: acting } : {}) };
     },
-    direct(request, admitted, parsedBody) {
+    direct(head, admitted, parsedBody) {
       if (admitted.route || !options.direct) return undefined;
       return options.direct({
-        request,
+        head,
         body: parsedBody,
         ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}),
       });
@@ -252,9 +264,10 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
       return mcp.fetch(request, { ...body, ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}) });
     },
     async fetch(request, parsed) {
-      const admitted = await gate.admit(request);
+      const head = fetchRequestHead(request);
+      const admitted = await gate.admit(head);
       if (admitted instanceof Response) return admitted;
-      const direct = parsed && 'parsedBody' in parsed ? gate.direct(request, admitted, parsed.parsedBody) : undefined;
+      const direct = parsed && 'parsedBody' in parsed ? gate.direct(head, admitted, parsed.parsedBody) : undefined;
       if (!direct) return gate.serve(request, admitted, parsed);
       const { status, body } = await direct;
       return new Response(body, { status, headers: { 'content-type': 'application/json' } });
@@ -549,7 +562,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
     });
     try {
       // The headers first: nobody gets a body read (up to maxBodyBytes) before they are admitted.
-      const head = toFetchRequest(req, base, { signal: aborted.signal });
+      const head = nodeRequestHead(req, base, aborted.signal);
       const admitted = await gate!.admit(head);
       if (admitted instanceof Response) return await answerEarly(req, res, admitted);
       const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
@@ -560,7 +573,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
         return await answerEarly(
           req,
           res,
-          route ? await route(head, { status: 'refused', response: tooLarge }) : tooLarge,
+          route ? await route(head.request(), { status: 'refused', response: tooLarge }) : tooLarge,
         );
       }
       if (admitted.route) {
@@ -568,23 +581,23 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
         const request =
           body && body.length > 0
             ? toFetchRequest(req, base, { body: new Uint8Array(body), signal: aborted.signal })
-            : head;
+            : head.request();
         return await writeResponse(res, await gate!.serve(request, admitted));
       }
       // The body is read (and bounded) already: parse it once and hand the SDK the value, rather
       // than a body stream for it to read and parse again.
       const json = body && body.length > 0 ? parseJson(body) : undefined;
-      const request =
-        body && body.length > 0 && !json
-          ? toFetchRequest(req, base, { body: new Uint8Array(body), signal: aborted.signal })
-          : head;
-      const direct = json ? gate!.direct(request, admitted, json.value) : undefined;
+      const direct = json ? gate!.direct(head, admitted, json.value) : undefined;
       if (direct) {
         const { status, body } = await direct;
         res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
         res.end(body);
         return;
       }
+      const request =
+        body && body.length > 0 && !json
+          ? toFetchRequest(req, base, { body: new Uint8Array(body), signal: aborted.signal })
+          : head.request();
       await writeResponse(res, await gate!.serve(request, admitted, json ? { parsedBody: json.value } : undefined));
     } catch (error) {
       if (error instanceof ClientGone || res.headersSent) {

@@ -47,10 +47,21 @@ import { type PreparedFlows, prepareFlows } from './registerFlows.js';
 import { type FlowServerOptions, serverInfoOf } from './serverFactory.js';
 import { declaresTasks } from './tasks/wire.js';
 
+/** What the lane reads of a request's head (`http/nodeRequest.ts`'s `RequestHead` is one). */
+export interface DirectCallHead {
+  readonly method: string;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+  /** A header's value, or `null`. */
+  header(name: string): string | null;
+  /** The request as a Fetch `Request` (built when first asked: a principal function may read `ctx.http.req`). */
+  request(): Request;
+}
+
 /** A `tools/call` request whose body was read and parsed. */
 export interface DirectToolCall {
-  /** The request (headers, URL, abort signal); its body is already read. */
-  readonly request: Request;
+  /** The request's head; its body is already read. */
+  readonly head: DirectCallHead;
   /** The parsed JSON body. */
   readonly body: unknown;
   /** The verified bearer token, when the server has a verifier. */
@@ -132,7 +143,7 @@ export function createDirectToolCalls(options: FlowServerOptions): DirectToolCal
     return verdict;
   };
 
-  return ({ request, body, authInfo }) => {
+  return ({ head, body, authInfo }) => {
     if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined;
     const { id, params } = body;
     if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
@@ -141,10 +152,9 @@ export function createDirectToolCalls(options: FlowServerOptions): DirectToolCal
     const tool = typeof params.name === 'string' ? tools.get(params.name) : undefined;
     if (!tool || tool.tasks.required) return undefined;
     if (requireScopes && !authInfo?.scopes.includes(BATON_SCOPES.call)) return undefined;
-    const headers = request.headers;
-    if (request.method !== 'POST' || !isJsonContentType(headers.get('content-type'))) return undefined;
-    const version = headers.get('mcp-protocol-version');
-    if (version !== REVISION || headers.get('mcp-method') !== 'tools/call' || headers.get('mcp-name') !== params.name) {
+    if (head.method !== 'POST' || !isJsonContentType(head.header('content-type'))) return undefined;
+    const version = head.header('mcp-protocol-version');
+    if (version !== REVISION || head.header('mcp-method') !== 'tools/call' || head.header('mcp-name') !== params.name) {
       return undefined;
     }
     const meta = params._meta;
@@ -175,14 +185,19 @@ export function createDirectToolCalls(options: FlowServerOptions): DirectToolCal
         envelope: meta,
         ...(inputResponses !== undefined ? { inputResponses } : {}),
         requestState: () => requestState,
-        signal: request.signal,
+        signal: head.signal,
         send: () => Promise.reject(new Error('A 2026-07-28 request cannot send requests to its client')),
         notify: () => Promise.resolve(),
         log: () => Promise.resolve(),
         elicitInput: () => Promise.reject(new Error('A 2026-07-28 request answers input_required instead')),
         requestSampling: () => Promise.reject(new Error('A 2026-07-28 request answers input_required instead')),
       },
-      http: { ...(authInfo ? { authInfo } : {}), req: request },
+      http: {
+        ...(authInfo ? { authInfo } : {}),
+        get req() {
+          return head.request();
+        },
+      },
     } as unknown as ServerContext;
     return answer(id as string | number, info, () =>
       callFlowTool(prepared, NO_CONNECTION, tool.flow, tool.tasks, validated.value, ctx),
