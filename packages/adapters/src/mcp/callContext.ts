@@ -68,7 +68,7 @@ export function rolesOfAuthInfo(auth: AuthInfo): string[] {
 export function defaultRoles(ctx: ServerContext, stdioRoles: readonly string[] = []): readonly string[] {
   const auth = ctx.http?.authInfo;
   if (auth) return rolesOfAuthInfo(auth);
-  if (ctx.http?.req) return [];
+  if (ctx.http !== undefined) return [];
   return stdioRoles;
 }
 
@@ -80,7 +80,7 @@ export function defaultRoles(ctx: ServerContext, stdioRoles: readonly string[] =
 export function defaultPrincipal(ctx: ServerContext): string {
   const auth = ctx.http?.authInfo;
   if (auth) return principalOfAuthInfo(auth);
-  if (ctx.http?.req) return ANONYMOUS_PRINCIPAL;
+  if (ctx.http !== undefined) return ANONYMOUS_PRINCIPAL;
   return localUser();
 }
 
