@@ -100,6 +100,8 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
  *
  * @example
  * ```ts
+ * import { createDirectToolCalls, createFlowServerFactory, serveHttp } from '@baton/adapters';
+ *
  * const options = { runner };
  * await serveHttp({ factory: createFlowServerFactory(options), direct: createDirectToolCalls(options), host: '127.0.0.1', port: 8080 });
  * ```
