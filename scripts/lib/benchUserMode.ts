@@ -26,8 +26,10 @@ import { benchPostgresOrSkip } from './benchPostgres.js';
 import {
   BASELINE_FLAG,
   type Child,
+  connect,
   connectAnswering,
   deployAnswering,
+  deployOnce,
   FLOOR_FLAG,
   noopOnce,
   quantile,
@@ -79,6 +81,7 @@ export async function userMode(self: string): Promise<void> {
       rounds: { type: 'string', default: '10' },
       warmup: { type: 'string', default: '1000' },
       cli: { type: 'string', default: 'built' },
+      client: { type: 'string', default: 'answering' },
       'no-postgres': { type: 'boolean' },
     },
   });
@@ -93,6 +96,11 @@ export async function userMode(self: string): Promise<void> {
   }
   const from = cliFrom(values.cli);
   const withPostgres = !values['no-postgres'];
+  // `auto`: the default mode's client (elicitation handlers, the SDK auto-fulfils), to compare the two.
+  const auto = values.client === 'auto';
+  if (!auto && values.client !== 'answering') throw new Error('--client answering|auto');
+  const open = auto ? (url: URL) => connect(url, 'bench-concurrency') : (url: URL) => connectAnswering(url);
+  const deploy = auto ? deployOnce : deployAnswering;
 
   const key = generateKey();
   const env = { BATON_KEYS: key };
@@ -103,7 +111,7 @@ export async function userMode(self: string): Promise<void> {
   const connected: Client[] = [];
   const loadBefore = loadavg();
   let counter = 0;
-  const flow = (label: string) => (client: Client) => deployAnswering(client, `1.${counter++}.0`, label);
+  const flow = (label: string) => (client: Client) => deploy(client, `1.${counter++}.0`, label);
   const noop = (label: string) => (client: Client) => noopOnce(client, label);
   /** `n` instances (the first alone: it may create the ledger's tables) and `workers` clients over them. */
   const side = async (
@@ -118,13 +126,13 @@ export async function userMode(self: string): Promise<void> {
     const own = [first, ...rest];
     servers.push(...own);
     const made = newSide(name, own, [], once(name));
-    for (let i = 0; i < workers; i++) made.clients.push(await connectAnswering(own[i % n]!.url));
+    for (let i = 0; i < workers; i++) made.clients.push(await open(own[i % n]!.url));
     connected.push(...made.clients);
     return made;
   };
   /** A 1-worker side on the servers of `of`. */
   const single = async (name: string, of: Side): Promise<Side> => {
-    const client = await connectAnswering(of.servers[0]!.url);
+    const client = await open(of.servers[0]!.url);
     connected.push(client);
     return newSide(name, of.servers, [client], flow(name));
   };
@@ -217,14 +225,17 @@ export async function userMode(self: string): Promise<void> {
 
     mkdirSync(join(ROOT, 'bench/reports'), { recursive: true });
     writeFileSync(
-      join(ROOT, 'bench/reports/concurrency-user.json'),
+      join(ROOT, `bench/reports/concurrency-user${auto ? '-auto' : ''}.json`),
       JSON.stringify(
         {
           command: `pnpm bench:concurrency ${process.argv.slice(2).join(' ')}`,
           node: process.version,
           date: new Date().toISOString(),
           machine: { cpus: cpus().length, loadAverage1mBefore: loadBefore[0], loadAverage1mAfter: loadavg()[0] },
-          flow: 'deploy_production: 2 tools/call legs, the client answering the round itself (autoFulfill: false, inputResponses + requestState); floor: one noop tools/call',
+          flow: auto
+            ? 'deploy_production: 2 tools/call legs, the SDK client auto-fulfilling the round through elicitation/create handlers (--client auto); floor: one noop tools/call'
+            : 'deploy_production: 2 tools/call legs, the client answering the round itself (autoFulfill: false, inputResponses + requestState); floor: one noop tools/call',
+          client: values.client,
           baton:
             from === 'built'
               ? 'built CLI (packages/adapters/dist-test, tsx for the flows module)'
@@ -243,7 +254,7 @@ export async function userMode(self: string): Promise<void> {
         2,
       ),
     );
-    console.log('wrote bench/reports/concurrency-user.json');
+    console.log(`wrote bench/reports/concurrency-user${auto ? '-auto' : ''}.json`);
   } finally {
     await Promise.allSettled(connected.map((client) => client.close()));
     await Promise.allSettled(servers.map(stop));
