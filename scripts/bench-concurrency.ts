@@ -27,129 +27,36 @@
  * server of scripts/pg.sh (default durability), stopped at the end.
  * `BENCH_HTTP_CPU_PROF=<dir>`: every server writes a V8 CPU profile there when it stops.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateKey } from '@baton/engine';
-import type { Client } from '@modelcontextprotocol/client';
-import { localhostHostValidation, localhostOriginValidation, toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler } from '@modelcontextprotocol/server';
 import { benchPostgres } from './lib/benchPostgres.js';
 import {
+  BASELINE_FLAG,
   baselineFactory,
-  type Child,
   CLI,
   connect,
-  cpuTimes,
   deployOnce,
-  listenBaseline,
-  procStat,
+  FLOOR_FLAG,
+  floorFactory,
   quantile,
   ROOT,
   round2,
+  serveGuided,
   spawnServer,
   stop,
-  ticksToMs,
 } from './lib/benchServers.js';
+import { newSide, type Side, slice, warm } from './lib/benchSlices.js';
+import { userMode } from './lib/benchUserMode.js';
 
 const SELF = fileURLToPath(import.meta.url);
-const BASELINE_FLAG = '--serve-baseline';
-
-/** The baseline as the SDK's serving guide has it: createMcpHandler + toNodeHandler on node:http. */
-async function serveBaseline(key: string): Promise<void> {
-  const handler = createMcpHandler(baselineFactory(key));
-  const handle = toNodeHandler(handler);
-  const validateHost = localhostHostValidation();
-  const validateOrigin = localhostOriginValidation();
-  const server = createServer((req, res) => {
-    if (!validateHost(req, res) || !validateOrigin(req, res)) return;
-    void handle(req, res);
-  });
-  await listenBaseline(server, () => handler.close());
-}
-
-interface Side {
-  readonly name: string;
-  readonly servers: Child[];
-  readonly clients: Client[];
-  readonly rates: number[];
-  readonly latencies: number[];
-  flows: number;
-  userMs: number;
-  systemMs: number;
-  /** CPU time of this (driving) process during the side's slices: the clients' share. */
-  driverMs: number;
-  /** CPU time of the PostgreSQL server's processes during the side's slices (0 without one). */
-  databaseMs: number;
-}
 
 /** The PostgreSQL postmaster's pid, when the bench started the server itself. */
 let postmaster: number | undefined;
-
-/**
- * CPU time (ms) of a PostgreSQL server: its postmaster, its live children (backends, WAL
- * writer, checkpointer...) and the children it has reaped.
- */
-function databaseCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  let ticks = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = procStat(entry);
-    const self = Number(entry) === pid;
-    if (!fields || (!self && Number(fields[1]) !== pid)) continue;
-    // utime and stime, and for the postmaster also cutime and cstime (its reaped children).
-    ticks += Number(fields[11]) + Number(fields[12]) + (self ? Number(fields[13]) + Number(fields[14]) : 0);
-  }
-  return ticksToMs(ticks);
-}
-
 let flowCounter = 0;
-
-/** Warm-up: `count` complete flows spread over the side's clients, not measured. */
-async function warm(side: Side, count: number): Promise<void> {
-  let left = count;
-  await Promise.all(
-    side.clients.map(async (client) => {
-      while (left-- > 0) await deployOnce(client, `0.${flowCounter++}.0`, side.name);
-    }),
-  );
-}
-
-/** One slice: every client of the side loops complete flows until `ms` have passed. */
-async function slice(side: Side, ms: number): Promise<void> {
-  const pids = side.servers.map((s) => s.child.pid!);
-  const before = pids.map(cpuTimes);
-  // Read before the driver's own CPU starts counting (the /proc walk is the driver's work).
-  const database = databaseCpuMs(postmaster);
-  const driver = process.cpuUsage();
-  const start = performance.now();
-  const end = start + ms;
-  let flows = 0;
-  await Promise.all(
-    side.clients.map(async (client) => {
-      while (performance.now() < end) {
-        const began = performance.now();
-        await deployOnce(client, `1.${flowCounter++}.0`, side.name);
-        side.latencies.push(performance.now() - began);
-        flows++;
-      }
-    }),
-  );
-  const elapsed = performance.now() - start;
-  const driven = process.cpuUsage(driver);
-  side.driverMs += (driven.user + driven.system) / 1000;
-  side.databaseMs += databaseCpuMs(postmaster) - database;
-  pids.map(cpuTimes).forEach((after, i) => {
-    side.userMs += after.user - before[i]!.user;
-    side.systemMs += after.system - before[i]!.system;
-  });
-  side.flows += flows;
-  side.rates.push(flows / (elapsed / 1000));
-}
 
 async function main() {
   const { values } = parseArgs({
@@ -162,8 +69,10 @@ async function main() {
       warmup: { type: 'string' },
       baseline: { type: 'boolean' },
       'no-baseline': { type: 'boolean' },
+      mode: { type: 'string', default: 'default' },
     },
   });
+  if (values.mode !== 'default') throw new Error('--mode default|user');
   const clients = Number(values.clients);
   const instances = Number(values.instances);
   const sliceMs = Number(values.seconds) * 1000;
@@ -202,18 +111,7 @@ async function main() {
       const first = await spawnServer(args, env);
       const rest = await Promise.all(Array.from({ length: instances - 1 }, () => spawnServer(args, env)));
       const servers = [first, ...rest];
-      const side: Side = {
-        name,
-        servers,
-        clients: [],
-        rates: [],
-        latencies: [],
-        flows: 0,
-        userMs: 0,
-        systemMs: 0,
-        driverMs: 0,
-        databaseMs: 0,
-      };
+      const side = newSide(name, servers, [], (client) => deployOnce(client, `1.${flowCounter++}.0`, name));
       sides.push(side);
       for (let i = 0; i < clients; i++)
         side.clients.push(await connect(servers[i % instances]!.url, 'bench-concurrency'));
@@ -222,7 +120,7 @@ async function main() {
     // Warm-up (JIT, pools): the same number of flows for every side, twice over in rotation.
     for (let i = 0; i < 2; i++) for (const side of sides) await warm(side, warmup / 2);
     for (let r = 0; r < rounds; r++) {
-      for (let k = 0; k < sides.length; k++) await slice(sides[(r + k) % sides.length]!, sliceMs);
+      for (let k = 0; k < sides.length; k++) await slice(sides[(r + k) % sides.length]!, sliceMs, postmaster);
     }
 
     const ref = sides[0]!;
@@ -281,7 +179,11 @@ async function main() {
 }
 
 if (process.argv.includes(BASELINE_FLAG)) {
-  await serveBaseline(process.env.BATON_KEYS!.split(',')[0]!);
+  await serveGuided(baselineFactory(process.env.BATON_KEYS!.split(',')[0]!));
+} else if (process.argv.includes(FLOOR_FLAG)) {
+  await serveGuided(floorFactory());
+} else if (process.argv.includes('--mode=user') || process.argv[process.argv.indexOf('--mode') + 1] === 'user') {
+  await userMode(SELF);
 } else {
   await main();
 }

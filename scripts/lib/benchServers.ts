@@ -1,22 +1,33 @@
 /**
  * Shared pieces of the HTTP benchmarks (`bench-http`, `bench-concurrency`):
  * the hand-written `deploy_production` on the bare SDK (the baseline Baton is
- * compared with), spawning a server child process and waiting for its URL,
- * stopping it, reading a child's CPU time from /proc, and connecting the
- * official SDK client with auto-driving elicitation handlers.
+ * compared with) and the SDK "floor" (a no-op tool), served as the SDK's guide
+ * teaches; spawning a server child process and waiting for its URL, stopping
+ * it, reading a child's CPU time from /proc; and the official SDK client, either
+ * with auto-driving elicitation handlers or answering each round itself.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, type ElicitResult, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { acceptedContent, createRequestStateCodec, inputRequired, McpServer } from '@modelcontextprotocol/server';
+import { localhostHostValidation, localhostOriginValidation, toNodeHandler } from '@modelcontextprotocol/node';
+import {
+  acceptedContent,
+  createMcpHandler,
+  createRequestStateCodec,
+  inputRequired,
+  McpServer,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = join(ROOT, 'packages/adapters/src/cli/main.ts');
+/** The flags that make `bench-concurrency.ts` a server child: the hand-written baseline, the SDK floor. */
+export const BASELINE_FLAG = '--serve-baseline';
+export const FLOOR_FLAG = '--serve-floor';
 
 interface DeployState {
   version: string;
@@ -85,6 +96,37 @@ export function baselineFactory(key: string) {
   };
 }
 
+/**
+ * A factory of fresh McpServers (one per request) with one tool, `noop`, answering
+ * `{ content: [{ type: 'text', text: 'ok' }] }`: the SDK's own cost of serving a `tools/call`.
+ */
+export function floorFactory() {
+  return () => {
+    const server = new McpServer({ name: 'floor', version: '1.0.0' });
+    server.registerTool('noop', { description: 'Does nothing.' }, async () => ({
+      content: [{ type: 'text', text: 'ok' }],
+    }));
+    return server;
+  };
+}
+
+/**
+ * Serve a per-request server factory as the SDK's serving guide has it: `createMcpHandler`
+ * behind `toNodeHandler` on node:http, with the localhost Host and Origin guards; announces
+ * its URL and stops on SIGTERM ({@link listenBaseline}).
+ */
+export async function serveGuided(factory: () => McpServer): Promise<void> {
+  const handler = createMcpHandler(factory);
+  const handle = toNodeHandler(handler);
+  const validateHost = localhostHostValidation();
+  const validateOrigin = localhostOriginValidation();
+  const server = createServer((req, res) => {
+    if (!validateHost(req, res) || !validateOrigin(req, res)) return;
+    void handle(req, res);
+  });
+  await listenBaseline(server, () => handler.close());
+}
+
 /** A server child process and the endpoint it printed. */
 export interface Child {
   readonly url: URL;
@@ -109,15 +151,20 @@ export async function listenBaseline(server: Server, close: () => Promise<void>)
 }
 
 /**
- * Spawn a server (`node --import tsx ...args`) and wait (bounded) for "serving ... at URL" on its
+ * Spawn a server (`node --import tsx ...args`, or `node ...loader ...args` with another `loader`,
+ * e.g. the built CLI's export condition) and wait (bounded) for "serving ... at URL" on its
  * stderr; later stderr is drained. `BENCH_HTTP_CPU_PROF=dir` makes it write a V8 CPU profile there
  * when it stops.
  */
-export async function spawnServer(args: string[], env: Record<string, string>): Promise<Child> {
+export async function spawnServer(
+  args: string[],
+  env: Record<string, string>,
+  loader: string[] = ['--import', 'tsx'],
+): Promise<Child> {
   const profile = process.env.BENCH_HTTP_CPU_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_HTTP_CPU_PROF}`]
     : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', ...args], {
+  const child = spawn(process.execPath, [...profile, ...loader, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -202,6 +249,67 @@ export async function deployOnce(client: Client, version: string, label: string)
   if (text !== `Deployed ${version} to production (change ticket CHG-1234).`) {
     throw new Error(`${label}: unexpected result ${JSON.stringify(result)}`);
   }
+}
+
+/**
+ * An SDK client that answers each round itself, as an application does: `inputRequired:
+ * { autoFulfill: false }`, no elicitation handler; `tools/call` hands back the `input_required`
+ * result ({@link deployAnswering}).
+ */
+export async function connectAnswering(url: URL, name = 'bench-concurrency-user'): Promise<Client> {
+  const client = new Client(
+    { name, version: '1.0.0' },
+    {
+      capabilities: { elicitation: { form: {} } },
+      versionNegotiation: { mode: 'auto' },
+      inputRequired: { autoFulfill: false },
+    },
+  );
+  await client.connect(new StreamableHTTPClientTransport(url));
+  return client;
+}
+
+/** The shape of a `tools/call` answer when the client handles rounds itself. */
+interface Round {
+  resultType?: string;
+  inputRequests?: Record<string, { method?: string; params?: { requestedSchema?: { properties?: object } } }>;
+  requestState?: string;
+  content?: { type: string; text?: string }[];
+}
+
+/**
+ * `deploy_production` once, answering the round itself: leg 1 returns `input_required` with
+ * `confirm_deploy` and `change_ticket`; the client builds the answers from the requested schemas
+ * (`{ confirm: true }`, `{ ticket: 'CHG-1234' }`) and calls again with `inputResponses` and the
+ * `requestState` echoed; the final text is checked as {@link deployOnce} does.
+ */
+export async function deployAnswering(client: Client, version: string, label: string): Promise<void> {
+  const params = { name: 'deploy_production', arguments: { version } };
+  const asked = (await client.callTool(params, { allowInputRequired: true })) as Round;
+  if (asked.resultType !== 'input_required' || !asked.inputRequests || !asked.requestState) {
+    throw new Error(`${label}: expected input_required, got ${JSON.stringify(asked)}`);
+  }
+  const inputResponses: Record<string, ElicitResult> = {};
+  for (const [key, request] of Object.entries(asked.inputRequests)) {
+    const properties = Object.keys(request.params?.requestedSchema?.properties ?? {});
+    inputResponses[key] = properties.includes('ticket')
+      ? { action: 'accept', content: { ticket: 'CHG-1234' } }
+      : { action: 'accept', content: { confirm: true } };
+  }
+  const done = (await client.callTool({ ...params, inputResponses, requestState: asked.requestState } as never, {
+    allowInputRequired: true,
+  })) as Round;
+  const text = (done.content ?? []).map((b) => b.text ?? '').join('');
+  if (text !== `Deployed ${version} to production (change ticket CHG-1234).`) {
+    throw new Error(`${label}: unexpected result ${JSON.stringify(done)}`);
+  }
+}
+
+/** One `tools/call` of the floor's `noop`, its text checked. */
+export async function noopOnce(client: Client, label: string): Promise<void> {
+  const result = await client.callTool({ name: 'noop', arguments: {} });
+  const text = ((result.content ?? []) as { type: string; text?: string }[]).map((b) => b.text ?? '').join('');
+  if (text !== 'ok') throw new Error(`${label}: unexpected result ${JSON.stringify(result)}`);
 }
 
 export const quantile = (values: number[], q: number) => {
