@@ -82,6 +82,9 @@ const RECORD_AND_INSERT = {
     ${INSERT_COLUMNS}`,
 };
 
+/** The statements above, for `scripts/bench-pg-drivers.ts` (the same text on another driver). */
+export const REDEMPTION_STATEMENTS = { INSERT, SELECT, RECORD, RECORD_AND_INSERT } as const;
+
 /** One write of a batch: a redemption, or an outcome to record. */
 type Write =
   | { readonly kind: 'redeem'; readonly request: RedeemRequest }
