@@ -5,7 +5,8 @@
  * away (a loopback proxy in front of the server, closed and reopened)
  * rejects calls with the engine's retryable `LedgerUnavailableError` and
  * serves again, on the same ledger, once it is back. Outcomes are recorded
- * through the primary key, never by scanning the table. The shared contract runs
+ * through the primary key, never by scanning the table, and in the same
+ * statement as the redemptions queued with them. The shared contract runs
  * against the unbatched variant (`batching: false`) too.
  */
 import { type FullLedger, LedgerUnavailableError } from '@baton/engine';
@@ -63,6 +64,41 @@ describePg('postgres ledger: batching and an unavailable database', (serverUrl) 
       expect(results.map((r) => r.status)).toEqual(['redeemed', ...others.map(() => 'redeemed'), 'in_progress']);
     } finally {
       await ledger.close();
+    }
+  });
+
+  it('records outcomes and redeems in one statement; a replay in that batch is answered after it', async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    const ledger = await createPostgresLedger({ pool, pruneIntervalMs: 0 });
+    try {
+      const done = Array.from({ length: 5 }, () => newJti());
+      await Promise.all(done.map((jti) => redeem(ledger, jti)));
+      const fresh = Array.from({ length: 5 }, () => newJti());
+      const sent: string[] = [];
+      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+      (pool as { query: unknown }).query = (...args: unknown[]) => {
+        const config = args[0] as { text?: string } | string;
+        sent.push(typeof config === 'string' ? config : (config.text ?? ''));
+        return query(...args);
+      };
+      const [outcomes, redeemed, replay] = await Promise.all([
+        Promise.all(done.map((jti) => ledger.redemptions.recordOutcome(jti, `outcome of ${jti}`))),
+        Promise.all(fresh.map((jti) => redeem(ledger, jti))),
+        redeem(ledger, done[0]!),
+      ]);
+      expect(outcomes).toEqual(done.map(() => undefined));
+      expect(redeemed).toEqual(fresh.map(() => ({ status: 'redeemed' })));
+      // The replay's loser read-back runs after the commit that holds the outcome.
+      expect(replay).toEqual({ status: 'retry', outcome: `outcome of ${done[0]}` });
+      // One statement with all three kinds of writes, then the replay's read-back.
+      expect(sent).toHaveLength(2);
+      expect(sent[0]).toMatch(/^with recorded as \(\s*update baton_redemptions/);
+      for (const jti of done.slice(1)) {
+        expect(await redeem(ledger, jti)).toEqual({ status: 'retry', outcome: `outcome of ${jti}` });
+      }
+    } finally {
+      await ledger.close();
+      await pool.end();
     }
   });
 

@@ -1,22 +1,32 @@
 /**
- * Redemptions and their outcomes on PostgreSQL, batched. Every redemption
- * used to be its own autocommit `INSERT` waiting for its own WAL flush, so
- * throughput was one flush per redemption. Here concurrent redemptions of
- * one process go out together (see `core/batcher.ts`) as ONE statement:
+ * Redemptions and their outcomes on PostgreSQL, batched together. Every
+ * redemption used to be its own autocommit `INSERT` waiting for its own WAL
+ * flush, so throughput was one flush per redemption. Here concurrent
+ * redemptions AND outcomes of one process go out together (see
+ * `core/batcher.ts`) as ONE statement, so a flow's two writes (its state
+ * redeemed before the round, its outcome recorded after) ride along with
+ * other flows' writes instead of costing a statement and a commit each:
  *
+ *   with recorded as (update baton_redemptions as r set outcome = o.outcome
+ *     from unnest($5::text[], $6::text[]) as o(jti, outcome)
+ *     where r.jti = o.jti and r.outcome is null)
  *   insert into baton_redemptions (...) select * from unnest($1::text[], ...)
  *   order by jti on conflict do nothing returning jti
  *
- * One statement is one transaction: the batch commits, or fails, as a whole,
- * and every waiter hears back only after that commit. Exactly-once does not
- * change: the primary key still lets exactly one inserter of a jti win, in
- * this batch, another batch or another process. A jti present twice in one
- * batch goes in once; the first asker wins and the others are answered as
- * losers (from the row, after the commit). Rows are inserted in jti order so
- * that two batches holding the same jtis wait on each other in one order and
- * never deadlock. Losers (the rare case) are read back in one more statement.
- * Outcomes are recorded the same way: one `UPDATE ... FROM unnest(...)` per
- * batch, only where none was recorded yet.
+ * (a batch of only one kind sends only its half). One statement is one
+ * transaction: the batch commits, or fails, as a whole, and every waiter
+ * hears back only after that commit. Exactly-once does not change: the
+ * primary key still lets exactly one inserter of a jti win, in this batch,
+ * another batch or another process; an outcome is still written only where
+ * none was, and only for a jti whose redemption has committed (its round ran
+ * after that commit), so the update never touches a row the insert adds. A
+ * jti present twice in one batch goes in once; the first asker wins and the
+ * others are answered as losers (from the row, after the commit). Rows are
+ * inserted in jti order so that two batches holding the same jtis wait on
+ * each other in one order and never deadlock; the update's rows are the
+ * sending process's own committed redemptions, which no other statement
+ * updates, so it waits on no one. Losers (the rare case) are read back in
+ * one more statement.
  */
 import type { RedeemRequest, RedeemResult } from '@baton/engine';
 import type pg from 'pg';
@@ -25,26 +35,26 @@ import { conflictResult, REDEEMED, type RedemptionRow } from '../core/results.js
 
 /** Batching limits for redemptions and outcomes. */
 export interface RedemptionBatching {
-  /** Most redemptions (or outcomes) per statement. */
+  /** Most writes (redemptions and outcomes together) per statement. */
   readonly maxBatch: number;
-  /** Most statements of each kind running at once, per ledger. */
+  /** Most statements running at once, per ledger. */
   readonly maxInFlight: number;
 }
 
-/** Default limits: measured on 2 cores, 4 processes × 64 in flight (bench-ledger). */
+/** Default limits: measured on 2 cores, 2 instances × 32 clients (bench-concurrency). */
 export const DEFAULT_REDEMPTION_BATCHING: RedemptionBatching = { maxBatch: 500, maxInFlight: 2 };
 
-const INSERT = {
-  name: 'baton_redeem_batch',
-  text: `insert into baton_redemptions (jti, responses_digest, outcome, expires_at, redeemed_at)
+const INSERT_COLUMNS = `insert into baton_redemptions (jti, responses_digest, outcome, expires_at, redeemed_at)
     select jti, digest, null, expires_at, now
     from unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) as r(jti, digest, expires_at, now)
     order by jti
     on conflict do nothing
-    returning jti`,
-};
+    returning jti`;
 
-// The two statements below join the table with the batch's jtis. They are planned at each run
+/** Redemptions only: named (prepared once per connection), since it joins nothing. */
+const INSERT = { name: 'baton_redeem_batch', text: INSERT_COLUMNS };
+
+// The statements below join the table with the batch's jtis. They are planned at each run
 // (unnamed): a named statement's plan is made once per connection and kept, and the plan made
 // while the table was small (a fresh deployment) scans the whole table, which it then kept
 // doing as the table grew (measured: 15.7 million rows read for 10,800 outcomes in a
@@ -59,10 +69,26 @@ const RECORD = {
     where r.jti = o.jti and r.outcome is null`,
 };
 
-interface Outcome {
-  readonly jti: string;
-  readonly outcome: string;
-}
+/**
+ * Outcomes and redemptions in one statement. The update is a data-modifying CTE the insert does
+ * not read: PostgreSQL runs it to completion after the insert, on the same snapshot.
+ */
+const RECORD_AND_INSERT = {
+  text: `with recorded as (
+      update baton_redemptions as r set outcome = o.outcome
+      from unnest($5::text[], $6::text[]) as o(jti, outcome)
+      where r.jti = o.jti and r.outcome is null
+    )
+    ${INSERT_COLUMNS}`,
+};
+
+/** The statements above, for `scripts/bench-pg-drivers.ts` (the same text on another driver). */
+export const REDEMPTION_STATEMENTS = { INSERT, SELECT, RECORD, RECORD_AND_INSERT } as const;
+
+/** One write of a batch: a redemption, or an outcome to record. */
+type Write =
+  | { readonly kind: 'redeem'; readonly request: RedeemRequest }
+  | { readonly kind: 'outcome'; readonly jti: string; readonly outcome: string };
 
 /** Redeem and record through batches on `pool`. */
 export function createRedemptionBatches(
@@ -74,39 +100,70 @@ export function createRedemptionBatches(
   recordOutcome: (jti: string, sealedOutcome: string) => Promise<void>;
   drain: () => Promise<void>;
 } {
-  const redemptions = new Batcher<RedeemRequest, RedeemResult>({
+  const writes = new Batcher<Write, RedeemResult | undefined>({
     ...batching,
-    run: (batch) => redeemBatch(pool, batch),
-    ...(onBatch ? { onBatch: onBatch.redeem } : {}),
-  });
-  const outcomes = new Batcher<Outcome, undefined>({
-    ...batching,
-    run: (batch) => recordBatch(pool, batch),
-    ...(onBatch ? { onBatch: onBatch.outcome } : {}),
+    run: (batch) => writeBatch(pool, batch, onBatch),
   });
   return {
-    redeem: (request) => redemptions.submit(request),
-    recordOutcome: (jti, outcome) => outcomes.submit({ jti, outcome }),
-    drain: async () => {
-      await Promise.all([redemptions.drain(), outcomes.drain()]);
+    redeem: (request) => writes.submit({ kind: 'redeem', request }) as Promise<RedeemResult>,
+    recordOutcome: async (jti, outcome) => {
+      await writes.submit({ kind: 'outcome', jti, outcome });
     },
+    drain: () => writes.drain(),
   };
 }
 
-/** One statement for the whole batch; the winners are the jtis it returns (first asker of each). */
-async function redeemBatch(pool: pg.Pool, batch: readonly RedeemRequest[]): Promise<RedeemResult[]> {
+/** One statement for the whole batch: its outcomes recorded, its redemptions inserted. */
+async function writeBatch(
+  pool: pg.Pool,
+  batch: readonly Write[],
+  onBatch?: { readonly redeem: (size: number) => void; readonly outcome: (size: number) => void },
+): Promise<(RedeemResult | undefined)[]> {
+  const requests: RedeemRequest[] = [];
+  // A jti recorded twice keeps its first outcome.
+  const outcomes = new Map<string, string>();
+  let outcomeCount = 0;
+  for (const write of batch) {
+    if (write.kind === 'redeem') requests.push(write.request);
+    else {
+      outcomeCount++;
+      if (!outcomes.has(write.jti)) outcomes.set(write.jti, write.outcome);
+    }
+  }
+  if (requests.length > 0) onBatch?.redeem(requests.length);
+  if (outcomeCount > 0) onBatch?.outcome(outcomeCount);
+
+  const results = requests.length > 0 ? await redeemBatch(pool, requests, outcomes) : [];
+  if (requests.length === 0) {
+    await pool.query({ ...RECORD, values: [[...outcomes.keys()], [...outcomes.values()]] });
+  }
+  let next = 0;
+  return batch.map((write) => (write.kind === 'redeem' ? results[next++] : undefined));
+}
+
+/**
+ * One statement for the redemptions (and `outcomes`, when there are any); the winners are the
+ * jtis it returns (first asker of each).
+ */
+async function redeemBatch(
+  pool: pg.Pool,
+  batch: readonly RedeemRequest[],
+  outcomes: ReadonlyMap<string, string>,
+): Promise<RedeemResult[]> {
   const first = new Map<string, RedeemRequest>();
   for (const request of batch) if (!first.has(request.jti)) first.set(request.jti, request);
   const rows = [...first.values()];
-  const inserted = await pool.query<{ jti: string }>({
-    ...INSERT,
-    values: [
-      rows.map((r) => r.jti),
-      rows.map((r) => r.responsesDigest),
-      rows.map((r) => r.expiresAt),
-      rows.map((r) => r.now),
-    ],
-  });
+  const values: unknown[] = [
+    rows.map((r) => r.jti),
+    rows.map((r) => r.responsesDigest),
+    rows.map((r) => r.expiresAt),
+    rows.map((r) => r.now),
+  ];
+  const inserted = await pool.query<{ jti: string }>(
+    outcomes.size === 0
+      ? { ...INSERT, values }
+      : { ...RECORD_AND_INSERT, values: [...values, [...outcomes.keys()], [...outcomes.values()]] },
+  );
   const won = new Set(inserted.rows.map((row) => row.jti));
   const winners = new Set<RedeemRequest>();
   for (const jti of won) winners.add(first.get(jti)!);
@@ -132,12 +189,4 @@ async function redeemBatch(pool: pg.Pool, batch: readonly RedeemRequest[]): Prom
     ]),
   );
   return batch.map((request) => (winners.has(request) ? REDEEMED : conflictResult(byJti.get(request.jti), request)));
-}
-
-/** One statement for the whole batch; a jti recorded twice keeps its first outcome. */
-async function recordBatch(pool: pg.Pool, batch: readonly Outcome[]): Promise<undefined[]> {
-  const first = new Map<string, string>();
-  for (const { jti, outcome } of batch) if (!first.has(jti)) first.set(jti, outcome);
-  await pool.query({ ...RECORD, values: [[...first.keys()], [...first.values()]] });
-  return batch.map(() => undefined);
 }
