@@ -26,9 +26,9 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { setup } from 'xstate';
@@ -230,7 +230,9 @@ function figures(
     eventsPerSecond: Math.round(phase.latencies.length / (phase.ms / 1000)),
     p50Ms: +quantile(sorted, 0.5).toFixed(2),
     p99Ms: +quantile(sorted, 0.99).toFixed(2),
-    ...(target.kind === 'postgres' ? { roundTripsPerEvent: +(phase.roundTrips / phase.latencies.length).toFixed(2) } : {}),
+    ...(target.kind === 'postgres'
+      ? { roundTripsPerEvent: +(phase.roundTrips / phase.latencies.length).toFixed(2) }
+      : {}),
   };
 }
 
