@@ -161,7 +161,7 @@ async function waitersBatch(pool: pg.Pool, batch: readonly WaitersQuery[]): Prom
   return results;
 }
 
-async function settleBatch(pool: pg.Pool, batch: readonly Settle[]): Promise<void[]> {
+async function settleBatch(pool: pg.Pool, batch: readonly Settle[]): Promise<undefined[]> {
   await pool.query(SETTLE, [batch.map((s) => s.event), batch.map((s) => s.id), batch.map((s) => s.delivered)]);
   return batch.map(() => undefined);
 }
@@ -175,7 +175,7 @@ export function createEventBatches(pool: pg.Pool): {
 } {
   const record = new Batcher<NewEvent, RecordEventResult>({ ...LIMITS, run: (b) => recordBatch(pool, b) });
   const waiters = new Batcher<WaitersQuery, EventWaiter[]>({ ...LIMITS, run: (b) => waitersBatch(pool, b) });
-  const settle = new Batcher<Settle, void>({ ...LIMITS, run: (b) => settleBatch(pool, b) });
+  const settle = new Batcher<Settle, undefined>({ ...LIMITS, run: (b) => settleBatch(pool, b) });
   return {
     record: (event) => record.submit(event),
     waiters: (query) => waiters.submit(query),
