@@ -19,6 +19,7 @@
  * during the phase, over the events sent). Last, one event to
  * `BENCH_EVENTS_FANOUT` (default 500) instances waiting on one key.
  * PostgreSQL is BATON_TEST_PG_URL or a throwaway server from scripts/pg.sh.
+ * `BENCH_EVENTS_CPU_PROF=<dir>`: a V8 CPU profile of each sending process.
  * Writes bench/reports/events.json.
  *
  *   pnpm exec tsx scripts/bench-events.ts
@@ -167,7 +168,10 @@ async function concurrent(target: Target, codecKey: string, keys: readonly strin
       senders,
       warm: Array.from({ length: 200 }, (_, j) => `warm${i}-${j}`),
     };
-    const proc = spawn(join(root, 'node_modules/.bin/tsx'), [fileURLToPath(import.meta.url)], {
+    const prof = process.env.BENCH_EVENTS_CPU_PROF;
+    const args = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), '--import', 'tsx'];
+    const proc = spawn(process.execPath, [...args, fileURLToPath(import.meta.url)], {
+      cwd: root,
       env: { ...process.env, BENCH_EVENTS_CHILD: JSON.stringify(config) },
       stdio: ['pipe', 'pipe', 'inherit'],
     });
