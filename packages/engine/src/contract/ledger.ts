@@ -118,6 +118,13 @@ export interface EventRecord {
 export interface EventWaiter {
   readonly id: string;
   readonly flow: string;
+  /**
+   * The waiting request's row, when the ledger read it with the wait (PostgreSQL does, in the
+   * same statement): routing starts from it instead of reading the request again. It may be
+   * stale by the time it is used; the compare-and-set write catches that (then the request is
+   * read again). Absent: routing reads it with `getRequest`.
+   */
+  readonly request?: ParkedRequest;
 }
 
 /**

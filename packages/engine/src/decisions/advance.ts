@@ -42,7 +42,9 @@ export function resultText(result: FlowResult | undefined): string {
  * written, with `{ type: 'conflict' }` (someone wrote what the caller does not go on from).
  * `reason`, an operator's, is the audit entry's `message` (before the flow's error, if any).
  * `sent`: an event another system sent, delivered where the instance awaits it (once); the events
- * the round delivered (its lookback rounds included) are appended to `sent.delivered`.
+ * the round delivered (its lookback rounds included) are appended to `sent.delivered`;
+ * `sent.row`, the request as the router read it with its wait, is the first attempt's row (no
+ * read of its own; a stale row is caught by the compare-and-set, and the next attempt reads).
  */
 export async function advance(
   core: DecisionsPort,
@@ -53,12 +55,12 @@ export async function advance(
   event?: EventObject,
   proceed?: (decisions: readonly DecisionRecord[]) => boolean,
   reason?: string,
-  sent?: { readonly event: ReceivedEvent; readonly delivered: string[] },
+  sent?: { readonly event: ReceivedEvent; readonly delivered: string[]; readonly row?: ParkedRequest },
 ): Promise<ParkedPlay | undefined> {
   const { codec, log } = core;
   const ledger = core.ledger!;
   for (let attempt = 0; attempt < MAX_ADVANCE_ATTEMPTS; attempt++) {
-    const row = await ledger.requests.getRequest(id);
+    const row = attempt === 0 && sent?.row?.id === id ? sent.row : await ledger.requests.getRequest(id);
     if (row?.status !== 'waiting') return undefined;
     const opened = openParked(codec, row);
     const body = opened && currentBody(flow, opened);

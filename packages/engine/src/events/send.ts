@@ -11,7 +11,9 @@
  * instance that stopped waiting, its timeout fired, say, is not reached).
  * Recording before reading the waiters is what makes the lookback
  * (`decisions/lookback.ts`) lose nothing: a wait that begins after the record
- * finds the event there. Audited with `via: 'event'`.
+ * finds the event there. A waiter the ledger read with its request row
+ * (`EventWaiter.request`) is advanced from that row, not read again. Audited
+ * with `via: 'event'`.
  */
 
 import type { Flow } from '../authoring/flowTypes.js';
@@ -177,6 +179,7 @@ async function route(core: DecisionsPort, event: ReceivedEvent, sender: string):
           await advance(core, flow, waiter.id, sender, 'event', undefined, undefined, undefined, {
             event,
             delivered: reached,
+            ...(waiter.request ? { row: waiter.request } : {}),
           });
         } catch (error) {
           core.log({ type: 'flow_error', flow: flow.name, fid: waiter.id, error });

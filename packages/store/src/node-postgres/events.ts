@@ -8,12 +8,16 @@
  * request's event waits (`baton_event_waits`). A rewrite that carries no
  * waits clears the old ones in its own update statement (`rewriteRequest` in
  * `requests.ts`, a data-modifying CTE), so a later writer's waits (a newer
- * version) are never removed by an older write.
+ * version) are never removed by an older write. With batching on (the
+ * default, as for redemptions) recording, reading waiters and settling go
+ * through `eventBatches.ts`: one statement for every send of the process
+ * waiting at that moment, waiters with their request rows.
  */
 import type { EventRecord, EventWait, EventWaiter, LedgerEvents, NewEvent, RecordEventResult } from '@baton/engine';
 import { and, eq, sql } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { events, eventWaits } from '../schema/pg.js';
+import type { createEventBatches } from './eventBatches.js';
 import type { PostgresHandle } from './handle.js';
 
 /** Replace a request's event waits inside the caller's transaction (after its row was written). */
@@ -31,12 +35,13 @@ export async function replaceWaits(
     .onConflictDoNothing();
 }
 
-/** The `events` facet over `handle`. */
-export function postgresEvents(handle: PostgresHandle): LedgerEvents {
+/** The `events` facet over `handle`, through `batches` when given (see the module comment). */
+export function postgresEvents(handle: PostgresHandle, batches?: ReturnType<typeof createEventBatches>): LedgerEvents {
   const { db, assertOpen } = handle;
   return {
     async recordEvent(event: NewEvent): Promise<RecordEventResult> {
       assertOpen();
+      if (batches) return batches.record(event);
       const inserted = await db
         .insert(events)
         .values({
@@ -77,6 +82,7 @@ export function postgresEvents(handle: PostgresHandle): LedgerEvents {
     },
     async settleEvent(event: string, id: string, delivered: number): Promise<void> {
       assertOpen();
+      if (batches) return batches.settle({ event, id, delivered });
       await db
         .update(events)
         .set({ delivered })
@@ -84,6 +90,7 @@ export function postgresEvents(handle: PostgresHandle): LedgerEvents {
     },
     async eventWaiters(query: { event: string; match: string; limit: number; after?: string }): Promise<EventWaiter[]> {
       assertOpen();
+      if (batches) return batches.waiters(query);
       const { rows } = await db.execute<{ id: string; flow: string }>(sql`
         select id, flow from baton_event_waits
         where event = ${query.event} and match_key = ${query.match}

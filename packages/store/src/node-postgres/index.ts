@@ -27,6 +27,7 @@ import { type PruningOptions, startPruning } from '../core/pruning.js';
 import { withStats } from '../core/stats.js';
 import type { PostgresConnectionOptions } from './connect.js';
 import { postgresDecisions } from './decisions.js';
+import { createEventBatches } from './eventBatches.js';
 import { postgresEvents } from './events.js';
 import { openPostgresHandle } from './handle.js';
 import { postgresHealth } from './health.js';
@@ -72,6 +73,8 @@ export interface PostgresLedgerOptions extends PruningOptions, PostgresConnectio
 export async function createPostgresLedger(options: PostgresLedgerOptions): Promise<FullLedger> {
   const handle = await openPostgresHandle(options);
   const { connection, batches, where } = handle;
+  // Events are batched when redemptions are (`batching: false` turns both off).
+  const eventBatches = batches ? createEventBatches(connection.pool) : undefined;
 
   const ledger: UncountedLedger = {
     redemptions: postgresRedemptions(handle),
@@ -81,13 +84,14 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
     runs: postgresRuns(handle),
     schedule: postgresSchedule(handle),
     outbox: postgresOutbox(handle),
-    events: postgresEvents(handle),
+    events: postgresEvents(handle, eventBatches),
     prune: postgresPrune(handle),
     async close(): Promise<void> {
       if (connection.closed) return;
       await pruning.stop();
       handle.closing = true;
       await batches?.drain();
+      await eventBatches?.drain();
       await connection.close();
     },
   };

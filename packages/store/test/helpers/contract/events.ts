@@ -5,7 +5,10 @@
  * found), the waiters of (event, key) are found by key and paged; a received
  * event is recorded once per (event, id), also when two handles race, with
  * its delivery count once settled; the lookback reads only events whose
- * window is open, oldest first; pruning removes expired events.
+ * window is open, oldest first; pruning removes expired events. Concurrent
+ * sends (which the PostgreSQL driver batches into one statement each) get
+ * their own answers, and a waiter that comes with its request row carries
+ * the row `getRequest` reads.
  */
 import type { FullLedger, NewEvent } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,6 +120,44 @@ export function eventsContract(
         status: 'recorded',
       });
       expect(await ledger.events.getEvent('ci.finished', newId('evt'))).toBeUndefined();
+    });
+
+    it('answers concurrent sends each with its own record, waiters and count (drivers that batch them), a waiter with its request row when it gives one', async () => {
+      const at = next();
+      const keys = Array.from({ length: 40 }, () => newId('sha'));
+      const ids = keys.map(() => newId());
+      await Promise.all(
+        ids.map((id, i) =>
+          ledger.requests.parkRequest(
+            parked(id, { now: at, events: [{ event: 'ci.finished', match: keys[i]! }] }),
+            null,
+          ),
+        ),
+      );
+      const evt = keys.map(() => newId('evt'));
+      // Each event asked for twice at once: one recorded, one duplicate, whatever the batching.
+      const recorded = await Promise.all(
+        [...keys, ...keys].map((key, i) =>
+          (i % 2 === 0 ? ledger : (other ?? ledger)).events.recordEvent(
+            received({ id: evt[i % keys.length]!, match: key, now: at }),
+          ),
+        ),
+      );
+      for (let i = 0; i < keys.length; i++) {
+        expect([recorded[i]!.status, recorded[i + keys.length]!.status].sort()).toEqual(['duplicate', 'recorded']);
+      }
+      const found = await Promise.all(
+        keys.map((key) => ledger.events.eventWaiters({ event: 'ci.finished', match: key, limit: 10 })),
+      );
+      for (const [i, list] of found.entries()) {
+        expect(list.map((w) => w.id)).toEqual([ids[i]]);
+        const request = list[0]!.request;
+        if (request !== undefined) expect(request).toEqual(await ledger.requests.getRequest(ids[i]!));
+      }
+      await Promise.all(keys.map((_, i) => ledger.events.settleEvent('ci.finished', evt[i]!, i)));
+      for (let i = 0; i < keys.length; i++) {
+        expect(await ledger.events.getEvent('ci.finished', evt[i]!)).toEqual({ delivered: i, receivedAt: at });
+      }
     });
 
     it('reads the events of a key whose lookback window is open, oldest first, and prunes expired ones', async () => {
