@@ -19,13 +19,13 @@
  *   pnpm tsx scripts/bench-pg-drivers.ts --callers 32 --connections 10 --rounds 4 --seconds 3 --mix combined
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { connectPostgres } from '../packages/store/src/node-postgres/connect.js';
 import { REDEMPTION_STATEMENTS } from '../packages/store/src/node-postgres/redemptionBatches.js';
 import { benchPostgres } from './lib/benchPostgres.js';
-import { procStat, quantile, round2, ticksToMs } from './lib/benchServers.js';
+import { quantile, round2 } from './lib/benchServers.js';
+import { databaseCpuMs } from './lib/benchSlices.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -74,20 +74,6 @@ function postgresJs(url: string): Driver {
       sql.unsafe(text, values as postgres.ParameterOrJSON<never>[], { prepare: name !== undefined }),
     end: () => sql.end({ timeout: 5 }),
   };
-}
-
-/** CPU time (ms) of a PostgreSQL server: its postmaster, its live children and its reaped ones. */
-function databaseCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  let ticks = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = procStat(entry);
-    const self = Number(entry) === pid;
-    if (!fields || (!self && Number(fields[1]) !== pid)) continue;
-    ticks += Number(fields[11]) + Number(fields[12]) + (self ? Number(fields[13]) + Number(fields[14]) : 0);
-  }
-  return ticksToMs(ticks);
 }
 
 const insertValues = (jti: string, now: number) => [[jti], [DIGEST], [now + 600_000], [now]];

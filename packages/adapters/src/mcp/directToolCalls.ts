@@ -153,7 +153,7 @@ export function createDirectToolCalls(options: FlowServerOptions): DirectToolCal
     for (const key in params) if (!PARAMS.has(key)) return undefined;
     const tool = typeof params.name === 'string' ? tools.get(params.name) : undefined;
     if (!tool || tool.tasks.required) return undefined;
-    if (requireScopes && !authInfo?.scopes.includes(BATON_SCOPES.call)) return undefined;
+    if (requireScopes && !authInfo?.scopes?.includes(BATON_SCOPES.call)) return undefined;
     if (head.method !== 'POST' || !isJsonContentType(head.header('content-type'))) return undefined;
     const version = head.header('mcp-protocol-version');
     if (version !== REVISION || head.header('mcp-method') !== 'tools/call' || head.header('mcp-name') !== params.name) {
