@@ -166,13 +166,17 @@ async function settleBatch(pool: pg.Pool, batch: readonly Settle[]): Promise<und
   return batch.map(() => undefined);
 }
 
-/** Record, read waiters and settle through batches on `pool`; `drain` before the pool ends. */
-export function createEventBatches(pool: pg.Pool): {
-  record: (event: NewEvent) => Promise<RecordEventResult>;
-  waiters: (query: WaitersQuery) => Promise<EventWaiter[]>;
-  settle: (settle: Settle) => Promise<void>;
-  drain: () => Promise<void>;
-} {
+/** The batched statements of the `events` facet (see the module comment). */
+export interface EventBatches {
+  record(event: NewEvent): Promise<RecordEventResult>;
+  waiters(query: WaitersQuery): Promise<EventWaiter[]>;
+  settle(settle: Settle): Promise<void>;
+  /** Wait for every batch in flight; call before the pool ends. */
+  drain(): Promise<void>;
+}
+
+/** Record, read waiters and settle through batches on `pool`. */
+export function createEventBatches(pool: pg.Pool): EventBatches {
   const record = new Batcher<NewEvent, RecordEventResult>({ ...LIMITS, run: (b) => recordBatch(pool, b) });
   const waiters = new Batcher<WaitersQuery, EventWaiter[]>({ ...LIMITS, run: (b) => waitersBatch(pool, b) });
   const settle = new Batcher<Settle, undefined>({ ...LIMITS, run: (b) => settleBatch(pool, b) });

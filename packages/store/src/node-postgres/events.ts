@@ -17,7 +17,7 @@ import type { EventRecord, EventWait, EventWaiter, LedgerEvents, NewEvent, Recor
 import { and, eq, sql } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { events, eventWaits } from '../schema/pg.js';
-import type { createEventBatches } from './eventBatches.js';
+import type { EventBatches, WaitersQuery } from './eventBatches.js';
 import type { PostgresHandle } from './handle.js';
 
 /** Replace a request's event waits inside the caller's transaction (after its row was written). */
@@ -36,7 +36,7 @@ export async function replaceWaits(
 }
 
 /** The `events` facet over `handle`, through `batches` when given (see the module comment). */
-export function postgresEvents(handle: PostgresHandle, batches?: ReturnType<typeof createEventBatches>): LedgerEvents {
+export function postgresEvents(handle: PostgresHandle, batches?: EventBatches): LedgerEvents {
   const { db, assertOpen } = handle;
   return {
     async recordEvent(event: NewEvent): Promise<RecordEventResult> {
@@ -88,7 +88,7 @@ export function postgresEvents(handle: PostgresHandle, batches?: ReturnType<type
         .set({ delivered })
         .where(and(eq(events.event, event), eq(events.id, id)));
     },
-    async eventWaiters(query: { event: string; match: string; limit: number; after?: string }): Promise<EventWaiter[]> {
+    async eventWaiters(query: WaitersQuery): Promise<EventWaiter[]> {
       assertOpen();
       if (batches) return batches.waiters(query);
       const { rows } = await db.execute<{ id: string; flow: string }>(sql`
