@@ -6,7 +6,9 @@
  * rejects calls with the engine's retryable `LedgerUnavailableError` and
  * serves again, on the same ledger, once it is back. Outcomes are recorded
  * through the primary key, never by scanning the table, and in the same
- * statement as the redemptions queued with them. The shared contract runs
+ * statement as the redemptions queued with them. Plain rewrites of parked
+ * requests go out together too, each still its own compare-and-set, and two
+ * ledgers rewriting the same rows in opposite orders do not deadlock. The shared contract runs
  * against the unbatched variant (`batching: false`) too.
  */
 import { type FullLedger, LedgerUnavailableError } from '@baton/engine';
@@ -14,7 +16,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPostgresLedger } from '../src/node-postgres/index.js';
 import { isConnectionFailure } from '../src/node-postgres/unavailable.js';
-import { newJti, T0 } from './helpers/contract/fixtures.js';
+import { newId, newJti, parked, T0 } from './helpers/contract/fixtures.js';
 import {
   decisionsContract,
   lifecycleContract,
@@ -115,6 +117,77 @@ describePg('postgres ledger: batching and an unavailable database', (serverUrl) 
       for (const jti of good) expect(await redeem(ledger, jti)).toEqual({ status: 'redeemed' });
     } finally {
       await ledger.close();
+    }
+  });
+
+  it('rewrites parked requests in one statement, each its own compare-and-set, and clears only the written waits', async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    const ledger = await createPostgresLedger({ pool, pruneIntervalMs: 0 });
+    try {
+      const wait = (id: string) => [{ event: 'bench.done', match: id }];
+      const ids = Array.from({ length: 6 }, () => newId());
+      for (const id of ids) await ledger.requests.parkRequest(parked(id, { events: wait(id) }), null);
+      const sent: string[] = [];
+      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+      (pool as { query: unknown }).query = (...args: unknown[]) => {
+        const config = args[0] as { text?: string } | string;
+        sent.push(typeof config === 'string' ? config : (config.text ?? ''));
+        return query(...args);
+      };
+      const done = (id: string, state: string) =>
+        parked(id, { status: 'completed', waitingFor: [], state, now: T0 + 1 });
+      // Two writers of ids[0] read version 1: one wins. ids[1] is written over a stale version.
+      const results = await Promise.all([
+        ledger.requests.parkRequest(done(ids[0]!, 'first'), 1),
+        ledger.requests.parkRequest(done(ids[0]!, 'second'), 1),
+        ledger.requests.parkRequest(done(ids[1]!, 'stale'), 7),
+        ...ids.slice(2, 5).map((id) => ledger.requests.parkRequest(done(id, `done ${id}`), 1)),
+      ]);
+      expect(results).toEqual([
+        { status: 'parked', version: 2 },
+        { status: 'conflict' },
+        { status: 'conflict' },
+        { status: 'parked', version: 2 },
+        { status: 'parked', version: 2 },
+        { status: 'parked', version: 2 },
+      ]);
+      // One statement for the distinct ids, then the second write of ids[0] after its commit.
+      expect(sent).toHaveLength(2);
+      expect(sent.every((text) => text.startsWith('with input as ('))).toBe(true);
+      expect((await ledger.requests.getRequest(ids[0]!))?.state).toBe('first');
+      expect((await ledger.requests.getRequest(ids[1]!))?.version).toBe(1);
+      // The waits of the written rows are gone; the unwritten ones still wait.
+      const waiting = async (id: string) =>
+        (await ledger.events.eventWaiters({ event: 'bench.done', match: id, limit: 10 })).map((w) => w.id);
+      for (const id of [ids[0]!, ...ids.slice(2, 5)]) expect(await waiting(id)).toEqual([]);
+      for (const id of [ids[1]!, ids[5]!]) expect(await waiting(id)).toEqual([id]);
+    } finally {
+      await ledger.close();
+      await pool.end();
+    }
+  });
+
+  it('rewrites the same requests from two ledgers in opposite orders without a deadlock', async () => {
+    // Plans that visit the rows in the batch's order (as on a large table), not the table's.
+    const options = '-c enable_hashjoin=off -c enable_mergejoin=off -c enable_seqscan=off';
+    const pools = [0, 1].map(() => new pg.Pool({ connectionString: url, options, max: 2 }));
+    const [a, b] = await Promise.all(pools.map((pool) => createPostgresLedger({ pool, pruneIntervalMs: 0 })));
+    try {
+      const ids = Array.from({ length: 40 }, () => newId());
+      for (const id of ids) await a!.requests.parkRequest(parked(id), null);
+      const write = (ledger: FullLedger | undefined, order: string[], by: string) =>
+        Promise.all(order.map((id) => ledger!.requests.parkRequest(parked(id, { state: by, now: T0 + 1 }), 1)));
+      const [fromA, fromB] = await Promise.all([write(a, ids, 'a'), write(b, [...ids].reverse(), 'b')]);
+      // Each request was written once, by whichever ledger reached it first.
+      const byB = [...fromB].reverse();
+      for (const [i, id] of ids.entries()) {
+        const won = [fromA[i]!, byB[i]!].filter((r) => r.status === 'parked');
+        expect(won).toEqual([{ status: 'parked', version: 2 }]);
+        expect((await a!.requests.getRequest(id))?.version).toBe(2);
+      }
+    } finally {
+      await Promise.all([a!.close(), b!.close()]);
+      await Promise.all(pools.map((pool) => pool.end()));
     }
   });
 

@@ -36,6 +36,7 @@ import { postgresPrune } from './prune.js';
 import type { RedemptionBatching } from './redemptionBatches.js';
 import { postgresRedemptions } from './redemptions.js';
 import { postgresRequests } from './requests.js';
+import { createRewriteBatches } from './rewriteBatches.js';
 import { postgresRuns } from './runs.js';
 import { postgresSchedule } from './schedule.js';
 import { postgresSteps } from './steps.js';
@@ -73,12 +74,13 @@ export interface PostgresLedgerOptions extends PruningOptions, PostgresConnectio
 export async function createPostgresLedger(options: PostgresLedgerOptions): Promise<FullLedger> {
   const handle = await openPostgresHandle(options);
   const { connection, batches, where } = handle;
-  // Events are batched when redemptions are (`batching: false` turns both off).
+  // Events and rewrites are batched when redemptions are (`batching: false` turns all off).
   const eventBatches = batches ? createEventBatches(connection.pool) : undefined;
+  const rewriteBatches = batches ? createRewriteBatches(connection.pool) : undefined;
 
   const ledger: UncountedLedger = {
     redemptions: postgresRedemptions(handle),
-    requests: postgresRequests(handle),
+    requests: postgresRequests(handle, rewriteBatches),
     decisions: postgresDecisions(handle),
     steps: postgresSteps(handle),
     runs: postgresRuns(handle),
@@ -92,6 +94,7 @@ export async function createPostgresLedger(options: PostgresLedgerOptions): Prom
       handle.closing = true;
       await batches?.drain();
       await eventBatches?.drain();
+      await rewriteBatches?.drain();
       await connection.close();
     },
   };

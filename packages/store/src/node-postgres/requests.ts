@@ -6,7 +6,8 @@
  * matches). A parked write that carries notifications or event waits writes
  * them in one transaction with it (`insertOutbox` from `outbox.ts`,
  * `replaceWaits` from `events.ts`); a rewrite without waits clears the old
- * ones in its own statement.
+ * ones in its own statement, batched with other such rewrites of the process
+ * when batching is on (`rewriteBatches.ts`).
  */
 import type { LedgerRequests, ParkedRequest, ParkRequest, ParkResult } from '@baton/engine';
 import { and, asc, desc, eq, gte, sql } from 'drizzle-orm';
@@ -16,9 +17,10 @@ import { requests } from '../schema/pg.js';
 import { replaceWaits } from './events.js';
 import { byCodePoint, type PostgresHandle } from './handle.js';
 import { insertOutbox } from './outbox.js';
+import type { RewriteBatches } from './rewriteBatches.js';
 
-/** The `requests` facet over `handle`. */
-export function postgresRequests(handle: PostgresHandle): LedgerRequests {
+/** The `requests` facet over `handle`, its plain rewrites through `batches` when given (`rewriteBatches.ts`). */
+export function postgresRequests(handle: PostgresHandle, batches?: RewriteBatches): LedgerRequests {
   const { db, assertOpen } = handle;
   const insertRequest = db
     .insert(requests)
@@ -48,6 +50,10 @@ export function postgresRequests(handle: PostgresHandle): LedgerRequests {
    * the statement's snapshot, so the waits a later writer commits are never removed).
    */
   const rewriteRequest = async (params: ReturnType<typeof parkParams>, expected: number) => {
+    if (batches) {
+      const version = await batches.rewrite(params, expected);
+      return version === undefined ? [] : [{ version }];
+    }
     const { rows } = await db.execute<{ version: number }>(sql`
       with written as (
         update baton_requests set flow = ${params.flow}, requester = ${params.requester},
