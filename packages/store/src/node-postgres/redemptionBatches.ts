@@ -41,8 +41,13 @@ export interface RedemptionBatching {
   readonly maxInFlight: number;
 }
 
-/** Default limits: measured on 2 cores, 2 instances × 32 clients (bench-concurrency). */
-export const DEFAULT_REDEMPTION_BATCHING: RedemptionBatching = { maxBatch: 500, maxInFlight: 2 };
+/**
+ * Default limits: one statement in flight per ledger, so that writes arriving while it commits
+ * leave together with the next (an idle ledger still sends a lone write at once). Measured on 2
+ * cores, 2 instances × 32 clients (`bench-concurrency --mode user`): 0.58 statements per flow,
+ * against 0.79 with two in flight, for the same latency.
+ */
+export const DEFAULT_REDEMPTION_BATCHING: RedemptionBatching = { maxBatch: 500, maxInFlight: 1 };
 
 const INSERT_COLUMNS = `insert into baton_redemptions (jti, responses_digest, outcome, expires_at, redeemed_at)
     select jti, digest, null, expires_at, now
