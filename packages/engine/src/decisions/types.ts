@@ -237,8 +237,12 @@ export interface DecisionRefusal {
   readonly ownRequest?: true;
 }
 
-/** Where a one-shot decision came from, as the audit trail records it (`via: 'decide_api' | 'decide_page'`). */
-export type DecisionChannel = 'api' | 'page';
+/**
+ * Where a one-shot decision came from, as the audit trail records it: `via: 'decide_api' | 'decide_page'`,
+ * or `'app'` for a decision made in an MCP App (`baton_decide` with its `answer`, from a client that
+ * declared the extension `io.modelcontextprotocol/ui`).
+ */
+export type DecisionChannel = 'api' | 'page' | 'app';
 
 /** A `describeDecision` call. */
 export interface DescribeDecisionRequest {
