@@ -22,9 +22,9 @@ export const APP_STYLE = `:root{color-scheme:light dark;--fg:#1b1f24;--muted:#5b
 *{box-sizing:border-box}body{margin:0;padding:12px;font:14px/1.45 system-ui,sans-serif;color:var(--fg);background:var(--bg)}
 h1{font-size:17px;margin:0 0 8px}h2{font-size:14px;margin:12px 0 4px}p{margin:6px 0}
 .flow{color:var(--muted);font-size:12px;margin:0 0 2px}dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:8px 0}
-dt{color:var(--muted)}dd{margin:0;overflow-wrap:anywhere}code{font-size:12px}
+dl>div{display:contents}dt{color:var(--muted)}dd{margin:0;overflow-wrap:anywhere}code{font-size:12px}
 ul.inbox{list-style:none;margin:0;padding:0}ul.inbox li{border-top:1px solid var(--line);padding:8px 0;display:flex;gap:8px;align-items:flex-start;justify-content:space-between}
-fieldset{border:0;margin:0 0 10px;padding:0}label,legend{display:block;font-weight:600;margin-bottom:2px}.desc{color:var(--muted);font-size:12px;font-weight:400}
+fieldset{border:0;margin:0 0 10px;padding:0;min-width:0}label,legend{display:block;font-weight:600;margin-bottom:2px;padding:0}.desc{color:var(--muted);font-size:12px;font-weight:400}
 input[type=text],input[type=email],input[type=url],input[type=number],input[type=date],input[type=datetime-local],select,textarea{width:100%;padding:6px;border:1px solid var(--line);border-radius:6px;font:inherit;color:inherit;background:transparent}
 .choice{display:inline-flex;gap:4px;margin-right:12px;font-weight:400}
 .actions{display:flex;flex-wrap:wrap;gap:8px;margin-top:8px}button{font:inherit;padding:6px 12px;border-radius:6px;border:1px solid var(--line);background:transparent;color:inherit;cursor:pointer}
@@ -45,7 +45,8 @@ if(m.id!==undefined&&m.method!==undefined){if(m.method==='ui/resource-teardown'|
 function el(tag,attrs,kids){var e=document.createElement(tag);if(attrs)for(var k in attrs){if(attrs[k]===undefined||attrs[k]===null||attrs[k]===false)continue;if(k==='text')e.textContent=String(attrs[k]);else e.setAttribute(k,attrs[k]===true?'':String(attrs[k]))}
 (kids||[]).forEach(function(c){if(c!==null&&c!==undefined&&c!=='')e.appendChild(typeof c==='string'?document.createTextNode(c):c)});return e}
 function when(iso){if(!iso)return '';var d=new Date(iso);return isNaN(d)?String(iso):d.toISOString().slice(0,16).replace('T',' ')+' UTC'}
-function size(){var r=document.documentElement.getBoundingClientRect();notify('ui/notifications/size-changed',{width:Math.ceil(r.width),height:Math.ceil(document.documentElement.scrollHeight)})}
+var last='';function size(){var r=document.body.getBoundingClientRect();var w=Math.ceil(r.width),h=Math.ceil(r.height);if(w+'x'+h===last)return;last=w+'x'+h;notify('ui/notifications/size-changed',{width:w,height:h})}
+if(window.ResizeObserver)new ResizeObserver(size).observe(document.body);
 function render(nodes){root.replaceChildren.apply(root,nodes);size()}
 function text(result){return ((result&&result.content)||[]).filter(function(c){return c&&c.type==='text'}).map(function(c){return c.text}).join('\\n')}
 function notice(kind,title,sentence){return el('section',{class:'notice '+kind,'data-outcome':kind,role:kind==='refused'?'alert':'status'},[el('h1',{text:title}),el('p',{class:'sentence',text:sentence})])}
