@@ -8,8 +8,11 @@
  * the bridge initializes the app (so Baton's own view-side messages pass the official host's
  * schemas); bob sees alice's request with a hostile purpose shown as text, answers the form
  * (approve, comment) and the app says it was recorded, the server's result; alice, opening her
- * own request, sees the four-eyes refusal as the decision page titles it. With
- * `BATON_APP_SCREENSHOTS=1` it writes `docs/images/mcp-apps-decide-{1280,400}.png`. Skipped
+ * own request, sees the four-eyes refusal as the decision page titles it; on the quorum fixture
+ * (`board_spend`, two approvals) bob's vote is counted, dave's inbox app lists it with "1 of 2
+ * approvals", opens it (the app calls `baton_decide` through the host) and completes it. With
+ * `BATON_APP_SCREENSHOTS=1` it writes `docs/images/mcp-apps-decide-{1280,400}.png` and
+ * `docs/images/mcp-apps-inbox-400.png`. Skipped
  * (with a message) when /usr/bin/chromium is missing locally; fails under CI=true.
  */
 import { join, resolve } from 'node:path';
@@ -64,8 +67,9 @@ const HOST_PAGE = (script: string) => `<!doctype html><html><head><meta charset=
 
 describe.skipIf(!hasChromium && !inCi)('the decision app in headless Chromium, hosted by ext-apps AppBridge', () => {
   const dir = scratchDir('mcp-apps-browser');
-  const ledger = `sqlite:${join(dir, 'ledger.db')}`;
-  let server: ServeProcess;
+  /** `examples/approvals`, and the quorum fixture flows (`board_spend`: two approvals of the board). */
+  let approvals: ServeProcess;
+  let quorum: ServeProcess;
   let context: BrowserContext;
   let hostScript: string;
   const clients: Client[] = [];
@@ -76,8 +80,9 @@ describe.skipIf(!hasChromium && !inCi)('the decision app in headless Chromium, h
     if (!hasChromium)
       throw new Error(`CI=true but ${CHROMIUM} is missing: install it with apt-get install -y chromium`);
     const tokensFile = writeTokens(dir, {
-      alice: { principal: 'alice', roles: ['manager'] },
-      bob: { principal: 'bob', roles: ['manager'] },
+      alice: { principal: 'alice', roles: ['manager', 'board'] },
+      bob: { principal: 'bob', roles: ['manager', 'board'], name: 'Bob Builder' },
+      dave: { principal: 'dave', roles: ['board'] },
     });
     const bundled = await build({
       stdin: { contents: HOST_ENTRY, resolveDir: join(ROOT, 'packages/adapters'), loader: 'js' },
@@ -88,44 +93,58 @@ describe.skipIf(!hasChromium && !inCi)('the decision app in headless Chromium, h
       logLevel: 'silent',
     });
     hostScript = bundled.outputFiles[0]!.text;
-    server = await startServe(
-      [
-        'examples/approvals',
-        '--http',
-        '127.0.0.1:0',
-        '--ledger',
-        ledger,
-        '--auth-tokens',
-        tokensFile,
-        '--wait-in-call',
-        '0',
-        '--store-principal-names',
-      ],
-      { BATON_KEYS: generateKey() },
-    );
+    const serve = (flows: string, file: string) =>
+      startServe(
+        [
+          flows,
+          '--http',
+          '127.0.0.1:0',
+          '--ledger',
+          `sqlite:${join(dir, file)}`,
+          '--auth-tokens',
+          tokensFile,
+          '--wait-in-call',
+          '0',
+          '--store-principal-names',
+        ],
+        { BATON_KEYS: generateKey() },
+      );
+    [approvals, quorum] = await Promise.all([
+      serve('examples/approvals', 'approvals.db'),
+      serve('test/fixtures/quorum-flows', 'quorum.db'),
+    ]);
     context = await launchChromium({ width: 1280, height: 900 });
   }, 120_000);
 
   afterAll(async () => {
     await Promise.all(clients.map((client) => client.close()));
     await context?.close();
-    await server?.stop();
+    await Promise.all([approvals?.stop(), quorum?.stop()]);
   });
 
-  async function mcp(who: string, capabilities = APPS): Promise<Client> {
+  async function mcp(server: ServeProcess, who: string, capabilities = APPS): Promise<Client> {
     const { client } = await connectHttp(server.url, { token: token(who), capabilities });
     clients.push(client);
     return client;
   }
 
-  /** A host page for `who`: the model called `baton_decide { id }`; the host renders its app. */
-  async function hostDecision(who: string, id: string, width = 1280): Promise<{ page: Page; app: Frame }> {
-    const client = await mcp(who);
-    const tool = (await client.listTools()).tools.find((t) => t.name === 'baton_decide');
+  /**
+   * A host page for `who`: the model called `name` with `args`; the host reads the app the tool
+   * declares and renders it with the call's result.
+   */
+  async function hostApp(
+    server: ServeProcess,
+    who: string,
+    name: string,
+    args: Record<string, unknown>,
+    width = 1280,
+  ): Promise<{ page: Page; app: Frame }> {
+    const client = await mcp(server, who);
+    const tool = (await client.listTools()).tools.find((t) => t.name === name);
     const uri = (tool?._meta?.ui as { resourceUri?: string } | undefined)?.resourceUri ?? 'missing';
     const read = await client.readResource({ uri });
     const html = (read.contents[0] as { text: string }).text;
-    const result = await client.callTool({ name: 'baton_decide', arguments: { id } });
+    const result = await client.callTool({ name, arguments: args });
     const page = await context.newPage();
     // A CSP violation (a script or style the document's hashes do not allow) is a console error.
     page.on('console', (m) => {
@@ -144,15 +163,16 @@ describe.skipIf(!hasChromium && !inCi)('the decision app in headless Chromium, h
     return { page, app };
   }
 
-  async function request(): Promise<string> {
-    const alice = await mcp('alice', ALL_CAPABILITIES);
-    const requested = await alice.callTool({ name: 'expense_approval', arguments: { amount: 250, purpose: HOSTILE } });
+  async function request(server: ServeProcess, name: string, args: Record<string, unknown>): Promise<string> {
+    const alice = await mcp(server, 'alice', ALL_CAPABILITIES);
+    const requested = await alice.callTool({ name, arguments: args });
     return (requested.structuredContent as { id: string }).id;
   }
+  const expense = () => request(approvals, 'expense_approval', { amount: 250, purpose: HOSTILE });
 
   it('bob approves alice’s request inside the app; the hostile purpose stays text', async () => {
-    const id = await request();
-    const { page, app } = await hostDecision('bob', id);
+    const id = await expense();
+    const { page, app } = await hostApp(approvals, 'bob', 'baton_decide', { id });
     await app.waitForSelector('h1.message');
     expect(await app.textContent('h1.message')).toContain(HOSTILE);
     expect(await app.$('#pwned')).toBeNull();
@@ -176,11 +196,38 @@ describe.skipIf(!hasChromium && !inCi)('the decision app in headless Chromium, h
   }, 60_000);
 
   it('alice opening her own request sees the four-eyes refusal', async () => {
-    const id = await request();
-    const { page, app } = await hostDecision('alice', id, 400);
+    const id = await expense();
+    const { page, app } = await hostApp(approvals, 'alice', 'baton_decide', { id }, 400);
     await app.waitForSelector('[data-outcome="refused"]');
     expect(await app.textContent('[data-outcome="refused"] h1')).toBe('You cannot decide your own request');
     expect(problems).toEqual([]);
     await page.close();
+  }, 60_000);
+
+  it('a quorum vote is counted: bob approves first, dave opens it from the inbox app and sees it, then completes it', async () => {
+    const id = await request(quorum, 'board_spend', { amount: 700 });
+    const first = await hostApp(quorum, 'bob', 'baton_decide', { id });
+    await first.app.waitForSelector('.quorum');
+    expect(await first.app.textContent('.quorum')).toBe('0 of 2 approvals · 2 more needed');
+    await first.app.check('input[name="approve"][value="true"]');
+    await first.app.click('button.primary');
+    await first.app.waitForSelector('[data-outcome="recorded"]');
+    expect(await first.app.textContent('[data-outcome="recorded"] .sentence')).toMatch(/1 more approval is needed/);
+    await first.page.close();
+
+    const inbox = await hostApp(quorum, 'dave', 'baton_inbox', {}, 400);
+    const item = `li[data-request="${id}"]`;
+    await inbox.app.waitForSelector(item);
+    expect(await inbox.app.textContent(`${item} .hint`)).toContain('1 of 2 approvals');
+    if (SCREENSHOTS) await inbox.page.screenshot({ path: join(ROOT, 'docs/images/mcp-apps-inbox-400.png') });
+    await inbox.app.click(`${item} button`);
+    await inbox.app.waitForSelector('.quorum');
+    expect(await inbox.app.textContent('.quorum')).toBe('1 of 2 approvals (Bob Builder) · 1 more needed');
+    await inbox.app.check('input[name="approve"][value="true"]');
+    await inbox.app.click('button.primary');
+    await inbox.app.waitForSelector('[data-outcome="recorded"]');
+    expect(await inbox.app.textContent('[data-outcome="recorded"] .sentence')).toMatch(/^Recorded/);
+    expect(problems).toEqual([]);
+    await inbox.page.close();
   }, 60_000);
 });

@@ -33,7 +33,7 @@ import {
 import { z } from 'zod';
 import type { ServingMetrics } from '../observability/metrics.js';
 import { offerDecisionApps, registerDecisionAppTool } from './apps/appTools.js';
-import { type AppDecideArgs, appDecideArguments, decideInApp } from './apps/decideInApp.js';
+import { APP_DECIDE_DESCRIPTION, type AppDecideArgs, appDecideArguments, decideInApp } from './apps/decideInApp.js';
 import { withCachedJsonSchema } from './cachedJsonSchema.js';
 import {
   declaredCapabilities,
@@ -285,8 +285,9 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
       DECIDE_TOOL,
       {
         title: 'Make a decision',
-        description:
-          'Make a decision on a request by someone else (see baton_inbox). You are asked one form (under the key "decision") with the decision\'s question; your answer is recorded once and the request moves on at once. The result starts with "Recorded". Refused, as a tool error saying why, when you may not decide it (your own request, or not your role), the id is unknown, or it was already decided, expired or withdrawn.',
+        description: apps
+          ? APP_DECIDE_DESCRIPTION
+          : 'Make a decision on a request by someone else (see baton_inbox). You are asked one form (under the key "decision") with the decision\'s question; your answer is recorded once and the request moves on at once. The result starts with "Recorded". Refused, as a tool error saying why, when you may not decide it (your own request, or not your role), the id is unknown, or it was already decided, expired or withdrawn.',
         inputSchema: apps ? appDecideArgs : decideArguments,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },

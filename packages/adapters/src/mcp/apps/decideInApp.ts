@@ -42,6 +42,10 @@ export function appDecideArguments(id: z.ZodString, key: z.ZodOptional<z.ZodStri
   );
 }
 
+/** `baton_decide`'s description for an MCP Apps client. */
+export const APP_DECIDE_DESCRIPTION =
+  'Show a decision on a request by someone else (see baton_inbox) in the decision app: who asked, what, the deadline, approvals so far and its form. The app sends the approver\'s answer back as `answer`; it is recorded once and the request moves on at once (the result starts with "Recorded"). Refused, as a tool error saying why, when you may not decide it (your own request, or not your role), the id is unknown, or it was already decided, expired or withdrawn.';
+
 /** What `baton_decide` receives from an MCP Apps client. */
 export interface AppDecideArgs {
   readonly id: string;
