@@ -32,7 +32,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { ServingMetrics } from '../observability/metrics.js';
-import { offerDecisionApps, registerDecisionAppTool } from './apps/appTools.js';
+import { appToolRegistrar, offerDecisionApps } from './apps/appTools.js';
 import { APP_DECIDE_DESCRIPTION, type AppDecideArgs, appDecideArguments, decideInApp } from './apps/decideInApp.js';
 import { withCachedJsonSchema } from './cachedJsonSchema.js';
 import {
@@ -250,15 +250,11 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
   // MCP Apps: the two tools declare the decision app, through ext-apps' helper (`apps/appTools.ts`).
   const apps = options.apps === true;
   if (apps) offerDecisionApps(server);
-  const registerTool: typeof registerDecisionAppTool = (server_, name, config, callback) =>
-    apps
-      ? registerDecisionAppTool(server_, name, config, callback)
-      : server_.registerTool(name, config, callback as never);
+  const registerTool = appToolRegistrar(server, apps);
 
   tools.set(
     INBOX_TOOL,
     registerTool(
-      server,
       INBOX_TOOL,
       {
         title: 'Decisions waiting for you',
@@ -281,7 +277,6 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
   tools.set(
     DECIDE_TOOL,
     registerTool(
-      server,
       DECIDE_TOOL,
       {
         title: 'Make a decision',

@@ -58,3 +58,18 @@ export function registerDecisionAppTool<A>(
     callback as unknown as Parameters<typeof registerAppTool>[3],
   );
 }
+
+/**
+ * How the decision tools register `baton_inbox` and `baton_decide` on `server`: with their app
+ * for a client that declared MCP Apps (`apps`), else exactly as any other tool.
+ */
+export function appToolRegistrar(server: McpServer, apps: boolean) {
+  return <A>(
+    name: AppToolName,
+    config: DecisionToolConfig,
+    callback: (args: A, ctx: ServerContext) => ReturnType<ToolCallback>,
+  ): RegisteredTool =>
+    apps
+      ? registerDecisionAppTool(server, name, config, callback)
+      : server.registerTool(name, config, callback as never);
+}
