@@ -375,7 +375,8 @@ export interface DecisionTools {
   /**
    * Make a decision in one step, for callers that already hold the answer (the HTTP decision API,
    * the decision page): the same checks, validation and recording as `decide` (one compare-and-set,
-   * `onDecided`, the flow advanced at once, audited `via: 'decide_api' | 'decide_page'`).
+   * `onDecided`, the flow advanced at once, audited `via: 'decide_api' | 'decide_page' | 'app'` as
+   * `channel` says).
    * @returns `{ status: 'recorded', … }`, `{ status: 'declined', … }`, `{ status: 'invalid', problem,
    *   issues, … }` or `{ status: 'refused', reason, message, … }` (see {@link AnswerDecisionResult}).
    * @throws InvalidParamsError for an answer nested too deeply or holding a non-finite number.
