@@ -93,6 +93,39 @@ describe('MCP Apps negotiation', () => {
     }
   }, 60_000);
 
+  it('the tool lists differ only where the extension says: the _meta.ui of two tools, the answer of baton_decide', async () => {
+    const byName = async (client: Client) =>
+      new Map((await client.listTools()).tools.map((tool) => [tool.name, structuredClone(tool)] as const));
+    const plain = await byName(await mcp('bob'));
+    const app = await byName(await mcp('bob', APPS));
+    expect([...app.keys()]).toEqual([...plain.keys()]);
+    for (const [name, tool] of app) {
+      if (name === 'baton_inbox' || name === 'baton_decide') {
+        const { ui, 'ui/resourceUri': legacy, ...meta } = tool._meta ?? {};
+        expect(ui).toBeDefined();
+        expect(legacy).toBeDefined();
+        tool._meta = Object.keys(meta).length > 0 ? meta : undefined;
+        if (tool._meta === undefined) delete tool._meta;
+      }
+      if (name === 'baton_decide') {
+        delete (tool.inputSchema.properties as Record<string, unknown>).answer;
+        tool.description = plain.get(name)?.description;
+      }
+      expect(tool).toEqual(plain.get(name));
+    }
+  }, 60_000);
+
+  it('a 2025-era client declaring the extension over stateless HTTP gets no apps (its initialize went elsewhere)', async () => {
+    const { client } = await connectHttp(server.url, {
+      token: token('bob'),
+      capabilities: APPS,
+      negotiation: 'legacy',
+    });
+    clients.push(client);
+    const decide = (await client.listTools()).tools.find((t) => t.name === 'baton_decide');
+    expect(decide?._meta?.ui).toBeUndefined();
+  }, 60_000);
+
   it('a client with the extension sees it acknowledged, the two tools declaring their apps, and the apps served', async () => {
     const app = await mcp('bob', APPS);
     expect(app.getServerCapabilities()?.extensions?.[UI]).toEqual({});
