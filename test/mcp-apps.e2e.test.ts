@@ -3,7 +3,9 @@
  * SQLite file with bearer tokens, names stored and the audit trail on, driven by the real SDK
  * client over loopback HTTP. A client that does not declare `io.modelcontextprotocol/ui` sees
  * exactly the tools it saw before (no `_meta.ui`, no `answer` argument, no extension, no `ui://`
- * resource); one that declares it (with the app MIME type) sees the extension acknowledged,
+ * resource; declared without the app MIME type, or by a 2025-era client over stateless HTTP, it
+ * counts as not declared), and the two lists differ only in the app's metadata and `answer`; one
+ * that declares it (with the app MIME type) sees the extension acknowledged,
  * `baton_inbox` and `baton_decide` declaring `ui://baton/inbox` and `ui://baton/decide`, and
  * reads the app's document (its MIME type, its CSP pinning the inline script and style by hash,
  * no remote origin, no HTML built from strings). Through the app's calls, bob sees alice's
