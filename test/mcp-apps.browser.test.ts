@@ -8,7 +8,8 @@
  * the bridge initializes the app (so Baton's own view-side messages pass the official host's
  * schemas); bob sees alice's request with a hostile purpose shown as text, answers the form
  * (approve, comment) and the app says it was recorded, the server's result; alice, opening her
- * own request, sees the four-eyes refusal as the decision page titles it; on the quorum fixture
+ * own request, sees the four-eyes refusal as the decision page titles it; bob hands one to dave
+ * with the app's "hand to someone else" (`baton_delegate` through the host); on the quorum fixture
  * (`board_spend`, two approvals) bob's vote is counted, dave's inbox app lists it with "1 of 2
  * approvals", opens it (the app calls `baton_decide` through the host) and completes it. With
  * `BATON_APP_SCREENSHOTS=1` it writes `docs/images/mcp-apps-decide-{1280,400}.png` and
@@ -200,6 +201,25 @@ describe.skipIf(!hasChromium && !inCi)('the decision app in headless Chromium, h
     const { page, app } = await hostApp(approvals, 'alice', 'baton_decide', { id }, 400);
     await app.waitForSelector('[data-outcome="refused"]');
     expect(await app.textContent('[data-outcome="refused"] h1')).toBe('You cannot decide your own request');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('bob hands a decision to dave from the app (baton_delegate through the host)', async () => {
+    const id = await expense();
+    const { page, app } = await hostApp(approvals, 'bob', 'baton_decide', { id });
+    await app.click('details.hand summary');
+    await app.fill('input[name="to"]', 'dave');
+    await app.fill('input[name="reason"]', 'on leave');
+    await app.click('details.hand button');
+    await app.waitForSelector('[data-outcome="recorded"]');
+    expect(await app.textContent('[data-outcome="recorded"] h1')).toBe('Handed over');
+    expect(await app.textContent('[data-outcome="recorded"] .sentence')).toMatch(/to dave/);
+    const dave = await mcp(approvals, 'dave');
+    const shown = await dave.callTool({ name: 'baton_decide', arguments: { id } });
+    expect(shown.structuredContent).toMatchObject({
+      decision: { delegated: { kind: 'handover', onBehalfOf: 'bob', by: 'bob', reason: 'on leave' } },
+    });
     expect(problems).toEqual([]);
     await page.close();
   }, 60_000);
