@@ -31,6 +31,7 @@ import {
   validateOriginHeader,
 } from '@modelcontextprotocol/server';
 import { IssuerUnavailableError } from '../auth/introspection.js';
+import { noteAppsRequest } from '../mcp/apps/negotiation.js';
 import { ANONYMOUS_PRINCIPAL } from '../mcp/callContext.js';
 import { noteCalledTool } from '../mcp/calledTool.js';
 import type { DirectAnswer, DirectToolCalls } from '../mcp/directToolCalls.js';
@@ -258,7 +259,10 @@ function createGate(options: FlowHttpHandlerOptions): Gate {
         });
       }
       const body = parsed && 'parsedBody' in parsed ? { parsedBody: parsed.parsedBody } : {};
-      if ('parsedBody' in body) noteCalledTool(request, body.parsedBody);
+      if ('parsedBody' in body) {
+        noteCalledTool(request, body.parsedBody);
+        noteAppsRequest(request, body.parsedBody);
+      }
       const listened = 'parsedBody' in body ? options.listen?.(request, body.parsedBody, admitted.authInfo) : undefined;
       if (listened) return listened;
       return mcp.fetch(request, { ...body, ...(admitted.authInfo ? { authInfo: admitted.authInfo } : {}) });

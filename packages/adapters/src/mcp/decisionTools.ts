@@ -32,6 +32,8 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { ServingMetrics } from '../observability/metrics.js';
+import { appToolRegistrar, offerDecisionApps } from './apps/appTools.js';
+import { APP_DECIDE_DESCRIPTION, type AppDecideArgs, appDecideArguments, decideInApp } from './apps/decideInApp.js';
 import { withCachedJsonSchema } from './cachedJsonSchema.js';
 import {
   declaredCapabilities,
@@ -72,6 +74,11 @@ export interface DecisionToolsOptions {
   readonly onError: (error: unknown) => void;
   /** Where rounds are counted (see `observability/metrics.ts`). */
   readonly metrics?: ServingMetrics;
+  /**
+   * The client declared MCP Apps (`mcp/apps/`): `baton_inbox` and `baton_decide` declare the
+   * decision app, and `baton_decide` takes its `answer`. Off: exactly the tools of every other client.
+   */
+  readonly apps?: boolean;
 }
 
 const id = z
@@ -82,17 +89,14 @@ const id = z
 
 // The tools' input schemas, built once (not per server) with their JSON Schema remembered.
 const noArguments = withCachedJsonSchema(z.object({}));
-const decideArguments = withCachedJsonSchema(
-  z.object({
-    id,
-    key: z
-      .string()
-      .optional()
-      .describe(
-        'Which decision (e.g. "manager_approval"): needed only when you may make more than one pending decision on the request.',
-      ),
-  }),
-);
+const decisionKey = z
+  .string()
+  .optional()
+  .describe(
+    'Which decision (e.g. "manager_approval"): needed only when you may make more than one pending decision on the request.',
+  );
+const decideArguments = withCachedJsonSchema(z.object({ id, key: decisionKey }));
+const appDecideArgs = appDecideArguments(id, decisionKey);
 const idArgument = withCachedJsonSchema(z.object({ id }));
 const delegateArguments = withCachedJsonSchema(
   z.object({
@@ -243,9 +247,14 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
       return toToolResult(outcome);
     });
 
+  // MCP Apps: the two tools declare the decision app, through ext-apps' helper (`apps/appTools.ts`).
+  const apps = options.apps === true;
+  if (apps) offerDecisionApps(server);
+  const registerTool = appToolRegistrar(server, apps);
+
   tools.set(
     INBOX_TOOL,
-    server.registerTool(
+    registerTool(
       INBOX_TOOL,
       {
         title: 'Decisions waiting for you',
@@ -267,16 +276,19 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
 
   tools.set(
     DECIDE_TOOL,
-    server.registerTool(
+    registerTool(
       DECIDE_TOOL,
       {
         title: 'Make a decision',
-        description:
-          'Make a decision on a request by someone else (see baton_inbox). You are asked one form (under the key "decision") with the decision\'s question; your answer is recorded once and the request moves on at once. The result starts with "Recorded". Refused, as a tool error saying why, when you may not decide it (your own request, or not your role), the id is unknown, or it was already decided, expired or withdrawn.',
-        inputSchema: decideArguments,
+        description: apps
+          ? APP_DECIDE_DESCRIPTION
+          : 'Make a decision on a request by someone else (see baton_inbox). You are asked one form (under the key "decision") with the decision\'s question; your answer is recorded once and the request moves on at once. The result starts with "Recorded". Refused, as a tool error saying why, when you may not decide it (your own request, or not your role), the id is unknown, or it was already decided, expired or withdrawn.',
+        inputSchema: apps ? appDecideArgs : decideArguments,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
-      handler(async (args: { id: string; key?: string }, ctx: ServerContext) => {
+      handler(async (args: AppDecideArgs, ctx: ServerContext) => {
+        // In the decision app: the decision as data, or the app's answer recorded (`apps/decideInApp.ts`).
+        if (apps) return decideInApp(runner, caller(ctx), args);
         // Deciding always asks a form, which a 2025-era client on stateless HTTP cannot answer.
         if (isStatelessLegacyHttp(server, ctx)) {
           return { content: [{ type: 'text', text: LEGACY_HTTP_MESSAGE }], isError: true };

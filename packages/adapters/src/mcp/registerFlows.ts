@@ -251,12 +251,15 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
 /**
  * Register prepared flows (see {@link prepareFlows}) on a server: what {@link registerFlows} does.
  * With `calledTool` (a server built for one `tools/call` of that tool, see `calledTool.ts`) only
- * that tool is registered, when it is one of them; otherwise everything is.
+ * that tool is registered, when it is one of them; otherwise everything is. With `apps` (the
+ * request's client declared MCP Apps, see `apps/negotiation.ts`) the decision tools declare the
+ * decision app and its resources are served.
  */
 export function registerPreparedFlows(
   server: McpServer,
   prepared: PreparedFlows,
   calledTool?: string,
+  apps = false,
 ): RegisteredFlows {
   const { runner, principalOf, rolesOf, onError, metrics } = prepared;
   const decisionCall = prepared.decisionTools && calledTool !== undefined && DECISION_TOOLS.has(calledTool);
@@ -330,6 +333,7 @@ export function registerPreparedFlows(
       roles: rolesOf,
       onError,
       ...(metrics ? { metrics } : {}),
+      ...(apps ? { apps } : {}),
     })) {
       tools.set(name, tool);
     }

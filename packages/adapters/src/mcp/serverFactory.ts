@@ -6,9 +6,11 @@
  * runner's flows registered from a registry prepared once (`prepareFlows`);
  * the runner itself, its codec and its ledger are shared, and hold nothing
  * between rounds. A server for a `tools/call` that the HTTP handler noted
- * (`calledTool.ts`) registers that tool alone.
+ * (`calledTool.ts`) registers that tool alone; one whose client declared MCP
+ * Apps (`apps/negotiation.ts`) offers the decision app.
  */
 import { McpServer, type McpServerFactory } from '@modelcontextprotocol/server';
+import { appsRequested } from './apps/negotiation.js';
 import { calledTool } from './calledTool.js';
 import { advertiseFixedLists } from './fixedLists.js';
 import { requireBatonScopes } from './protectedResource.js';
@@ -54,7 +56,12 @@ export function createFlowServerFactory(options: FlowServerOptions): McpServerFa
   const prepared = prepareFlows(options);
   return (ctx) => {
     const server = new McpServer(info, serverOptions);
-    const registered = registerPreparedFlows(server, prepared, calledTool(ctx?.requestInfo));
+    const registered = registerPreparedFlows(
+      server,
+      prepared,
+      calledTool(ctx?.requestInfo),
+      appsRequested(ctx?.requestInfo),
+    );
     if (options.requireScopes) requireBatonScopes(registered);
     // One server per HTTP request: its lists cannot change while it serves (`fixedLists.ts`).
     if (ctx?.requestInfo) advertiseFixedLists(server);

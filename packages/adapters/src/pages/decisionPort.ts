@@ -7,6 +7,7 @@
  * answer is valid: every such check is the engine's.
  */
 import type { ElicitationSchema, InboxItem, QuorumStatus } from '@baton/engine';
+import type { RefusalReason } from '../mcp/decisionRefusals.js';
 
 /** Who is signed in, as the engine sees a decider. */
 export interface PageCaller {
@@ -16,24 +17,7 @@ export interface PageCaller {
   readonly displayName?: string;
 }
 
-/** Why a decision cannot be shown or made. */
-export type RefusalReason =
-  /** The caller asked for this request: a requester never decides their own (four eyes). */
-  | 'four_eyes'
-  /** The caller lacks the role, or the flow's `may` says no. */
-  | 'not_allowed'
-  /** No such request or decision (or not one this server serves). */
-  | 'unknown'
-  /** Someone has made it already. */
-  | 'decided'
-  /** Its deadline passed. */
-  | 'expired'
-  /** The request ended (completed, withdrawn, terminated) or the decision was closed. */
-  | 'ended'
-  /** The caller may make several decisions on the request: a `key` must say which. */
-  | 'ambiguous'
-  /** The engine cannot answer now (ledger unreachable, request unreadable here). */
-  | 'unavailable';
+export { REFUSAL_TITLES, type RefusalReason } from '../mcp/decisionRefusals.js';
 
 /** A decision already made on the request. */
 export interface DecisionMade {

@@ -10,12 +10,12 @@
  * (`<iss>#<sub>`, stored when `--store-principal-names` is on) shows as its `sub`.
  */
 import type { DecidedBy, DecisionRefusal, DecisionView as EngineDecisionView, Runner } from '@baton/engine';
+import { refusalReasonOf } from '../mcp/decisionRefusals.js';
 import {
   type DecisionMade,
   type PageCaller,
   type PageDecisions,
   pageQuorum,
-  type RefusalReason,
   type Refused,
   shownPrincipal,
 } from './decisionPort.js';
@@ -63,32 +63,10 @@ function delegationFacts(view: EngineDecisionView): { delegated?: string; handed
   };
 }
 
-/** The page's reason for one of the engine's refusals. */
-function reasonOf(refusal: DecisionRefusal): RefusalReason {
-  switch (refusal.reason) {
-    case 'not_allowed':
-      return refusal.ownRequest ? 'four_eyes' : 'not_allowed';
-    case 'already_decided':
-    case 'lost_race':
-    case 'already_voted':
-      return 'decided';
-    case 'withdrawn':
-    case 'ended':
-      return 'ended';
-    case 'ambiguous_key':
-      return 'ambiguous';
-    case 'unknown':
-    case 'expired':
-      return refusal.reason;
-    default:
-      return 'unavailable';
-  }
-}
-
 function refused(refusal: DecisionRefusal): Refused {
   return {
     type: 'refused',
-    reason: reasonOf(refusal),
+    reason: refusalReasonOf(refusal),
     message: refusal.message,
     ...(refusal.decidedBy ? { decided: made(refusal.decidedBy) } : {}),
     ...(refusal.keys ? { keys: [...refusal.keys] } : {}),

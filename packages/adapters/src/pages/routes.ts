@@ -21,7 +21,7 @@ import type { KeyRing } from '@baton/engine';
 import { answeringRefusals } from '../http/routeRefusals.js';
 import type { ServedRoute } from '../http/serve.js';
 import { INBOX_JS, PAGES_CSS } from './assets.js';
-import { type PageCaller, type PageDecisions, type Refused, refusalStatus } from './decisionPort.js';
+import { type PageCaller, type PageDecisions, REFUSAL_TITLES, type Refused, refusalStatus } from './decisionPort.js';
 import { readAnswer, submittedFields } from './form.js';
 import { htmlResponse, messagePage, PAGE_HEADERS, page, redirect, refusalPage, type Viewer } from './html.js';
 import { decideBody, decideHref, inboxBody, inboxList, outcomeBody } from './views.js';
@@ -144,22 +144,12 @@ export function createDecisionPages(options: DecisionPagesOptions): ReadonlyMap<
   };
 
   const refusal = (refused: Refused, session: Session, id: string) => {
-    const titles: Record<Refused['reason'], string> = {
-      four_eyes: 'You cannot decide your own request',
-      not_allowed: 'You may not make this decision',
-      unknown: 'No such decision',
-      decided: 'Already decided',
-      expired: 'This decision has expired',
-      ended: 'Nothing left to decide',
-      ambiguous: 'Which decision?',
-      unavailable: 'Not available right now',
-    };
     const by = refused.decided
       ? ` It was decided by ${refused.decided.by}${refused.decided.at !== undefined ? ` at ${new Date(refused.decided.at).toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}.`
       : '';
     return messagePage(
       refusalStatus(refused.reason),
-      titles[refused.reason],
+      REFUSAL_TITLES[refused.reason],
       `${refused.message}${by}`,
       viewerOf(session),
       (refused.keys ?? []).map((key) => ({ href: decideHref(id, key), text: `Decide ${key}` })),

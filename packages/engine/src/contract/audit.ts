@@ -23,6 +23,9 @@ export type AuditOutcome = 'complete' | 'input_required' | 'error';
  * - `decide`: a decider's `baton_decide`, which recorded a decision and advanced the parked flow;
  * - `decide_api`, `decide_page`: the same, through the HTTP decision API (`POST /api/decisions/<id>`)
  *   or the signed-in decision page (`/decide/<id>`);
+ * - `app`: the same, from the decision app of an MCP App host (`baton_decide` with its `answer`,
+ *   from a client that declared `io.modelcontextprotocol/ui`: a channel the client states, see
+ *   `docs/mcp-apps.md`);
  * - `resume`: the requester's `baton_resume` of a parked flow;
  * - `withdraw`: the requester's `baton_withdraw`, which delivered the withdrawal event;
  * - `operator`: an operator's `baton runs cancel` (the withdrawal event delivered) or
@@ -42,6 +45,7 @@ export type AuditVia =
   | 'decide'
   | 'decide_api'
   | 'decide_page'
+  | 'app'
   | 'resume'
   | 'withdraw'
   | 'timer'

@@ -110,7 +110,7 @@ export async function answerDecision(
   const context = await withAbsences(core, request.context);
   const raw = readAnswers({ decision: request.answer }, ['decision']).decision;
   checkRoundInput(key === undefined ? { id: request.id } : { id: request.id, key }, { decision: raw });
-  const via = request.channel === 'page' ? 'decide_page' : 'decide_api';
+  const via = request.channel === 'page' ? 'decide_page' : request.channel === 'app' ? 'app' : 'decide_api';
   if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
     return refusal('key_reused', 'An Idempotency-Key is 1 to 255 printable ASCII characters.');
   }
@@ -175,7 +175,7 @@ async function answerNow(
   key: string | undefined,
   caller: DelegatedCaller,
   raw: unknown,
-  via: 'decide_api' | 'decide_page',
+  via: 'decide_api' | 'decide_page' | 'app',
 ): Promise<AnswerDecisionResult> {
   const { ledger, row, flow, blob } = loaded;
   const records = await ledger.decisions.listDecisions({ id: row.id });

@@ -209,7 +209,7 @@ export interface ChosenAnswer {
   readonly content: unknown;
   readonly caller: DelegatedCaller;
   /** Which channel the decision came through, for the audit trail (`decide`: the MCP tool). */
-  readonly via: Extract<AuditVia, 'decide' | 'decide_api' | 'decide_page'>;
+  readonly via: Extract<AuditVia, 'decide' | 'decide_api' | 'decide_page' | 'app'>;
   /** Whom the caller decides for, when `chooseDecision` chose it through a delegation. */
   readonly onBehalfOf?: Authority;
 }

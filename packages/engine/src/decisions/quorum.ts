@@ -89,7 +89,7 @@ export interface Ballot {
   readonly caller: DecisionCaller;
   /** The validated content. */
   readonly content: unknown;
-  readonly via: Extract<AuditVia, 'decide' | 'decide_api' | 'decide_page'>;
+  readonly via: Extract<AuditVia, 'decide' | 'decide_api' | 'decide_page' | 'app'>;
   readonly now: number;
   /** The request's version the caller's checks read. */
   readonly expectedVersion: number;

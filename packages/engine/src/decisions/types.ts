@@ -237,8 +237,12 @@ export interface DecisionRefusal {
   readonly ownRequest?: true;
 }
 
-/** Where a one-shot decision came from, as the audit trail records it (`via: 'decide_api' | 'decide_page'`). */
-export type DecisionChannel = 'api' | 'page';
+/**
+ * Where a one-shot decision came from, as the audit trail records it: `via: 'decide_api' | 'decide_page'`,
+ * or `'app'` for a decision made in an MCP App (`baton_decide` with its `answer`, from a client that
+ * declared the extension `io.modelcontextprotocol/ui`).
+ */
+export type DecisionChannel = 'api' | 'page' | 'app';
 
 /** A `describeDecision` call. */
 export interface DescribeDecisionRequest {
@@ -371,7 +375,8 @@ export interface DecisionTools {
   /**
    * Make a decision in one step, for callers that already hold the answer (the HTTP decision API,
    * the decision page): the same checks, validation and recording as `decide` (one compare-and-set,
-   * `onDecided`, the flow advanced at once, audited `via: 'decide_api' | 'decide_page'`).
+   * `onDecided`, the flow advanced at once, audited `via: 'decide_api' | 'decide_page' | 'app'` as
+   * `channel` says).
    * @returns `{ status: 'recorded', … }`, `{ status: 'declined', … }`, `{ status: 'invalid', problem,
    *   issues, … }` or `{ status: 'refused', reason, message, … }` (see {@link AnswerDecisionResult}).
    * @throws InvalidParamsError for an answer nested too deeply or holding a non-finite number.
