@@ -115,8 +115,9 @@ function instanceContext(traceparent: string | undefined) {
 /** What a round span starts with. */
 export interface RoundStart {
   readonly flow: string;
-  readonly fid: string;
-  readonly round: number;
+  /** The flow instance (absent when the state that names it did not open). */
+  readonly fid?: string;
+  readonly round?: number;
   readonly via: string;
   /** The MCP method of a round a client's request plays (`tools/call`, `prompts/get`, `resources/read`). */
   readonly method?: string;
@@ -131,36 +132,33 @@ export interface RoundEndAttributes {
   readonly after?: unknown;
 }
 
+/** Now, in ms since the epoch with a fraction (span times finer than `Date.now()`). */
+export function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 /**
- * One round's span. Created where a round begins (`new RoundTrace(...)`, only when `tracing()`),
- * started by the first `run` once the instance's trace context is known (the round's start time
- * is kept), ended by `end`. Its parent: the active context's span when the caller sent a trace
- * context (the instance's first round is then linked when it is in another trace), else the
- * instance's first round, else none (the instance's first round starts its trace).
+ * One round's span. Created where a round begins (`new RoundTrace()`, only when `tracing()`: its
+ * start time is then), started by `begin` once the instance's trace context is known (opening
+ * the state that holds it is a `mark`: a child recorded with its times), run in by `run`, ended
+ * by `end`. Its parent: the active context's span when the caller sent a trace context (the
+ * instance's first round is then linked when it is in another trace), else the instance's first
+ * round, else none (the instance's first round starts its trace).
  */
 export class RoundTrace {
-  readonly #start: RoundStart;
-  readonly #startTime = Date.now();
+  readonly #startTime = epochMs();
   readonly #marks: { name: string; start: number; end: number }[] = [];
   #span: Span | undefined;
   #context: Context | undefined;
 
-  constructor(start: RoundStart) {
-    this.#start = start;
-  }
-
-  /** A child that ran before the span could start (opening the state that names the parent), kept with its times. */
+  /** A child that ran before the span could start, kept with its times. */
   mark(name: string, start: number, end: number): void {
     this.#marks.push({ name, start, end });
   }
 
-  /** Run `fn` in the round span's context, starting the span on the first call. */
-  run<T>(instance: string | undefined, fn: () => T): T {
-    if (!this.#span) this.#begin(instance);
-    return context.with(this.#context!, fn);
-  }
-
-  #begin(instance: string | undefined): void {
+  /** Start the span (once: a replayed attempt of the same round keeps it). */
+  begin(start: RoundStart, instance: string | undefined): void {
+    if (this.#span) return;
     const active = context.active();
     const incoming = trace.getSpanContext(active);
     const kept = instanceContext(instance);
@@ -171,19 +169,15 @@ export class RoundTrace {
     } else if (kept) {
       parent = trace.setSpanContext(active, kept);
     }
-    const s = this.#start;
-    const attributes: Attributes = {
-      [ATTR.flow]: s.flow,
-      [ATTR.instance]: s.fid,
-      [ATTR.round]: s.round,
-      [ATTR.via]: s.via,
-    };
-    if (s.method) attributes[ATTR.mcpMethod] = s.method;
-    if (s.principalHash) attributes[ATTR.pseudoUser] = s.principalHash;
+    const attributes: Attributes = { [ATTR.flow]: start.flow, [ATTR.via]: start.via };
+    if (start.fid !== undefined) attributes[ATTR.instance] = start.fid;
+    if (start.round !== undefined) attributes[ATTR.round] = start.round;
+    if (start.method) attributes[ATTR.mcpMethod] = start.method;
+    if (start.principalHash) attributes[ATTR.pseudoUser] = start.principalHash;
     const span = tracer.startSpan(
       SPAN.round,
       {
-        kind: s.method ? SpanKind.SERVER : SpanKind.INTERNAL,
+        kind: start.method ? SpanKind.SERVER : SpanKind.INTERNAL,
         attributes,
         startTime: this.#startTime,
         ...(links ? { links } : {}),
@@ -195,18 +189,30 @@ export class RoundTrace {
     for (const m of this.#marks) tracer.startSpan(m.name, { startTime: m.start }, this.#context).end(m.end);
   }
 
-  /** End the span with the round's outcome (`error`: what cut the round short). */
+  #before: unknown;
+  #path: readonly unknown[] | undefined;
+
+  /** The state the round found and the path it is appending to: `end` reads them when not told. */
+  state(before: unknown, path: readonly unknown[]): void {
+    this.#before = before;
+    this.#path = path;
+  }
+
+  /** Run `fn` in the round span's context (after `begin`). */
+  run<T>(fn: () => T): T {
+    return this.#context ? context.with(this.#context, fn) : fn();
+  }
+
+  /** End the span with the round's outcome, or `error`, what cut the round short (after `begin`). */
   end(attributes: RoundEndAttributes | undefined, error?: unknown): void {
-    if (!this.#span) this.#begin(undefined);
-    const span = this.#span!;
+    const span = this.#span;
+    if (!span) return;
     if (attributes && span.isRecording()) {
       span.setAttribute(ATTR.outcome, attributes.outcome);
-      if (attributes.before !== undefined && attributes.before !== null) {
-        span.setAttribute(ATTR.before, stateAttribute(attributes.before));
-      }
-      if (attributes.after !== undefined && attributes.after !== null) {
-        span.setAttribute(ATTR.after, stateAttribute(attributes.after));
-      }
+      const before = attributes.before ?? this.#before;
+      const after = 'after' in attributes ? attributes.after : this.#path?.[this.#path.length - 1];
+      if (before !== undefined && before !== null) span.setAttribute(ATTR.before, stateAttribute(before));
+      if (after !== undefined && after !== null) span.setAttribute(ATTR.after, stateAttribute(after));
       if (attributes.outcome === 'error') span.setStatus({ code: SpanStatusCode.ERROR });
     }
     if (error !== undefined) failed(span, error);
@@ -232,21 +238,22 @@ export function childSpan(name: string, attributes?: Attributes): Span | undefin
 /**
  * A span of its own for work outside a round that belongs to a flow instance (recording a
  * decision): child of the incoming trace context when there is one, else of the instance's kept
- * one. `fn` runs in its context (a round it starts is its child); `undefined` without an SDK.
+ * one (`instance` and `attributes` are asked only then). `fn` runs in its context (a round it
+ * starts is its child); without an SDK, `fn` just runs.
  */
 export async function inInstanceSpan<T>(
   name: string,
-  instance: string | undefined,
-  attributes: Attributes,
+  instance: () => string | undefined,
+  attributes: () => Attributes,
   fn: () => Promise<T>,
 ): Promise<T> {
   if (!tracing()) return fn();
   const active = context.active();
   const incoming = trace.getSpanContext(active);
-  const kept = instanceContext(instance);
+  const kept = instanceContext(instance());
   const parent =
     incoming && trace.isSpanContextValid(incoming) ? active : kept ? trace.setSpanContext(active, kept) : active;
-  const span = tracer.startSpan(name, { attributes }, parent);
+  const span = tracer.startSpan(name, { attributes: attributes() }, parent);
   try {
     return await context.with(trace.setSpan(parent, span), fn);
   } catch (error) {
