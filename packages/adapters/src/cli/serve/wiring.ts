@@ -165,6 +165,12 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
     // Everything that needs no flows is checked before the flows module is loaded.
     const keys = keyRing(later);
     if (options.ledger !== undefined) checkLedgerUrl(options.ledger);
+    // --otlp: the OpenTelemetry SDK, loaded only then, registered before any round; flushed last.
+    if (options.otlp !== undefined) {
+      const { startTracing } = await import('../../observability/otlp.js');
+      const tracing = startTracing(options.otlp);
+      opened.push({ what: 'the OpenTelemetry exporter', close: () => tracing.shutdown() });
+    }
     const verifier = options.authTokens
       ? createStaticTokenVerifier(
           await loadAuthTokens(options.authTokens).catch((e) => Promise.reject(new CliError(oneLine(e)))),
