@@ -117,7 +117,7 @@ async function advanceRound(
       { flow: flow.name, via, fid: id, round: blob.r + 1, principalHash: codec.digest(caller, 'audit-principal') },
       body.tc,
     );
-    traced?.state(body.s[0], path);
+    traced?.found(body.s[0]);
     const play = () =>
       playParked(core, {
         flow,

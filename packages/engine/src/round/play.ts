@@ -26,7 +26,7 @@ import type { InputKind, WireInputRequest } from '../contract/wire.js';
 import { FlowError, isLedgerUnavailable, StateTooLargeError } from '../errors.js';
 import { REDACTED } from '../inspection/inspector.js';
 import { type RoundSteps, runningStepsOf } from '../steps/durableSteps.js';
-import { activeTraceparent, childSpan, failed, SPAN } from '../telemetry/tracing.js';
+import { activeTraceparent, childSpan, failed, SPAN, settledState } from '../telemetry/tracing.js';
 import { type Answers, awaitedDecisions, awaitedEvents, callerKeys, machineOutput, type RoundBody } from './body.js';
 import { deadlineBeyondCap, stateLifetime } from './lifetimes.js';
 import { isSettled, settle } from './settle.js';
@@ -305,6 +305,7 @@ export class Round {
       }
       return await this.#conclude(actor, held, notes);
     } finally {
+      settledState((actor.getSnapshot() as AnyMachineSnapshot).value);
       actor.stop();
     }
   }

@@ -206,7 +206,6 @@ export async function serve(
     traced.end({
       outcome: taskOf(outcome) ? 'task' : outcome.type,
       before: audited?.before ?? (opened ? opened.body.s[0] : null),
-      after: audited?.after === null ? null : path[path.length - 1],
     });
   } else {
     outcome = await redeem();

@@ -125,11 +125,16 @@ export interface RoundStart {
   readonly principalHash?: string;
 }
 
-/** What a round span ends with. */
+/** What a round span ends with (the state after is the round's own word: {@link settledState}). */
 export interface RoundEndAttributes {
   readonly outcome: string;
   readonly before?: unknown;
-  readonly after?: unknown;
+}
+
+/** The state a round's machine settled in, on the active round span (when it records). */
+export function settledState(value: unknown): void {
+  const span = trace.getActiveSpan();
+  if (span?.isRecording()) span.setAttribute(ATTR.after, stateAttribute(value));
 }
 
 /** Now, in ms since the epoch with a fraction (span times finer than `Date.now()`). */
@@ -190,12 +195,10 @@ export class RoundTrace {
   }
 
   #before: unknown;
-  #path: readonly unknown[] | undefined;
 
-  /** The state the round found and the path it is appending to: `end` reads them when not told. */
-  state(before: unknown, path: readonly unknown[]): void {
+  /** The state the round found (`end` says it when not told). */
+  found(before: unknown): void {
     this.#before = before;
-    this.#path = path;
   }
 
   /** Run `fn` in the round span's context (after `begin`). */
@@ -210,9 +213,7 @@ export class RoundTrace {
     if (attributes && span.isRecording()) {
       span.setAttribute(ATTR.outcome, attributes.outcome);
       const before = attributes.before ?? this.#before;
-      const after = 'after' in attributes ? attributes.after : this.#path?.[this.#path.length - 1];
       if (before !== undefined && before !== null) span.setAttribute(ATTR.before, stateAttribute(before));
-      if (after !== undefined && after !== null) span.setAttribute(ATTR.after, stateAttribute(after));
       if (attributes.outcome === 'error') span.setStatus({ code: SpanStatusCode.ERROR });
     }
     if (error !== undefined) failed(span, error);

@@ -1,0 +1,273 @@
+/**
+ * `baton serve --otlp URL`: two real `baton serve` processes (the built CLI) sharing one SQLite
+ * ledger export their spans over OTLP/HTTP to a receiver on loopback in this test, which reads
+ * what the SDK's exporter posts (`application/json`, the OTLP/JSON encoding: ids as hex strings).
+ * The real SDK client plays `refund_request` (two rounds: the state sealed, then opened, redeemed
+ * and its durable step run) and `expense_approval` (alice's call with a W3C `traceparent` header
+ * on one instance, bob's decision through the HTTP API on the other, alice's `baton_resume`
+ * there). Asserted: every round of one instance is in one trace (a later round is the child of
+ * the first), the caller's `traceparent` is the parent of the round it sent, the decision
+ * recorded and the round it plays on the other instance join the requester's trace, the spans
+ * carry the flow, the `via`, the states before and after, the outcome and the semantic
+ * conventions' `mcp.method.name`, and no principal, token or answer is in the export in clear.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateKey } from '@baton/engine';
+import { type Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  expectInputRequired,
+  newClient,
+  recordingFetch,
+  type ServeProcess,
+  startServe,
+  textOf,
+  toolRound,
+} from './helpers/mcpClients.js';
+
+/** One span as OTLP/JSON carries it. */
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind?: number;
+  links?: { traceId: string; spanId: string }[];
+  attributes?: { key: string; value: Record<string, unknown> }[];
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-otel-'));
+const ledger = `sqlite:${join(dir, 'ledger.db')}`;
+const BATON_KEYS = generateKey();
+const token = (name: string) => `${name}-token-${'y'.repeat(24)}`;
+const tokensFile = join(dir, 'tokens.json');
+writeFileSync(
+  tokensFile,
+  JSON.stringify({
+    [token('alice')]: { principal: 'alice', roles: ['manager'] },
+    [token('bob')]: { principal: 'bob', roles: ['manager'] },
+  }),
+);
+
+// The receiver: every export request's body, decoded.
+const exports: unknown[] = [];
+const rawBodies: string[] = [];
+let receiver: Server;
+const servers: ServeProcess[] = [];
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    req.on('end', () => {
+      if (req.url === '/otlp/v1/traces' && req.headers['content-type']?.startsWith('application/json')) {
+        rawBodies.push(body);
+        exports.push(JSON.parse(body));
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const otlp = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/otlp`;
+  const serve = () =>
+    startServe(
+      [
+        'examples/approvals',
+        '--http',
+        '127.0.0.1:0',
+        '--ledger',
+        ledger,
+        '--auth-tokens',
+        tokensFile,
+        '--wait-in-call',
+        '0',
+        '--otlp',
+        otlp,
+      ],
+      { BATON_KEYS, OTEL_BSP_SCHEDULE_DELAY: '100' },
+    );
+  // One after the other: the first creates the ledger's schema.
+  servers.push(await serve());
+  servers.push(await serve());
+}, 120_000);
+afterAll(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+  await Promise.all(servers.map((server) => server.stop()));
+  await new Promise((resolve) => receiver?.close(resolve));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A client of instance `i` as `who`, sending `headers` (a `traceparent`, say) on every request. */
+async function connect(i: number, who: string, headers: Record<string, string> = {}): Promise<Client> {
+  const { client } = newClient();
+  const recorder = recordingFetch([servers[i]!.url], { authorization: `Bearer ${token(who)}`, ...headers });
+  await client.connect(new StreamableHTTPClientTransport(servers[i]!.url, { fetch: recorder.fetch }));
+  clients.push(client);
+  return client;
+}
+
+function spans(): OtlpSpan[] {
+  return exports.flatMap((e) =>
+    ((e as { resourceSpans?: { scopeSpans?: { spans?: OtlpSpan[] }[] }[] }).resourceSpans ?? []).flatMap((r) =>
+      (r.scopeSpans ?? []).flatMap((s) => s.spans ?? []),
+    ),
+  );
+}
+
+function attr(span: OtlpSpan, key: string): unknown {
+  const value = span.attributes?.find((a) => a.key === key)?.value;
+  if (!value) return undefined;
+  if ('intValue' in value) return Number(value.intValue);
+  return Object.values(value)[0];
+}
+
+/** The round spans of instance `fid`, by round number then start, once `count` arrived (bounded wait). */
+async function roundsOf(fid: string, count: number): Promise<OtlpSpan[]> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const found = spans().filter((s) => s.name === 'baton.round' && attr(s, 'baton.instance.id') === fid);
+    if (found.length >= count)
+      return found.sort((a, b) => Number(attr(a, 'baton.round')) - Number(attr(b, 'baton.round')));
+    if (Date.now() > until) throw new Error(`only ${found.length} round spans of ${fid} arrived`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const childrenOf = (parent: OtlpSpan) => spans().filter((s) => s.parentSpanId === parent.spanId);
+
+describe('baton serve --otlp', () => {
+  it('exports one trace per flow instance: the rounds, the state opened and sealed, the redemption, the step', async () => {
+    const client = await connect(0, 'alice');
+    const args = { orderId: 'A-1', amount: 50 };
+    const first = expectInputRequired(await toolRound(client, { name: 'refund_request', arguments: args }));
+    const done = await toolRound(client, {
+      name: 'refund_request',
+      arguments: args,
+      requestState: first.requestState,
+      inputResponses: { reason: { action: 'accept', content: { reason: 'damaged', note: 'SECRET-NOTE-42' } } },
+    });
+    expect(textOf(done as { content?: unknown })).toMatch(/RF-/);
+
+    const fid = await fidOf('refund_request');
+    const [one, two] = await roundsOf(fid, 2);
+    // One trace: the second round is the first's child (its context was kept in the sealed state).
+    expect(two!.traceId).toBe(one!.traceId);
+    expect(two!.parentSpanId).toBe(one!.spanId);
+    expect(one!.parentSpanId ?? '').toBe('');
+    expect(
+      [one!, two!].map((s) => [
+        attr(s, 'baton.flow'),
+        attr(s, 'baton.round'),
+        attr(s, 'baton.via'),
+        attr(s, 'mcp.method.name'),
+        attr(s, 'baton.state.before'),
+        attr(s, 'baton.state.after'),
+        attr(s, 'baton.outcome'),
+      ]),
+    ).toEqual([
+      ['refund_request', 1, 'call', 'tools/call', undefined, 'reason', 'input_required'],
+      ['refund_request', 2, 'call', 'tools/call', 'reason', expect.any(String), 'complete'],
+    ]);
+    expect(one!.kind).toBe(2); // SERVER
+    expect(childrenOf(one!).map((s) => s.name)).toContain('baton.state.seal');
+    const second = childrenOf(two!);
+    expect(second.map((s) => s.name)).toEqual(expect.arrayContaining(['baton.state.open', 'baton.ledger.redeem']));
+    expect(attr(second.find((s) => s.name === 'baton.ledger.redeem')!, 'baton.ledger.redemption')).toBe('redeemed');
+    const step = second.find((s) => s.name === 'baton.step');
+    expect(step && [attr(step, 'baton.step.key'), attr(step, 'baton.step.attempt')]).toEqual([
+      expect.stringContaining('issueRefund'),
+      1,
+    ]);
+    // A keyed hash of the principal, never the principal.
+    expect(attr(one!, 'enduser.pseudo.id')).toMatch(/^[\w-]{16,}$/);
+    expect(attr(one!, 'enduser.pseudo.id')).not.toContain('alice');
+  });
+
+  it('keeps one trace across people and instances, with the caller traceparent as the parent', async () => {
+    const callerTrace = randomBytes(16).toString('hex');
+    const callerSpan = randomBytes(8).toString('hex');
+    const alice = await connect(0, 'alice', { traceparent: `00-${callerTrace}-${callerSpan}-01` });
+    const result = await alice.callTool({
+      name: 'expense_approval',
+      arguments: { amount: 250, purpose: 'conference' },
+    });
+    const { id, status } = result.structuredContent as { id: string; status: string };
+    expect(status).toBe('waiting');
+
+    // Bob decides through the HTTP API of the other instance (no trace context of his own).
+    const decided = await fetch(new URL(`/api/decisions/${id}`, servers[1]!.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token('bob')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ action: 'accept', content: { approve: true } }),
+    });
+    expect(decided.status).toBe(200);
+    // Alice comes back on that instance too, without a traceparent.
+    const back = await connect(1, 'alice');
+    expect(textOf(await back.callTool({ name: 'baton_resume', arguments: { id } }))).toBe('Expense of 250 approved.');
+
+    const rounds = await roundsOf(id, 3);
+    const byVia = new Map(rounds.map((s) => [attr(s, 'baton.via'), s]));
+    expect([...byVia.keys()].sort()).toEqual(['call', 'decide_api', 'resume']);
+    // The requester's round: the caller's span is its parent.
+    const call = byVia.get('call')!;
+    expect(call.traceId).toBe(callerTrace);
+    expect(call.parentSpanId).toBe(callerSpan);
+    // Every round, on either instance, is in that trace.
+    for (const round of rounds) expect(round.traceId).toBe(callerTrace);
+    // The decision recorded, in the trace too; the round it played is its child.
+    const recorded = spans().find((s) => s.name === 'baton.decision.record' && attr(s, 'baton.instance.id') === id);
+    expect(recorded).toBeDefined();
+    expect(recorded!.traceId).toBe(callerTrace);
+    expect(recorded!.parentSpanId).toBe(call.spanId);
+    expect([attr(recorded!, 'baton.decision.key'), attr(recorded!, 'baton.via')]).toEqual([
+      'manager_approval',
+      'decide_api',
+    ]);
+    expect(byVia.get('decide_api')!.parentSpanId).toBe(recorded!.spanId);
+    expect(byVia.get('resume')!.parentSpanId).toBe(call.spanId);
+    expect(attr(byVia.get('decide_api')!, 'baton.outcome')).toBe('complete');
+    // The two instances are told apart by their resource.
+    const instances = new Set(
+      exports.flatMap((e) =>
+        ((e as { resourceSpans?: { resource?: { attributes?: OtlpSpan['attributes'] } }[] }).resourceSpans ?? []).map(
+          (r) => r.resource?.attributes?.find((a) => a.key === 'service.instance.id')?.value.stringValue,
+        ),
+      ),
+    );
+    expect(instances.size).toBe(2);
+    const names = exports.flatMap((e) =>
+      ((e as { resourceSpans?: { resource?: { attributes?: OtlpSpan['attributes'] } }[] }).resourceSpans ?? []).map(
+        (r) => r.resource?.attributes?.find((a) => a.key === 'service.name')?.value.stringValue,
+      ),
+    );
+    expect(new Set(names)).toEqual(new Set(['baton']));
+  });
+
+  it('exports no principal, token or answer in clear', () => {
+    const all = rawBodies.join('\n');
+    expect(all.length).toBeGreaterThan(0);
+    for (const secret of ['alice', 'bob', token('alice'), token('bob'), 'SECRET-NOTE-42', 'conference', BATON_KEYS]) {
+      expect(all).not.toContain(secret);
+    }
+  });
+});
+
+/** The instance id of the one round span of `flow` exported so far (bounded wait). */
+async function fidOf(flow: string): Promise<string> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const span = spans().find((s) => s.name === 'baton.round' && attr(s, 'baton.flow') === flow);
+    if (span) return String(attr(span, 'baton.instance.id'));
+    if (Date.now() > until) throw new Error(`no round span of ${flow} arrived`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
