@@ -98,6 +98,34 @@ beforeAll(async () => {
   // One after the other: the first creates the ledger's schema.
   servers.push(await serve());
   servers.push(await serve());
+  // The scheduler's round: a flow whose decision times out in 3 s, on a ledger of its own.
+  servers.push(
+    await startServe(
+      [
+        'test/fixtures/timer-flows',
+        '--http',
+        '127.0.0.1:0',
+        '--ledger',
+        `sqlite:${join(dir, 'timers.db')}`,
+        '--auth-tokens',
+        tokensFile,
+        '--wait-in-call',
+        '0',
+        '--otlp',
+        otlp,
+      ],
+      { BATON_KEYS, OTEL_BSP_SCHEDULE_DELAY: '100' },
+    ),
+  );
+  // Without --otlp, with the SDK's own environment pointing at the receiver: nothing is exported.
+  servers.push(
+    await startServe(['examples/approvals', '--http', '127.0.0.1:0', '--auth-tokens', tokensFile], {
+      BATON_KEYS,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp,
+      OTEL_TRACES_EXPORTER: 'otlp',
+    }),
+  );
 }, 120_000);
 afterAll(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
@@ -250,6 +278,36 @@ describe('baton serve --otlp', () => {
       ),
     );
     expect(new Set(names)).toEqual(new Set(['baton']));
+  });
+
+  it("joins the scheduler's round to the trace of the request's _meta traceparent", async () => {
+    const callerTrace = randomBytes(16).toString('hex');
+    const callerSpan = randomBytes(8).toString('hex');
+    const alice = await connect(2, 'alice');
+    const result = await alice.callTool({
+      name: 'quick_approval',
+      arguments: {},
+      _meta: { traceparent: `00-${callerTrace}-${callerSpan}-01` },
+    });
+    const { id } = result.structuredContent as { id: string };
+    // Nobody decides: the scheduler fires the deadline (3 s) with no client present.
+    const [call, timer] = await roundsOf(id, 2);
+    expect([attr(call!, 'baton.via'), attr(timer!, 'baton.via')]).toEqual(['call', 'timer']);
+    expect(call!.traceId).toBe(callerTrace);
+    expect(call!.parentSpanId).toBe(callerSpan);
+    expect(timer!.traceId).toBe(callerTrace);
+    expect(timer!.parentSpanId).toBe(call!.spanId);
+    expect(timer!.kind).toBe(1); // INTERNAL: no client's request
+    expect([attr(timer!, 'baton.state.before'), attr(timer!, 'baton.outcome')]).toEqual(['waiting', 'complete']);
+  }, 30_000);
+
+  it('exports nothing without --otlp', async () => {
+    const client = await connect(3, 'alice');
+    const args = { version: '9.9.9' };
+    expectInputRequired(await toolRound(client, { name: 'deploy_production', arguments: args }));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // No other test plays deploy_production: none of its spans, from anywhere.
+    expect(spans().filter((s) => attr(s, 'baton.flow') === 'deploy_production')).toEqual([]);
   });
 
   it('exports no principal, token or answer in clear', () => {
