@@ -24,6 +24,7 @@ import {
   expectInputRequired,
   newClient,
   recordingFetch,
+  runCli,
   type ServeProcess,
   startServe,
   textOf,
@@ -308,6 +309,14 @@ describe('baton serve --otlp', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     // No other test plays deploy_production: none of its spans, from anywhere.
     expect(spans().filter((s) => attr(s, 'baton.flow') === 'deploy_production')).toEqual([]);
+  });
+
+  it('refuses an --otlp that is not an http(s) URL, in one line', async () => {
+    const result = await runCli(['serve', 'examples/approvals', '--http', '127.0.0.1:0', '--otlp', 'localhost:4318'], {
+      BATON_KEYS,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toMatch(/^baton: --otlp expects an http: or https: URL, got "localhost:4318"/);
   });
 
   it('exports no principal, token or answer in clear', () => {
