@@ -12,7 +12,7 @@
  * conventions' `mcp.method.name`, and no principal, token or answer is in the export in clear.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -30,6 +30,10 @@ import {
   textOf,
   toolRound,
 } from './helpers/mcpClients.js';
+
+const ENGINE_VERSION = (
+  JSON.parse(readFileSync(new URL('../packages/engine/package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 /** One span as OTLP/JSON carries it. */
 interface OtlpSpan {
@@ -216,6 +220,16 @@ describe('baton serve --otlp', () => {
       expect.stringContaining('issueRefund'),
       1,
     ]);
+    // The instrumentation scope: the engine, with its version.
+    const scopes = exports.flatMap((e) =>
+      (
+        (e as { resourceSpans?: { scopeSpans?: { scope?: { name: string; version?: string } }[] }[] }).resourceSpans ??
+        []
+      )
+        .flatMap((r) => r.scopeSpans ?? [])
+        .map((scope) => scope.scope),
+    );
+    expect(scopes).toContainEqual({ name: '@baton/engine', version: ENGINE_VERSION });
     // A keyed hash of the principal, never the principal.
     expect(attr(one!, 'enduser.pseudo.id')).toMatch(/^[\w-]{16,}$/);
     expect(attr(one!, 'enduser.pseudo.id')).not.toContain('alice');
