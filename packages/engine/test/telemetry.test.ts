@@ -96,6 +96,7 @@ describe('with the SDK registered', () => {
       'baton.round': 1,
       'baton.via': 'call',
       'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'deploy_production',
       'baton.outcome': 'input_required',
       'baton.state.after': 'awaiting',
     });

@@ -83,6 +83,7 @@ export async function serve(
     flow: flow.name,
     via,
     method: binding.method,
+    target: binding.target,
     principalHash: port.codec.digest(context.principal, 'audit-principal'),
     ...(fid === undefined ? {} : { fid }),
     ...(round === undefined ? {} : { round }),

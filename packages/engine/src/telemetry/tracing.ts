@@ -56,13 +56,17 @@ export const SPAN = {
 } as const;
 
 /**
- * Attribute names. `mcp.method.name`, `enduser.pseudo.id`, `db.operation.name` and `error.type`
- * are the OpenTelemetry semantic conventions' (the MCP and enduser ones from its incubating
- * entry, copied here as that package advises for incubating names); the rest are Baton's own,
- * under `baton.`.
+ * Attribute names. `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.prompt.name`,
+ * `mcp.resource.uri`, `enduser.pseudo.id`, `db.operation.name` and `error.type` are the
+ * OpenTelemetry semantic conventions' (the MCP, gen_ai and enduser ones from its incubating entry,
+ * copied here as that package advises for incubating names); the rest are Baton's own, under
+ * `baton.`.
  */
 export const ATTR = {
   mcpMethod: 'mcp.method.name',
+  toolName: 'gen_ai.tool.name',
+  promptName: 'gen_ai.prompt.name',
+  resourceUri: 'mcp.resource.uri',
   pseudoUser: 'enduser.pseudo.id',
   dbOperation: 'db.operation.name',
   errorType: 'error.type',
@@ -87,6 +91,11 @@ export const ATTR = {
 export function tracing(): boolean {
   const provider = trace.getTracerProvider();
   return !(provider instanceof ProxyTracerProvider) || provider.getDelegateTracer(TRACER_NAME, VERSION) !== undefined;
+}
+
+/** The MCP conventions' attribute for what a method names. */
+function targetAttribute(method: string | undefined): string {
+  return method === 'prompts/get' ? ATTR.promptName : method === 'resources/read' ? ATTR.resourceUri : ATTR.toolName;
 }
 
 /** A state value as an attribute: a string as is, a nested value as JSON. */
@@ -121,6 +130,8 @@ export interface RoundStart {
   readonly via: string;
   /** The MCP method of a round a client's request plays (`tools/call`, `prompts/get`, `resources/read`). */
   readonly method?: string;
+  /** What the method names: the tool or prompt, or the URI read. */
+  readonly target?: string;
   /** The keyed hash of the caller's principal (never the principal). */
   readonly principalHash?: string;
 }
@@ -178,6 +189,7 @@ export class RoundTrace {
     if (start.fid !== undefined) attributes[ATTR.instance] = start.fid;
     if (start.round !== undefined) attributes[ATTR.round] = start.round;
     if (start.method) attributes[ATTR.mcpMethod] = start.method;
+    if (start.target !== undefined) attributes[targetAttribute(start.method)] = start.target;
     if (start.principalHash) attributes[ATTR.pseudoUser] = start.principalHash;
     const span = tracer.startSpan(
       SPAN.round,
