@@ -1,16 +1,18 @@
 /**
  * The engine's OpenTelemetry seam, on `@opentelemetry/api` only: the tracer
- * (`@baton/engine`), the span and attribute names, and the three things the
- * rest of the engine asks of tracing. `tracing()` says whether an SDK is
- * registered at all (so a round does no tracing work, and allocates nothing
- * for it, when none is); `RoundTrace` is one round's span, whose parent is the
- * incoming W3C trace context when the caller sent one and otherwise the flow
- * instance's own trace context (kept in its sealed body, `RoundBody.tc`), so
- * every round of one instance is in one trace, whichever server plays it;
- * `childSpan` starts a child of the active round span, or nothing when no
- * span records. The trace context is read and written with the globally
- * registered propagator (W3C trace context under `baton serve --otlp`), never
- * parsed here. Imports nothing of the engine: any folder may use it.
+ * (`@baton/engine`), the span and attribute names, and what the rest of the
+ * engine asks of tracing. `tracing()` says whether an SDK is registered at all
+ * (without one a round does no tracing work and allocates nothing for it);
+ * `RoundTrace` is one round's span, whose parent is the incoming W3C trace
+ * context when the caller sent one and otherwise the flow instance's own
+ * (kept in its sealed body, `RoundBody.tc`, written by `activeTraceparent`),
+ * so every round of one instance is in one trace, whichever server plays it;
+ * `childSpan` starts a child of the active round span, or nothing when no span
+ * records; `inInstanceSpan` is an instance's work outside a round (recording a
+ * decision); `settledState` is the round's word on the state it ended in. The
+ * trace context is read and written with the globally registered propagator
+ * (W3C trace context under `baton serve --otlp`), never parsed here. Imports
+ * nothing of the engine: any folder may use it (`docs/observability.md`).
  */
 
 import { createRequire } from 'node:module';
