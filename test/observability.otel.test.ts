@@ -276,6 +276,13 @@ describe('baton serve --otlp', () => {
       'decide_api',
     ]);
     expect(byVia.get('decide_api')!.parentSpanId).toBe(recorded!.spanId);
+    // The requester's round parked the instance; the decider's round wrote its end, compare-and-set.
+    const parkOf = (round: OtlpSpan) => childrenOf(round).find((s) => s.name === 'baton.ledger.park');
+    expect([attr(parkOf(call)!, 'baton.request.status'), attr(parkOf(call)!, 'baton.ledger.park.result')]).toEqual([
+      'waiting',
+      'parked',
+    ]);
+    expect(attr(parkOf(byVia.get('decide_api')!)!, 'baton.request.status')).toBe('completed');
     expect(byVia.get('resume')!.parentSpanId).toBe(call.spanId);
     expect(attr(byVia.get('decide_api')!, 'baton.outcome')).toBe('complete');
     // The two instances are told apart by their resource.

@@ -53,6 +53,7 @@ export const SPAN = {
   open: 'baton.state.open',
   seal: 'baton.state.seal',
   redeem: 'baton.ledger.redeem',
+  park: 'baton.ledger.park',
   step: 'baton.step',
   decision: 'baton.decision.record',
 } as const;
@@ -84,6 +85,8 @@ export const ATTR = {
   decisionKey: 'baton.decision.key',
   decisionAction: 'baton.decision.action',
   redemption: 'baton.ledger.redemption',
+  requestStatus: 'baton.request.status',
+  parkResult: 'baton.ledger.park.result',
 } as const;
 
 /**
