@@ -4,8 +4,8 @@
  * what the SDK's exporter posts (`application/json`, the OTLP/JSON encoding: ids as hex strings).
  * The real SDK client plays `refund_request` (two rounds: the state sealed, then opened, redeemed
  * and its durable step run) and `expense_approval` (alice's call with a W3C `traceparent` header
- * on one instance, bob's decision through the HTTP API on the other, alice's `baton_resume`
- * there). Asserted: every round of one instance is in one trace (a later round is the child of
+ * on one instance, bob's hand-over to dave and dave's decision through the HTTP API on the other,
+ * alice's `baton_resume` there). Asserted: every round of one instance is in one trace (a later round is the child of
  * the first), the caller's `traceparent` is the parent of the round it sent, the decision
  * recorded and the round it plays on the other instance join the requester's trace, the spans
  * carry the flow, the `via`, the states before and after, the outcome and the semantic
@@ -56,6 +56,7 @@ writeFileSync(
   JSON.stringify({
     [token('alice')]: { principal: 'alice', roles: ['manager'] },
     [token('bob')]: { principal: 'bob', roles: ['manager'] },
+    [token('dave')]: { principal: 'dave', roles: [] },
   }),
 );
 
@@ -246,13 +247,20 @@ describe('baton serve --otlp', () => {
     const { id, status } = result.structuredContent as { id: string; status: string };
     expect(status).toBe('waiting');
 
-    // Bob decides through the HTTP API of the other instance (no trace context of his own).
-    const decided = await fetch(new URL(`/api/decisions/${id}`, servers[1]!.url), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token('bob')}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ action: 'accept', content: { approve: true } }),
-    });
-    expect(decided.status).toBe(200);
+    // Bob hands the decision to dave, who makes it, through the HTTP API of the other instance
+    // (neither sends a trace context of his own).
+    const post = (path: string, who: string, body: unknown) =>
+      fetch(new URL(path, servers[1]!.url), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token(who)}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect((await post(`/api/decisions/${id}/delegate`, 'bob', { to: 'dave', reason: 'SECRET-REASON-7' })).status).toBe(
+      200,
+    );
+    expect((await post(`/api/decisions/${id}`, 'dave', { action: 'accept', content: { approve: true } })).status).toBe(
+      200,
+    );
     // Alice comes back on that instance too, without a traceparent.
     const back = await connect(1, 'alice');
     expect(textOf(await back.callTool({ name: 'baton_resume', arguments: { id } }))).toBe('Expense of 250 approved.');
@@ -276,6 +284,14 @@ describe('baton serve --otlp', () => {
       'decide_api',
     ]);
     expect(byVia.get('decide_api')!.parentSpanId).toBe(recorded!.spanId);
+    // The hand-over before it, in the trace too.
+    const handed = spans().find((s) => s.name === 'baton.decision.delegate' && attr(s, 'baton.instance.id') === id);
+    expect(handed && [handed.traceId, handed.parentSpanId, attr(handed, 'baton.via')]).toEqual([
+      callerTrace,
+      call.spanId,
+      'delegate',
+    ]);
+    expect(attr(handed!, 'enduser.pseudo.id')).not.toBe(attr(recorded!, 'enduser.pseudo.id'));
     // The requester's round parked the instance; the decider's round wrote its end, compare-and-set.
     const parkOf = (round: OtlpSpan) => childrenOf(round).find((s) => s.name === 'baton.ledger.park');
     expect([attr(parkOf(call)!, 'baton.request.status'), attr(parkOf(call)!, 'baton.ledger.park.result')]).toEqual([
@@ -343,8 +359,20 @@ describe('baton serve --otlp', () => {
   it('exports no principal, token or answer in clear', () => {
     const all = rawBodies.join('\n');
     expect(all.length).toBeGreaterThan(0);
-    for (const secret of ['alice', 'bob', token('alice'), token('bob'), 'SECRET-NOTE-42', 'conference', BATON_KEYS]) {
+    for (const secret of [
+      token('alice'),
+      token('bob'),
+      token('dave'),
+      'SECRET-NOTE-42',
+      'SECRET-REASON-7',
+      'conference',
+      BATON_KEYS,
+    ]) {
       expect(all).not.toContain(secret);
+    }
+    // A principal as a word of its own (not inside a random id, where three letters may occur).
+    for (const principal of ['alice', 'bob', 'dave']) {
+      expect(all).not.toMatch(new RegExp(`(^|[^\\w-])${principal}([^\\w-]|$)`));
     }
   });
 });

@@ -56,6 +56,7 @@ export const SPAN = {
   park: 'baton.ledger.park',
   step: 'baton.step',
   decision: 'baton.decision.record',
+  handOver: 'baton.decision.delegate',
 } as const;
 
 /**
