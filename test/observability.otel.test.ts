@@ -1,15 +1,19 @@
 /**
  * `baton serve --otlp URL`: two real `baton serve` processes (the built CLI) sharing one SQLite
- * ledger export their spans over OTLP/HTTP to a receiver on loopback in this test, which reads
- * what the SDK's exporter posts (`application/json`, the OTLP/JSON encoding: ids as hex strings).
- * The real SDK client plays `refund_request` (two rounds: the state sealed, then opened, redeemed
- * and its durable step run) and `expense_approval` (alice's call with a W3C `traceparent` header
- * on one instance, bob's hand-over to dave and dave's decision through the HTTP API on the other,
- * alice's `baton_resume` there). Asserted: every round of one instance is in one trace (a later round is the child of
- * the first), the caller's `traceparent` is the parent of the round it sent, the decision
- * recorded and the round it plays on the other instance join the requester's trace, the spans
- * carry the flow, the `via`, the states before and after, the outcome and the semantic
- * conventions' `mcp.method.name`, and no principal, token or answer is in the export in clear.
+ * ledger, and a third on a ledger of its own for the scheduler, export their spans over OTLP/HTTP
+ * to a receiver on loopback in this test, which reads what the SDK's exporter posts
+ * (`application/json`, the OTLP/JSON encoding: ids as hex strings). The real SDK client plays
+ * `refund_request` (two rounds: the state sealed, then opened, redeemed and its durable step run),
+ * `expense_approval` (alice's call with a W3C `traceparent` header on one instance, bob's
+ * hand-over to dave and dave's decision through the HTTP API on the other, alice's `baton_resume`
+ * there from another trace of hers, in `_meta`) and `quick_approval` (a `_meta` traceparent, then
+ * the scheduler's timer with nobody present). Asserted: the rounds of one instance are one trace
+ * (a later round is the child of the first, whoever plays it and wherever), a caller's
+ * `traceparent` is the parent of the round it sent (with a link to the instance's trace when it
+ * is another), the hand-over, the decision and the round it plays join the requester's trace,
+ * the spans carry the flow, the `via`, the states before and after, the outcome and the MCP
+ * conventions' attributes; a fourth `baton serve`, without `--otlp`, exports nothing; no
+ * principal, token or answer is in the export in clear.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -261,9 +265,16 @@ describe('baton serve --otlp', () => {
     expect((await post(`/api/decisions/${id}`, 'dave', { action: 'accept', content: { approve: true } })).status).toBe(
       200,
     );
-    // Alice comes back on that instance too, without a traceparent.
+    // Alice comes back on that instance, from another trace of hers (in the request's _meta).
+    const laterTrace = randomBytes(16).toString('hex');
+    const laterSpan = randomBytes(8).toString('hex');
     const back = await connect(1, 'alice');
-    expect(textOf(await back.callTool({ name: 'baton_resume', arguments: { id } }))).toBe('Expense of 250 approved.');
+    const resumed = await back.callTool({
+      name: 'baton_resume',
+      arguments: { id },
+      _meta: { traceparent: `00-${laterTrace}-${laterSpan}-01` },
+    });
+    expect(textOf(resumed)).toBe('Expense of 250 approved.');
 
     const rounds = await roundsOf(id, 3);
     const byVia = new Map(rounds.map((s) => [attr(s, 'baton.via'), s]));
@@ -273,7 +284,13 @@ describe('baton serve --otlp', () => {
     expect(call.traceId).toBe(callerTrace);
     expect(call.parentSpanId).toBe(callerSpan);
     // Every round, on either instance, is in that trace.
-    for (const round of rounds) expect(round.traceId).toBe(callerTrace);
+    for (const round of rounds) {
+      if (round !== byVia.get('resume')) expect(round.traceId).toBe(callerTrace);
+    }
+    // The round under another trace context is its child, linked to the instance's first round.
+    const resume = byVia.get('resume')!;
+    expect([resume.traceId, resume.parentSpanId]).toEqual([laterTrace, laterSpan]);
+    expect(resume.links?.map((l) => [l.traceId, l.spanId])).toEqual([[callerTrace, call.spanId]]);
     // The decision recorded, in the trace too; the round it played is its child.
     const recorded = spans().find((s) => s.name === 'baton.decision.record' && attr(s, 'baton.instance.id') === id);
     expect(recorded).toBeDefined();
@@ -299,7 +316,6 @@ describe('baton serve --otlp', () => {
       'parked',
     ]);
     expect(attr(parkOf(byVia.get('decide_api')!)!, 'baton.request.status')).toBe('completed');
-    expect(byVia.get('resume')!.parentSpanId).toBe(call.spanId);
     expect(attr(byVia.get('decide_api')!, 'baton.outcome')).toBe('complete');
     // The two instances are told apart by their resource.
     const instances = new Set(
