@@ -165,8 +165,10 @@ export function createDirectToolCalls(options: FlowServerOptions): DirectToolCal
     if (!isPlainObject(given)) return undefined;
     let traceContext: Record<string, unknown> | undefined;
     for (const key in given) {
-      if (TRACE_CONTEXT.has(key)) (traceContext ??= {})[key] = given[key];
-      else if (!ENVELOPE.has(key)) return undefined;
+      if (TRACE_CONTEXT.has(key)) {
+        traceContext ??= {};
+        traceContext[key] = given[key];
+      } else if (!ENVELOPE.has(key)) return undefined;
     }
     // The envelope alone (what the SDK classifies, and the verdict's key).
     const meta = traceContext ? Object.fromEntries(Object.entries(given).filter(([key]) => ENVELOPE.has(key))) : given;
