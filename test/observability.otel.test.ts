@@ -50,6 +50,28 @@ interface OtlpSpan {
   attributes?: { key: string; value: Record<string, unknown> }[];
 }
 
+/** One data point of a metric, as OTLP/JSON carries it. */
+interface MetricPoint {
+  attributes?: OtlpSpan['attributes'];
+  asInt?: string | number;
+  asDouble?: number;
+}
+/** One metric, as OTLP/JSON carries it: a sum (counters, up-down counters) or a gauge. */
+interface OtlpMetric {
+  name: string;
+  unit?: string;
+  description?: string;
+  sum?: { dataPoints: MetricPoint[]; isMonotonic?: boolean; aggregationTemporality?: number };
+  gauge?: { dataPoints: MetricPoint[] };
+}
+/** One metrics export request's body. */
+interface MetricsExport {
+  resourceMetrics?: {
+    resource?: { attributes?: OtlpSpan['attributes'] };
+    scopeMetrics?: { scope?: { name: string; version?: string }; metrics?: OtlpMetric[] }[];
+  }[];
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'baton-otel-'));
 const ledger = `sqlite:${join(dir, 'ledger.db')}`;
 const BATON_KEYS = generateKey();
@@ -61,11 +83,13 @@ writeFileSync(
     [token('alice')]: { principal: 'alice', roles: ['manager'] },
     [token('bob')]: { principal: 'bob', roles: ['manager'] },
     [token('dave')]: { principal: 'dave', roles: [] },
+    [token('ci')]: { principal: 'ci-bot', scopes: ['baton:events'] },
   }),
 );
 
-// The receiver: every export request's body, decoded.
+// The receiver: every export request's body, decoded (spans and metrics apart).
 const exports: unknown[] = [];
+const metricExports: MetricsExport[] = [];
 const rawBodies: string[] = [];
 let receiver: Server;
 const servers: ServeProcess[] = [];
@@ -78,9 +102,14 @@ beforeAll(async () => {
       body += chunk.toString();
     });
     req.on('end', () => {
-      if (req.url === '/otlp/v1/traces' && req.headers['content-type']?.startsWith('application/json')) {
+      const json = req.headers['content-type']?.startsWith('application/json');
+      if (req.url === '/otlp/v1/traces' && json) {
         rawBodies.push(body);
         exports.push(JSON.parse(body));
+      }
+      if (req.url === '/otlp/v1/metrics' && json) {
+        rawBodies.push(body);
+        metricExports.push(JSON.parse(body) as MetricsExport);
       }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{}');
@@ -103,7 +132,7 @@ beforeAll(async () => {
         '--otlp',
         otlp,
       ],
-      { BATON_KEYS, OTEL_BSP_SCHEDULE_DELAY: '100' },
+      { BATON_KEYS, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_METRIC_EXPORT_INTERVAL: '300' },
     );
   // One after the other: the first creates the ledger's schema.
   servers.push(await serve());
@@ -124,7 +153,7 @@ beforeAll(async () => {
         '--otlp',
         otlp,
       ],
-      { BATON_KEYS, OTEL_BSP_SCHEDULE_DELAY: '100' },
+      { BATON_KEYS, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_METRIC_EXPORT_INTERVAL: '300' },
     ),
   );
   // Without --otlp, with the SDK's own environment pointing at the receiver: nothing is exported.
@@ -134,6 +163,8 @@ beforeAll(async () => {
       OTEL_BSP_SCHEDULE_DELAY: '100',
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp,
       OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_METRICS_EXPORTER: 'otlp',
+      OTEL_METRIC_EXPORT_INTERVAL: '300',
     }),
   );
 }, 120_000);
@@ -178,6 +209,65 @@ async function roundsOf(fid: string, count: number): Promise<OtlpSpan[]> {
     if (Date.now() > until) throw new Error(`only ${found.length} round spans of ${fid} arrived`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** One process's collection: its `service.instance.id`, scopes and metrics by name. */
+interface Collection {
+  instance: string;
+  scopes: { name: string; version?: string }[];
+  metrics: Map<string, OtlpMetric>;
+}
+
+function collections(): Collection[] {
+  return metricExports.flatMap((e) =>
+    (e.resourceMetrics ?? []).map((r) => ({
+      instance: String(r.resource?.attributes?.find((a) => a.key === 'service.instance.id')?.value.stringValue),
+      scopes: (r.scopeMetrics ?? []).flatMap((s) => (s.scope ? [s.scope] : [])),
+      metrics: new Map((r.scopeMetrics ?? []).flatMap((s) => s.metrics ?? []).map((m) => [m.name, m])),
+    })),
+  );
+}
+
+/** The value of `metric`'s data point whose attributes are exactly `attributes`. */
+function pointOf(metric: OtlpMetric | undefined, attributes: Record<string, string> = {}): number | undefined {
+  const points = metric?.sum?.dataPoints ?? metric?.gauge?.dataPoints ?? [];
+  const wanted = Object.entries(attributes).sort();
+  const point = points.find((p) => {
+    const got = (p.attributes ?? []).map((a) => [a.key, String(Object.values(a.value)[0])]).sort();
+    return JSON.stringify(got) === JSON.stringify(wanted);
+  });
+  if (!point) return undefined;
+  return point.asDouble ?? Number(point.asInt);
+}
+
+/** The latest collection that passes `test` (bounded wait). */
+async function collectionWhere(test: (c: Collection) => boolean): Promise<Collection> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const found = collections().reverse().find(test);
+    if (found) return found;
+    if (Date.now() > until) throw new Error('no such metrics export arrived');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** `GET /metrics` of instance `i`: a sample's value by name and labels. */
+async function scrape(i: number): Promise<(name: string, labels?: Record<string, string>) => number | undefined> {
+  const text = await (await fetch(new URL('/metrics', servers[i]!.url))).text();
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const match = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) continue;
+    const labels = [...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map(([, k, v]) => `${k}=${v}`).sort();
+    samples.set(`${match[1]}{${labels.join(',')}}`, Number(match[3]));
+  }
+  return (name, labels = {}) =>
+    samples.get(
+      `${name}{${Object.entries(labels)
+        .map(([k, v]) => `${k}=${v}`)
+        .sort()
+        .join(',')}}`,
+    );
 }
 
 const childrenOf = (parent: OtlpSpan) => spans().filter((s) => s.parentSpanId === parent.spanId);
@@ -372,6 +462,70 @@ describe('baton serve --otlp', () => {
     expect(result.stderr.trim()).toMatch(/^baton: --otlp expects an http: or https: URL, got "localhost:4318"/);
   });
 
+  it('exports the figures of /metrics as OpenTelemetry metrics: the same families, attributes and values', async () => {
+    const alice = await connect(0, 'alice');
+    // A decision that waits (nobody decides it), and an instance that waits for CI's event, which comes.
+    const pending = await alice.callTool({ name: 'expense_approval', arguments: { amount: 90, purpose: 'books' } });
+    expect((pending.structuredContent as { status: string }).status).toBe('waiting');
+    const commit = randomBytes(4).toString('hex');
+    const deploy = await alice.callTool({ name: 'deploy_production', arguments: { version: '2.0.0', commit } });
+    expect((deploy.structuredContent as { status: string }).status).toBe('waiting');
+    const sent = await fetch(new URL('/events/ci.finished', servers[0]!.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token('ci')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: `build-${commit}`, data: { commit, status: 'success' } }),
+    });
+    expect(await sent.json()).toMatchObject({ delivered: 1 });
+
+    // A collection of instance 0 after all that (the only one that received an event), then its /metrics.
+    const zero = await collectionWhere((c) => pointOf(c.metrics.get('baton.events.delivered')) === 1);
+    const text = await scrape(0);
+    const otel = (name: string, attributes?: Record<string, string>) => pointOf(zero.metrics.get(name), attributes);
+    for (const outcome of ['complete', 'input_required', 'error']) {
+      expect([outcome, otel('baton.rounds', { outcome })]).toEqual([outcome, text('baton_rounds_total', { outcome })]);
+    }
+    expect(otel('baton.rounds', { outcome: 'input_required' })).toBeGreaterThan(0);
+    for (const result of ['redeemed', 'retried', 'in_progress', 'replayed']) {
+      expect(otel('baton.ledger.redemptions', { result })).toBe(text('baton_ledger_redemptions_total', { result }));
+    }
+    expect(otel('baton.ledger.redemptions', { result: 'redeemed' })).toBeGreaterThan(0);
+    expect(otel('baton.ledger.redeem.duration.count')).toBe(text('baton_ledger_redeem_duration_seconds_count'));
+    expect(otel('baton.ledger.redeem.duration', { quantile: '0.5' })).toBe(
+      text('baton_ledger_redeem_duration_seconds', { quantile: '0.5' }),
+    );
+    expect([otel('baton.events.delivered'), text('baton_events_delivered_total')]).toEqual([1, 1]);
+    expect(otel('baton.events.received', { result: 'routed' })).toBe(
+      text('baton_events_received_total', { result: 'routed' }),
+    );
+    expect(otel('baton.decisions.waiting')).toBeGreaterThanOrEqual(1);
+    expect(otel('baton.decisions.waiting')).toBe(text('baton_decisions_waiting'));
+    expect(otel('baton.outbox.depth')).toBe(text('baton_outbox_depth'));
+    expect(otel('baton.ledger.up')).toBe(1);
+    // Kinds, units and descriptions: a counter is a cumulative monotonic sum, a backlog an up-down sum.
+    const rounds = zero.metrics.get('baton.rounds')!;
+    expect([rounds.unit, rounds.sum?.isMonotonic, rounds.sum?.aggregationTemporality]).toEqual(['{round}', true, 2]);
+    expect(rounds.description).toBe('Rounds that produced an outcome, by outcome.');
+    expect(zero.metrics.get('baton.decisions.waiting')?.sum?.isMonotonic).toBe(false);
+    expect(zero.metrics.get('baton.uptime')?.gauge && zero.metrics.get('baton.uptime')?.unit).toBe('s');
+    expect(zero.scopes).toContainEqual({ name: '@baton/adapters', version: expect.any(String) });
+
+    // The scheduler's instance: timers fired and their lag.
+    const timers = await collectionWhere(
+      (c) => (pointOf(c.metrics.get('baton.timers.fired'), { result: 'fired' }) ?? 0) > 0,
+    );
+    const timerText = await scrape(2);
+    const timer = (name: string, attributes?: Record<string, string>) => pointOf(timers.metrics.get(name), attributes);
+    expect(timer('baton.timers.fired', { result: 'fired' })).toBe(
+      timerText('baton_timers_fired_total', { result: 'fired' }),
+    );
+    expect(timer('baton.timer.lag')).toBe(timerText('baton_timer_lag_seconds_total'));
+    expect(timer('baton.timer.lag.max')).toBe(timerText('baton_timer_lag_max_seconds'));
+    expect(timers.metrics.get('baton.timer.lag')?.unit).toBe('s');
+    expect(timer('baton.timers.due')).toBe(timerText('baton_timers_due'));
+    // The three --otlp instances export metrics; the one without --otlp none.
+    expect(new Set(collections().map((c) => c.instance)).size).toBe(3);
+  });
+
   it('exports no principal, token or answer in clear', () => {
     const all = rawBodies.join('\n');
     expect(all.length).toBeGreaterThan(0);
@@ -382,6 +536,8 @@ describe('baton serve --otlp', () => {
       'SECRET-NOTE-42',
       'SECRET-REASON-7',
       'conference',
+      'books',
+      token('ci'),
       BATON_KEYS,
     ]) {
       expect(all).not.toContain(secret);
