@@ -103,19 +103,22 @@ describe.concurrent('baton serve --print-config', () => {
     });
   });
 
-  it('redacts secrets: inline webhook secrets and a ledger URL password', async () => {
+  it('redacts secrets: inline webhook secrets and the password of a ledger or OTLP URL', async () => {
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
     const result = await serve([FLOWS, '--print-config', '--stdio'], dir, {
       BATON_NOTIFY_WEBHOOK: 'http://127.0.0.1:1/hook',
       BATON_NOTIFY_SECRET: secret,
       BATON_LEDGER: 'postgres://baton:hunter2@127.0.0.1:1/baton',
+      BATON_OTLP: 'http://otel:s3cret@127.0.0.1:4318',
     });
     expect(result.code).toBe(0);
     expect(result.stdout).not.toContain(secret);
     expect(result.stdout).not.toContain('hunter2');
+    expect(result.stdout).not.toContain('s3cret');
     expect(JSON.parse(result.stdout).fields).toMatchObject({
       notifySecret: { value: '[redacted]', source: 'env BATON_NOTIFY_SECRET' },
       ledger: { value: 'postgres://baton:[redacted]@127.0.0.1:1/baton', source: 'env BATON_LEDGER' },
+      otlp: { value: 'http://otel:[redacted]@127.0.0.1:4318', source: 'env BATON_OTLP' },
       stdio: { value: true, source: 'flag' },
     });
   });

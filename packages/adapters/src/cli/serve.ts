@@ -4,7 +4,7 @@
  * ...(see oauthServe.ts)] [--roles a,b]
  * [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals
  * hash|id] [--store-principal-names] [--audit] [--inspect MODULE]
- * [--allow-replays] [--round-budget MS]`: the DESIGN.md section 5 contract.
+ * [--allow-replays] [--round-budget MS] [--otlp URL]`: the DESIGN.md section 5 contract.
  * Keys come from `BATON_KEYS` (comma-separated base64url secrets of at least
  * 32 random bytes; the first mints, all verify; `baton keygen` prints one),
  * or a random per-process key with a warning (refused on a ledger that holds
@@ -54,7 +54,7 @@ import { startServing } from './serve/wiring.js';
 
 /** The command's synopsis, as `--help`, usage errors and the README show it. */
 export const USAGE =
-  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE] [--login-client-id ID --login-client-secret-file FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--event-secret NAME=whsec_...]... [--event-secrets-file FILE] [--public-url URL] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS] [--config FILE] [--print-config]';
+  'baton serve <flows-module> (--http HOST:PORT | --stdio) [--ledger sqlite:PATH|postgres://...|memory:] [--ttl SECONDS] [--max-ttl SECONDS] [--auth-tokens FILE | --oauth-issuer URL [--oauth-audience URL] [--roles-claim PATH] [--principal-claim NAME] [--group-roles FILE] [--introspection-client FILE] [--login-client-id ID --login-client-secret-file FILE]] [--roles ROLE,...] [--wait-in-call SECONDS] [--task-poll SECONDS] [--notify-webhook URL] [--notify-principals hash|id] [--notify-secret whsec_...] [--notify-secrets-file FILE] [--event-secret NAME=whsec_...]... [--event-secrets-file FILE] [--public-url URL] [--otlp URL] [--no-scheduler] [--store-principal-names] [--audit] [--inspect MODULE] [--allow-replays] [--round-budget MS] [--config FILE] [--print-config]';
 
 /** The help of `baton serve`, with the way to run it that fits how it was started. */
 function help(): string {
@@ -131,6 +131,9 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        the pages' origin: the sign-in returns to URL/auth/callback (default: the
                        served origin, loopback only); without the pages, a warning at start-up, and
                        the link answers a page that says how to decide here (tools, decision API)
+  --otlp URL           export OpenTelemetry traces (OTLP/HTTP, JSON) to URL/v1/traces, e.g.
+                       http://localhost:4318 (Jaeger, Tempo, a Collector): one trace per flow
+                       instance (docs/observability.md); service.name baton unless OTEL_SERVICE_NAME
   --no-scheduler       this instance fires no durable timers (by default every instance with a ledger
                        fires due timers of parked requests, polling every second)
   --store-principal-names

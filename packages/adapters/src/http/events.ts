@@ -52,6 +52,11 @@ export interface EventsRouteOptions {
   readonly resourceMetadataUrl?: () => string | undefined;
   /** Failures that are not the sender's (reporting only; never a secret). */
   readonly onError?: (error: Error) => void;
+  /**
+   * An event was routed (`delivered`: the waiting instances it reached) or answered as a duplicate
+   * of one seen before (nothing delivered again): `baton serve` counts them for `/metrics`.
+   */
+  readonly onSent?: (sent: { readonly delivered: number; readonly duplicate: boolean }) => void;
 }
 
 const PHRASES: Record<number, string> = {
@@ -272,6 +277,7 @@ async function answer(options: EventsRouteOptions, request: Request): Promise<Re
     }));
     return problem(422, sent.problem, { errors });
   }
+  options.onSent?.({ delivered: sent.delivered, duplicate: sent.duplicate });
   return Response.json(
     { delivered: sent.delivered, id: sent.id, ...(sent.duplicate ? { duplicate: true } : {}) },
     { status: 202 },

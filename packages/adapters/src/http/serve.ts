@@ -41,6 +41,7 @@ import {
   resourceMetadataUrl,
 } from '../mcp/protectedResource.js';
 import type { TaskListenRoute } from '../mcp/subscriptions/taskListen.js';
+import { withIncomingTrace } from '../observability/traceContext.js';
 import { fetchRequestHead, nodeRequestHead, type RequestHead, toFetchRequest } from './nodeRequest.js';
 
 /** Seconds a client is told to wait (`Retry-After`) when the issuer's keys cannot be fetched. */
@@ -559,7 +560,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
     return writeResponse(res, response);
   };
 
-  const server = createServer(async (req, res) => {
+  // A `traceparent` header is the parent of what the request plays (`observability/traceContext.ts`).
+  const server = createServer((req, res) => withIncomingTrace(req.headers, () => handle(req, res)));
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const aborted = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) aborted.abort();
@@ -611,7 +614,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing>
       options.onError?.(error as Error);
       await answerEarly(req, res, jsonError(500, 'Internal error')).catch(() => res.destroy());
     }
-  });
+  };
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -32,6 +32,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { ServingMetrics } from '../observability/metrics.js';
+import { withIncomingTrace } from '../observability/traceContext.js';
 import { appToolRegistrar, offerDecisionApps } from './apps/appTools.js';
 import { APP_DECIDE_DESCRIPTION, type AppDecideArgs, appDecideArguments, decideInApp } from './apps/decideInApp.js';
 import { withCachedJsonSchema } from './cachedJsonSchema.js';
@@ -214,7 +215,10 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
     <A>(body: (args: A, ctx: ServerContext) => Promise<CallToolResult | InputRequiredResult>) =>
     async (args: A, ctx: ServerContext) => {
       try {
-        return await body(args, ctx);
+        // A `traceparent` in the request's `_meta` is the parent of what the tool does (its rounds).
+        return await withIncomingTrace(ctx.mcpReq._meta as Readonly<Record<string, unknown>> | undefined, () =>
+          body(args, ctx),
+        );
       } catch (error) {
         const protocolError = toProtocolError(error, onError);
         if (protocolError instanceof ProtocolError) escapeToolError(server, ctx, protocolError);

@@ -81,6 +81,8 @@ export type DirectToolCalls = (call: DirectToolCall) => Promise<DirectAnswer> | 
 const REVISION = '2026-07-28';
 const PARAMS = new Set(['name', 'arguments', '_meta', 'inputResponses', 'requestState']);
 const ENVELOPE = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]);
+/** W3C trace context in `_meta` (the round's parent: `observability/traceContext.ts`), handed on as the request's `_meta`. */
+const TRACE_CONTEXT = new Set(['traceparent', 'tracestate', 'baggage']);
 
 /** How many distinct `_meta` envelopes the lane remembers the SDK's verdict on. */
 const ENVELOPES_KEPT = 256;
@@ -159,9 +161,17 @@ export function createDirectToolCalls(options: FlowServerOptions): DirectToolCal
     if (version !== REVISION || head.header('mcp-method') !== 'tools/call' || head.header('mcp-name') !== params.name) {
       return undefined;
     }
-    const meta = params._meta;
-    if (!isPlainObject(meta)) return undefined;
-    for (const key in meta) if (!ENVELOPE.has(key)) return undefined;
+    const given = params._meta;
+    if (!isPlainObject(given)) return undefined;
+    let traceContext: Record<string, unknown> | undefined;
+    for (const key in given) {
+      if (TRACE_CONTEXT.has(key)) {
+        traceContext ??= {};
+        traceContext[key] = given[key];
+      } else if (!ENVELOPE.has(key)) return undefined;
+    }
+    // The envelope alone (what the SDK classifies, and the verdict's key).
+    const meta = traceContext ? Object.fromEntries(Object.entries(given).filter(([key]) => ENVELOPE.has(key))) : given;
     const { arguments: args, inputResponses, requestState } = params;
     if (args !== undefined && !isPlainObject(args)) return undefined;
     if (requestState !== undefined && typeof requestState !== 'string') return undefined;
@@ -183,7 +193,7 @@ export function createDirectToolCalls(options: FlowServerOptions): DirectToolCal
       mcpReq: {
         id,
         method: 'tools/call',
-        _meta: undefined,
+        _meta: traceContext,
         envelope: meta,
         ...(inputResponses !== undefined ? { inputResponses } : {}),
         requestState: () => requestState,

@@ -18,6 +18,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { ServingMetrics } from '../observability/metrics.js';
+import { withIncomingTrace } from '../observability/traceContext.js';
 import { type Connection, declaredCapabilities, toInputCapabilities } from './callContext.js';
 import { argumentsProblem } from './flowArguments.js';
 import { missingCapabilityError } from './missingCapability.js';
@@ -67,21 +68,24 @@ export async function playFlowRound(
       }
       const declared = declaredCapabilities(connection, ctx);
       const progress = progressReporter(ctx, onError);
-      return runner.run({
-        flow: flow.name,
-        args,
-        context: {
-          principal: principalOf(ctx),
-          roles: rolesOf(ctx),
-          method,
-          target,
-          capabilities: toInputCapabilities(declared),
-          ...(call.tasks && declaresTasks(declared) ? { tasks: true } : {}),
-          ...(progress ? { onProgress: progress } : {}),
-        },
-        ...(requestState !== undefined ? { requestState } : {}),
-        ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
-      });
+      // A `traceparent` in the request's `_meta` is the round's parent (over the HTTP header's).
+      return withIncomingTrace(ctx.mcpReq._meta as Readonly<Record<string, unknown>> | undefined, () =>
+        runner.run({
+          flow: flow.name,
+          args,
+          context: {
+            principal: principalOf(ctx),
+            roles: rolesOf(ctx),
+            method,
+            target,
+            capabilities: toInputCapabilities(declared),
+            ...(call.tasks && declaresTasks(declared) ? { tasks: true } : {}),
+            ...(progress ? { onProgress: progress } : {}),
+          },
+          ...(requestState !== undefined ? { requestState } : {}),
+          ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
+        }),
+      );
     },
     metrics,
   );

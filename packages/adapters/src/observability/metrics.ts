@@ -4,7 +4,8 @@
  * by how it ended: its outcome (`complete`, `input_required`, `error`), a
  * rejected requestState by its -32602 reason (`bad_integrity`, `expired`,
  * `replayed`, ...), other -32602 params errors, `ledger_unavailable`, `in_progress`, and
- * internal errors. Counting is plain integer increments, nothing allocated
+ * internal errors; so are the scheduler's timers, the outbox's delivery attempts and the events
+ * received and delivered (`POST /events/<name>`). Counting is plain integer increments, nothing allocated
  * per round; `GET /healthz` and `GET /metrics` (`observability.ts`) read a
  * snapshot. Nothing here names a principal, a flow instance or a state.
  */
@@ -32,6 +33,11 @@ export interface ServingMetricsSnapshot {
   };
   /** Outbox delivery attempts, by result. */
   readonly outbox: { readonly delivered: number; readonly failed: number };
+  /**
+   * Events received (`POST /events/<name>`): routed, or answered as a duplicate of an id seen
+   * before; and the deliveries of the routed ones (waiting instances an event reached).
+   */
+  readonly events: { readonly routed: number; readonly duplicate: number; readonly delivered: number };
 }
 
 /** Counters of one serving process; see the module comment. */
@@ -42,6 +48,7 @@ export class ServingMetrics {
   private readonly failures = { invalid_params: 0, ledger_unavailable: 0, in_progress: 0, internal_error: 0 };
   private readonly timers = { claimed: 0, fired: 0, lagSumMs: 0, lagMaxMs: 0 };
   private readonly deliveries = { delivered: 0, failed: 0 };
+  private readonly events = { routed: 0, duplicate: 0, delivered: 0 };
 
   /** The scheduler fired timers (`createScheduler`'s `onFire`). */
   timersFired(report: { claimed: number; fired: number; lagMs: readonly number[] }): void {
@@ -57,6 +64,16 @@ export class ServingMetrics {
   outboxAttempt(attempt: { delivered: boolean }): void {
     if (attempt.delivered) this.deliveries.delivered++;
     else this.deliveries.failed++;
+  }
+
+  /** An event was routed to `delivered` waiting instances, or answered as a duplicate (nothing delivered again). */
+  eventSent(sent: { delivered: number; duplicate: boolean }): void {
+    if (sent.duplicate) {
+      this.events.duplicate++;
+      return;
+    }
+    this.events.routed++;
+    this.events.delivered += sent.delivered;
   }
 
   /** A round produced an outcome. */
@@ -82,6 +99,7 @@ export class ServingMetrics {
       failures: { ...this.failures },
       timers: { ...this.timers },
       outbox: { ...this.deliveries },
+      events: { ...this.events },
     };
   }
 }

@@ -13,7 +13,10 @@
  * `pingTimeoutMs`; concurrent probes share one ping and its answer is reused
  * for `pingCacheMs`, so probes cannot flood the database): 200 with counters
  * when it answers, 503 `ledger_unavailable` when not. `/metrics` is the same
- * figures in the Prometheus text format, plus `baton_ledger_up`.
+ * figures in the Prometheus text format, plus `baton_ledger_up`. `collect` is
+ * what `/metrics` reads, for the OpenTelemetry meter of `baton serve --otlp`
+ * (`otelMetrics.ts`): one source of the figures, and `METRIC_HELP` the one
+ * list of the families' names and meanings.
  */
 import type { FullLedger, LedgerStats, SchedulerStats } from '@baton/engine';
 import type { ServingMetrics, ServingMetricsSnapshot } from './metrics.js';
@@ -53,6 +56,18 @@ type Health = { readonly ok: true } | { readonly ok: false; readonly reason: 'le
  * Other methods: 405.
  */
 export function createObservabilityRoutes(options: ObservabilityOptions): ReadonlyMap<string, Route> {
+  return createObservability(options).routes;
+}
+
+/** The routes, and the figures `/metrics` renders for another reader of them (the OpenTelemetry meter). */
+export interface Observability {
+  readonly routes: ReadonlyMap<string, Route>;
+  /** The metric families of `/metrics`, read now (the ledger pinged at most once per `pingCacheMs`). */
+  collect(): Promise<Family[]>;
+}
+
+/** {@link createObservabilityRoutes}, with the figures' reader: one source for `/metrics` and the OpenTelemetry meter. */
+export function createObservability(options: ObservabilityOptions): Observability {
   const timeoutMs = options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
   const cacheMs = options.pingCacheMs ?? DEFAULT_PING_CACHE_MS;
   let inflight: Promise<Health> | undefined;
@@ -104,21 +119,28 @@ export function createObservabilityRoutes(options: ObservabilityOptions): Readon
     });
   };
 
-  const metrics: Route = async () => {
+  const collect = async (): Promise<Family[]> => {
     const up = (await health()).ok;
     const out = families(options.metrics.snapshot(), stats(), up);
     const source = options.ledger();
     const scheduling =
       source.ready && up ? await source.ledger?.schedule.schedulerStats(Date.now()).catch(() => undefined) : undefined;
     if (scheduling) out.push(...schedulerFamilies(scheduling));
-    const body = renderPrometheus(out);
+    return out;
+  };
+
+  const metrics: Route = async () => {
+    const body = renderPrometheus(await collect());
     return new Response(body, { status: 200, headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, ...NO_STORE } });
   };
 
-  return new Map([
-    ['/healthz', onlyGet(healthz)],
-    ['/metrics', onlyGet(metrics)],
-  ]);
+  return {
+    routes: new Map([
+      ['/healthz', onlyGet(healthz)],
+      ['/metrics', onlyGet(metrics)],
+    ]),
+    collect,
+  };
 }
 
 const NO_STORE = { 'cache-control': 'no-store' };
@@ -139,80 +161,124 @@ function onlyGet(route: Route): Route {
   };
 }
 
-const counter = (name: string, help: string, samples: Sample[]): Family => ({ name, type: 'counter', help, samples });
-const gauge = (name: string, help: string, samples: Sample[]): Family => ({ name, type: 'gauge', help, samples });
+/**
+ * The families of `/metrics` and what each means (its `# HELP`): the one list of names and
+ * meanings, which the OpenTelemetry meter (`otelMetrics.ts`) maps to its instruments.
+ */
+export const METRIC_HELP = {
+  baton_uptime_seconds: 'Seconds since the server started.',
+  baton_rounds_total: 'Rounds that produced an outcome, by outcome.',
+  baton_invalid_state_total: 'Rounds refused for their requestState (JSON-RPC -32602), by reason.',
+  baton_round_errors_total: 'Rounds that ended in another JSON-RPC error, by kind.',
+  baton_ledger_up: 'Whether the ledger answered its last ping (1) or not (0); 1 without a ledger.',
+  baton_timers_fired_total: 'Due timers this instance claimed, and of those fired (the flow moved on).',
+  baton_timer_lag_seconds_total: 'Summed lag of claimed timers (fired minus due).',
+  baton_timer_lag_max_seconds: 'Largest lag of a claimed timer since start.',
+  baton_outbox_attempts_total: 'Notification delivery attempts, by result.',
+  baton_events_received_total:
+    'Events received (POST /events/<name>), by result: routed, or a duplicate of an id seen before.',
+  baton_events_delivered_total: 'Deliveries of routed events: the waiting instances an event reached.',
+  baton_ledger_redemptions_total: 'Redemptions by result.',
+  baton_ledger_outcomes_recorded_total: 'Round outcomes recorded.',
+  baton_ledger_errors_total: 'Ledger calls that failed, by kind.',
+  baton_ledger_last_error_timestamp_seconds: 'When a ledger call last failed (0: never).',
+  baton_ledger_redeem_duration_seconds: 'Redemption time; quantiles over the most recent redemptions.',
+  baton_ledger_batches_total: 'Batched statements sent, by kind.',
+  baton_ledger_batch_items_total:
+    'Writes carried by batched statements, by kind (divide by baton_ledger_batches_total for the mean size).',
+  baton_ledger_batch_largest: 'The largest batch so far, by kind.',
+  baton_ledger_pool_connections: 'Connections of the ledger pool, by state.',
+  baton_ledger_pool_waiting: 'Callers waiting for a pool connection.',
+  baton_timers_due: 'Waiting requests whose timer is due now (not fired yet).',
+  baton_outbox_depth: 'Notifications not delivered yet.',
+  baton_outbox_oldest_age_seconds: 'Age of the oldest undelivered notification (0: none).',
+  baton_decisions_waiting: 'Decisions requested and not made yet.',
+} as const;
 
-/** The ledger's scheduler and outbox gauges (schema 8). */
+/** The name of a family of `/metrics`. */
+export type MetricName = keyof typeof METRIC_HELP;
+
+const counter = (name: MetricName, samples: Sample[]): Family => ({
+  name,
+  type: 'counter',
+  help: METRIC_HELP[name],
+  samples,
+});
+const gauge = (name: MetricName, samples: Sample[]): Family => ({
+  name,
+  type: 'gauge',
+  help: METRIC_HELP[name],
+  samples,
+});
+
+/** The ledger's scheduler and outbox gauges (schema 8), and the decisions waiting when the ledger counts them. */
 function schedulerFamilies(stats: SchedulerStats): Family[] {
-  return [
-    gauge('baton_timers_due', 'Waiting requests whose timer is due now (not fired yet).', [{ value: stats.due }]),
-    gauge('baton_outbox_depth', 'Notifications not delivered yet.', [{ value: stats.outboxDepth }]),
-    gauge('baton_outbox_oldest_age_seconds', 'Age of the oldest undelivered notification (0: none).', [
+  const out = [
+    gauge('baton_timers_due', [{ value: stats.due }]),
+    gauge('baton_outbox_depth', [{ value: stats.outboxDepth }]),
+    gauge('baton_outbox_oldest_age_seconds', [
       { value: stats.outboxOldestAt === null ? 0 : Math.max(0, (Date.now() - stats.outboxOldestAt) / 1000) },
     ]),
   ];
+  if (stats.decisionsWaiting !== undefined)
+    out.push(gauge('baton_decisions_waiting', [{ value: stats.decisionsWaiting }]));
+  return out;
 }
 
 /** The metric families of `/metrics`. */
 function families(serving: ServingMetricsSnapshot, ledger: LedgerStats | null, up: boolean): Family[] {
   const out: Family[] = [
-    gauge('baton_uptime_seconds', 'Seconds since the server started.', [
-      { value: Math.floor((Date.now() - serving.startedAt) / 1000) },
-    ]),
+    gauge('baton_uptime_seconds', [{ value: Math.floor((Date.now() - serving.startedAt) / 1000) }]),
     counter(
       'baton_rounds_total',
-      'Rounds that produced an outcome, by outcome.',
       Object.entries(serving.rounds).map(([outcome, value]) => ({ labels: { outcome }, value })),
     ),
     counter(
       'baton_invalid_state_total',
-      'Rounds refused for their requestState (JSON-RPC -32602), by reason.',
       Object.entries(serving.invalidState).map(([reason, value]) => ({ labels: { reason }, value: value ?? 0 })),
     ),
     counter(
       'baton_round_errors_total',
-      'Rounds that ended in another JSON-RPC error, by kind.',
       Object.entries(serving.failures).map(([kind, value]) => ({ labels: { kind }, value })),
     ),
-    gauge('baton_ledger_up', 'Whether the ledger answered its last ping (1) or not (0); 1 without a ledger.', [
-      { value: up ? 1 : 0 },
-    ]),
-    counter('baton_timers_fired_total', 'Due timers this instance claimed, and of those fired (the flow moved on).', [
+    gauge('baton_ledger_up', [{ value: up ? 1 : 0 }]),
+    counter('baton_timers_fired_total', [
       { labels: { result: 'claimed' }, value: serving.timers.claimed },
       { labels: { result: 'fired' }, value: serving.timers.fired },
     ]),
-    counter('baton_timer_lag_seconds_total', 'Summed lag of claimed timers (fired minus due).', [
-      { value: serving.timers.lagSumMs / 1000 },
-    ]),
-    gauge('baton_timer_lag_max_seconds', 'Largest lag of a claimed timer since start.', [
-      { value: serving.timers.lagMaxMs / 1000 },
-    ]),
-    counter('baton_outbox_attempts_total', 'Notification delivery attempts, by result.', [
+    counter('baton_timer_lag_seconds_total', [{ value: serving.timers.lagSumMs / 1000 }]),
+    gauge('baton_timer_lag_max_seconds', [{ value: serving.timers.lagMaxMs / 1000 }]),
+    counter('baton_outbox_attempts_total', [
       { labels: { result: 'delivered' }, value: serving.outbox.delivered },
       { labels: { result: 'failed' }, value: serving.outbox.failed },
     ]),
+    counter('baton_events_received_total', [
+      { labels: { result: 'routed' }, value: serving.events.routed },
+      { labels: { result: 'duplicate' }, value: serving.events.duplicate },
+    ]),
+    counter('baton_events_delivered_total', [{ value: serving.events.delivered }]),
   ];
   if (!ledger) return out;
   const { redemptions, redeemLatency: latency } = ledger;
   out.push(
-    counter('baton_ledger_redemptions_total', 'Redemptions by result.', [
+    counter('baton_ledger_redemptions_total', [
       { labels: { result: 'redeemed' }, value: redemptions.redeemed },
       { labels: { result: 'retried' }, value: redemptions.retried },
       { labels: { result: 'in_progress' }, value: redemptions.inProgress },
       { labels: { result: 'replayed' }, value: redemptions.replayed },
     ]),
-    counter('baton_ledger_outcomes_recorded_total', 'Round outcomes recorded.', [{ value: ledger.outcomesRecorded }]),
-    counter('baton_ledger_errors_total', 'Ledger calls that failed, by kind.', [
+    counter('baton_ledger_outcomes_recorded_total', [{ value: ledger.outcomesRecorded }]),
+    counter('baton_ledger_errors_total', [
       { labels: { kind: 'unavailable' }, value: ledger.unavailableErrors },
       { labels: { kind: 'other' }, value: ledger.errors - ledger.unavailableErrors },
     ]),
-    gauge('baton_ledger_last_error_timestamp_seconds', 'When a ledger call last failed (0: never).', [
+    gauge('baton_ledger_last_error_timestamp_seconds', [
       { value: ledger.lastErrorAt === null ? 0 : ledger.lastErrorAt / 1000 },
     ]),
     {
       name: 'baton_ledger_redeem_duration_seconds',
       type: 'summary',
-      help: 'Redemption time; quantiles over the most recent redemptions.',
+      help: METRIC_HELP.baton_ledger_redeem_duration_seconds,
       samples: [
         { labels: { quantile: '0.5' }, value: latency.p50Ms / 1000 },
         { labels: { quantile: '0.9' }, value: latency.p90Ms / 1000 },
@@ -227,28 +293,25 @@ function families(serving: ServingMetricsSnapshot, ledger: LedgerStats | null, u
     out.push(
       counter(
         'baton_ledger_batches_total',
-        'Batched statements sent, by kind.',
         kinds.map(([kind, b]) => ({ labels: { kind }, value: b.sent })),
       ),
       counter(
         'baton_ledger_batch_items_total',
-        'Writes carried by batched statements, by kind (divide by baton_ledger_batches_total for the mean size).',
         kinds.map(([kind, b]) => ({ labels: { kind }, value: b.items })),
       ),
       gauge(
         'baton_ledger_batch_largest',
-        'The largest batch so far, by kind.',
         kinds.map(([kind, b]) => ({ labels: { kind }, value: b.largest })),
       ),
     );
   }
   if (ledger.pool) {
     out.push(
-      gauge('baton_ledger_pool_connections', 'Connections of the ledger pool, by state.', [
+      gauge('baton_ledger_pool_connections', [
         { labels: { state: 'total' }, value: ledger.pool.total },
         { labels: { state: 'idle' }, value: ledger.pool.idle },
       ]),
-      gauge('baton_ledger_pool_waiting', 'Callers waiting for a pool connection.', [{ value: ledger.pool.waiting }]),
+      gauge('baton_ledger_pool_waiting', [{ value: ledger.pool.waiting }]),
     );
   }
   return out;

@@ -241,6 +241,8 @@ export interface SchedulerStats {
   readonly outboxDepth: number;
   /** When the oldest of them was written (ms), or `null`. */
   readonly outboxOldestAt: number | null;
+  /** Decisions requested and not made yet (pending, whether handed over or not); absent: not counted by this ledger. */
+  readonly decisionsWaiting?: number;
 }
 
 /** What {@link LedgerRequests.parkRequest} writes (the ledger sets `version` and `createdAt`). */

@@ -14,6 +14,7 @@ import type { DecisionRecord, ParkedRequest } from '../contract/ledger.js';
 import type { FlowResult, RoundOutcome } from '../contract/outcome.js';
 import { readAnswers } from '../round/body.js';
 import type { ReceivedEvent } from '../round/play.js';
+import { RoundTrace, tracing } from '../telemetry/tracing.js';
 import { openParked, type ParkedBlob, requesterBinding } from './parked.js';
 import { currentBody, type ParkedPlay, playParked, recordedDecisions } from './playParked.js';
 import type { DecisionsPort } from './port.js';
@@ -57,6 +58,39 @@ export async function advance(
   reason?: string,
   sent?: { readonly event: ReceivedEvent; readonly delivered: string[]; readonly row?: ParkedRequest },
 ): Promise<ParkedPlay | undefined> {
+  // With an OpenTelemetry SDK registered only: the round's span, in the instance's trace.
+  const traced = tracing() ? new RoundTrace() : undefined;
+  try {
+    const result = await advanceRound(core, traced, flow, id, caller, via, event, proceed, reason, sent);
+    traced?.end({ outcome: traceOutcome(result) });
+    return result;
+  } catch (error) {
+    traced?.end(undefined, error);
+    throw error;
+  }
+}
+
+/** What a round's span says it came to. */
+function traceOutcome(result: ParkedPlay | undefined): string {
+  if (!result) return 'not_waiting';
+  if (result.type === 'done') return result.end.outcome.type;
+  if (result.type === 'ask') return 'input_required';
+  return result.type;
+}
+
+/** {@link advance}, its span (when traced) begun once the instance's trace is known. */
+async function advanceRound(
+  core: DecisionsPort,
+  traced: RoundTrace | undefined,
+  flow: Flow,
+  id: string,
+  caller: string,
+  via: Exclude<AuditVia, 'call' | 'resume'>,
+  event?: EventObject,
+  proceed?: (decisions: readonly DecisionRecord[]) => boolean,
+  reason?: string,
+  sent?: { readonly event: ReceivedEvent; readonly delivered: string[]; readonly row?: ParkedRequest },
+): Promise<ParkedPlay | undefined> {
   const { codec, log } = core;
   const ledger = core.ledger!;
   for (let attempt = 0; attempt < MAX_ADVANCE_ATTEMPTS; attempt++) {
@@ -79,20 +113,27 @@ export async function advance(
       ...(sent ? { received: sent.event } : {}),
     };
     const delivered: string[] = [];
-    const result = await playParked(core, {
-      flow,
-      parked: { row, blob },
-      requester,
-      binding: requester,
-      fid: id,
-      round: blob.r + 1,
-      context: {},
-      from: { body, pending: [] },
-      answers: readAnswers(undefined),
-      inject,
-      receivedEvents: delivered,
-      audit: { received, path },
-    });
+    traced?.begin(
+      { flow: flow.name, via, fid: id, round: blob.r + 1, principalHash: codec.digest(caller, 'audit-principal') },
+      body.tc,
+    );
+    traced?.found(body.s[0]);
+    const play = () =>
+      playParked(core, {
+        flow,
+        parked: { row, blob },
+        requester,
+        binding: requester,
+        fid: id,
+        round: blob.r + 1,
+        context: {},
+        from: { body, pending: [] },
+        answers: readAnswers(undefined),
+        inject,
+        receivedEvents: delivered,
+        audit: { received, path },
+      });
+    const result = await (traced ? traced.run(play) : play());
     if (result.type === 'conflict') continue;
     sent?.delivered.push(...delivered);
     // An event this instance did not take (it no longer waits for it, or had it) and nothing else

@@ -20,10 +20,11 @@ import { type DecisionSpec, isDecision } from '../authoring/inputs/decision.js';
 import type { AuditVia } from '../contract/audit.js';
 import type { DecisionRecord, ParkedRequest, RecordVoteResult, RequestStatus, VoteRecord } from '../contract/ledger.js';
 import { isLedgerUnavailable } from '../errors.js';
+import { ATTR, inInstanceSpan, SPAN } from '../telemetry/tracing.js';
 import { load } from './access.js';
 import { advance, aftermath, finalText } from './advance.js';
 import { type Authority, type DelegatedCaller, mayMake } from './delegation.js';
-import { isRequester, type ParkedBlob, principalHash, sealDecision } from './parked.js';
+import { isRequester, openParked, type ParkedBlob, principalHash, sealDecision } from './parked.js';
 import { callHook, type DecisionsPort } from './port.js';
 import { castVote, hasVoted, readVotes } from './quorum.js';
 import type { DecidedBy, DecisionCaller, DecisionRefusal, DecisionRefusalReason } from './types.js';
@@ -219,7 +220,23 @@ export interface ChosenAnswer {
  * withdrawal, a timer or another decision that wrote it since it was read makes this one read
  * it again and check again), then `onDecided`, then the parked flow advanced at once.
  */
-export async function recordChosen(core: DecisionsPort, answer: ChosenAnswer): Promise<Recorded | DecisionRefusal> {
+export function recordChosen(core: DecisionsPort, answer: ChosenAnswer): Promise<Recorded | DecisionRefusal> {
+  return inInstanceSpan(
+    SPAN.decision,
+    () => openParked(core.codec, answer.row)?.s.tc,
+    () => ({
+      [ATTR.flow]: answer.flow.name,
+      [ATTR.instance]: answer.row.id,
+      [ATTR.decisionKey]: answer.key,
+      [ATTR.via]: answer.via,
+      [ATTR.pseudoUser]: core.codec.digest(answer.caller.principal, 'audit-principal'),
+    }),
+    () => record(core, answer),
+  );
+}
+
+/** {@link recordChosen}, in its span when traced. */
+async function record(core: DecisionsPort, answer: ChosenAnswer): Promise<Recorded | DecisionRefusal> {
   const { codec } = core;
   const ledger = core.ledger!;
   const { flow, row, key, caller } = answer;

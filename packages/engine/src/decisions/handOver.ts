@@ -11,6 +11,7 @@
  * message. What the assignee may then do is `delegation.ts`'s.
  */
 import type { HandDecisionResult } from '../contract/ledger.js';
+import { ATTR, inInstanceSpan, SPAN } from '../telemetry/tracing.js';
 import { load } from './access.js';
 import { chooseDecision, DECISION_KEY, notRecorded, refusal } from './deciding.js';
 import { sealAuthority, shownPrincipal, withAbsences } from './delegation.js';
@@ -86,13 +87,26 @@ export async function delegateDecision(core: DecisionsPort, request: DelegateReq
       reason,
       at: now,
     };
-    const written: HandDecisionResult = await ledger.decisions.handDecision({
-      id: row.id,
-      key: record.key,
-      handover,
-      now,
-      expectedVersion: row.version,
-    });
+    // Traced (with an SDK only) in the instance's trace, like a decision recorded.
+    const written: HandDecisionResult = await inInstanceSpan(
+      SPAN.handOver,
+      () => blob.s.tc,
+      () => ({
+        [ATTR.flow]: flow.name,
+        [ATTR.instance]: row.id,
+        [ATTR.decisionKey]: record.key,
+        [ATTR.via]: 'delegate',
+        [ATTR.pseudoUser]: codec.digest(caller.principal, 'audit-principal'),
+      }),
+      () =>
+        ledger.decisions.handDecision({
+          id: row.id,
+          key: record.key,
+          handover,
+          now,
+          expectedVersion: row.version,
+        }),
+    );
     if (written.status === 'conflict') continue;
     if (written.status !== 'handed') {
       switch (written.status) {

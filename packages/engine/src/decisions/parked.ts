@@ -141,6 +141,7 @@ export function parkedBody(body: RoundBody): RoundBody {
   if (body.e) parked.e = body.e;
   if (body.k) parked.k = body.k;
   if (body.r) parked.r = body.r;
+  if (body.tc) parked.tc = body.tc;
   return parked;
 }
 

@@ -18,11 +18,12 @@ import { canonicalJson } from '../codec/canonicalJson.js';
 import type { StateBinding } from '../codec/types.js';
 import type { AuditAnswer } from '../contract/audit.js';
 import type { CallContext } from '../contract/call.js';
-import type { DecisionRecord, FullLedger, ParkedRequest, RequestStatus } from '../contract/ledger.js';
+import type { DecisionRecord, FullLedger, ParkedRequest, ParkResult, RequestStatus } from '../contract/ledger.js';
 import { type Answers, type RoundBody, readAnswers } from '../round/body.js';
 import type { AwaitedDecision, AwaitedEvent, InjectedDecision, RoundEnd } from '../round/play.js';
 import { migratedSnapshot } from '../round/singleUse.js';
 import { nextDue } from '../round/timers.js';
+import { ATTR, childSpan, failed, SPAN } from '../telemetry/tracing.js';
 import { lookbackEvent } from './lookback.js';
 import { enqueueRoundNotifications, outboxMessages } from './outbox.js';
 import {
@@ -340,7 +341,17 @@ async function write(
       ? { events: events.map((e) => ({ event: e.name, match: e.match })) }
       : {}),
   };
-  const result = await ledger.requests.parkRequest(request, parked ? parked.row.version : null);
+  const span = childSpan(SPAN.park, { [ATTR.dbOperation]: 'park', [ATTR.requestStatus]: status });
+  let result: ParkResult;
+  try {
+    result = await ledger.requests.parkRequest(request, parked ? parked.row.version : null);
+    span?.setAttribute(ATTR.parkResult, result.status);
+  } catch (error) {
+    if (span) failed(span, error);
+    throw error;
+  } finally {
+    span?.end();
+  }
   if (result.status === 'conflict') return undefined;
   const { now: _now, outbox: _o, events: _e, ...fields } = request;
   return {

@@ -52,6 +52,12 @@ export interface RoundBody {
   k?: Record<string, number>;
   /** Flows with durable steps, while steps outlive rounds: the invocations still running, restored on resume. */
   r?: RunningSteps;
+  /**
+   * With tracing on (an OpenTelemetry SDK registered): the W3C `traceparent` of the instance's
+   * first traced round, so later rounds join its trace (`telemetry/tracing.ts`). Absent in states
+   * minted without tracing, and in states older than it: both stay readable.
+   */
+  tc?: string;
 }
 
 /**
@@ -75,7 +81,8 @@ export function readBody(claims: RequestStateClaims): RoundBody {
       (typeof body.k === 'object' &&
         body.k !== null &&
         Object.values(body.k).every((n) => Number.isSafeInteger(n) && (n as number) >= 0))) &&
-    (body.r === undefined || isRunningSteps(body.r));
+    (body.r === undefined || isRunningSteps(body.r)) &&
+    (body.tc === undefined || (typeof body.tc === 'string' && body.tc.length <= 256));
   if (!ok) throw new InvalidRequestStateError('bad_snapshot');
   return body as RoundBody;
 }

@@ -26,6 +26,7 @@ import type { InputKind, WireInputRequest } from '../contract/wire.js';
 import { FlowError, isLedgerUnavailable, StateTooLargeError } from '../errors.js';
 import { REDACTED } from '../inspection/inspector.js';
 import { type RoundSteps, runningStepsOf } from '../steps/durableSteps.js';
+import { activeTraceparent, childSpan, failed, SPAN, settledState } from '../telemetry/tracing.js';
 import { type Answers, awaitedDecisions, awaitedEvents, callerKeys, machineOutput, type RoundBody } from './body.js';
 import { deadlineBeyondCap, stateLifetime } from './lifetimes.js';
 import { isSettled, settle } from './settle.js';
@@ -304,6 +305,7 @@ export class Round {
       }
       return await this.#conclude(actor, held, notes);
     } finally {
+      settledState((actor.getSnapshot() as AnyMachineSnapshot).value);
       actor.stop();
     }
   }
@@ -544,6 +546,9 @@ export class Round {
     if (received.length > 0) body.e = received;
     const counts = this.#input.steps.counts;
     if (Object.keys(counts).length > 0) body.k = { ...counts };
+    // The instance's trace: kept from its first traced round (nothing without tracing).
+    const tc = this.#input.restored?.body.tc ?? activeTraceparent();
+    if (tc) body.tc = tc;
     return body;
   }
 
@@ -659,13 +664,21 @@ export class Round {
   #seal(body: RoundBody, live: readonly Deadline[]): string {
     const { flow, binding, fid, round } = this.#input;
     const { codec } = this.#settings;
-    const { token, claims } = codec.mint(
-      binding,
-      { fid, hash: flow.hash, round, body },
-      { ttlSeconds: this.#ttlFor(live) },
-    );
-    this.#minted = claims.exp;
-    return token;
+    const span = childSpan(SPAN.seal);
+    try {
+      const { token, claims } = codec.mint(
+        binding,
+        { fid, hash: flow.hash, round, body },
+        { ttlSeconds: this.#ttlFor(live) },
+      );
+      this.#minted = claims.exp;
+      return token;
+    } catch (error) {
+      if (span) failed(span, error);
+      throw error;
+    } finally {
+      span?.end();
+    }
   }
 
   /**

@@ -31,6 +31,7 @@ import {
   RoundInProgressError,
   unknownKeySentence,
 } from '../errors.js';
+import { ATTR, childSpan, failed, SPAN } from '../telemetry/tracing.js';
 import { type Answers, type RoundBody, readBody } from './body.js';
 import { oversizedAnswer } from './play.js';
 import { type CompactSnapshot, toPersistedState } from './snapshot.js';
@@ -234,7 +235,17 @@ async function redeemed(
   const jti = claims.jti;
   const responsesDigest = codec.digest(round.answers, 'responses');
   const request: RedeemRequest = { jti, responsesDigest, expiresAt: claims.exp, now: settings.now() };
-  let redemption = await ledger.redemptions.redeem(request);
+  const span = childSpan(SPAN.redeem, { [ATTR.dbOperation]: 'redeem' });
+  let redemption: RedeemResult;
+  try {
+    redemption = await ledger.redemptions.redeem(request);
+    span?.setAttribute(ATTR.redemption, redemption.status);
+  } catch (error) {
+    if (span) failed(span, error);
+    throw error;
+  } finally {
+    span?.end();
+  }
   if (redemption.status === 'in_progress') {
     const abandonedAfterMs = round.parks ? settings.abandonedAfterMs.parked : settings.abandonedAfterMs.plain;
     redemption = await holdDuplicate(settings, flow, request, redemption, abandonedAfterMs);

@@ -16,14 +16,17 @@ import type { CallContext, RunRequest } from '../contract/call.js';
 import type { ParkedRequest } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
 import { enqueueRoundNotifications } from '../decisions/outbox.js';
+import { openParked } from '../decisions/parked.js';
 import type { DecisionsPort } from '../decisions/port.js';
 import { type RequesterRound, requesterRound } from '../decisions/requesterRound.js';
+import { taskOf } from '../decisions/taskStatus.js';
 import { FlowError } from '../errors.js';
 import { callerKeys, readAnswers } from '../round/body.js';
 import { checkRoundInput } from '../round/clientInput.js';
 import { mintedExpiry } from '../round/play.js';
 import { openRoundState, redeemOnce, rejectState } from '../round/singleUse.js';
 import { expandSnapshot } from '../round/snapshot.js';
+import { epochMs, RoundTrace, SPAN, tracing } from '../telemetry/tracing.js';
 import { createRoundActor } from './roundActor.js';
 import { newId, type RunnerState } from './state.js';
 
@@ -74,10 +77,38 @@ export async function serve(
 ): Promise<RoundOutcome> {
   const { ledger, log, now } = state;
   const started = now();
+  // With an OpenTelemetry SDK registered only: the round's span (`telemetry/tracing.ts`).
+  const traced = tracing() ? new RoundTrace() : undefined;
+  const traceStart = (fid?: string, round?: number) => ({
+    flow: flow.name,
+    via,
+    method: binding.method,
+    target: binding.target,
+    principalHash: port.codec.digest(context.principal, 'audit-principal'),
+    ...(fid === undefined ? {} : { fid }),
+    ...(round === undefined ? {} : { round }),
+  });
   // 1-2. Verify the envelope, its binding and the definition.
-  const opened = requestState === undefined ? undefined : openRoundState(port.singleUse, flow, requestState, binding);
+  const openedAt = traced ? epochMs() : 0;
+  let opened: ReturnType<typeof openRoundState> | undefined;
+  try {
+    opened = requestState === undefined ? undefined : openRoundState(port.singleUse, flow, requestState, binding);
+  } catch (error) {
+    if (traced) {
+      traced.mark(SPAN.open, openedAt, epochMs());
+      traced.begin(traceStart(resumeRow?.id), undefined);
+      traced.end(undefined, error);
+    }
+    throw error;
+  }
   const fid = opened?.claims.fid ?? resumeRow?.id ?? newId();
   const round = (opened?.claims.round ?? 0) + 1;
+  if (traced) {
+    if (opened) traced.mark(SPAN.open, openedAt, epochMs());
+    // The instance's trace: in the presented state, or (resume) in the parked request.
+    const instance = opened ? opened.body.tc : resumeRow ? openParked(port.codec, resumeRow)?.s.tc : undefined;
+    traced.begin(traceStart(fid, round), instance);
+  }
   const base = { flow: flow.name, fid, round };
   const path: StateValue[] = [];
   const received: AuditAnswer[] = [];
@@ -114,56 +145,72 @@ export async function serve(
   const parks = (flow.decisions.length > 0 || flow.events.length > 0 || flow.steps.length > 0) && ledger !== undefined;
   // 3. Redeem before any side effect (`round/singleUse.ts`), then play.
   let played = false as boolean; // set by the play callback: TS cannot see that
-  const outcome = await redeemOnce(
-    port.singleUse,
-    { flow, fid, round, claims: opened?.claims, answers, started, parks },
-    async (): Promise<RoundOutcome> => {
-      played = true;
-      if (parsedArgs && !parsedArgs.success) {
-        const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
-        return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
-      }
-      if (parks) {
-        audited = { received, path };
-        return requesterRound(port, {
+  const redeem = () =>
+    redeemOnce(
+      port.singleUse,
+      { flow, fid, round, claims: opened?.claims, answers, started, parks },
+      async (): Promise<RoundOutcome> => {
+        played = true;
+        if (parsedArgs && !parsedArgs.success) {
+          const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
+          return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
+        }
+        if (parks) {
+          audited = { received, path };
+          return requesterRound(port, {
+            flow,
+            binding,
+            context,
+            fid,
+            round,
+            presented: opened ? { body: opened.body, pending } : undefined,
+            input: parsedArgs?.data,
+            answers,
+            ...(resumeRow ? { resumeRow } : {}),
+            audit: audited,
+          });
+        }
+        const end = await port.play({
           flow,
           binding,
-          context,
           fid,
           round,
-          presented: opened ? { body: opened.body, pending } : undefined,
-          input: parsedArgs?.data,
+          capabilities: context.capabilities,
+          ...(context.onProgress ? { onProgress: context.onProgress } : {}),
           answers,
-          ...(resumeRow ? { resumeRow } : {}),
-          audit: audited,
+          from: opened ? { body: opened.body, pending } : { input: parsedArgs?.data },
+          received,
+          path,
+          ...(restoredActor ? { restoredActor } : {}),
         });
-      }
-      const end = await port.play({
-        flow,
-        binding,
-        fid,
-        round,
-        capabilities: context.capabilities,
-        ...(context.onProgress ? { onProgress: context.onProgress } : {}),
-        answers,
-        from: opened ? { body: opened.body, pending } : { input: parsedArgs?.data },
-        received,
-        path,
-        ...(restoredActor ? { restoredActor } : {}),
-      });
-      // No parked request to carry them: what the round announced goes to the outbox on its own.
-      if (end.notifications.length > 0) await enqueueRoundNotifications(port, base, end.notifications);
-      return end.type === 'done'
-        ? end.outcome
-        : end.type === 'ask'
-          ? end.mint()
-          : end.type === 'working'
-            ? { type: 'error', ...base, message: `The flow "${flow.name}" did not finish its steps in time.` }
-            : end.events.length > 0
-              ? needsLedger(state, flow)
-              : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
-    },
-  );
+        // No parked request to carry them: what the round announced goes to the outbox on its own.
+        if (end.notifications.length > 0) await enqueueRoundNotifications(port, base, end.notifications);
+        return end.type === 'done'
+          ? end.outcome
+          : end.type === 'ask'
+            ? end.mint()
+            : end.type === 'working'
+              ? { type: 'error', ...base, message: `The flow "${flow.name}" did not finish its steps in time.` }
+              : end.events.length > 0
+                ? needsLedger(state, flow)
+                : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
+      },
+    );
+  let outcome: RoundOutcome;
+  if (traced) {
+    try {
+      outcome = await traced.run(redeem);
+    } catch (error) {
+      traced.end(undefined, error);
+      throw error;
+    }
+    traced.end({
+      outcome: taskOf(outcome) ? 'task' : outcome.type,
+      before: audited?.before ?? (opened ? opened.body.s[0] : null),
+    });
+  } else {
+    outcome = await redeem();
+  }
   // Refused before redeeming (logged there), or answered from the record: nothing to log or audit.
   if (!played) return outcome;
   log({ type: 'round', flow: flow.name, fid, round: outcome.round, outcome: outcome.type, ms: now() - started });

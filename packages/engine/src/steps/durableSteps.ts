@@ -32,6 +32,7 @@ import type { RequestStateCodec } from '../codec/types.js';
 import type { RunnerLogEvent } from '../contract/call.js';
 import type { FullLedger, StepRecord } from '../contract/ledger.js';
 import { FlowError, isLedgerUnavailable } from '../errors.js';
+import { ATTR, childSpan, failed, SPAN } from '../telemetry/tracing.js';
 
 /** What a step's execution came to, as sealed in the ledger: a result, or an error message (`f`: a FlowError). */
 export type StepOutcome =
@@ -281,10 +282,16 @@ export class RoundSteps {
     const idempotencyKey = idempotencyKeyOf(codec, this.#fid, key);
     const attempts = declaration.options.retry?.attempts ?? 1;
     for (let attempt = 1; ; attempt++) {
+      const span = childSpan(SPAN.step, { [ATTR.stepKey]: key, [ATTR.stepAttempt]: attempt });
       try {
         const value = await declaration.run({ input, idempotencyKey, attempt, services, signal });
+        span?.end();
         return value === undefined ? { ok: true } : { ok: true, v: JSON.parse(JSON.stringify(value)) };
       } catch (error) {
+        if (span) {
+          failed(span, error);
+          span.end();
+        }
         log({ type: 'flow_error', flow: this.#flow, fid: this.#fid, error });
         // The step's own ledger call (a single-use token, say) could not be made: not its outcome.
         if (isLedgerUnavailable(error)) throw error;

@@ -1,7 +1,7 @@
 /**
  * The SQLite ledger's `schedule` facet (schema 8): claiming parked requests
  * whose durable timer is due, and the counts `/metrics` shows (due requests,
- * outbox depth). SQLite has one writer at a time, so a claim is one `UPDATE
+ * outbox depth, decisions waiting). SQLite has one writer at a time, so a claim is one `UPDATE
  * ... WHERE id IN (SELECT ... LIMIT n) RETURNING` under the write lock: of
  * two instances polling the same file, one claimant at a time gets each row,
  * and a claim that outlives its lease (a crashed instance) is taken over by
@@ -9,7 +9,7 @@
  */
 import type { ClaimDue, DueRequest, LedgerSchedule, SchedulerStats } from '@baton/engine';
 import { and, asc, count, eq, inArray, isNull, lt, lte, min, or, sql } from 'drizzle-orm';
-import { outbox, requests } from '../schema/sqlite.js';
+import { decisions, outbox, requests } from '../schema/sqlite.js';
 import type { SqliteHandle } from './handle.js';
 
 /** The `schedule` facet over `handle`. */
@@ -43,6 +43,7 @@ export function sqliteSchedule(handle: SqliteHandle): LedgerSchedule {
     .from(outbox)
     .where(isNull(outbox.deliveredAt))
     .prepare();
+  const pendingDecisions = db.select({ n: count() }).from(decisions).where(eq(decisions.status, 'pending')).prepare();
 
   return {
     async claimDueRequests(claim: ClaimDue): Promise<DueRequest[]> {
@@ -60,6 +61,7 @@ export function sqliteSchedule(handle: SqliteHandle): LedgerSchedule {
         due: Number(due),
         outboxDepth: Number(depth?.n ?? 0),
         outboxOldestAt: depth?.oldest === null || depth?.oldest === undefined ? null : Number(depth.oldest),
+        decisionsWaiting: Number(pendingDecisions.get()?.n ?? 0),
       };
     },
   };

@@ -1,14 +1,15 @@
 /**
  * The memory ledger's `schedule` facet: waiting requests whose timer is due,
  * claimed under a lease (earliest first; a lease that ended may be claimed
- * again), and the counts `/metrics` shows (due requests, outbox depth).
+ * again), and the counts `/metrics` shows (due requests, outbox depth,
+ * decisions waiting).
  */
 import type { ClaimDue, DueRequest, LedgerSchedule, SchedulerStats } from '@baton/engine';
 import { type MemoryState, ordinal } from './state.js';
 
 /** The `schedule` facet over `state`. */
 export function memorySchedule(state: MemoryState): LedgerSchedule {
-  const { requests, leases, outbox, assertOpen } = state;
+  const { requests, leases, outbox, decisions, assertOpen } = state;
   return {
     async claimDueRequests(claim: ClaimDue): Promise<DueRequest[]> {
       assertOpen();
@@ -32,7 +33,9 @@ export function memorySchedule(state: MemoryState): LedgerSchedule {
         outboxDepth++;
         outboxOldestAt = outboxOldestAt === null ? m.createdAt : Math.min(outboxOldestAt, m.createdAt);
       }
-      return { due, outboxDepth, outboxOldestAt };
+      let decisionsWaiting = 0;
+      for (const d of decisions.values()) if (d.status === 'pending') decisionsWaiting++;
+      return { due, outboxDepth, outboxOldestAt, decisionsWaiting };
     },
   };
 }

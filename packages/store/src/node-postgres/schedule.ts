@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL ledger's `schedule` facet (schema 8): claiming parked
  * requests whose durable timer is due, and the counts `/metrics` shows (due
- * requests, outbox depth). Claims are one `UPDATE … WHERE id IN (SELECT …
+ * requests, outbox depth, decisions waiting). Claims are one `UPDATE … WHERE id IN (SELECT …
  * ORDER BY due_at LIMIT n FOR UPDATE SKIP LOCKED) RETURNING` on the due
  * index, so any number of instances poll at once without waiting on each
  * other, each row goes to one of them, and the cost is proportional to what
@@ -33,15 +33,17 @@ export function postgresSchedule(handle: PostgresHandle): LedgerSchedule {
     },
     async schedulerStats(now: number): Promise<SchedulerStats> {
       assertOpen();
-      const { rows } = await db.execute<{ due: number; depth: number; oldest: string | null }>(sql`
+      const { rows } = await db.execute<{ due: number; depth: number; oldest: string | null; pending: number }>(sql`
         select (select count(*) from baton_requests where due_at <= ${now} and status = 'waiting')::int as due,
                (select count(*) from baton_outbox where delivered_at is null)::int as depth,
-               (select min(created_at) from baton_outbox where delivered_at is null) as oldest`);
+               (select min(created_at) from baton_outbox where delivered_at is null) as oldest,
+               (select count(*) from baton_decisions where status = 'pending')::int as pending`);
       const row = rows[0]!;
       return {
         due: Number(row.due),
         outboxDepth: Number(row.depth),
         outboxOldestAt: row.oldest === null ? null : Number(row.oldest),
+        decisionsWaiting: Number(row.pending),
       };
     },
   };

@@ -41,6 +41,8 @@ export interface ServeOptions {
   readonly eventSecrets?: ReadonlyMap<string, readonly string[]>;
   /** `--public-url`: the external base of decision links (`delivery/decisionLinks.ts`). */
   readonly publicUrl?: string;
+  /** `--otlp URL`: the OTLP/HTTP endpoint traces are exported to (`observability/otlp.ts`). */
+  readonly otlp?: string;
   /** `--no-scheduler`: this instance fires no timers. */
   readonly noScheduler?: boolean;
   readonly storePrincipalNames?: boolean;
@@ -145,6 +147,7 @@ export function checkServeConfig(gathered: Gathered, usage: string, later: (mess
     throw usageError('--event-secret signs what POST /events/<name> receives: it needs --http', usage);
   }
   const publicUrl = str('public-url') === undefined ? undefined : publicUrlFlag(str('public-url')!);
+  const otlp = str('otlp') === undefined ? undefined : webhookUrl(name('otlp'), str('otlp')!);
   if (on('no-scheduler') && str('ledger') === undefined) {
     throw usageError(`${name('no-scheduler')} turns off the scheduler of a ledger: give --ledger too`, usage);
   }
@@ -182,6 +185,7 @@ export function checkServeConfig(gathered: Gathered, usage: string, later: (mess
     ...(on('no-scheduler') ? { noScheduler: true } : {}),
     ...(eventSecrets.size > 0 ? { eventSecrets } : {}),
     ...(publicUrl ? { publicUrl } : {}),
+    ...(otlp ? { otlp } : {}),
   };
 }
 
@@ -270,7 +274,7 @@ function publicUrlFlag(value: string): string {
   }
 }
 
-/** `--notify-webhook URL`: an http: or https: URL. */
+/** `--notify-webhook URL` (and `--otlp URL`): an http: or https: URL. */
 function webhookUrl(label: string, value: string): string {
   let url: URL;
   try {

@@ -86,6 +86,7 @@ export const serveConfigSchema = z.strictObject({
   ),
   eventSecretsFile: field(z.string(), { description: 'file: one NAME=whsec_... per line', path: true }),
   publicUrl: field(z.string(), { description: "this server's external base URL" }),
+  otlp: field(z.string(), { description: 'export OpenTelemetry traces over OTLP/HTTP to this URL', secret: 'url' }),
   noScheduler: field(z.boolean(), { description: 'fire no durable timers on this instance' }),
   storePrincipalNames: field(z.boolean(), { description: 'store readable principal ids in the ledger' }),
   audit: field(z.boolean(), { description: 'record an audit entry per round (needs ledger)' }),

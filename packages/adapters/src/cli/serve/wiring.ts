@@ -41,7 +41,8 @@ import { resourceMetadataUrl } from '../../mcp/protectedResource.js';
 import { createFlowServerFactory, type FlowServerOptions } from '../../mcp/serverFactory.js';
 import { createTaskListen } from '../../mcp/subscriptions/taskListen.js';
 import { ServingMetrics } from '../../observability/metrics.js';
-import { createObservabilityRoutes, type LedgerSource } from '../../observability/observability.js';
+import { createObservability, type LedgerSource } from '../../observability/observability.js';
+import type { Telemetry } from '../../observability/otlp.js';
 import { decideElsewhereRoutes, startupWarning } from '../../pages/decideElsewhere.js';
 import { CliError, oneLine } from '../cliError.js';
 import { refuseForeignLedger } from '../foreignLedger.js';
@@ -165,6 +166,14 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
     // Everything that needs no flows is checked before the flows module is loaded.
     const keys = keyRing(later);
     if (options.ledger !== undefined) checkLedgerUrl(options.ledger);
+    // --otlp: the OpenTelemetry SDKs, loaded only then, registered before any round; flushed last.
+    let telemetry: Telemetry | undefined;
+    if (options.otlp !== undefined) {
+      const { startTelemetry } = await import('../../observability/otlp.js');
+      const started = startTelemetry(options.otlp);
+      telemetry = started;
+      opened.push({ what: 'the OpenTelemetry exporter', close: () => started.shutdown() });
+    }
     const verifier = options.authTokens
       ? createStaticTokenVerifier(
           await loadAuthTokens(options.authTokens).catch((e) => Promise.reject(new CliError(oneLine(e)))),
@@ -192,6 +201,12 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
     let unchecked: string | undefined;
     const metrics = new ServingMetrics();
     let ledgerSource: LedgerSource = { ready: false };
+    // `/healthz`, `/metrics`, and the figures the OpenTelemetry meter reads (with --otlp): one source.
+    const observability = createObservability({
+      metrics,
+      ledger: () => ledgerSource,
+      keyIds: keys.keys.map((key) => key.kid),
+    });
     const pages = options.pages ? pendingPages(options.pages) : undefined;
     pagesFailed = pages?.fail;
     if (options.http && options.publicUrl && !pages) later(startupWarning(options.oauth ? 'login-client' : 'issuer'));
@@ -208,11 +223,7 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
           onError: (error) => process.stderr.write(`baton: decision api: ${oneLine(error)}\n`),
         }),
         routes: new Map([
-          ...createObservabilityRoutes({
-            metrics,
-            ledger: () => ledgerSource,
-            keyIds: keys.keys.map((key) => key.kid),
-          }),
+          ...observability.routes,
           ...(pages?.routes ?? []),
           // Decision links without the signed-in pages: a page saying how this server takes decisions.
           ...(options.publicUrl && !pages ? decideElsewhereRoutes() : []),
@@ -232,6 +243,7 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
                   }
                 : {}),
               onError: (error) => process.stderr.write(`baton: events: ${oneLine(error)}\n`),
+              onSent: (sent) => metrics.eventSent(sent),
             }),
           ],
         ]),
@@ -385,6 +397,16 @@ export async function startServing(options: ServeOptions, warnings: string[]): P
     }
     resolveRunner(runner);
     ledgerSource = ledger ? { ready: true, ledger } : { ready: true };
+    // --otlp: the figures of /metrics as OpenTelemetry metrics, exported one last time before the ledger closes.
+    if (telemetry) {
+      const started = telemetry;
+      const { observeMetrics } = await import('../../observability/otelMetrics.js');
+      const unobserve = observeMetrics(observability.collect);
+      opened.push({
+        what: 'the OpenTelemetry metrics',
+        close: () => started.flushMetrics().finally(unobserve),
+      });
+    }
     for (const message of warnings) warn(message);
     const count = `${flows.length} flow${flows.length === 1 ? '' : 's'}`;
 

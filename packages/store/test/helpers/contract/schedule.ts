@@ -3,12 +3,12 @@
  * and PostgreSQL ledgers: parked requests carry their next due timer; claims
  * of due requests go to one claimant under a lease (of two racing on one
  * database too), are taken over once the lease ended, and end with the
- * request's next write; due requests and the outbox are counted. Times are
+ * request's next write; due requests, the outbox and the decisions waiting are counted. Times are
  * explicit and far from the other suites' rows (the store is shared).
  */
 import type { FullLedger } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId, parked, T0 } from './fixtures.js';
+import { decisionRequest, newId, parked, recordDecisionOn, requestDecisionsOn, T0 } from './fixtures.js';
 
 /** Run the schedule contract against ledgers made by `open`; `second` opens another handle on the same database. */
 export function scheduleContract(
@@ -91,6 +91,15 @@ export function scheduleContract(
       const after = await ledger.schedule.schedulerStats(at + 100);
       expect(after.due).toBe(before.due + 1);
       expect(typeof after.outboxDepth).toBe('number');
+    });
+
+    it('counts the decisions waiting: requested, not made yet', async () => {
+      const id = newId();
+      const before = (await ledger.schedule.schedulerStats(next())).decisionsWaiting!;
+      await requestDecisionsOn(ledger, [decisionRequest(id, 'first'), decisionRequest(id, 'second')]);
+      expect((await ledger.schedule.schedulerStats(next())).decisionsWaiting).toBe(before + 2);
+      await recordDecisionOn(ledger, { id, key: 'first', decider: 'hash-bob', content: '{}', now: T0 + 1 });
+      expect((await ledger.schedule.schedulerStats(next())).decisionsWaiting).toBe(before + 1);
     });
 
     it.runIf(second !== undefined)(
