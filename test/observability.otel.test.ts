@@ -91,6 +91,8 @@ writeFileSync(
 const exports: unknown[] = [];
 const metricExports: MetricsExport[] = [];
 const rawBodies: string[] = [];
+// The webhook receiver of --notify-webhook (instance 2): each POST's traceparent and type; the first one is answered 503.
+const hooks: { traceparent: string | undefined; type: string; status: number }[] = [];
 let receiver: Server;
 const servers: ServeProcess[] = [];
 const clients: Client[] = [];
@@ -111,12 +113,20 @@ beforeAll(async () => {
         rawBodies.push(body);
         metricExports.push(JSON.parse(body) as MetricsExport);
       }
+      if (req.url === '/hook') {
+        const status = hooks.length === 0 ? 503 : 200;
+        hooks.push({ traceparent: req.headers.traceparent as string | undefined, type: JSON.parse(body).type, status });
+        res.writeHead(status);
+        res.end();
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{}');
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const otlp = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/otlp`;
+  const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   const serve = () =>
     startServe(
       [
@@ -148,6 +158,8 @@ beforeAll(async () => {
         `sqlite:${join(dir, 'timers.db')}`,
         '--auth-tokens',
         tokensFile,
+        '--notify-webhook',
+        hook,
         '--wait-in-call',
         '0',
         '--otlp',
@@ -268,6 +280,17 @@ async function scrape(i: number): Promise<(name: string, labels?: Record<string,
         .sort()
         .join(',')}}`,
     );
+}
+
+/** The spans that pass `test`, once `enough` says so of them (bounded wait). */
+async function spansWhere(test: (s: OtlpSpan) => boolean, enough: (found: OtlpSpan[]) => boolean): Promise<OtlpSpan[]> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const found = spans().filter(test);
+    if (enough(found)) return found;
+    if (Date.now() > until) throw new Error(`only ${found.length} such spans arrived`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 const childrenOf = (parent: OtlpSpan) => spans().filter((s) => s.parentSpanId === parent.spanId);
@@ -443,6 +466,41 @@ describe('baton serve --otlp', () => {
     expect(timer!.parentSpanId).toBe(call!.spanId);
     expect(timer!.kind).toBe(1); // INTERNAL: no client's request
     expect([attr(timer!, 'baton.state.before'), attr(timer!, 'baton.outcome')]).toEqual(['waiting', 'complete']);
+
+    // The outbox's webhook attempts (the decision requested, the request ended): one CLIENT span
+    // each, with the HTTP conventions' attributes; its traceparent went with the POST.
+    const deliveries = await spansWhere(
+      (s) => s.name === 'baton.outbox.deliver' && attr(s, 'baton.instance.id') === id,
+      (found) =>
+        found.some((s) => attr(s, 'baton.outbox.type') === 'request.ended') &&
+        found.some((s) => attr(s, 'http.request.resend_count') === 1),
+    );
+    const port = (receiver.address() as AddressInfo).port;
+    for (const delivery of deliveries) {
+      expect(delivery.kind).toBe(3); // CLIENT
+      expect([
+        attr(delivery, 'http.request.method'),
+        attr(delivery, 'server.address'),
+        attr(delivery, 'server.port'),
+        attr(delivery, 'baton.flow'),
+      ]).toEqual(['POST', '127.0.0.1', port, 'quick_approval']);
+      const sent = hooks.find((h) => h.traceparent === `00-${delivery.traceId}-${delivery.spanId}-01`);
+      expect(sent && [sent.type, sent.status]).toEqual([
+        attr(delivery, 'baton.outbox.type'),
+        attr(delivery, 'http.response.status_code'),
+      ]);
+      // Never the URL's path, the body or a signature.
+      expect(JSON.stringify(delivery.attributes)).not.toMatch(/\/hook|v1,|requester/);
+    }
+    // The first POST was answered 503: an error, retried (its resend count 1) and delivered.
+    const failed = deliveries.find((s) => attr(s, 'http.response.status_code') === 503)!;
+    expect(attr(failed, 'error.type')).toBe('503');
+    const retried = deliveries.find(
+      (s) => attr(s, 'baton.outbox.id') === attr(failed, 'baton.outbox.id') && s !== failed,
+    );
+    expect(retried && [attr(retried, 'http.request.resend_count'), attr(retried, 'http.response.status_code')]).toEqual(
+      [1, 200],
+    );
   }, 30_000);
 
   it('exports nothing without --otlp', async () => {
@@ -476,6 +534,23 @@ describe('baton serve --otlp', () => {
       body: JSON.stringify({ id: `build-${commit}`, data: { commit, status: 'success' } }),
     });
     expect(await sent.json()).toMatchObject({ delivered: 1 });
+
+    // The event's delivery: a span in the instance's trace, the round it played its child.
+    const deployId = (deploy.structuredContent as { id: string }).id;
+    const [call, byEvent] = await roundsOf(deployId, 2);
+    const delivery = spans().find((s) => s.name === 'baton.event.deliver' && attr(s, 'baton.instance.id') === deployId);
+    expect(delivery && [delivery.traceId, delivery.parentSpanId]).toEqual([call!.traceId, call!.spanId]);
+    expect([
+      attr(delivery!, 'messaging.operation.type'),
+      attr(delivery!, 'messaging.destination.name'),
+      attr(delivery!, 'baton.flow'),
+      attr(delivery!, 'baton.event.delivered'),
+    ]).toEqual(['process', 'ci.finished', 'deploy_production', true]);
+    expect([attr(byEvent!, 'baton.via'), byEvent!.traceId, byEvent!.parentSpanId]).toEqual([
+      'event',
+      call!.traceId,
+      delivery!.spanId,
+    ]);
 
     // A collection of instance 0 after all that (the only one that received an event), then its /metrics.
     const zero = await collectionWhere((c) => pointOf(c.metrics.get('baton.events.delivered')) === 1);
