@@ -12,12 +12,12 @@
  * with exponential backoff (capped) until the row expires (7 days). So a
  * notification is delivered at least once, and a receiver deduplicates by
  * `webhook-id`. Delivery never blocks or fails a round. With an OpenTelemetry SDK
- * registered, each attempt is a span (`observability/webhookSpan.ts`) whose `traceparent` goes
+ * registered, each attempt is a span (`webhookSpan.ts`) whose `traceparent` goes
  * with the POST.
  */
 import type { FullLedger, OutboxRecord } from '@baton/engine';
 import { Webhook } from 'standardwebhooks';
-import { webhookSpan } from '../observability/webhookSpan.js';
+import { webhookSpan } from './webhookSpan.js';
 
 /** Options of {@link createOutboxDeliverer}. */
 export interface OutboxDeliveryOptions {
