@@ -12,8 +12,14 @@
  * `traceparent` is the parent of the round it sent (with a link to the instance's trace when it
  * is another), the hand-over, the decision and the round it plays join the requester's trace,
  * the spans carry the flow, the `via`, the states before and after, the outcome and the MCP
- * conventions' attributes; a fourth `baton serve`, without `--otlp`, exports nothing; no
- * principal, token or answer is in the export in clear.
+ * conventions' attributes. The scheduler's instance also POSTs its outbox to a webhook here (the
+ * first POST answered 503): each attempt is a CLIENT span with the HTTP conventions' attributes
+ * whose `traceparent` went with the POST. `deploy_production` waits for CI's event, which comes:
+ * its delivery is a span in the instance's trace, the round it plays its child. The metrics
+ * exported to `/v1/metrics` (every 300 ms) carry the figures `/metrics` shows: rounds by outcome,
+ * redemptions, events delivered, decisions waiting, the outbox, the scheduler's timers and lag.
+ * A fourth `baton serve`, without `--otlp`, exports nothing; no principal, token or answer is in
+ * the export in clear.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -618,7 +624,7 @@ describe('baton serve --otlp', () => {
       expect(all).not.toContain(secret);
     }
     // A principal as a word of its own (not inside a random id, where three letters may occur).
-    for (const principal of ['alice', 'bob', 'dave']) {
+    for (const principal of ['alice', 'bob', 'dave', 'ci-bot']) {
       expect(all).not.toMatch(new RegExp(`(^|[^\\w-])${principal}([^\\w-]|$)`));
     }
   });
