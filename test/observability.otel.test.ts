@@ -100,6 +100,7 @@ const rawBodies: string[] = [];
 // The webhook receiver of --notify-webhook (instance 2): each POST's traceparent and type; the first one is answered 503.
 const hooks: { traceparent: string | undefined; type: string; status: number }[] = [];
 let receiver: Server;
+let otlp = '';
 const servers: ServeProcess[] = [];
 const clients: Client[] = [];
 
@@ -131,7 +132,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const otlp = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/otlp`;
+  otlp = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/otlp`;
   const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   const serve = () =>
     startServe(
@@ -605,6 +606,20 @@ describe('baton serve --otlp', () => {
     expect(timer('baton.timers.due')).toBe(timerText('baton_timers_due'));
     // The three --otlp instances export metrics; the one without --otlp none.
     expect(new Set(collections().map((c) => c.instance)).size).toBe(3);
+  });
+
+  it('exports the metrics one last time on the way out (SIGTERM)', async () => {
+    // Ten minutes between two exports: the only one that can arrive is the flush on the way out.
+    const before = new Set(collections().map((c) => c.instance));
+    const server = await startServe(
+      ['examples/approvals', '--http', '127.0.0.1:0', '--ledger', `sqlite:${join(dir, 'flush.db')}`, '--otlp', otlp],
+      { BATON_KEYS, OTEL_METRIC_EXPORT_INTERVAL: '600000' },
+    );
+    await fetch(new URL('/metrics', server.url));
+    expect(collections().filter((c) => !before.has(c.instance))).toEqual([]);
+    expect(await server.stop()).toBe(0);
+    const last = await collectionWhere((c) => !before.has(c.instance));
+    expect([last.metrics.has('baton.rounds'), pointOf(last.metrics.get('baton.ledger.up'))]).toEqual([true, 1]);
   });
 
   it('exports no principal, token or answer in clear', () => {
