@@ -12,8 +12,14 @@
  * `traceparent` is the parent of the round it sent (with a link to the instance's trace when it
  * is another), the hand-over, the decision and the round it plays join the requester's trace,
  * the spans carry the flow, the `via`, the states before and after, the outcome and the MCP
- * conventions' attributes; a fourth `baton serve`, without `--otlp`, exports nothing; no
- * principal, token or answer is in the export in clear.
+ * conventions' attributes. The scheduler's instance also POSTs its outbox to a webhook here (the
+ * first POST answered 503): each attempt is a CLIENT span with the HTTP conventions' attributes
+ * whose `traceparent` went with the POST. `deploy_production` waits for CI's event, which comes:
+ * its delivery is a span in the instance's trace, the round it plays its child. The metrics
+ * exported to `/v1/metrics` (every 300 ms) carry the figures `/metrics` shows: rounds by outcome,
+ * redemptions, events delivered, decisions waiting, the outbox, the scheduler's timers and lag.
+ * A fourth `baton serve`, without `--otlp`, exports nothing; no principal, token or answer is in
+ * the export in clear.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -91,7 +97,10 @@ writeFileSync(
 const exports: unknown[] = [];
 const metricExports: MetricsExport[] = [];
 const rawBodies: string[] = [];
+// The webhook receiver of --notify-webhook (instance 2): each POST's traceparent and type; the first one is answered 503.
+const hooks: { traceparent: string | undefined; type: string; status: number }[] = [];
 let receiver: Server;
+let otlp = '';
 const servers: ServeProcess[] = [];
 const clients: Client[] = [];
 
@@ -111,12 +120,20 @@ beforeAll(async () => {
         rawBodies.push(body);
         metricExports.push(JSON.parse(body) as MetricsExport);
       }
+      if (req.url === '/hook') {
+        const status = hooks.length === 0 ? 503 : 200;
+        hooks.push({ traceparent: req.headers.traceparent as string | undefined, type: JSON.parse(body).type, status });
+        res.writeHead(status);
+        res.end();
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{}');
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const otlp = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/otlp`;
+  otlp = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/otlp`;
+  const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   const serve = () =>
     startServe(
       [
@@ -148,6 +165,8 @@ beforeAll(async () => {
         `sqlite:${join(dir, 'timers.db')}`,
         '--auth-tokens',
         tokensFile,
+        '--notify-webhook',
+        hook,
         '--wait-in-call',
         '0',
         '--otlp',
@@ -268,6 +287,17 @@ async function scrape(i: number): Promise<(name: string, labels?: Record<string,
         .sort()
         .join(',')}}`,
     );
+}
+
+/** The spans that pass `test`, once `enough` says so of them (bounded wait). */
+async function spansWhere(test: (s: OtlpSpan) => boolean, enough: (found: OtlpSpan[]) => boolean): Promise<OtlpSpan[]> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const found = spans().filter(test);
+    if (enough(found)) return found;
+    if (Date.now() > until) throw new Error(`only ${found.length} such spans arrived`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 const childrenOf = (parent: OtlpSpan) => spans().filter((s) => s.parentSpanId === parent.spanId);
@@ -443,6 +473,41 @@ describe('baton serve --otlp', () => {
     expect(timer!.parentSpanId).toBe(call!.spanId);
     expect(timer!.kind).toBe(1); // INTERNAL: no client's request
     expect([attr(timer!, 'baton.state.before'), attr(timer!, 'baton.outcome')]).toEqual(['waiting', 'complete']);
+
+    // The outbox's webhook attempts (the decision requested, the request ended): one CLIENT span
+    // each, with the HTTP conventions' attributes; its traceparent went with the POST.
+    const deliveries = await spansWhere(
+      (s) => s.name === 'baton.outbox.deliver' && attr(s, 'baton.instance.id') === id,
+      (found) =>
+        found.some((s) => attr(s, 'baton.outbox.type') === 'request.ended') &&
+        found.some((s) => attr(s, 'http.request.resend_count') === 1),
+    );
+    const port = (receiver.address() as AddressInfo).port;
+    for (const delivery of deliveries) {
+      expect(delivery.kind).toBe(3); // CLIENT
+      expect([
+        attr(delivery, 'http.request.method'),
+        attr(delivery, 'server.address'),
+        attr(delivery, 'server.port'),
+        attr(delivery, 'baton.flow'),
+      ]).toEqual(['POST', '127.0.0.1', port, 'quick_approval']);
+      const sent = hooks.find((h) => h.traceparent === `00-${delivery.traceId}-${delivery.spanId}-01`);
+      expect(sent && [sent.type, sent.status]).toEqual([
+        attr(delivery, 'baton.outbox.type'),
+        attr(delivery, 'http.response.status_code'),
+      ]);
+      // Never the URL's path, the body or a signature.
+      expect(JSON.stringify(delivery.attributes)).not.toMatch(/\/hook|v1,|requester/);
+    }
+    // The first POST was answered 503: an error, retried (its resend count 1) and delivered.
+    const failed = deliveries.find((s) => attr(s, 'http.response.status_code') === 503)!;
+    expect(attr(failed, 'error.type')).toBe('503');
+    const retried = deliveries.find(
+      (s) => attr(s, 'baton.outbox.id') === attr(failed, 'baton.outbox.id') && s !== failed,
+    );
+    expect(retried && [attr(retried, 'http.request.resend_count'), attr(retried, 'http.response.status_code')]).toEqual(
+      [1, 200],
+    );
   }, 30_000);
 
   it('exports nothing without --otlp', async () => {
@@ -476,6 +541,23 @@ describe('baton serve --otlp', () => {
       body: JSON.stringify({ id: `build-${commit}`, data: { commit, status: 'success' } }),
     });
     expect(await sent.json()).toMatchObject({ delivered: 1 });
+
+    // The event's delivery: a span in the instance's trace, the round it played its child.
+    const deployId = (deploy.structuredContent as { id: string }).id;
+    const [call, byEvent] = await roundsOf(deployId, 2);
+    const delivery = spans().find((s) => s.name === 'baton.event.deliver' && attr(s, 'baton.instance.id') === deployId);
+    expect(delivery && [delivery.traceId, delivery.parentSpanId]).toEqual([call!.traceId, call!.spanId]);
+    expect([
+      attr(delivery!, 'messaging.operation.type'),
+      attr(delivery!, 'messaging.destination.name'),
+      attr(delivery!, 'baton.flow'),
+      attr(delivery!, 'baton.event.delivered'),
+    ]).toEqual(['process', 'ci.finished', 'deploy_production', true]);
+    expect([attr(byEvent!, 'baton.via'), byEvent!.traceId, byEvent!.parentSpanId]).toEqual([
+      'event',
+      call!.traceId,
+      delivery!.spanId,
+    ]);
 
     // A collection of instance 0 after all that (the only one that received an event), then its /metrics.
     const zero = await collectionWhere((c) => pointOf(c.metrics.get('baton.events.delivered')) === 1);
@@ -526,6 +608,20 @@ describe('baton serve --otlp', () => {
     expect(new Set(collections().map((c) => c.instance)).size).toBe(3);
   });
 
+  it('exports the metrics one last time on the way out (SIGTERM)', async () => {
+    // Ten minutes between two exports: the only one that can arrive is the flush on the way out.
+    const before = new Set(collections().map((c) => c.instance));
+    const server = await startServe(
+      ['examples/approvals', '--http', '127.0.0.1:0', '--ledger', `sqlite:${join(dir, 'flush.db')}`, '--otlp', otlp],
+      { BATON_KEYS, OTEL_METRIC_EXPORT_INTERVAL: '600000' },
+    );
+    await fetch(new URL('/metrics', server.url));
+    expect(collections().filter((c) => !before.has(c.instance))).toEqual([]);
+    expect(await server.stop()).toBe(0);
+    const last = await collectionWhere((c) => !before.has(c.instance));
+    expect([last.metrics.has('baton.rounds'), pointOf(last.metrics.get('baton.ledger.up'))]).toEqual([true, 1]);
+  });
+
   it('exports no principal, token or answer in clear', () => {
     const all = rawBodies.join('\n');
     expect(all.length).toBeGreaterThan(0);
@@ -543,7 +639,7 @@ describe('baton serve --otlp', () => {
       expect(all).not.toContain(secret);
     }
     // A principal as a word of its own (not inside a random id, where three letters may occur).
-    for (const principal of ['alice', 'bob', 'dave']) {
+    for (const principal of ['alice', 'bob', 'dave', 'ci-bot']) {
       expect(all).not.toMatch(new RegExp(`(^|[^\\w-])${principal}([^\\w-]|$)`));
     }
   });

@@ -133,7 +133,8 @@ Serve the flows a module exports as MCP tools (and prompts or resources, per its
                        the link answers a page that says how to decide here (tools, decision API)
   --otlp URL           export OpenTelemetry traces (OTLP/HTTP, JSON) to URL/v1/traces, e.g.
                        http://localhost:4318 (Jaeger, Tempo, a Collector): one trace per flow
-                       instance (docs/observability.md); service.name baton unless OTEL_SERVICE_NAME
+                       instance (docs/observability.md); service.name baton unless OTEL_SERVICE_NAME;
+                       and the figures of /metrics as OpenTelemetry metrics to URL/v1/metrics
   --no-scheduler       this instance fires no durable timers (by default every instance with a ledger
                        fires due timers of parked requests, polling every second)
   --store-principal-names

@@ -11,10 +11,13 @@
  * delivered; anything else, or no answer within the timeout, is tried again
  * with exponential backoff (capped) until the row expires (7 days). So a
  * notification is delivered at least once, and a receiver deduplicates by
- * `webhook-id`. Delivery never blocks or fails a round.
+ * `webhook-id`. Delivery never blocks or fails a round. With an OpenTelemetry SDK
+ * registered, each attempt is a span (`webhookSpan.ts`) whose `traceparent` goes
+ * with the POST.
  */
 import type { FullLedger, OutboxRecord } from '@baton/engine';
 import { Webhook } from 'standardwebhooks';
+import { webhookSpan } from './webhookSpan.js';
 
 /** Options of {@link createOutboxDeliverer}. */
 export interface OutboxDeliveryOptions {
@@ -102,21 +105,25 @@ export function createOutboxDeliverer(options: OutboxDeliveryOptions): OutboxDel
     const at = new Date(now());
     let delivered = false;
     let why = '';
+    const span = webhookSpan(url, message);
     try {
       const response = await fetch(url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
           'user-agent': 'baton-webhook',
+          ...span?.headers,
           ...signedHeaders(options.secrets, message.id, at, message.body),
         },
         body: message.body,
         signal: AbortSignal.timeout(timeoutMs),
       });
       await response.body?.cancel().catch(() => {});
+      span?.answered(response.status);
       delivered = response.ok;
       if (!delivered) why = `HTTP ${response.status}`;
     } catch (error) {
+      span?.failed(error);
       why = error instanceof Error ? error.message : String(error);
     }
     options.onAttempt?.({ delivered, ageMs: Math.max(0, at.getTime() - message.createdAt) });

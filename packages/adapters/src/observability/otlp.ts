@@ -3,8 +3,8 @@
  * once at start-up and loaded only then (`cli/serve/wiring.ts` imports this module dynamically, so a
  * server without `--otlp` loads none of the SDK and exports nothing). Spans of the engine
  * (`@baton/engine`'s tracer) go through a batch processor to the OTLP/HTTP exporter (JSON) at
- * `URL/v1/traces` (a URL that already ends in `/v1/traces` is taken as it is). The context manager
- * is AsyncLocalStorage's, the propagator W3C trace context (`traceparent`/`tracestate`) with
+ * `URL/v1/traces` (a URL that already ends in `/v1/traces` or `/v1/metrics` is the base without
+ * it). The context manager is AsyncLocalStorage's, the propagator W3C trace context (`traceparent`/`tracestate`) with
  * baggage. The resource: `service.name` `baton` (OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
  * override it), `service.version`, a `service.instance.id` per process, and the host; never the
  * process's command line, which may hold secrets. OTEL_BSP_SCHEDULE_DELAY sets the delay between

@@ -13,17 +13,22 @@
  * (`decisions/lookback.ts`) lose nothing: a wait that begins after the record
  * finds the event there. A waiter the ledger read with its request row
  * (`EventWaiter.request`) is advanced from that row, not read again. Audited
- * with `via: 'event'`.
+ * with `via: 'event'`. Traced (an OpenTelemetry SDK registered): each delivery is a span,
+ * `baton.event.deliver`, in the instance's trace (its kept trace context, read from the row the
+ * delivery starts from: with tracing, a waiter without its row has it read once, and the round
+ * starts from that row), and the round it plays is its child.
  */
 
 import type { Flow } from '../authoring/flowTypes.js';
 import { type EventSpec, isEvent } from '../authoring/inputs/event.js';
-import type { RecordEventResult } from '../contract/ledger.js';
+import type { EventWaiter, ParkedRequest, RecordEventResult } from '../contract/ledger.js';
 import { advance } from '../decisions/advance.js';
 import { sealEventData } from '../decisions/lookback.js';
+import { openParked } from '../decisions/parked.js';
 import type { DecisionsPort } from '../decisions/port.js';
 import { FlowDefinitionError } from '../errors.js';
 import { type ReceivedEvent, receivedId } from '../round/play.js';
+import { ATTR, activeAttribute, inInstanceSpan, SPAN, tracing } from '../telemetry/tracing.js';
 
 /** What {@link sendEvent} sends. */
 export interface SendEventRequest {
@@ -176,10 +181,14 @@ async function route(core: DecisionsPort, event: ReceivedEvent, sender: string):
         if (!flow) continue; // Not served here: nothing of it can run on this instance.
         const reached: string[] = [];
         try {
-          await advance(core, flow, waiter.id, sender, 'event', undefined, undefined, undefined, {
-            event,
-            delivered: reached,
-            ...(waiter.request ? { row: waiter.request } : {}),
+          const row = waiter.request ?? (tracing() ? await ledger.requests.getRequest(waiter.id) : undefined);
+          await deliverSpan(core, event, waiter, row, async () => {
+            await advance(core, flow, waiter.id, sender, 'event', undefined, undefined, undefined, {
+              event,
+              delivered: reached,
+              ...(row ? { row } : {}),
+            });
+            activeAttribute(ATTR.eventDelivered, reached.includes(receivedId(event.name, event.id)));
           });
         } catch (error) {
           core.log({ type: 'flow_error', flow: flow.name, fid: waiter.id, error });
@@ -191,4 +200,29 @@ async function route(core: DecisionsPort, event: ReceivedEvent, sender: string):
     if (page.length < PAGE) return delivered;
     after = page[page.length - 1]!.id;
   }
+}
+
+/**
+ * One delivery, in its span when traced (`baton.event.deliver`, in the instance's trace): the
+ * event's name as the messaging conventions' destination, never its data or id.
+ */
+function deliverSpan(
+  core: DecisionsPort,
+  event: ReceivedEvent,
+  waiter: EventWaiter,
+  row: ParkedRequest | undefined,
+  fn: () => Promise<void>,
+): Promise<void> {
+  return inInstanceSpan(
+    SPAN.eventDeliver,
+    () => (row ? openParked(core.codec, row)?.s.tc : undefined),
+    () => ({
+      [ATTR.flow]: waiter.flow,
+      [ATTR.instance]: waiter.id,
+      [ATTR.via]: 'event',
+      [ATTR.messagingOperation]: 'process',
+      [ATTR.messagingDestination]: event.name,
+    }),
+    fn,
+  );
 }

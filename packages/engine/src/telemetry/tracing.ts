@@ -57,12 +57,14 @@ export const SPAN = {
   step: 'baton.step',
   decision: 'baton.decision.record',
   handOver: 'baton.decision.delegate',
+  eventDeliver: 'baton.event.deliver',
 } as const;
 
 /**
  * Attribute names. `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.prompt.name`,
- * `mcp.resource.uri`, `enduser.pseudo.id`, `db.operation.name` and `error.type` are the
- * OpenTelemetry semantic conventions' (the MCP, gen_ai and enduser ones from its incubating entry,
+ * `mcp.resource.uri`, `enduser.pseudo.id`, `db.operation.name`, `messaging.operation.type`,
+ * `messaging.destination.name` and `error.type` are the OpenTelemetry semantic conventions' (the
+ * MCP, gen_ai, enduser and messaging ones from its incubating entry,
  * copied here as that package advises for incubating names); the rest are Baton's own, under
  * `baton.`.
  */
@@ -88,6 +90,9 @@ export const ATTR = {
   redemption: 'baton.ledger.redemption',
   requestStatus: 'baton.request.status',
   parkResult: 'baton.ledger.park.result',
+  messagingOperation: 'messaging.operation.type',
+  messagingDestination: 'messaging.destination.name',
+  eventDelivered: 'baton.event.delivered',
 } as const;
 
 /**
@@ -152,6 +157,12 @@ export interface RoundEndAttributes {
 export function settledState(value: unknown): void {
   const span = trace.getActiveSpan();
   if (span?.isRecording()) span.setAttribute(ATTR.after, stateAttribute(value));
+}
+
+/** An attribute of the active span, when it records (said once a span's work is done). */
+export function activeAttribute(name: string, value: string | number | boolean): void {
+  const span = trace.getActiveSpan();
+  if (span?.isRecording()) span.setAttribute(name, value);
 }
 
 /** Now, in ms since the epoch with a fraction (span times finer than `Date.now()`). */
