@@ -228,6 +228,11 @@ export type {
   QuorumVote,
   RequestItem,
   ResumeRequest,
+  RunStatus,
+  RunStatusRequest,
+  RunStatusResult,
+  RunStep,
+  RunWait,
   WithdrawRequest,
 } from './decisions/types.js';
 export {

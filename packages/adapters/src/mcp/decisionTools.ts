@@ -35,6 +35,7 @@ import type { ServingMetrics } from '../observability/metrics.js';
 import { withIncomingTrace } from '../observability/traceContext.js';
 import { appToolRegistrar, offerDecisionApps } from './apps/appTools.js';
 import { APP_DECIDE_DESCRIPTION, type AppDecideArgs, appDecideArguments, decideInApp } from './apps/decideInApp.js';
+import { RUN_STATUS_TOOL, registerRunStatusTool } from './apps/runStatusTool.js';
 import { withCachedJsonSchema } from './cachedJsonSchema.js';
 import {
   declaredCapabilities,
@@ -398,6 +399,9 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
       ),
     ),
   );
+
+  // MCP Apps: the run-status app's read of the caller's own run (`apps/runStatusTool.ts`).
+  if (apps) tools.set(RUN_STATUS_TOOL, registerRunStatusTool(server, runner, caller));
 
   return tools;
 }

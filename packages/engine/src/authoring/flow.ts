@@ -148,6 +148,9 @@ export function defineFlow<
   ) {
     throw new FlowDefinitionError(`flow "${config.name}": inputSchema must be a JSON Schema object with type "object"`);
   }
+  if (config.summary !== undefined && typeof config.summary !== 'function') {
+    throw new FlowDefinitionError(`flow "${config.name}": summary must be a function of the context`);
+  }
   const map = config.result;
   const flow: Flow<TMachine, TInputs, z.input<TArgs>> = {
     name: config.name,
@@ -160,6 +163,7 @@ export function defineFlow<
     migrations: config.migrations ?? {},
     annotations: config.annotations,
     auditValues: config.auditValues ?? false,
+    ...(config.summary ? { summary: config.summary } : {}),
     sensitive: [...(config.sensitive ?? [])],
     needsLedger: (config.needsLedger ?? false) || decisions.length > 0 || steps.length > 0,
     decisions,

@@ -83,6 +83,14 @@ export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends In
   /** Record answer values (not only keys and actions) in the audit trail. Off by default. */
   auditValues?: boolean;
   /**
+   * One line that says what a run is about, from the machine's context (e.g.
+   * `(ctx) => \`Expense of ${ctx.amount} for ${ctx.purpose}\``): the run-status app shows it to the
+   * requester above the run's state (`docs/mcp-apps.md`). Read on the parked context, never
+   * written; a function that throws or returns something other than a string shows no summary.
+   * Only the requester reads it. Default: none.
+   */
+  summary?: (context: ContextFrom<TMachine>) => string;
+  /**
    * Context paths (dot-separated, e.g. `'code'` or `'account.token'`) that hold secrets: their
    * values never reach an inspector (redacted to `'[redacted]'`, as are the outputs of the
    * machine's invoked actors, which is how such values enter the context, and any other string
@@ -126,6 +134,8 @@ export interface Flow<
   readonly annotations: FlowAnnotations | undefined;
   /** Whether the audit trail records answer values. */
   readonly auditValues: boolean;
+  /** The run's summary line from its context ({@link FlowConfig.summary}), when the author gave one. */
+  readonly summary?: (context: ContextFrom<TMachine>) => string;
   /** Context paths whose values never reach an inspector ({@link FlowConfig.sensitive}). */
   readonly sensitive: readonly string[];
   /**
