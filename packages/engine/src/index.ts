@@ -16,6 +16,7 @@ export type {
   ArgumentCompleter,
   Flow,
   FlowAnnotations,
+  FlowApp,
   FlowConfig,
   JsonSchemaObject,
   Migration,

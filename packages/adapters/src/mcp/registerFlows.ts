@@ -289,20 +289,14 @@ export function registerPreparedFlows(
       // MCP Apps: a flow that parks shows its run in the run-status app (`apps/appTools.ts`).
       const parks = flow.decisions.length > 0 || flow.events.length > 0 || flow.steps.length > 0;
       const runApp = apps && prepared.decisionTools && parks;
-      const tool = registerFlowTool(
-        server,
-        runApp,
-        flow.name,
-        toolConfig,
-        async (args: unknown, ctx: ServerContext) => {
-          try {
-            return await callFlowTool(prepared, server, flow, tasks, args, ctx, notifier);
-          } catch (error) {
-            if (error instanceof ProtocolError) escapeToolError(server, ctx, error);
-            throw error;
-          }
-        },
-      );
+      const tool = registerFlowTool(server, runApp, flow, toolConfig, async (args: unknown, ctx: ServerContext) => {
+        try {
+          return await callFlowTool(prepared, server, flow, tasks, args, ctx, notifier);
+        } catch (error) {
+          if (error instanceof ProtocolError) escapeToolError(server, ctx, error);
+          throw error;
+        }
+      });
       enableToolErrorEscape(server);
       tools.set(flow.name, tool);
     }

@@ -43,6 +43,24 @@ export type ArgumentCompleter = (
   context: { readonly arguments: Readonly<Record<string, string>> },
 ) => readonly string[] | Promise<readonly string[]>;
 
+/**
+ * A flow's own app for an MCP Apps host ({@link FlowConfig.app}): one static HTML document
+ * (`html`, the same bytes for every run: no run's data is ever in it) that the flow's tool
+ * declares in place of Baton's run-status app, and the data it gets, by state: while a run is
+ * in one of `states` (a state's path, `deciding.manager` for a nested one), the run's status
+ * carries `app: { state, data }` with `data` computed from the machine's context (typed by it;
+ * JSON). The document speaks the MCP Apps view protocol itself and reads the run with
+ * `baton_run_status` through its host (`docs/mcp-apps.md`).
+ */
+export interface FlowApp<TContext = unknown> {
+  /** The app's HTML5 document (starts with `<!doctype html>`). */
+  readonly html: string;
+  /** Its name in `resources/list`. Default: the flow's title, else its name. */
+  readonly title?: string;
+  /** The app's data while a run is in a state, by the state's path. */
+  readonly states: Readonly<Record<string, (context: TContext) => unknown>>;
+}
+
 /** A JSON Schema object (any draft; MCP lists 2020-12 by default). */
 export type JsonSchemaObject = Readonly<Record<string, unknown>>;
 
@@ -91,6 +109,11 @@ export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends In
    */
   summary?: (context: ContextFrom<TMachine>) => string;
   /**
+   * The flow's own app for MCP Apps hosts, with typed data from the context for some of its
+   * states ({@link FlowApp}). Default: none (the flow's tool declares Baton's run-status app).
+   */
+  app?: FlowApp<ContextFrom<TMachine>>;
+  /**
    * Context paths (dot-separated, e.g. `'code'` or `'account.token'`) that hold secrets: their
    * values never reach an inspector (redacted to `'[redacted]'`, as are the outputs of the
    * machine's invoked actors, which is how such values enter the context, and any other string
@@ -136,6 +159,8 @@ export interface Flow<
   readonly auditValues: boolean;
   /** The run's summary line from its context ({@link FlowConfig.summary}), when the author gave one. */
   readonly summary?: (context: ContextFrom<TMachine>) => string;
+  /** The flow's own app ({@link FlowConfig.app}), when the author gave one. */
+  readonly app?: FlowApp<ContextFrom<TMachine>>;
   /** Context paths whose values never reach an inspector ({@link FlowConfig.sensitive}). */
   readonly sensitive: readonly string[];
   /**

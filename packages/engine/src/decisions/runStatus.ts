@@ -6,8 +6,9 @@
  * it. It answers the requester only: an unknown id and another principal's
  * request are refused with the same sentence (no oracle), as the tasks
  * extension's `get` does. The flow author's summary line
- * (`defineFlow({ summary })`) is computed here from the parked context; one
- * that throws or is not a string is left out.
+ * (`defineFlow({ summary })`) and the data of the flow's own app for the
+ * state the run waits in (`defineFlow({ app })`) are computed here from the
+ * parked context; one that throws (or a summary that is not a string) is left out.
  */
 import type { StateValue } from 'xstate';
 import type { AuditEntry } from '../contract/audit.js';
@@ -43,6 +44,19 @@ function summaryOf(core: DecisionsPort, flowName: string, context: unknown): str
     if (typeof line !== 'string' || line.trim() === '') return undefined;
     const trimmed = line.trim();
     return trimmed.length > SUMMARY_MAX ? `${trimmed.slice(0, SUMMARY_MAX - 1)}…` : trimmed;
+  } catch (error) {
+    core.log({ type: 'flow_error', flow: flowName, fid: '', error });
+    return undefined;
+  }
+}
+
+/** The flow's own app data for the run's state ({@link Flow.app}), as JSON; `undefined` when it has none. */
+function appOf(core: DecisionsPort, flowName: string, state: string, context: unknown): RunStatus['app'] {
+  const data = core.flows.get(flowName)?.app?.states[state];
+  if (!data) return undefined;
+  try {
+    const value = data(context as never);
+    return { state, data: value === undefined ? null : JSON.parse(JSON.stringify(value)) };
   } catch (error) {
     core.log({ type: 'flow_error', flow: flowName, fid: '', error });
     return undefined;
@@ -114,6 +128,7 @@ export async function runStatus(core: DecisionsPort, request: RunStatusRequest):
   // An ended run keeps its last parked state: the state it ended in is its last round's (else its status).
   const ended = steps.at(-1)?.states.at(-1);
   const state = row.status === 'waiting' ? stateName(blob.s.s[0]) : (ended ?? row.status);
+  const app = row.status === 'waiting' ? appOf(core, flow.name, state, blob.s.s[1]) : undefined;
   const run: RunStatus = {
     id: row.id,
     flow: flow.name,
@@ -127,6 +142,7 @@ export async function runStatus(core: DecisionsPort, request: RunStatusRequest):
     waitingFor: await waitsOf(core, request, row, flow.name),
     steps,
     ...(outcome ? { outcome } : {}),
+    ...(app ? { app } : {}),
     pollMs: Math.round(core.decisions.taskPoll.decisionMs),
   };
   return { status: 'found', run };

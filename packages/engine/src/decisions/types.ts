@@ -212,6 +212,11 @@ export interface RunStatus {
   readonly steps: readonly RunStep[];
   /** How it ended, once it has: the flow's result text, and whether it is an error. */
   readonly outcome?: { readonly text: string; readonly isError: boolean };
+  /**
+   * While it waits in a state the flow's own app has data for (`defineFlow({ app })`): that
+   * state and the data, from the run's context.
+   */
+  readonly app?: { readonly state: string; readonly data: unknown };
   /** How often a reader should read it again while it waits (ms): the task poll interval for a person. */
   readonly pollMs: number;
 }

@@ -13,6 +13,7 @@
  * `baton_run_status` (`runStatusTool.ts`). Any other server registers the
  * tools exactly as before.
  */
+import type { Flow } from '@baton/engine';
 import { registerAppTool } from '@modelcontextprotocol/ext-apps/server';
 import type {
   McpServer,
@@ -23,6 +24,7 @@ import type {
   ToolCallback,
 } from '@modelcontextprotocol/server';
 import { DECIDE_APP_URI, INBOX_APP_URI, RUN_APP_URI, registerDecisionApps } from './decisionApp.js';
+import { flowAppUri } from './flowApps.js';
 import { UI_EXTENSION_ID } from './negotiation.js';
 
 /** The two decision tools that declare an app. */
@@ -80,23 +82,24 @@ export function appToolRegistrar(server: McpServer, apps: boolean) {
 }
 
 /**
- * Register the tool of a flow that parks with the run-status app (`ui://baton/run`) for a client
- * that declared MCP Apps (`apps`), else exactly as any other tool.
+ * Register the tool of a flow that parks with the run-status app (`ui://baton/run`), or the
+ * flow's own app, for a client that declared MCP Apps (`apps`), else exactly as any other tool.
  */
 export function registerFlowTool(
   server: McpServer,
   apps: boolean,
-  name: string,
+  flow: Pick<Flow, 'name' | 'app'>,
   config: DecisionToolConfig,
   callback: (args: unknown, ctx: ServerContext) => ReturnType<ToolCallback>,
 ): RegisteredTool {
+  const name = flow.name;
   if (!apps) return server.registerTool(name, config, callback as never);
+  // A flow with its own app (`defineFlow({ app })`) declares it instead (`flowApps.ts`).
+  const resourceUri = flow.app ? flowAppUri(flow) : RUN_APP_URI;
   return registerAppTool(
     server,
     name,
-    { ...(config as object), _meta: { ...config._meta, ui: { resourceUri: RUN_APP_URI } } } as Parameters<
-      typeof registerAppTool
-    >[2],
+    { ...(config as object), _meta: { ...config._meta, ui: { resourceUri } } } as Parameters<typeof registerAppTool>[2],
     callback as unknown as Parameters<typeof registerAppTool>[3],
   );
 }

@@ -54,6 +54,7 @@ export function runEntry(run: RunStatus) {
       outcome: s.outcome,
     })),
     ...(run.outcome ? { outcome: { ...run.outcome } } : {}),
+    ...(run.app ? { app: { state: run.app.state, data: run.app.data } } : {}),
     pollMs: run.pollMs,
   };
 }
