@@ -3,8 +3,12 @@
  * document, data functions for states the machine has), and the run's status carries the data the
  * flow computes from its context, typed by it, while the run waits in one of the app's states, for
  * its requester only; once the run has ended, there is none. The runner is real, on the in-memory
- * ledger; the resource `ui://baton/flows/<flow>` (`flowApps.ts`) is read back from a real `McpServer`.
+ * ledger; the resource `ui://baton/flows/<flow>` (`flowApps.ts`) is read back from a real `McpServer`,
+ * and over loopback HTTP an MCP Apps client sees the flow's tool declare it (a plain client does not)
+ * and reads the app's data with `baton_run_status`.
  */
+
+import { createFlowServerFactory, serveHttp } from '@baton/adapters';
 import {
   ask,
   createKeyRing,
@@ -18,11 +22,13 @@ import {
   type InputEvents,
 } from '@baton/engine';
 import { createMemoryLedger } from '@baton/store';
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import { z } from 'zod';
 import { flowAppUri, registerFlowApps } from '../packages/adapters/src/mcp/apps/flowApps.js';
+import { ALL_CAPABILITIES, connectHttp } from './helpers/mcpClients.js';
 
 interface Order {
   item: string;
@@ -151,5 +157,40 @@ describe('flowApps.ts', () => {
         _meta: { ui: { csp: {}, prefersBorder: true } },
       },
     ]);
+  });
+});
+
+describe('a flow with its own app, over loopback HTTP to an MCP Apps client', () => {
+  it('its tool declares ui://baton/flows/<flow>, the document is served, and baton_run_status has its data', async () => {
+    const runner = createRunner({
+      flows: [order],
+      ledger: createMemoryLedger(),
+      codec: createRequestStateCodec({ keys: createKeyRing([generateKey()]) }),
+      waitInCallSeconds: 0,
+    });
+    const serving = await serveHttp({ factory: createFlowServerFactory({ runner }), host: '127.0.0.1', port: 0 });
+    const capabilities = {
+      ...ALL_CAPABILITIES,
+      extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } },
+    } as ClientCapabilities;
+    const { client } = await connectHttp(serving.url, { capabilities });
+    const plain = (await connectHttp(serving.url)).client;
+    try {
+      const tool = (await client.listTools()).tools.find((t) => t.name === 'order');
+      expect(tool?._meta?.ui).toEqual({ resourceUri: 'ui://baton/flows/order' });
+      const plainTool = (await plain.listTools()).tools.find((t) => t.name === 'order');
+      expect(plainTool?._meta).toBeUndefined();
+      const read = await client.readResource({ uri: 'ui://baton/flows/order' });
+      expect(read.contents[0]).toMatchObject({ mimeType: 'text/html;profile=mcp-app', text: HTML });
+      const called = await client.callTool({ name: 'order', arguments: { item: 'ink', qty: 2 } });
+      const id = (called.structuredContent as { status: string; id: string }).id;
+      const status = await client.callTool({ name: 'baton_run_status', arguments: { id } });
+      expect(status.structuredContent).toMatchObject({
+        run: { state: 'review', summary: '2 × ink', app: { state: 'review', data: { item: 'ink', total: 6 } } },
+      });
+    } finally {
+      await Promise.all([client.close(), plain.close()]);
+      await serving.close();
+    }
   });
 });
