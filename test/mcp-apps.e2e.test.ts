@@ -10,7 +10,11 @@
  * reads the app's document (its MIME type, its CSP pinning the inline script and style by hash,
  * no remote origin, no HTML built from strings). Through the app's calls, bob sees alice's
  * request as data (an HTML-looking purpose stays data), approves it once (audited `via: 'app'`),
- * and alice gets the four-eyes refusal, bob a second answer's refusal, with the page's titles.
+ * and alice gets the four-eyes refusal, bob a second answer's refusal, with the page's titles. The
+ * run-status app: the tools of the flows that park declare `ui://baton/run`, and alice reads her
+ * own run through `baton_run_status` (waiting for manager, the flow's summary, the deadline, the
+ * audited steps; after bob's approval the outcome), which writes nothing; bob is refused it as an
+ * unknown request, and a client without the extension has no such tool.
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
