@@ -11,9 +11,12 @@
  * own request, sees the four-eyes refusal as the decision page titles it; bob hands one to dave
  * with the app's "hand to someone else" (`baton_delegate` through the host); on the quorum fixture
  * (`board_spend`, two approvals) bob's vote is counted, dave's inbox app lists it with "1 of 2
- * approvals", opens it (the app calls `baton_decide` through the host) and completes it. With
- * `BATON_APP_SCREENSHOTS=1` it writes `docs/images/mcp-apps-decide-{1280,400}.png` and
- * `docs/images/mcp-apps-inbox-400.png`. Skipped
+ * approvals", opens it (the app calls `baton_decide` through the host) and completes it; alice's
+ * own expense call shows the run-status app ("Waiting for manager", the summary, the deadline, the
+ * steps), which follows the run through `baton_run_status` by itself and shows the outcome once
+ * bob approves from his own client. With `BATON_APP_SCREENSHOTS=1` it writes
+ * `docs/images/mcp-apps-decide-{1280,400}.png`, `docs/images/mcp-apps-inbox-400.png` and
+ * `docs/images/mcp-apps-run{,-done}-400.png`. Skipped
  * (with a message) when /usr/bin/chromium is missing locally; fails under CI=true.
  */
 import { join, resolve } from 'node:path';
@@ -107,6 +110,10 @@ describe.skipIf(!hasChromium && !inCi)('the decision app in headless Chromium, h
           '--wait-in-call',
           '0',
           '--store-principal-names',
+          // The run-status app shows the audited steps, and polls every second (the task poll).
+          '--audit',
+          '--task-poll',
+          '1',
         ],
         { BATON_KEYS: generateKey() },
       );
@@ -249,5 +256,41 @@ describe.skipIf(!hasChromium && !inCi)('the decision app in headless Chromium, h
     expect(await inbox.app.textContent('[data-outcome="recorded"] .sentence')).toMatch(/^Recorded/);
     expect(problems).toEqual([]);
     await inbox.page.close();
+  }, 60_000);
+
+  it('alice watches her run in the run-status app: waiting for manager, then live the outcome once bob approves', async () => {
+    const purpose = 'train to Lyon';
+    const { page, app } = await hostApp(approvals, 'alice', 'expense_approval', { amount: 90, purpose }, 400);
+    // The waiting result, then the app's own read of the run (baton_run_status through the host).
+    await app.waitForSelector('h1.waiting');
+    expect(await app.textContent('h1.waiting')).toBe('Waiting for manager');
+    // The flow's own summary line (`defineFlow({ summary })` in examples/approvals).
+    expect(await app.textContent('h1.summary')).toBe(`Expense of 90 for "${purpose}"`);
+    expect(await app.textContent('.state')).toBe('deciding.manager');
+    expect(await app.textContent('.waits li .hint')).toMatch(/^manager · decide by \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+    expect(await app.textContent('.steps li')).toMatch(/your call: deciding\.manager$/);
+    if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs/images/mcp-apps-run-400.png'), fullPage: true });
+    const id = (await app.textContent('.request'))!;
+
+    // Bob approves on the other side (his own client); alice's app updates by itself.
+    const bob = await mcp(approvals, 'bob');
+    const decided = await bob.callTool({
+      name: 'baton_decide',
+      arguments: { id, answer: { action: 'accept', content: { approve: true } } },
+    });
+    expect(decided.structuredContent).toMatchObject({ status: 'recorded' });
+    await app.waitForSelector('[data-outcome="completed"]', { timeout: 10_000 });
+    expect(await app.textContent('[data-outcome="completed"] h1')).toBe('Finished');
+    expect(await app.textContent('[data-outcome="completed"] .sentence')).toBe('Expense of 90 approved.');
+    expect(await app.textContent('.state')).toBe('approved');
+    expect(await app.$$eval('.steps li', (lis) => lis.map((li) => li.textContent))).toEqual([
+      expect.stringMatching(/your call: deciding\.manager$/),
+      expect.stringMatching(/a decision in the app: deciding\.manager → approved$/),
+    ]);
+    expect(await app.$('h1.waiting')).toBeNull();
+    if (SCREENSHOTS)
+      await page.screenshot({ path: join(ROOT, 'docs/images/mcp-apps-run-done-400.png'), fullPage: true });
+    expect(problems).toEqual([]);
+    await page.close();
   }, 60_000);
 });

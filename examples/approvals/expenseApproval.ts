@@ -180,6 +180,8 @@ export const expenseApproval = defineFlow({
   }),
   inputs,
   machine,
+  // The line the requester's run-status app shows (MCP Apps, docs/mcp-apps.md).
+  summary: (context) => `Expense of ${context.amount} for "${context.purpose}"`,
   // Amounts, purposes and verdicts are not secrets: the audit trail (and `baton inspect`) shows them.
   auditValues: true,
 });

@@ -16,6 +16,7 @@ export type {
   ArgumentCompleter,
   Flow,
   FlowAnnotations,
+  FlowApp,
   FlowConfig,
   JsonSchemaObject,
   Migration,
@@ -228,6 +229,11 @@ export type {
   QuorumVote,
   RequestItem,
   ResumeRequest,
+  RunStatus,
+  RunStatusRequest,
+  RunStatusResult,
+  RunStep,
+  RunWait,
   WithdrawRequest,
 } from './decisions/types.js';
 export {

@@ -35,6 +35,8 @@ import type { ServingMetrics } from '../observability/metrics.js';
 import { withIncomingTrace } from '../observability/traceContext.js';
 import { appToolRegistrar, offerDecisionApps } from './apps/appTools.js';
 import { APP_DECIDE_DESCRIPTION, type AppDecideArgs, appDecideArguments, decideInApp } from './apps/decideInApp.js';
+import { registerFlowApps } from './apps/flowApps.js';
+import { RUN_STATUS_TOOL, registerRunStatusTool } from './apps/runStatusTool.js';
 import { withCachedJsonSchema } from './cachedJsonSchema.js';
 import {
   declaredCapabilities,
@@ -398,6 +400,13 @@ export function registerDecisionTools(server: McpServer, options: DecisionToolsO
       ),
     ),
   );
+
+  // MCP Apps: the run-status app's read of the caller's own run (`apps/runStatusTool.ts`).
+  if (apps) {
+    tools.set(RUN_STATUS_TOOL, registerRunStatusTool(server, runner, caller));
+    // And the apps flows declare themselves (`defineFlow({ app })`, `apps/flowApps.ts`).
+    registerFlowApps(server, runner);
+  }
 
   return tools;
 }

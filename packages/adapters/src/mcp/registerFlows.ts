@@ -26,6 +26,7 @@ import {
   type Variables,
 } from '@modelcontextprotocol/server';
 import type { ServingMetrics } from '../observability/metrics.js';
+import { registerFlowTool } from './apps/appTools.js';
 import { defaultPrincipal, defaultRoles } from './callContext.js';
 import { withCompleters } from './completions.js';
 import { DECISION_TOOLS, registerDecisionTools } from './decisionTools.js';
@@ -253,7 +254,7 @@ export function prepareFlows(options: RegisterFlowsOptions): PreparedFlows {
  * With `calledTool` (a server built for one `tools/call` of that tool, see `calledTool.ts`) only
  * that tool is registered, when it is one of them; otherwise everything is. With `apps` (the
  * request's client declared MCP Apps, see `apps/negotiation.ts`) the decision tools declare the
- * decision app and its resources are served.
+ * decision app, the tools of flows that park the run-status app, and their resources are served.
  */
 export function registerPreparedFlows(
   server: McpServer,
@@ -285,7 +286,10 @@ export function registerPreparedFlows(
     if (narrowed && !(flowCall && flow.name === calledTool)) continue;
     if (toolConfig) {
       const tasks = { offered: task && prepared.tasks, required: taskRequired };
-      const tool = server.registerTool(flow.name, toolConfig, async (args: unknown, ctx: ServerContext) => {
+      // MCP Apps: a flow that parks shows its run in the run-status app (`apps/appTools.ts`).
+      const parks = flow.decisions.length > 0 || flow.events.length > 0 || flow.steps.length > 0;
+      const runApp = apps && prepared.decisionTools && parks;
+      const tool = registerFlowTool(server, runApp, flow, toolConfig, async (args: unknown, ctx: ServerContext) => {
         try {
           return await callFlowTool(prepared, server, flow, tasks, args, ctx, notifier);
         } catch (error) {

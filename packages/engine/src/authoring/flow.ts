@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { FlowResult } from '../contract/outcome.js';
 import { FlowDefinitionError } from '../errors.js';
-import type { Flow, FlowConfig } from './flowTypes.js';
+import type { Flow, FlowApp, FlowConfig } from './flowTypes.js';
 import { machineGraph } from './graph.js';
 import type { InputCatalog } from './inputs/catalog.js';
 import { decisionProblems, isDecision } from './inputs/decision.js';
@@ -148,6 +148,10 @@ export function defineFlow<
   ) {
     throw new FlowDefinitionError(`flow "${config.name}": inputSchema must be a JSON Schema object with type "object"`);
   }
+  if (config.summary !== undefined && typeof config.summary !== 'function') {
+    throw new FlowDefinitionError(`flow "${config.name}": summary must be a function of the context`);
+  }
+  if (config.app !== undefined) checkApp(config.name, config.machine, config.app);
   const map = config.result;
   const flow: Flow<TMachine, TInputs, z.input<TArgs>> = {
     name: config.name,
@@ -160,6 +164,8 @@ export function defineFlow<
     migrations: config.migrations ?? {},
     annotations: config.annotations,
     auditValues: config.auditValues ?? false,
+    ...(config.summary ? { summary: config.summary } : {}),
+    ...(config.app ? { app: { ...config.app, states: { ...config.app.states } } } : {}),
     sensitive: [...(config.sensitive ?? [])],
     needsLedger: (config.needsLedger ?? false) || decisions.length > 0 || steps.length > 0,
     decisions,
@@ -180,6 +186,35 @@ export function defineFlow<
     (flow as unknown as Record<symbol, boolean>)[REPLAYABLE] = true;
   }
   return flow;
+}
+
+/** Every state path of a machine (`deciding`, `deciding.manager`, ...). */
+function statePaths(machine: AnyStateMachine): Set<string> {
+  const paths = new Set<string>();
+  const walk = (states: Record<string, { states: Record<string, unknown> }>, prefix: string) => {
+    for (const [key, node] of Object.entries(states)) {
+      const path = prefix ? `${prefix}.${key}` : key;
+      paths.add(path);
+      walk(node.states as Record<string, { states: Record<string, unknown> }>, path);
+    }
+  };
+  walk(machine.root.states as unknown as Record<string, { states: Record<string, unknown> }>, '');
+  return paths;
+}
+
+/** A flow's own app ({@link FlowConfig.app}) is an HTML document with data functions for states the machine has. */
+function checkApp(name: string, machine: AnyStateMachine, app: FlowApp<any>): void {
+  if (typeof app.html !== 'string' || !/^\s*<!doctype html>/i.test(app.html)) {
+    throw new FlowDefinitionError(`flow "${name}": app.html must be an HTML5 document (<!doctype html>…)`);
+  }
+  const paths = statePaths(machine);
+  for (const [state, data] of Object.entries(app.states ?? {})) {
+    if (!paths.has(state))
+      throw new FlowDefinitionError(`flow "${name}": app.states.${state} names no state of its machine`);
+    if (typeof data !== 'function') {
+      throw new FlowDefinitionError(`flow "${name}": app.states.${state} must be a function of the context`);
+    }
+  }
 }
 
 /** Process-global, so the runner of another copy of the engine reads it (`copies.ts`). */

@@ -43,6 +43,24 @@ export type ArgumentCompleter = (
   context: { readonly arguments: Readonly<Record<string, string>> },
 ) => readonly string[] | Promise<readonly string[]>;
 
+/**
+ * A flow's own app for an MCP Apps host ({@link FlowConfig.app}): one static HTML document
+ * (`html`, the same bytes for every run: no run's data is ever in it) that the flow's tool
+ * declares in place of Baton's run-status app, and the data it gets, by state: while a run is
+ * in one of `states` (a state's path, `deciding.manager` for a nested one), the run's status
+ * carries `app: { state, data }` with `data` computed from the machine's context (typed by it;
+ * JSON). The document speaks the MCP Apps view protocol itself and reads the run with
+ * `baton_run_status` through its host (`docs/mcp-apps.md`).
+ */
+export interface FlowApp<TContext = unknown> {
+  /** The app's HTML5 document (starts with `<!doctype html>`). */
+  readonly html: string;
+  /** Its name in `resources/list`. Default: the flow's title, else its name. */
+  readonly title?: string;
+  /** The app's data while a run is in a state, by the state's path. */
+  readonly states: Readonly<Record<string, (context: TContext) => unknown>>;
+}
+
 /** A JSON Schema object (any draft; MCP lists 2020-12 by default). */
 export type JsonSchemaObject = Readonly<Record<string, unknown>>;
 
@@ -82,6 +100,19 @@ export interface FlowConfig<TMachine extends AnyStateMachine, TInputs extends In
   annotations?: FlowAnnotations;
   /** Record answer values (not only keys and actions) in the audit trail. Off by default. */
   auditValues?: boolean;
+  /**
+   * One line that says what a run is about, from the machine's context (e.g.
+   * `(ctx) => \`Expense of ${ctx.amount} for ${ctx.purpose}\``): the run-status app shows it to the
+   * requester above the run's state (`docs/mcp-apps.md`). Read on the parked context, never
+   * written; a function that throws or returns something other than a string shows no summary.
+   * Only the requester reads it. Default: none.
+   */
+  summary?: (context: ContextFrom<TMachine>) => string;
+  /**
+   * The flow's own app for MCP Apps hosts, with typed data from the context for some of its
+   * states ({@link FlowApp}). Default: none (the flow's tool declares Baton's run-status app).
+   */
+  app?: FlowApp<ContextFrom<TMachine>>;
   /**
    * Context paths (dot-separated, e.g. `'code'` or `'account.token'`) that hold secrets: their
    * values never reach an inspector (redacted to `'[redacted]'`, as are the outputs of the
@@ -126,6 +157,10 @@ export interface Flow<
   readonly annotations: FlowAnnotations | undefined;
   /** Whether the audit trail records answer values. */
   readonly auditValues: boolean;
+  /** The run's summary line from its context ({@link FlowConfig.summary}), when the author gave one. */
+  readonly summary?: (context: ContextFrom<TMachine>) => string;
+  /** The flow's own app ({@link FlowConfig.app}), when the author gave one. */
+  readonly app?: FlowApp<ContextFrom<TMachine>>;
   /** Context paths whose values never reach an inspector ({@link FlowConfig.sensitive}). */
   readonly sensitive: readonly string[];
   /**

@@ -13,7 +13,7 @@
 import type { AnyActorRef, EventObject, StateValue } from 'xstate';
 import type { Flow } from '../authoring/flowTypes.js';
 import type { RequestStateCodec } from '../codec/types.js';
-import type { AuditAnswer, AuditOutcome, AuditVia } from '../contract/audit.js';
+import type { AuditAnswer, AuditEntry, AuditOutcome, AuditVia } from '../contract/audit.js';
 import type { RunnerLogEvent } from '../contract/call.js';
 import type { FullLedger } from '../contract/ledger.js';
 import type { RoundBody } from '../round/body.js';
@@ -116,6 +116,8 @@ export interface DecisionsPort {
   play(input: PlayInput): Promise<RoundEnd>;
   /** Append an audit entry when the runner has an audit log; never throws. */
   audit(round: AuditRound): Promise<void>;
+  /** Every audited round of instance `fid`, in order (`[]` without an audit log, or when it cannot be read). */
+  readonly rounds?: (fid: string) => Promise<readonly AuditEntry[]>;
   /** A fresh random id (flow instances). */
   newId(): string;
   /** Whether the machine, restored from `body`, would take `event` (nothing runs). */

@@ -18,6 +18,7 @@
 import type { Flow } from '../authoring/flowTypes.js';
 import type { AnswerIssue } from '../authoring/inputs/spec.js';
 import type { StateBinding } from '../codec/types.js';
+import type { AuditOutcome, AuditVia } from '../contract/audit.js';
 import type { CallContext } from '../contract/call.js';
 import type { ParkedRequest, RequestStatus, WaitingFor } from '../contract/ledger.js';
 import type { RoundOutcome } from '../contract/outcome.js';
@@ -160,6 +161,70 @@ export interface DecideRequest {
   readonly requestState?: string;
   readonly inputResponses?: Readonly<Record<string, unknown>>;
 }
+
+/** A `runStatus` read (the requester's). */
+export interface RunStatusRequest {
+  readonly id: string;
+  readonly context: DecisionCaller;
+}
+
+/** One thing a waiting run waits for (times in ms since epoch). */
+export interface RunWait {
+  readonly key: string;
+  /** The role that decides it, when one does. */
+  readonly role?: string;
+  /** The event it waits for, when it is one. */
+  readonly event?: string;
+  /** The decision's question, as its deciders read it. */
+  readonly message?: string;
+  /** After it, the decision can no longer be made. */
+  readonly deadline?: number;
+  /** A quorum decision's approvals so far. */
+  readonly quorum?: QuorumStatus;
+}
+
+/** One audited round of a run: who ran it (`via`), when, and the states it passed through. */
+export interface RunStep {
+  readonly round: number;
+  readonly via: AuditVia;
+  readonly at: number;
+  readonly states: readonly string[];
+  readonly outcome: AuditOutcome;
+}
+
+/** The requester's run as `runStatus` reads it (times in ms since epoch). */
+export interface RunStatus {
+  readonly id: string;
+  readonly flow: string;
+  readonly flowTitle?: string;
+  /** The flow author's summary line of this run (`defineFlow({ summary })`). */
+  readonly summary?: string;
+  readonly status: RequestStatus;
+  /** The state the run is in (`approval.manager` for a nested one). */
+  readonly state: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** When its earliest durable timer is due, while waiting. */
+  readonly dueAt?: number;
+  /** What it waits for, while waiting; `[]` once it has ended. */
+  readonly waitingFor: readonly RunWait[];
+  /** Its audited rounds, in order (`[]` when the runner keeps no audit trail). */
+  readonly steps: readonly RunStep[];
+  /** How it ended, once it has: the flow's result text, and whether it is an error. */
+  readonly outcome?: { readonly text: string; readonly isError: boolean };
+  /**
+   * While it waits in a state the flow's own app has data for (`defineFlow({ app })`): that
+   * state and the data, from the run's context.
+   */
+  readonly app?: { readonly state: string; readonly data: unknown };
+  /** How often a reader should read it again while it waits (ms): the task poll interval for a person. */
+  readonly pollMs: number;
+}
+
+/** What `runStatus` answers: the run, or a refusal (unknown, someone else's, or unreadable here). */
+export type RunStatusResult =
+  | { readonly status: 'found'; readonly run: RunStatus }
+  | { readonly status: 'refused'; readonly reason: 'unknown' | 'unavailable'; readonly message: string };
 
 /** A `resume` call (the requester's). */
 export interface ResumeRequest {
@@ -396,6 +461,14 @@ export interface DecisionTools {
    * `[{ id, flow, status: 'waiting' | 'completed' | 'expired' | 'withdrawn', waitingFor? }]`.
    */
   requests(context: DecisionCaller): Promise<RequestItem[]>;
+  /**
+   * The caller's own run, read without playing a round or writing anything: its state, what it
+   * waits for (decisions with their questions, deadlines and votes), its audited rounds, the
+   * author's summary line and, once it has ended, its outcome. Another principal's request is
+   * refused as an unknown one.
+   * @returns `{ status: 'found', run }` or `{ status: 'refused', reason, message }`.
+   */
+  runStatus(request: RunStatusRequest): Promise<RunStatusResult>;
   /**
    * The requester continues a parked flow exactly as the flow's own tool would
    * (`input_required` with requests, "retry later", the complete "waiting" result, or the

@@ -81,6 +81,8 @@ export interface Runner {
   delegateDecision: DecisionTools['delegate'];
   /** See {@link DecisionTools.requests}. */
   requests: DecisionTools['requests'];
+  /** See {@link DecisionTools.runStatus}: the caller's own run, read (the run-status app's). */
+  runStatus: DecisionTools['runStatus'];
   /** See {@link DecisionTools.resume}. */
   resume: DecisionTools['resume'];
   /** See {@link DecisionTools.withdraw}. */

@@ -4,8 +4,8 @@
  * tools share. It lends them the runner's state and implements the port's
  * operations on it: `play` (one round of a flow on a fresh or restored actor,
  * abandoned on a ledger outage, and held, bounded, until a deferring
- * inspector has the round's events), `accepts`, `audit` (`audit.ts`) and
- * `newId`. Changes with what the port offers.
+ * inspector has the round's events), `accepts`, `audit` (`audit.ts`), `rounds`
+ * (the audit trail of one instance, for the requester's run status) and `newId`. Changes with what the port offers.
  */
 import { type AnyMachineSnapshot, createActor } from 'xstate';
 import type { AuditRound, DecisionsPort, PlayInput } from '../decisions/port.js';
@@ -39,6 +39,15 @@ export function createDecisionsPort(state: RunnerState): DecisionsPort {
     },
     play: (input) => play(state, input),
     audit: (round: AuditRound) => appendAudit(state, round),
+    rounds: async (fid) => {
+      if (!state.auditLog) return [];
+      try {
+        return await state.auditLog.rounds(fid);
+      } catch (error) {
+        state.log({ type: 'flow_error', flow: '', fid, error });
+        return [];
+      }
+    },
   };
 }
 

@@ -5,9 +5,15 @@
  * serves the app resources (`decisionApp.ts`), and registers `baton_inbox`
  * and `baton_decide` through ext-apps' `registerAppTool` with their
  * `_meta.ui.resourceUri` (and the legacy `_meta["ui/resourceUri"]` it adds);
- * `baton_decide` then takes the app's `answer` (`decideInApp.ts`). Any other
- * server registers the tools exactly as before.
+ * `baton_decide` then takes the app's `answer` (`decideInApp.ts`). The tool of
+ * a flow that parks (it awaits decisions, events or durable steps) declares
+ * the run-status app, `ui://baton/run`, on its definition: the spec links an
+ * app to a tool, not to one of its results, so the app renders every result
+ * of the tool (a finished run's too) and follows a parked one through
+ * `baton_run_status` (`runStatusTool.ts`). Any other server registers the
+ * tools exactly as before.
  */
+import type { Flow } from '@baton/engine';
 import { registerAppTool } from '@modelcontextprotocol/ext-apps/server';
 import type {
   McpServer,
@@ -17,7 +23,8 @@ import type {
   ToolAnnotations,
   ToolCallback,
 } from '@modelcontextprotocol/server';
-import { DECIDE_APP_URI, INBOX_APP_URI, registerDecisionApps } from './decisionApp.js';
+import { DECIDE_APP_URI, INBOX_APP_URI, RUN_APP_URI, registerDecisionApps } from './decisionApp.js';
+import { flowAppUri } from './flowApps.js';
 import { UI_EXTENSION_ID } from './negotiation.js';
 
 /** The two decision tools that declare an app. */
@@ -72,4 +79,27 @@ export function appToolRegistrar(server: McpServer, apps: boolean) {
     apps
       ? registerDecisionAppTool(server, name, config, callback)
       : server.registerTool(name, config, callback as never);
+}
+
+/**
+ * Register the tool of a flow that parks with the run-status app (`ui://baton/run`), or the
+ * flow's own app, for a client that declared MCP Apps (`apps`), else exactly as any other tool.
+ */
+export function registerFlowTool(
+  server: McpServer,
+  apps: boolean,
+  flow: Pick<Flow, 'name' | 'app'>,
+  config: DecisionToolConfig,
+  callback: (args: unknown, ctx: ServerContext) => ReturnType<ToolCallback>,
+): RegisteredTool {
+  const name = flow.name;
+  if (!apps) return server.registerTool(name, config, callback as never);
+  // A flow with its own app (`defineFlow({ app })`) declares it instead (`flowApps.ts`).
+  const resourceUri = flow.app ? flowAppUri(flow) : RUN_APP_URI;
+  return registerAppTool(
+    server,
+    name,
+    { ...(config as object), _meta: { ...config._meta, ui: { resourceUri } } } as Parameters<typeof registerAppTool>[2],
+    callback as unknown as Parameters<typeof registerAppTool>[3],
+  );
 }

@@ -1,7 +1,8 @@
 /**
  * The decision app's HTML document and its `ui://` resources. One static
- * document serves both `ui://baton/inbox` (the approver's inbox) and
- * `ui://baton/decide` (one decision and its form): the data comes with the
+ * document serves `ui://baton/inbox` (the approver's inbox),
+ * `ui://baton/decide` (one decision and its form) and `ui://baton/run` (the
+ * requester's run, which the tool of a flow that parks declares): the data comes with the
  * tool result the host hands the app, never in the document, so the document
  * is the same bytes for everyone and holds nothing of any request. An MCP App
  * is one HTML document shown in a sandboxed iframe with no origin of its own
@@ -24,6 +25,8 @@ import { APP_MIME_TYPE } from './negotiation.js';
 export const INBOX_APP_URI = 'ui://baton/inbox';
 /** The decision app (`baton_decide` declares it). */
 export const DECIDE_APP_URI = 'ui://baton/decide';
+/** The run-status app (the tools of flows that park, and `baton_run_status`, declare it). */
+export const RUN_APP_URI = 'ui://baton/run';
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -50,7 +53,7 @@ export const DECISION_APP_HTML = `<!doctype html>
 <meta http-equiv="Content-Security-Policy" content="${APP_CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>Baton decision</title>
+<title>Baton</title>
 <style>${APP_STYLE}</style>
 </head>
 <body>
@@ -66,7 +69,7 @@ export const DECISION_APP_BYTES = Buffer.byteLength(DECISION_APP_HTML, 'utf8');
 /** The `_meta.ui` of the app resources: no CSP domains (the host's strictest default), a border. */
 const UI_META = { ui: { csp: {}, prefersBorder: true } };
 
-/** Register `ui://baton/inbox` and `ui://baton/decide` on `server` (for a client that declared MCP Apps). */
+/** Register `ui://baton/inbox`, `ui://baton/decide` and `ui://baton/run` on `server` (for a client that declared MCP Apps). */
 export function registerDecisionApps(server: McpServer): RegisteredResource[] {
   const apps = [
     { uri: INBOX_APP_URI, name: 'Baton inbox', description: 'The decisions waiting for you, to open and make.' },
@@ -74,6 +77,11 @@ export function registerDecisionApps(server: McpServer): RegisteredResource[] {
       uri: DECIDE_APP_URI,
       name: 'Baton decision',
       description: 'One decision: who asked, what, the deadline, approvals so far, and its form.',
+    },
+    {
+      uri: RUN_APP_URI,
+      name: 'Baton run',
+      description: 'Your run: its state, who it waits for, deadlines, the steps that ran, and its outcome, live.',
     },
   ];
   return apps.map(({ uri, name, description }) =>

@@ -7,9 +7,12 @@
  * `tools/call`, which the host forwards to this server), accepts messages
  * from its parent window only, and builds every element with DOM calls and
  * `textContent`, so nothing the server or a requester wrote is ever parsed
- * as HTML. It renders three results: the inbox (`baton_inbox`), one decision
- * with its form built from the decision's schema (`baton_decide {id}`), and
- * what an answer, a hand-over or a refusal came to. Approve, decline and
+ * as HTML. It renders the inbox (`baton_inbox`), one decision with its form
+ * built from the decision's schema (`baton_decide {id}`), what an answer, a
+ * hand-over or a refusal came to, and the requester's run: a flow's waiting
+ * result, then `baton_run_status {id}` read again through the host every
+ * `pollMs` while the run waits and the app is visible (the state, who it
+ * waits for, deadlines, the steps that ran, the outcome). Approve, decline and
  * hand-over call `baton_decide {id, key, answer}` and `baton_delegate` back
  * through the host, so the server checks every rule. Kept in this module, apart
  * from the document (`decisionApp.ts`), so that its bytes and CSP hashes have
@@ -30,7 +33,7 @@ input[type=text],input[type=email],input[type=url],input[type=number],input[type
 .actions{display:flex;flex-wrap:wrap;gap:8px;margin-top:8px}button{font:inherit;padding:6px 12px;border-radius:6px;border:1px solid var(--line);background:transparent;color:inherit;cursor:pointer}
 button.primary{background:var(--accent);border-color:var(--accent);color:#fff}button:disabled{opacity:.6;cursor:default}
 .notice{border-left:4px solid var(--accent);padding:6px 10px;margin:8px 0}.notice.refused,.problem{border-color:var(--bad);color:var(--bad)}.notice.recorded{border-color:var(--good)}
-.problem{border-left:4px solid;padding:4px 8px}details{margin-top:12px}.hint{color:var(--muted);font-size:12px}`;
+.problem{border-left:4px solid;padding:4px 8px}details{margin-top:12px}.hint{color:var(--muted);font-size:12px}.steps ol{margin:4px 0;padding-left:20px;font-size:13px}`;
 
 /** The app's script. */
 export const APP_SCRIPT = `(function(){'use strict';
@@ -41,7 +44,7 @@ function notify(method,params){send(params===undefined?{jsonrpc:'2.0',method:met
 window.addEventListener('message',function(ev){if(ev.source!==window.parent)return;var m=ev.data;if(!m||m.jsonrpc!=='2.0')return;
 if(m.method===undefined&&m.id!==undefined&&waiting[m.id]){var w=waiting[m.id];delete waiting[m.id];if(m.error)w.fail(new Error(m.error.message||'Error'));else w.ok(m.result);return}
 if(m.method==='ui/notifications/tool-result'){show(m.params);return}
-if(m.id!==undefined&&m.method!==undefined){if(m.method==='ui/resource-teardown'||m.method==='ping')send({jsonrpc:'2.0',id:m.id,result:{}});else send({jsonrpc:'2.0',id:m.id,error:{code:-32601,message:'Method not found'}})}});
+if(m.id!==undefined&&m.method!==undefined){if(m.method==='ui/resource-teardown'){clearTimeout(timer);timer=null}if(m.method==='ui/resource-teardown'||m.method==='ping')send({jsonrpc:'2.0',id:m.id,result:{}});else send({jsonrpc:'2.0',id:m.id,error:{code:-32601,message:'Method not found'}})}});
 function el(tag,attrs,kids){var e=document.createElement(tag);if(attrs)for(var k in attrs){if(attrs[k]===undefined||attrs[k]===null||attrs[k]===false)continue;if(k==='text')e.textContent=String(attrs[k]);else e.setAttribute(k,attrs[k]===true?'':String(attrs[k]))}
 (kids||[]).forEach(function(c){if(c!==null&&c!==undefined&&c!=='')e.appendChild(typeof c==='string'?document.createTextNode(c):c)});return e}
 function when(iso){if(!iso)return '';var d=new Date(iso);return isNaN(d)?String(iso):d.toISOString().slice(0,16).replace('T',' ')+' UTC'}
@@ -57,7 +60,21 @@ if(result&&result.isError){if(s.status==='invalid'&&current)return render(decisi
 if(s.status==='recorded')return render([notice('recorded','Decision recorded',s.message||text(result)),back()]);
 if(s.status==='declined')return render([notice('declined','Not recorded',s.message||text(result)),back()]);
 if(s.status==='handed')return render([notice('recorded','Handed over',text(result)),back()]);
+if(s.run)return render(run(s.run));
+if((s.status==='waiting'||s.status==='working')&&typeof s.id==='string'){render([el('p',{class:'hint',text:text(result)})]);return follow(s.id,0)}
 render([el('p',{text:text(result)})])}
+var timer=null;function follow(id,ms){clearTimeout(timer);timer=setTimeout(function(){if(document.visibilityState==='hidden'){document.addEventListener('visibilitychange',function again(){if(document.visibilityState==='hidden')return;document.removeEventListener('visibilitychange',again);follow(id,0)});return}
+request('tools/call',{name:'baton_run_status',arguments:{id:id}}).then(show,function(){follow(id,Math.max(ms,5000))})},ms)}
+var VIA={call:'your call',resume:'your resume',app:'a decision in the app',decide:'a decision',decide_api:'a decision through the API',decide_page:'a decision on the page',withdraw:'your withdrawal',timer:'a deadline',operator:'an operator',event:'an event',delegate:'a hand-over'};
+function who(w){return w.role?w.role:w.event?'the event '+w.event:'a decision ('+w.key+')'}
+function run(r){var waits=r.waitingFor||[];var out=[el('p',{class:'flow',text:r.flowTitle?r.flowTitle+' ('+r.flow+')':r.flow}),el('h1',{class:'summary',text:r.summary||r.flowTitle||r.flow})];
+if(r.outcome)out.push(el('section',{class:'notice '+(r.outcome.isError?'refused':'recorded'),'data-outcome':r.status,role:'status'},[el('h1',{text:r.status==='completed'?'Finished':'Ended: '+r.status}),el('p',{class:'sentence',text:r.outcome.text})]));
+else out.push(el('section',{class:'notice','data-outcome':'waiting',role:'status'},[el('h1',{class:'waiting',text:waits.length?'Waiting for '+waits.map(who).join(' and '):'Working'}),el('p',{class:'hint',text:'Updates here while it waits.'})]));
+var facts=[row('Request',r.id,'request'),row('State',r.state,'state'),row('Started',when(r.createdAt)),row('Last change',when(r.updatedAt))];if(r.dueAt)facts.push(row('Next deadline',when(r.dueAt),'due'));out.push(el('dl',{class:'facts'},facts));
+if(waits.length)out.push(el('section',{class:'waits'},[el('h2',{text:'Waiting for'}),el('ul',{class:'inbox'},waits.map(function(w){var f=[who(w)];if(w.deadline)f.push('decide by '+when(w.deadline));if(w.quorum)f.push(w.quorum.approvals+' of '+w.quorum.required+' approvals');
+return el('li',{'data-key':w.key},[el('div',{},[el('div',{text:w.message||w.key}),el('div',{class:'hint',text:f.join(' \u00b7 ')})])])}))]));
+if(r.steps&&r.steps.length)out.push(el('section',{class:'steps'},[el('h2',{text:'Steps'}),el('ol',{},r.steps.map(function(x){return el('li',{},[when(x.at)+' \u00b7 '+(VIA[x.via]||x.via)+(x.states.length?': '+x.states.join(' \u2192 '):'')])}))]));
+if(r.status==='waiting')follow(r.id,Math.max(1000,r.pollMs||5000));else clearTimeout(timer);return out}
 function back(){return el('p',{},[button('Back to your inbox','',function(){call('baton_inbox',{})})])}
 function button(label,cls,onclick){var b=el('button',{type:'button',class:cls||undefined,text:label});b.addEventListener('click',onclick);return b}
 function call(name,args){var bs=root.querySelectorAll('button');for(var i=0;i<bs.length;i++)bs[i].disabled=true;
@@ -109,4 +126,4 @@ var val;els.forEach(function(e){if(e.type==='radio'){if(e.checked)val=e.value}el
 if(p.type==='boolean')out[name]=val==='true';else if(p.type==='number'||p.type==='integer'){var n=Number(val);out[name]=isNaN(n)?val:n}
 else if(p.format==='date-time'&&/^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d$/.test(val))out[name]=val+':00Z';else out[name]=val});return out}
 request('ui/initialize',{appInfo:{name:'baton-decision-app',version:'0.1.0'},appCapabilities:{},protocolVersion:'2026-01-26'}).then(function(){notify('ui/notifications/initialized',{});size()},function(){});
-root.textContent='Waiting for the decision\\u2026';})();`;
+root.textContent='Loading\\u2026';})();`;
