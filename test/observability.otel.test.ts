@@ -13,8 +13,9 @@
  * is another), the hand-over, the decision and the round it plays join the requester's trace,
  * the spans carry the flow, the `via`, the states before and after, the outcome and the MCP
  * conventions' attributes. The scheduler's instance also POSTs its outbox to a webhook here (the
- * first POST answered 503): each attempt is a CLIENT span with the HTTP conventions' attributes
- * whose `traceparent` went with the POST. `deploy_production` waits for CI's event, which comes:
+ * first POST answered 503): each attempt is a CLIENT span with the HTTP conventions' attributes,
+ * in the instance's trace as the child of the round that raised it, whose `traceparent` went with
+ * the POST. `deploy_production` waits for CI's event, which comes:
  * its delivery is a span in the instance's trace, the round it plays its child. The metrics
  * exported to `/v1/metrics` (every 300 ms) carry the figures `/metrics` shows: rounds by outcome,
  * redemptions, events delivered, decisions waiting, the outbox, the scheduler's timers and lag.
@@ -475,7 +476,8 @@ describe('baton serve --otlp', () => {
     expect([attr(timer!, 'baton.state.before'), attr(timer!, 'baton.outcome')]).toEqual(['waiting', 'complete']);
 
     // The outbox's webhook attempts (the decision requested, the request ended): one CLIENT span
-    // each, with the HTTP conventions' attributes; its traceparent went with the POST.
+    // each, with the HTTP conventions' attributes, in the instance's trace as a child of the round
+    // that raised it (the row kept its traceparent); its own traceparent went with the POST.
     const deliveries = await spansWhere(
       (s) => s.name === 'baton.outbox.deliver' && attr(s, 'baton.instance.id') === id,
       (found) =>
@@ -491,6 +493,8 @@ describe('baton serve --otlp', () => {
         attr(delivery, 'server.port'),
         attr(delivery, 'baton.flow'),
       ]).toEqual(['POST', '127.0.0.1', port, 'quick_approval']);
+      const raisedBy = attr(delivery, 'baton.outbox.type') === 'decision.requested' ? call! : timer!;
+      expect([delivery.traceId, delivery.parentSpanId]).toEqual([callerTrace, raisedBy.spanId]);
       const sent = hooks.find((h) => h.traceparent === `00-${delivery.traceId}-${delivery.spanId}-01`);
       expect(sent && [sent.type, sent.status]).toEqual([
         attr(delivery, 'baton.outbox.type'),

@@ -4,19 +4,28 @@
  * registered a state carries no trace context and no span is made; once one is, a flow instance's
  * rounds are one trace (the second round a child of the first, through the `traceparent` kept in
  * the sealed body), a round under an incoming context is its child and links the instance's trace,
- * and a state minted before tracing still opens (its instance's trace starts there).
+ * and a state minted before tracing still opens (its instance's trace starts there). An outbox
+ * message a round raises carries no `traceparent` without an SDK, and the round's with one (on the
+ * memory ledger), so its deliveries join the instance's trace.
  */
+
+import { createMemoryLedger } from '@baton/store';
 import { context, propagation, ROOT_CONTEXT, type SpanContext, TraceFlags, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { setup } from 'xstate';
+import { z } from 'zod';
 import {
   type CallContext,
   createRequestStateCodec,
   createRunner,
+  defineFlow,
+  defineInputs,
   generateKey,
   type InputRequiredOutcome,
+  notify,
   type RoundOutcome,
 } from '../src/index.js';
 import { deployFlow } from './fixtures/deployFlow.js';
@@ -37,6 +46,35 @@ const binding = {
   target: 'deploy_production',
   args,
 };
+
+/** Announces itself and ends in its first round: one outbox message, written on its own. */
+const announce = defineFlow({
+  name: 'announce',
+  description: 'Announces and ends.',
+  args: z.object({}),
+  inputs: defineInputs({}),
+  machine: setup({}).createMachine({
+    id: 'announce',
+    initial: 'done',
+    states: { done: { type: 'final', entry: notify({ kind: 'announced' }), output: () => 'ok' } },
+  }),
+});
+const outboxLedger = createMemoryLedger({ pruneIntervalMs: 0 });
+const outboxRunner = createRunner({ flows: [announce], codec, ledger: outboxLedger, outbox: true });
+/** Play `announce` once; the outbox messages it raised. */
+async function announced() {
+  const done = await outboxRunner.run({
+    flow: 'announce',
+    args: {},
+    context: { principal: 'alice', method: 'tools/call', target: 'announce' },
+  });
+  expect(done.type).toBe('complete');
+  return outboxLedger.outbox.claimOutbox({
+    now: Number.MAX_SAFE_INTEGER - 1,
+    leaseUntil: Number.MAX_SAFE_INTEGER,
+    limit: 100,
+  });
+}
 
 function expectInput(outcome: RoundOutcome): InputRequiredOutcome {
   if (outcome.type !== 'input_required') throw new Error(`expected input_required, got ${outcome.type}`);
@@ -64,6 +102,12 @@ describe('without an SDK', () => {
     untraced = await first();
     expect(bodyOf(untraced.requestState).tc).toBeUndefined();
     expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it('writes outbox messages with no traceparent', async () => {
+    const messages = await announced();
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).not.toHaveProperty('traceparent');
   });
 });
 
@@ -127,6 +171,15 @@ describe('with the SDK registered', () => {
     expect(r2.spanContext().traceId).toBe(caller.traceId);
     expect(parentOf(r2)).toBe(caller.spanId);
     expect(r2.links.map((l) => l.context.spanId)).toEqual([r1!.spanContext().spanId]);
+  });
+
+  it("writes the raising round's traceparent with its outbox messages", async () => {
+    const messages = await announced();
+    const round = exporter
+      .getFinishedSpans()
+      .find((s) => s.name === 'baton.round' && s.attributes['baton.flow'] === 'announce');
+    const { traceId, spanId } = round!.spanContext();
+    expect(messages.map((m) => m.traceparent)).toEqual([`00-${traceId}-${spanId}-01`]);
   });
 
   it('opens a state minted before tracing; its instance is traced from there', async () => {

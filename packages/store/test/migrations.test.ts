@@ -3,7 +3,8 @@
  * table and the schema version; an existing one keeps its rows; a second
  * start changes nothing at all; a database left half-way (first migration
  * only) is completed; a database at the previous schema version (2, before
- * parked requests and decisions) is upgraded with its rows intact; and a
+ * parked requests and decisions) is upgraded with its rows intact, as is one at
+ * schema version 12 with outbox rows (schema 13 adds their trace context); and a
  * database migrated by a newer Baton (a higher schema version or an unknown
  * later migration) is refused with a clear error and left untouched, which is
  * also how the previous Baton refuses the current schema.
@@ -36,6 +37,17 @@ const journal = (dialect: 'sqlite' | 'pg') =>
 
 /** The migrations up to schema version 2 (the audit trail), before parked requests and decisions. */
 const VERSION_2_MIGRATIONS = 3;
+
+/** The migrations up to schema version 12 (delegation), before the outbox kept a trace context. */
+const VERSION_12_MIGRATIONS = 13;
+
+/** Outbox rows as a Baton at schema version 12 wrote them (no trace context), one delivered. */
+const VERSION_12_OUTBOX_ROWS = [
+  `insert into baton_outbox (id, type, body, attempts, next_attempt_at, delivered_at, created_at, expires_at)
+     values ('N-old-1', 'decision.requested', '{"a":1}', 0, ${T0}, null, ${T0}, ${T0 + 7 * 86_400_000})`,
+  `insert into baton_outbox (id, type, body, attempts, next_attempt_at, delivered_at, created_at, expires_at)
+     values ('N-old-2', 'request.ended', '{}', 1, ${T0}, ${T0 + 5}, ${T0 + 1}, ${T0 + 7 * 86_400_000})`,
+];
 
 /** A copy of `dialect`'s migrations folder holding only its first `count` migrations. */
 function partialMigrations(dialect: 'sqlite' | 'pg', count: number, into: string): string {
@@ -203,6 +215,46 @@ describe('SQLite migrations', () => {
           expectedVersion: 1,
         }),
       ).toEqual({ status: 'recorded', version: 2 });
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('upgrades a file at schema version 12 with outbox rows to their trace context, keeping them', async () => {
+    const path = freshPath();
+    const client = new Database(path);
+    migrate(drizzle({ client }), {
+      migrationsFolder: partialMigrations('sqlite', VERSION_12_MIGRATIONS, join(dir(), `v12-${n}`)),
+      migrationsTable: '__baton_migrations',
+    });
+    for (const statement of VERSION_12_OUTBOX_ROWS) client.exec(statement);
+    client.close();
+    expect(snapshot(path).meta).toEqual([{ key: 'schema_version', value: '12' }]);
+    const dump = () => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return db.prepare('select * from baton_outbox order by id').all();
+      } finally {
+        db.close();
+      }
+    };
+    const old = dump();
+    expect(old).toHaveLength(2);
+
+    const ledger = createSqliteLedger({ path, pruneIntervalMs: 0 });
+    try {
+      expect(snapshot(path).meta).toEqual([{ key: 'schema_version', value: String(SCHEMA_VERSION) }]);
+      // The rows are kept, with no trace context; the pending one is still handed out, without a traceparent.
+      expect(dump()).toEqual(old.map((row) => ({ ...(row as object), trace_context: null })));
+      const claimed = await ledger.outbox.claimOutbox({ now: T0 + 10, leaseUntil: T0 + 30_010, limit: 10 });
+      expect(claimed).toEqual([
+        { id: 'N-old-1', type: 'decision.requested', body: '{"a":1}', attempts: 0, createdAt: T0 },
+      ]);
+      const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      await ledger.outbox.enqueueOutbox([{ id: 'N-new', type: 'decision.made', body: '{}', traceparent }], T0 + 20);
+      expect(await ledger.outbox.claimOutbox({ now: T0 + 30, leaseUntil: T0 + 30_030, limit: 10 })).toEqual([
+        { id: 'N-new', type: 'decision.made', body: '{}', traceparent, attempts: 0, createdAt: T0 + 20 },
+      ]);
     } finally {
       await ledger.close();
     }
@@ -401,6 +453,49 @@ describePg('PostgreSQL migrations', (serverUrl) => {
             expectedVersion: 1,
           }),
         ).toEqual({ status: 'recorded', version: 2 });
+      } finally {
+        await ledger.close();
+      }
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+      await fresh.drop();
+    }
+  });
+
+  it('upgrades a database at schema version 12 with outbox rows to their trace context, keeping them', async () => {
+    const fresh = await createTestDatabase(serverUrl);
+    const scratch = mkdtempSync(join(tmpdir(), 'baton-v12-pg-'));
+    try {
+      const client = new pg.Client({ connectionString: fresh.url });
+      await client.connect();
+      try {
+        await migratePg(drizzlePg({ client }), {
+          migrationsFolder: partialMigrations('pg', VERSION_12_MIGRATIONS, scratch),
+          migrationsTable: '__baton_migrations',
+          migrationsSchema: 'drizzle',
+        });
+        for (const statement of VERSION_12_OUTBOX_ROWS) await client.query(statement);
+      } finally {
+        await client.end();
+      }
+      expect(await query('select value from baton_meta', fresh.url)).toEqual([{ value: '12' }]);
+      const dump = () => query('select * from baton_outbox order by id', fresh.url);
+      const old = await dump();
+      expect(old).toHaveLength(2);
+
+      const ledger = await createPostgresLedger({ connectionString: fresh.url, pruneIntervalMs: 0 });
+      try {
+        expect(await query('select value from baton_meta', fresh.url)).toEqual([{ value: String(SCHEMA_VERSION) }]);
+        expect(await dump()).toEqual(old.map((row) => ({ ...(row as object), trace_context: null })));
+        const claimed = await ledger.outbox.claimOutbox({ now: T0 + 10, leaseUntil: T0 + 30_010, limit: 10 });
+        expect(claimed).toEqual([
+          { id: 'N-old-1', type: 'decision.requested', body: '{"a":1}', attempts: 0, createdAt: T0 },
+        ]);
+        const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+        await ledger.outbox.enqueueOutbox([{ id: 'N-new', type: 'decision.made', body: '{}', traceparent }], T0 + 20);
+        expect(await ledger.outbox.claimOutbox({ now: T0 + 30, leaseUntil: T0 + 30_030, limit: 10 })).toEqual([
+          { id: 'N-new', type: 'decision.made', body: '{}', traceparent, attempts: 0, createdAt: T0 + 20 },
+        ]);
       } finally {
         await ledger.close();
       }

@@ -5,10 +5,12 @@
  * `http.response.status_code`, `http.request.resend_count` for a retry, `error.type`: the status
  * code, or the error's class), never the URL's path, query or credentials, the body or the
  * signature. Its W3C trace context goes out with the POST (`traceparent`), so a receiver can
- * join it. An outbox row carries no trace context of its instance (the ledger's outbox has no
- * column for it), so each attempt starts a trace of its own, which names the instance and its
- * flow (`baton.instance.id`, `baton.flow`, read from the body's `data`) for a search to find it
- * beside the instance's trace. Without a registered SDK: `undefined`, nothing done.
+ * join it. Its parent is the W3C `traceparent` the outbox row keeps of the round that raised it
+ * (`baton_outbox.trace_context`, read through the registered propagator), so each attempt sits in
+ * the flow instance's trace; a row without one (written without tracing, or before schema 13)
+ * starts a trace of its own. Either way the span names the instance and its flow
+ * (`baton.instance.id`, `baton.flow`, read from the body's `data`). Without a registered SDK:
+ * `undefined`, nothing done.
  */
 import { createRequire } from 'node:module';
 import {
@@ -50,6 +52,8 @@ export interface WebhookMessage {
   readonly body: string;
   /** Attempts before this one. */
   readonly attempts: number;
+  /** The W3C `traceparent` of the round that raised it: the attempt's parent (absent: a trace of its own). */
+  readonly traceparent?: string;
 }
 
 /** One attempt's span: its trace context for the POST's headers, then how it ended. */
@@ -93,7 +97,9 @@ export function webhookSpan(url: URL, message: WebhookMessage): WebhookSpan | un
         ...about(message.body),
       },
     },
-    ROOT_CONTEXT,
+    message.traceparent === undefined
+      ? ROOT_CONTEXT
+      : propagation.extract(ROOT_CONTEXT, { traceparent: message.traceparent }),
   );
   const headers: Record<string, string> = {};
   propagation.inject(trace.setSpan(ROOT_CONTEXT, span), headers);

@@ -183,6 +183,11 @@ export interface OutboxMessage {
   readonly type: string;
   /** The body to deliver, JSON text (`{ type, timestamp, data }`). */
   readonly body: string;
+  /**
+   * The W3C `traceparent` of the round that raised it, so its delivery attempts join the flow
+   * instance's trace; absent without tracing.
+   */
+  readonly traceparent?: string;
 }
 
 /** An outbox row as {@link LedgerOutbox.claimOutbox} hands it out. */

@@ -15,11 +15,14 @@
  * flow that completes, or asks its caller, before it ever parks) still
  * delivers its `notify()`s: `enqueueRoundNotifications` writes them on their
  * own, before the round answers and before its outcome is recorded for
- * retries, so a retry answered from that record finds them written.
+ * retries, so a retry answered from that record finds them written. When a
+ * span records, each message carries the active span's W3C `traceparent`
+ * (the round's, or its child's), so its deliveries join the instance's trace.
  */
 import type { Notification } from '../authoring/notify.js';
 import type { OutboxMessage, RequestStatus } from '../contract/ledger.js';
 import type { AwaitedDecision } from '../round/play.js';
+import { activeTraceparent } from '../telemetry/tracing.js';
 import { principalHash } from './parked.js';
 import type { DecisionsPort } from './port.js';
 
@@ -56,10 +59,11 @@ function message(
   type: OutboxEventType,
   suffix: string,
   data: Record<string, unknown>,
+  traceparent: string | undefined,
 ): OutboxMessage {
   const id = `msg_${core.codec.digest(`${at.fid}\u0000${at.round}\u0000${type}\u0000${suffix}`, 'outbox-id')}`;
   const body = { type, timestamp: iso(core.now()), data: { requestId: at.fid, flow: at.flow, ...data } };
-  return { id, type, body: JSON.stringify(body) };
+  return { id, type, body: JSON.stringify(body), ...(traceparent === undefined ? {} : { traceparent }) };
 }
 
 /** The `flow.notification` messages of a round's `notify()`s, in order. */
@@ -67,13 +71,21 @@ function flowNotifications(
   core: DecisionsPort,
   at: { readonly fid: string; readonly flow: string; readonly round: number },
   notifications: readonly Notification[],
+  traceparent: string | undefined,
 ): OutboxMessage[] {
   return notifications.map((n, i) =>
-    message(core, at, 'flow.notification', String(i), {
-      kind: n.kind,
-      ...(n.to === undefined ? {} : { to: n.to }),
-      ...(n.data === undefined ? {} : { data: n.data }),
-    }),
+    message(
+      core,
+      at,
+      'flow.notification',
+      String(i),
+      {
+        kind: n.kind,
+        ...(n.to === undefined ? {} : { to: n.to }),
+        ...(n.data === undefined ? {} : { data: n.data }),
+      },
+      traceparent,
+    ),
   );
 }
 
@@ -88,7 +100,7 @@ export async function enqueueRoundNotifications(
 ): Promise<void> {
   if (!core.decisions.outbox || notifications.length === 0) return;
   // `createRunner` refuses `outbox: true` on a ledger without the `outbox` facet (`runner/facets.ts`).
-  await core.ledger!.outbox.enqueueOutbox(flowNotifications(core, at, notifications), core.now());
+  await core.ledger!.outbox.enqueueOutbox(flowNotifications(core, at, notifications, activeTraceparent()), core.now());
 }
 
 /** The outbox messages of one parked write; empty when the runner writes no outbox. */
@@ -99,9 +111,11 @@ export function outboxMessages(core: DecisionsPort, facts: OutboxFacts): OutboxM
     core.decisions.hookPrincipals === 'id' ? principal : principalHash(core.codec, principal);
   const base = { requestId: facts.fid, flow: facts.flow };
   const at = { fid: facts.fid, flow: facts.flow, round: facts.round };
+  // The active span (the round's, or a child of it) when tracing: deliveries join the instance's trace.
+  const traceparent = activeTraceparent();
   const out: OutboxMessage[] = [];
   const add = (type: OutboxEventType, suffix: string, data: Record<string, unknown>) => {
-    out.push(message(core, at, type, suffix, data));
+    out.push(message(core, at, type, suffix, data, traceparent));
   };
   for (const made of facts.made) {
     add('decision.made', made.key, {
@@ -125,7 +139,7 @@ export function outboxMessages(core: DecisionsPort, facts: OutboxFacts): OutboxM
       });
     }
   }
-  out.push(...flowNotifications(core, at, facts.notifications));
+  out.push(...flowNotifications(core, at, facts.notifications, traceparent));
   if (facts.status !== 'waiting' && facts.before !== facts.status) {
     // Once per end: the id is the request's and the end's alone.
     const id = `msg_${core.codec.digest(`${facts.fid}\u0000ended`, 'outbox-id')}`;
@@ -137,6 +151,7 @@ export function outboxMessages(core: DecisionsPort, facts: OutboxFacts): OutboxM
         timestamp: iso(now),
         data: { ...base, status: facts.status, requester: who(facts.requesterPrincipal) },
       }),
+      ...(traceparent === undefined ? {} : { traceparent }),
     });
   }
   return out;

@@ -23,6 +23,7 @@ export function sqliteOutboxWriter(handle: SqliteHandle) {
       id: sql.placeholder('id'),
       type: sql.placeholder('type'),
       body: sql.placeholder('body'),
+      traceContext: sql.placeholder('traceContext'),
       attempts: 0,
       nextAttemptAt: sql.placeholder('now'),
       deliveredAt: null,
@@ -32,7 +33,15 @@ export function sqliteOutboxWriter(handle: SqliteHandle) {
     .onConflictDoNothing()
     .prepare();
   const insertAll = client.transaction((messages: readonly OutboxMessage[], now: number) => {
-    for (const m of messages) insertMessage.run({ ...m, now, expiresAt: now + OUTBOX_RETENTION_MS });
+    for (const m of messages)
+      insertMessage.run({
+        id: m.id,
+        type: m.type,
+        body: m.body,
+        traceContext: m.traceparent ?? null,
+        now,
+        expiresAt: now + OUTBOX_RETENTION_MS,
+      });
   });
 
   return insertAll;
@@ -55,6 +64,7 @@ export function sqliteOutbox(handle: SqliteHandle, insertAll: SqliteOutboxWriter
       id: outbox.id,
       type: outbox.type,
       body: outbox.body,
+      traceContext: outbox.traceContext,
       attempts: outbox.attempts,
       createdAt: outbox.createdAt,
     })
@@ -79,7 +89,13 @@ export function sqliteOutbox(handle: SqliteHandle, insertAll: SqliteOutboxWriter
     async claimOutbox(claim: ClaimOutbox): Promise<OutboxRecord[]> {
       assertOpen();
       const rows = await writes.submit(() => claimMessages.all({ ...claim }));
-      return rows.map((r) => ({ ...r, createdAt: Number(r.createdAt) })).sort((a, b) => a.createdAt - b.createdAt);
+      return rows
+        .map(({ traceContext, ...r }) => ({
+          ...r,
+          createdAt: Number(r.createdAt),
+          ...(traceContext ? { traceparent: traceContext } : {}),
+        }))
+        .sort((a, b) => a.createdAt - b.createdAt);
     },
     async settleOutbox(settle: SettleOutbox): Promise<void> {
       assertOpen();

@@ -24,9 +24,10 @@ import { LedgerSchemaError } from './errors.js';
  * 11, votes of quorum decisions (`baton_decision_votes`) and the display name and channel of
  * recorded decisions (`baton_decisions.decider_display`, `via`);
  * 12, delegation: hand-overs and decisions made for someone on `baton_decisions` (`assignee`,
- * `handover`, `on_behalf_of`, `on_behalf_of_name`) and absence delegates (`baton_delegations`).
+ * `handover`, `on_behalf_of`, `on_behalf_of_name`) and absence delegates (`baton_delegations`);
+ * 13, the W3C traceparent of the round that raised each outbox row (`baton_outbox.trace_context`).
  */
-export const SCHEMA_VERSION = 12;
+export const SCHEMA_VERSION = 13;
 
 /** drizzle's bookkeeping table for the ledger's migrations (kept apart from any app's own). */
 export const MIGRATIONS_TABLE = '__baton_migrations';

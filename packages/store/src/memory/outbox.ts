@@ -24,7 +24,14 @@ export function memoryOutbox(state: MemoryState): LedgerOutbox {
         .slice(0, claim.limit);
       for (const m of ready) m.nextAttemptAt = claim.leaseUntil;
       return ready
-        .map(({ id, type, body, attempts, createdAt }) => ({ id, type, body, attempts, createdAt }))
+        .map(({ id, type, body, attempts, createdAt, traceparent }) => ({
+          id,
+          type,
+          body,
+          attempts,
+          createdAt,
+          ...(traceparent ? { traceparent } : {}),
+        }))
         .sort((a, b) => a.createdAt - b.createdAt);
     },
 

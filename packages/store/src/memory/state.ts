@@ -121,6 +121,7 @@ export function createMemoryState(): MemoryState {
           id: m.id,
           type: m.type,
           body: m.body,
+          ...(m.traceparent ? { traceparent: m.traceparent } : {}),
           attempts: 0,
           createdAt: now,
           nextAttemptAt: now,

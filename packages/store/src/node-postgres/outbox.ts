@@ -26,6 +26,7 @@ export async function insertOutbox(
         id: m.id,
         type: m.type,
         body: m.body,
+        traceContext: m.traceparent ?? null,
         attempts: 0,
         nextAttemptAt: now,
         deliveredAt: null,
@@ -52,6 +53,7 @@ export function postgresOutbox(handle: PostgresHandle): LedgerOutbox {
         body: string;
         attempts: number;
         created_at: string;
+        trace_context: string | null;
       }>(sql`
         update baton_outbox set next_attempt_at = ${claim.leaseUntil}
         where id in (
@@ -60,7 +62,7 @@ export function postgresOutbox(handle: PostgresHandle): LedgerOutbox {
           order by next_attempt_at limit ${claim.limit}
           for update skip locked
         )
-        returning id, type, body, attempts, created_at`);
+        returning id, type, body, attempts, created_at, trace_context`);
       return rows
         .map((r) => ({
           id: r.id,
@@ -68,6 +70,7 @@ export function postgresOutbox(handle: PostgresHandle): LedgerOutbox {
           body: r.body,
           attempts: Number(r.attempts),
           createdAt: Number(r.created_at),
+          ...(r.trace_context ? { traceparent: r.trace_context } : {}),
         }))
         .sort((a, b) => a.createdAt - b.createdAt);
     },

@@ -343,6 +343,11 @@ export const outbox = pgTable(
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
     /** When the row may be pruned (ms). */
     expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+    /**
+     * The W3C `traceparent` of the round that raised it (schema 13), so its delivery attempts
+     * join the flow instance's trace; null without tracing.
+     */
+    traceContext: text('trace_context'),
   },
   (table) => [
     index('baton_outbox_next_attempt_at_idx').on(table.deliveredAt, table.nextAttemptAt),

@@ -347,6 +347,11 @@ export const outbox = sqliteTable(
     createdAt: integer('created_at').notNull(),
     /** When the row may be pruned (ms). */
     expiresAt: integer('expires_at').notNull(),
+    /**
+     * The W3C `traceparent` of the round that raised it (schema 13), so its delivery attempts
+     * join the flow instance's trace; null without tracing.
+     */
+    traceContext: text('trace_context'),
   },
   (table) => [
     index('baton_outbox_next_attempt_at_idx').on(table.deliveredAt, table.nextAttemptAt),
