@@ -12,7 +12,6 @@
  * (`baton.instance.id`, `baton.flow`, read from the body's `data`). Without a registered SDK:
  * `undefined`, nothing done.
  */
-import { createRequire } from 'node:module';
 import {
   type Attributes,
   ProxyTracerProvider,
@@ -23,16 +22,11 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
+import { ADAPTERS_VERSION } from '../version.js';
 
 const TRACER_NAME = '@baton/adapters';
 
-const VERSION = ((): string | undefined => {
-  try {
-    return (createRequire(import.meta.url)('../../package.json') as { version?: string }).version;
-  } catch {
-    return undefined;
-  }
-})();
+const VERSION = ADAPTERS_VERSION;
 
 const tracer = trace.getTracer(TRACER_NAME, VERSION);
 

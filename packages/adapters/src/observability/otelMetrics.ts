@@ -14,8 +14,8 @@
  * `ObservableGauge`s. The summary `baton_ledger_redeem_duration_seconds` is a gauge of its
  * quantiles (attribute `quantile`) and two counters, its `_sum` and `_count`.
  */
-import { createRequire } from 'node:module';
 import { type BatchObservableResult, type Meter, metrics, type Observable, ValueType } from '@opentelemetry/api';
+import { ADAPTERS_VERSION } from '../version.js';
 import { METRIC_HELP, type MetricName } from './observability.js';
 import type { Family } from './prometheus.js';
 
@@ -68,22 +68,13 @@ export const INSTRUMENTS: Readonly<Record<string, InstrumentSpec>> = {
   InstrumentSpec
 >;
 
-/** The version of `@baton/adapters` (its package.json is two folders up in `src/` and `dist/`). */
-function adaptersVersion(): string | undefined {
-  try {
-    return (createRequire(import.meta.url)('../../package.json') as { version?: string }).version;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Observe `collect`'s families through `meter` (the global MeterProvider's `@baton/adapters`
  * meter by default) at each collection; returns what unregisters the callback.
  */
 export function observeMetrics(
   collect: () => Promise<readonly Family[]>,
-  meter: Meter = metrics.getMeter(METER_NAME, adaptersVersion()),
+  meter: Meter = metrics.getMeter(METER_NAME, ADAPTERS_VERSION),
 ): () => void {
   const instruments = new Map<string, Observable>();
   for (const [key, spec] of Object.entries(INSTRUMENTS)) {

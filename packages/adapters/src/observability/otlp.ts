@@ -15,7 +15,6 @@
  * `shutdown` flushes what is left of both and unregisters.
  */
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { context, metrics, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -31,6 +30,7 @@ import {
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { ADAPTERS_VERSION } from '../version.js';
 
 /** Telemetry as `baton serve` runs it. */
 export interface Telemetry {
@@ -74,19 +74,10 @@ function scheduleDelay(): number {
   return Number.isSafeInteger(value) && value >= 0 ? value : 5000;
 }
 
-/** The version of `@baton/adapters` (its package.json is two folders up in `src/` and `dist/`). */
-function batonVersion(): string | undefined {
-  try {
-    return (createRequire(import.meta.url)('../../package.json') as { version?: string }).version;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Register the SDKs globally, exporting to `base` (`--otlp`). */
 export function startTelemetry(base: string): Telemetry {
   const url = tracesUrl(base);
-  const version = batonVersion();
+  const version = ADAPTERS_VERSION;
   const resource = resourceFromAttributes({
     [ATTR_SERVICE_NAME]: 'baton',
     ...(version ? { [ATTR_SERVICE_VERSION]: version } : {}),
