@@ -12,6 +12,7 @@
  * answered is `requesterRound.ts`'s job and the decision tools'.
  */
 
+import type { Span } from '@opentelemetry/api';
 import type { StateValue } from 'xstate';
 import type { Flow } from '../authoring/flowTypes.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
@@ -23,7 +24,7 @@ import { type Answers, type RoundBody, readAnswers } from '../round/body.js';
 import type { AwaitedDecision, AwaitedEvent, InjectedDecision, RoundEnd } from '../round/play.js';
 import { migratedSnapshot } from '../round/singleUse.js';
 import { nextDue } from '../round/timers.js';
-import { ATTR, childSpan, failed, SPAN } from '../telemetry/tracing.js';
+import { ATTR, childSpan, SPAN, spanned } from '../telemetry/tracing.js';
 import { lookbackEvent } from './lookback.js';
 import { enqueueRoundNotifications, outboxMessages } from './outbox.js';
 import {
@@ -284,6 +285,9 @@ function unchanged(
   );
 }
 
+/** A parked write's span says whether it was written (`parked`) or lost the compare-and-set (`conflict`). */
+const parkResultOnSpan = (span: Span, result: ParkResult) => span.setAttribute(ATTR.parkResult, result.status);
+
 /** Park or rewrite the request; the new row, or `undefined` on a conflict. */
 async function write(
   core: DecisionsPort,
@@ -341,17 +345,11 @@ async function write(
       ? { events: events.map((e) => ({ event: e.name, match: e.match })) }
       : {}),
   };
-  const span = childSpan(SPAN.park, { [ATTR.dbOperation]: 'park', [ATTR.requestStatus]: status });
-  let result: ParkResult;
-  try {
-    result = await ledger.requests.parkRequest(request, parked ? parked.row.version : null);
-    span?.setAttribute(ATTR.parkResult, result.status);
-  } catch (error) {
-    if (span) failed(span, error);
-    throw error;
-  } finally {
-    span?.end();
-  }
+  const result = await spanned(
+    childSpan(SPAN.park, { [ATTR.dbOperation]: 'park', [ATTR.requestStatus]: status }),
+    ledger.requests.parkRequest(request, parked ? parked.row.version : null),
+    parkResultOnSpan,
+  );
   if (result.status === 'conflict') return undefined;
   const { now: _now, outbox: _o, events: _e, ...fields } = request;
   return {

@@ -18,6 +18,7 @@
  * Rejections are logged here, with the same detail whoever calls.
  */
 
+import type { Span } from '@opentelemetry/api';
 import type { Flow } from '../authoring/flowTypes.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { RequestStateClaims, RequestStateCodec, StateBinding } from '../codec/types.js';
@@ -31,7 +32,7 @@ import {
   RoundInProgressError,
   unknownKeySentence,
 } from '../errors.js';
-import { ATTR, childSpan, failed, SPAN } from '../telemetry/tracing.js';
+import { ATTR, childSpan, SPAN, spanned } from '../telemetry/tracing.js';
 import { type Answers, type RoundBody, readBody } from './body.js';
 import { oversizedAnswer } from './play.js';
 import { type CompactSnapshot, toPersistedState } from './snapshot.js';
@@ -223,6 +224,10 @@ export function redeemOnce(
 }
 
 /** {@link redeemOnce} with a ledger and a presented state: redeem, answer or hold a duplicate, play, record. */
+/** A redemption's span says how it went (`redeemed`, `retry`, `in_progress`, `replayed`). */
+const redemptionOnSpan = (span: Span, redemption: RedeemResult) =>
+  span.setAttribute(ATTR.redemption, redemption.status);
+
 async function redeemed(
   settings: SingleUseSettings,
   ledger: FullLedger,
@@ -235,17 +240,11 @@ async function redeemed(
   const jti = claims.jti;
   const responsesDigest = codec.digest(round.answers, 'responses');
   const request: RedeemRequest = { jti, responsesDigest, expiresAt: claims.exp, now: settings.now() };
-  const span = childSpan(SPAN.redeem, { [ATTR.dbOperation]: 'redeem' });
-  let redemption: RedeemResult;
-  try {
-    redemption = await ledger.redemptions.redeem(request);
-    span?.setAttribute(ATTR.redemption, redemption.status);
-  } catch (error) {
-    if (span) failed(span, error);
-    throw error;
-  } finally {
-    span?.end();
-  }
+  let redemption = await spanned(
+    childSpan(SPAN.redeem, { [ATTR.dbOperation]: 'redeem' }),
+    ledger.redemptions.redeem(request),
+    redemptionOnSpan,
+  );
   if (redemption.status === 'in_progress') {
     const abandonedAfterMs = round.parks ? settings.abandonedAfterMs.parked : settings.abandonedAfterMs.plain;
     redemption = await holdDuplicate(settings, flow, request, redemption, abandonedAfterMs);

@@ -266,6 +266,31 @@ export function childSpan(name: string, attributes?: Attributes): Span | undefin
 }
 
 /**
+ * `work` as it is, ended in `span` when one records (a {@link childSpan}): `describe` tells the
+ * span what the work came to, a failure marks it ({@link failed}), and the span ends either way.
+ * Without a span, `work` itself is returned: nothing is added to the call.
+ */
+export function spanned<T>(
+  span: Span | undefined,
+  work: Promise<T>,
+  describe?: (span: Span, value: T) => void,
+): Promise<T> {
+  if (!span) return work;
+  return work.then(
+    (value) => {
+      describe?.(span, value);
+      span.end();
+      return value;
+    },
+    (error: unknown) => {
+      failed(span, error);
+      span.end();
+      throw error;
+    },
+  );
+}
+
+/**
  * A span of its own for work outside a round that belongs to a flow instance (recording a
  * decision): child of the incoming trace context when there is one, else of the instance's kept
  * one (`instance` and `attributes` are asked only then). `fn` runs in its context (a round it
