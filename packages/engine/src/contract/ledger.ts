@@ -762,6 +762,15 @@ export interface LedgerRedemptions {
   /** Record the sealed outcome of a redeemed round, for replay-safe retries. */
   recordOutcome(jti: string, sealedOutcome: string): Promise<void>;
   /**
+   * Redeem a jti and record its sealed outcome in ONE write, for a round that had no side effect
+   * of its own (the runner played it first: `round/purity.ts`). `redeemed`: the jti was new, and
+   * it is now redeemed with `sealedOutcome` recorded. Otherwise nothing is written and the answer
+   * is what {@link LedgerRedemptions.redeem} gives for a jti redeemed already: `retry` with the
+   * outcome recorded first (same answers), `in_progress` (redeemed, no outcome yet) or `replayed`
+   * (other answers, or an expired state). Atomic across processes, as `redeem` is.
+   */
+  redeemWithOutcome(request: RedeemRequest, sealedOutcome: string): Promise<RedeemResult>;
+  /**
    * Undo a redemption whose round was cut short by a ledger outage (`LedgerUnavailableError`), so
    * the client's retry of the same requestState runs the round again instead of being refused
    * as `replayed`. Deletes the row only while it has no outcome and was redeemed with
@@ -977,7 +986,7 @@ export type LedgerFacet = 'decisions' | 'steps' | 'runs' | 'schedule' | 'outbox'
  *
  * ```ts
  * const ledger: Ledger = {
- *   redemptions: { redeem, recordOutcome, releaseRedemption, mintToken, redeemToken },
+ *   redemptions: { redeem, recordOutcome, redeemWithOutcome, releaseRedemption, mintToken, redeemToken },
  *   requests: { parkRequest, getRequest, listRequests },
  *   steps: { claimStep, recordStep, getStep, reopenStep }, // it serves durable steps
  *   prune,

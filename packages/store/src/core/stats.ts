@@ -10,7 +10,13 @@
  * Drivers report what only they know (batches sent, the pool) through
  * `BatchCounter` and the `extra` callback.
  */
-import { type BatchStats, type FullLedger, type LedgerStats, LedgerUnavailableError } from '@baton/engine';
+import {
+  type BatchStats,
+  type FullLedger,
+  type LedgerStats,
+  LedgerUnavailableError,
+  type RedeemResult,
+} from '@baton/engine';
 import { type UncountedLedger, wrapFacets } from './facets.js';
 
 /** How many of the most recent redemption times the percentiles are computed over. */
@@ -71,6 +77,18 @@ export function withStats(ledger: UncountedLedger, options: StatsOptions): FullL
     throw error;
   };
 
+  /** Time a redemption that started at `started` and count it by its result. */
+  const counted = (result: RedeemResult, started: number): RedeemResult => {
+    const ms = performance.now() - started;
+    window[timed % LATENCY_WINDOW] = ms;
+    timed++;
+    sumMs += ms;
+    if (result.status === 'retry') redemptions.retried++;
+    else if (result.status === 'in_progress') redemptions.inProgress++;
+    else redemptions[result.status]++;
+    return result;
+  };
+
   const wrapped = wrapFacets(ledger, (call) => call().catch(failed));
   const source = ledger.redemptions;
 
@@ -80,14 +98,12 @@ export function withStats(ledger: UncountedLedger, options: StatsOptions): FullL
       ...wrapped.redemptions,
       async redeem(request) {
         const started = performance.now();
-        const result = await source.redeem(request).catch(failed);
-        const ms = performance.now() - started;
-        window[timed % LATENCY_WINDOW] = ms;
-        timed++;
-        sumMs += ms;
-        if (result.status === 'retry') redemptions.retried++;
-        else if (result.status === 'in_progress') redemptions.inProgress++;
-        else redemptions[result.status]++;
+        return counted(await source.redeem(request).catch(failed), started);
+      },
+      async redeemWithOutcome(request, sealedOutcome) {
+        const started = performance.now();
+        const result = counted(await source.redeemWithOutcome(request, sealedOutcome).catch(failed), started);
+        if (result.status === 'redeemed') outcomesRecorded++;
         return result;
       },
       async recordOutcome(jti, sealedOutcome) {

@@ -1,7 +1,8 @@
 /**
  * The memory ledger's `redemptions` facet: requestStates redeemed once (with
- * their sealed outcomes, for replay-safe retries, and released again after an
- * outage) and single-use tokens, minted as a code whose hash is the key.
+ * their sealed outcomes, for replay-safe retries; in one write with the outcome
+ * for a round without side effects; released again after an outage) and
+ * single-use tokens, minted as a code whose hash is the key.
  * Every method runs to completion without awaiting, so within one process
  * each redemption is atomic.
  */
@@ -28,6 +29,20 @@ export function memoryRedemptions(state: MemoryState): LedgerRedemptions {
       redemptions.set(request.jti, {
         responsesDigest: request.responsesDigest,
         outcome: null,
+        expiresAt: request.expiresAt,
+        redeemedAt: request.now,
+      });
+      return REDEEMED;
+    },
+
+    async redeemWithOutcome(request: RedeemRequest, sealedOutcome: string): Promise<RedeemResult> {
+      assertOpen();
+      const existing = redemptions.get(request.jti);
+      if (existing) return conflictResult(existing, request);
+      if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
+      redemptions.set(request.jti, {
+        responsesDigest: request.responsesDigest,
+        outcome: sealedOutcome,
         expiresAt: request.expiresAt,
         redeemedAt: request.now,
       });
