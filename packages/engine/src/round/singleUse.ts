@@ -15,7 +15,10 @@
  * (its process crashed) and stays `replayed`, as does a state presented with
  * other answers; run the round; release the redemption when a ledger outage
  * cut the round short (`releaseAfterOutage`, below); seal and record the outcome.
- * Rejections are logged here, with the same detail whoever calls.
+ * A round that can have no side effect of its own (`purity.ts`) is deferred
+ * instead: played first, then redeemed with its outcome in one write, or at
+ * its first call to the ledger (see `deferred`). Rejections are logged here,
+ * with the same detail whoever calls.
  */
 
 import type { Span } from '@opentelemetry/api';
@@ -187,7 +190,19 @@ export interface SingleUseRound {
   readonly started: number;
   /** Whether the round may play several times and hold for others (see `abandonedAfterMs`). */
   readonly parks: boolean;
+  /**
+   * The round can have no side effect of its own (`purity.ts`): it plays first, on a ledger that
+   * redeems the state before the round's first call to it, and a round that made none redeems
+   * and records in one write (`redeemWithOutcome`).
+   */
+  readonly deferrable?: boolean;
 }
+
+/**
+ * What a round plays on: the ledger it must use for everything it writes or reads (for a
+ * deferred redemption, one that redeems the state first), `undefined` without one.
+ */
+export type PlayRound = (ledger: FullLedger | undefined) => Promise<RoundOutcome>;
 
 /**
  * Run `play` at most once for the presented state (see the module comment): its outcome, the
@@ -196,14 +211,10 @@ export interface SingleUseRound {
  * @throws InvalidRequestStateError('bad_integrity') for a recorded outcome that does not open.
  * @throws RoundInProgressError for a duplicate whose round did not finish within the hold.
  */
-export function redeemOnce(
-  settings: SingleUseSettings,
-  round: SingleUseRound,
-  play: () => Promise<RoundOutcome>,
-): Promise<RoundOutcome> {
+export function redeemOnce(settings: SingleUseSettings, round: SingleUseRound, play: PlayRound): Promise<RoundOutcome> {
   // Not async itself: a round without a state or a ledger pays no extra promise (the hot path).
   const { flow, fid, claims } = round;
-  if (claims === undefined) return play();
+  if (claims === undefined) return play(settings.ledger);
   // An answer over a size its input declares is refused BEFORE redemption: nothing ran, nothing
   // was used up, and the same state takes a corrected answer (see `oversizedAnswer`).
   const oversized = oversizedAnswer(flow, (round.sized ?? round.answers) as Answers);
@@ -219,8 +230,10 @@ export function redeemOnce(
     return Promise.resolve({ type: 'error', flow: flow.name, fid, round: round.round, message: oversized });
   }
   const { ledger } = settings;
-  if (!ledger) return play();
-  return redeemed(settings, ledger, round, claims, play);
+  if (!ledger) return play(undefined);
+  return round.deferrable
+    ? deferred(settings, ledger, round, claims, play)
+    : redeemed(settings, ledger, round, claims, play);
 }
 
 /** {@link redeemOnce} with a ledger and a presented state: redeem, answer or hold a duplicate, play, record. */
@@ -233,40 +246,189 @@ async function redeemed(
   ledger: FullLedger,
   round: SingleUseRound,
   claims: Pick<RequestStateClaims, 'jti' | 'exp'>,
-  play: () => Promise<RoundOutcome>,
+  play: PlayRound,
 ): Promise<RoundOutcome> {
-  const { flow, fid } = round;
-  const { codec } = settings;
-  const jti = claims.jti;
-  const responsesDigest = codec.digest(round.answers, 'responses');
-  const request: RedeemRequest = { jti, responsesDigest, expiresAt: claims.exp, now: settings.now() };
-  let redemption = await spanned(
+  const request = redeemRequest(settings, round, claims);
+  const redemption = await spanned(
     childSpan(SPAN.redeem, { [ATTR.dbOperation]: 'redeem' }),
     ledger.redemptions.redeem(request),
     redemptionOnSpan,
   );
+  const won = await settleRedemption(settings, round, request, redemption);
+  if (won !== undefined) return won;
+  return playAndRecord(settings, ledger, round, request, () => play(ledger));
+}
+
+/** The redemption `round` asks for (its jti, the digest of its answers, its expiry), now. */
+function redeemRequest(
+  settings: SingleUseSettings,
+  round: SingleUseRound,
+  claims: Pick<RequestStateClaims, 'jti' | 'exp'>,
+): RedeemRequest {
+  const responsesDigest = settings.codec.digest(round.answers, 'responses');
+  return { jti: claims.jti, responsesDigest, expiresAt: claims.exp, now: settings.now() };
+}
+
+/**
+ * What a redemption that did not simply win means: a held duplicate's outcome, the outcome
+ * recorded for an identical request, or a refusal (thrown). `undefined`: the state is now
+ * redeemed for this request (at first, or after a released redemption) and its round is to play.
+ */
+async function settleRedemption(
+  settings: SingleUseSettings,
+  round: SingleUseRound,
+  request: RedeemRequest,
+  first: RedeemResult,
+): Promise<RoundOutcome | undefined> {
+  const { flow } = round;
+  let redemption = first;
   if (redemption.status === 'in_progress') {
     const abandonedAfterMs = round.parks ? settings.abandonedAfterMs.parked : settings.abandonedAfterMs.plain;
     redemption = await holdDuplicate(settings, flow, request, redemption, abandonedAfterMs);
   }
   if (redemption.status === 'replayed') rejectState(settings.log, flow.name, 'replayed');
-  if (redemption.status === 'retry') return recordedOutcome(settings, flow.name, redemption.outcome, jti, fid);
+  if (redemption.status === 'retry') {
+    return recordedOutcome(settings, flow.name, redemption.outcome, request.jti, round.fid);
+  }
+  return undefined;
+}
 
+/** The sealed outcome of `round`'s state, bound to its jti, flow and instance. */
+function sealOutcome(settings: SingleUseSettings, round: SingleUseRound, jti: string, outcome: RoundOutcome): string {
+  return settings.codec.sealBlob(JSON.stringify(outcome), 'outcome', outcomeBinding(jti, round.flow.name, round.fid));
+}
+
+/** Play a round whose state is redeemed, then record its outcome (released instead after a ledger outage). */
+async function playAndRecord(
+  settings: SingleUseSettings,
+  ledger: FullLedger,
+  round: SingleUseRound,
+  request: RedeemRequest,
+  play: () => Promise<RoundOutcome>,
+): Promise<RoundOutcome> {
+  const { flow, fid } = round;
   let outcome: RoundOutcome;
   try {
     outcome = await play();
   } catch (error) {
     // Cut short by a ledger outage: let the same state be retried (`releaseAfterOutage`), then answer retryable.
     if (isLedgerUnavailable(error)) {
-      await releaseAfterOutage(ledger, { jti, responsesDigest }, { flow: flow.name, fid }, settings.log);
+      await releaseAfterOutage(ledger, request, { flow: flow.name, fid }, settings.log);
     }
     throw error;
   }
-  // The round's effects have happened: failing to record them for retries must not lose the answer.
-  await ledger.redemptions
-    .recordOutcome(jti, codec.sealBlob(JSON.stringify(outcome), 'outcome', outcomeBinding(jti, flow.name, fid)))
-    .catch((error: unknown) => settings.log({ type: 'flow_error', flow: flow.name, fid, error }));
+  await recordOutcome(settings, ledger, round, request.jti, outcome);
   return outcome;
+}
+
+/** Record a played round's outcome: the round's effects have happened, so failing to record them must not lose the answer. */
+async function recordOutcome(
+  settings: SingleUseSettings,
+  ledger: FullLedger,
+  round: SingleUseRound,
+  jti: string,
+  outcome: RoundOutcome,
+): Promise<void> {
+  await ledger.redemptions
+    .recordOutcome(jti, sealOutcome(settings, round, jti, outcome))
+    .catch((error: unknown) => settings.log({ type: 'flow_error', flow: round.flow.name, fid: round.fid, error }));
+}
+
+/** Thrown at a deferred round's first ledger call when its state turned out redeemed already: the round stops there. */
+class Superseded extends Error {}
+
+/**
+ * {@link redeemOnce} for a round without side effects of its own (`purity.ts`): play it first,
+ * then redeem its state and record its outcome in one write. A round that reaches for the ledger
+ * (an outbox row, a parked write, a read) redeems its state at that first call instead, through
+ * the ledger it plays on, and goes on as {@link redeemed} does when that redemption wins; when
+ * it does not, the call throws, nothing of the round happened, and the request is answered as a
+ * duplicate is. A race lost at the one write discards the round played, which did nothing.
+ */
+async function deferred(
+  settings: SingleUseSettings,
+  ledger: FullLedger,
+  round: SingleUseRound,
+  claims: Pick<RequestStateClaims, 'jti' | 'exp'>,
+  play: PlayRound,
+): Promise<RoundOutcome> {
+  const request = redeemRequest(settings, round, claims);
+  let early: Promise<RedeemResult> | undefined;
+  const redeemFirst = async (): Promise<void> => {
+    early ??= spanned(
+      childSpan(SPAN.redeem, { [ATTR.dbOperation]: 'redeem' }),
+      ledger.redemptions.redeem({ ...request, now: settings.now() }),
+      redemptionOnSpan,
+    );
+    if ((await early).status !== 'redeemed') throw new Superseded();
+  };
+  let outcome: RoundOutcome | undefined;
+  let failure: unknown;
+  try {
+    outcome = await play(gatedLedger(ledger, redeemFirst));
+  } catch (error) {
+    failure = error;
+  }
+  if (early !== undefined) {
+    // The round redeemed at its first ledger call: from there on it was a round like any other.
+    const redemption = await early;
+    if (redemption.status === 'redeemed') {
+      return playAndRecord(settings, ledger, round, request, () =>
+        outcome === undefined ? Promise.reject(failure) : Promise.resolve(outcome),
+      );
+    }
+    // Stopped at that call, having done nothing: answered as a duplicate, or played again when
+    // the state turned out released (a ledger outage cut the first round short).
+    const won = await settleRedemption(settings, round, request, redemption);
+    if (won !== undefined) return won;
+    return playAndRecord(settings, ledger, round, request, () => play(ledger));
+  }
+  if (outcome === undefined) throw failure;
+  const played = outcome;
+  const result = await spanned(
+    childSpan(SPAN.redeem, { [ATTR.dbOperation]: 'redeem_with_outcome' }),
+    ledger.redemptions.redeemWithOutcome(
+      { ...request, now: settings.now() },
+      sealOutcome(settings, round, request.jti, played),
+    ),
+    redemptionOnSpan,
+  );
+  if (result.status === 'redeemed') return played;
+  const won = await settleRedemption(settings, round, request, result);
+  if (won !== undefined) return won;
+  // Redeemed for this request after a held duplicate's redemption was released: the round played
+  // on the same state and answers, without effects, so its outcome stands.
+  await recordOutcome(settings, ledger, round, request.jti, played);
+  return played;
+}
+
+/**
+ * `ledger` as a deferred round plays on it: every call, of any facet, first awaits `before` (the
+ * state's redemption, once). A proxy, so a facet or method added to the ledger later is gated too.
+ */
+function gatedLedger(ledger: FullLedger, before: () => Promise<void>): FullLedger {
+  const facets = new Map<PropertyKey, unknown>();
+  return new Proxy(ledger, {
+    get(target, key) {
+      const facet = Reflect.get(target, key) as unknown;
+      if (facet === null || typeof facet !== 'object') return facet;
+      let gated = facets.get(key);
+      if (gated === undefined) {
+        gated = new Proxy(facet, {
+          get(inner, name) {
+            const member = Reflect.get(inner, name) as unknown;
+            if (typeof member !== 'function') return member;
+            return async (...args: unknown[]) => {
+              await before();
+              return (member as (...a: unknown[]) => unknown).apply(inner, args);
+            };
+          },
+        });
+        facets.set(key, gated);
+      }
+      return gated;
+    },
+  });
 }
 
 /**

@@ -24,6 +24,7 @@ import { FlowError } from '../errors.js';
 import { callerKeys, readAnswers } from '../round/body.js';
 import { checkRoundInput } from '../round/clientInput.js';
 import { mintedExpiry } from '../round/play.js';
+import { isPureFrom } from '../round/purity.js';
 import { openRoundState, redeemOnce, rejectState } from '../round/singleUse.js';
 import { expandSnapshot } from '../round/snapshot.js';
 import { epochMs, RoundTrace, SPAN, tracing } from '../telemetry/tracing.js';
@@ -143,58 +144,76 @@ export async function serve(
   const answers = readAnswers(inputResponses, opened ? pending : resumeRow ? [] : undefined);
   const parsedArgs = opened || resumeRow ? undefined : flow.args.safeParse(binding.args ?? {});
   const parks = (flow.decisions.length > 0 || flow.events.length > 0 || flow.steps.length > 0) && ledger !== undefined;
+  // A round that can have no side effect of its own is played first and redeemed with its
+  // outcome (`round/purity.ts`); not one an inspector watches, which would see a round that may
+  // then be discarded, nor one of a flow with decisions or steps, whose rounds read the ledger.
+  const deferrable =
+    opened !== undefined &&
+    ledger !== undefined &&
+    state.inspect === undefined &&
+    flow.decisions.length === 0 &&
+    flow.steps.length === 0 &&
+    isPureFrom(state.machines.get(flow.name)!, opened.body.s[0]);
   // 3. Redeem before any side effect (`round/singleUse.ts`), then play.
-  let played = false as boolean; // set by the play callback: TS cannot see that
+  // The outcome of this request's own round (not one answered from the ledger): set by the play callback.
+  let own: RoundOutcome | undefined;
+  const playRound = async (roundPort: DecisionsPort): Promise<RoundOutcome> => {
+    // Played a second time (a deferred round stopped at its first ledger call, whose state then
+    // turned out released): afresh, with a new actor and nothing of the first attempt recorded.
+    const actor = restoredActor;
+    restoredActor = undefined;
+    path.length = 0;
+    received.length = 0;
+    if (parsedArgs && !parsedArgs.success) {
+      const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
+      return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
+    }
+    if (parks) {
+      audited = { received, path };
+      return requesterRound(roundPort, {
+        flow,
+        binding,
+        context,
+        fid,
+        round,
+        presented: opened ? { body: opened.body, pending } : undefined,
+        input: parsedArgs?.data,
+        answers,
+        ...(resumeRow ? { resumeRow } : {}),
+        audit: audited,
+      });
+    }
+    const end = await roundPort.play({
+      flow,
+      binding,
+      fid,
+      round,
+      capabilities: context.capabilities,
+      ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+      answers,
+      from: opened ? { body: opened.body, pending } : { input: parsedArgs?.data },
+      received,
+      path,
+      ...(actor ? { restoredActor: actor } : {}),
+    });
+    // No parked request to carry them: what the round announced goes to the outbox on its own.
+    if (end.notifications.length > 0) await enqueueRoundNotifications(roundPort, base, end.notifications);
+    return end.type === 'done'
+      ? end.outcome
+      : end.type === 'ask'
+        ? end.mint()
+        : end.type === 'working'
+          ? { type: 'error', ...base, message: `The flow "${flow.name}" did not finish its steps in time.` }
+          : end.events.length > 0
+            ? needsLedger(state, flow)
+            : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
+  };
   const redeem = () =>
     redeemOnce(
       port.singleUse,
-      { flow, fid, round, claims: opened?.claims, answers, started, parks },
-      async (): Promise<RoundOutcome> => {
-        played = true;
-        if (parsedArgs && !parsedArgs.success) {
-          const issues = parsedArgs.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
-          return { type: 'error', ...base, message: `Invalid arguments: ${issues.join('; ')}` };
-        }
-        if (parks) {
-          audited = { received, path };
-          return requesterRound(port, {
-            flow,
-            binding,
-            context,
-            fid,
-            round,
-            presented: opened ? { body: opened.body, pending } : undefined,
-            input: parsedArgs?.data,
-            answers,
-            ...(resumeRow ? { resumeRow } : {}),
-            audit: audited,
-          });
-        }
-        const end = await port.play({
-          flow,
-          binding,
-          fid,
-          round,
-          capabilities: context.capabilities,
-          ...(context.onProgress ? { onProgress: context.onProgress } : {}),
-          answers,
-          from: opened ? { body: opened.body, pending } : { input: parsedArgs?.data },
-          received,
-          path,
-          ...(restoredActor ? { restoredActor } : {}),
-        });
-        // No parked request to carry them: what the round announced goes to the outbox on its own.
-        if (end.notifications.length > 0) await enqueueRoundNotifications(port, base, end.notifications);
-        return end.type === 'done'
-          ? end.outcome
-          : end.type === 'ask'
-            ? end.mint()
-            : end.type === 'working'
-              ? { type: 'error', ...base, message: `The flow "${flow.name}" did not finish its steps in time.` }
-              : end.events.length > 0
-                ? needsLedger(state, flow)
-                : { type: 'error', ...base, message: `The flow "${flow.name}" awaits a decision it does not declare.` };
-      },
+      { flow, fid, round, claims: opened?.claims, answers, started, parks, deferrable },
+      async (roundLedger) =>
+        (own = await playRound(roundLedger === port.ledger ? port : { ...port, ledger: roundLedger })),
     );
   let outcome: RoundOutcome;
   if (traced) {
@@ -212,7 +231,7 @@ export async function serve(
     outcome = await redeem();
   }
   // Refused before redeeming (logged there), or answered from the record: nothing to log or audit.
-  if (!played) return outcome;
+  if (own === undefined || outcome !== own) return outcome;
   log({ type: 'round', flow: flow.name, fid, round: outcome.round, outcome: outcome.type, ms: now() - started });
   // Without an audit log there is nothing to assemble (nor an await to pay for).
   if (state.auditLog) {
