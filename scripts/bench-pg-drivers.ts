@@ -76,7 +76,7 @@ function postgresJs(url: string): Driver {
   };
 }
 
-const insertValues = (jti: string, now: number) => [[jti], [DIGEST], [now + 600_000], [now]];
+const insertValues = (jti: string, now: number) => [[jti], [DIGEST], [now + 600_000], [now], [null]];
 
 /** One flow's writes as the ledger sends them (see the module comment); returns statements sent. */
 async function flow(driver: Driver, previous: string | undefined, latencies: number[]): Promise<[string, number]> {

@@ -58,6 +58,18 @@ function minimalLedger(): Ledger & { readonly redeemed: Map<string, { digest: st
         const row = redeemed.get(jti);
         if (row) row.outcome = outcome;
       },
+      redeemWithOutcome: async ({ jti, responsesDigest, expiresAt, now }, outcome) => {
+        const row = redeemed.get(jti);
+        if (now > expiresAt) return { status: 'replayed' };
+        if (!row) {
+          redeemed.set(jti, { digest: responsesDigest, outcome, at: now });
+          return { status: 'redeemed' };
+        }
+        if (row.digest !== responsesDigest) return { status: 'replayed' };
+        return row.outcome !== undefined
+          ? { status: 'retry', outcome: row.outcome }
+          : { status: 'in_progress', redeemedAt: row.at };
+      },
       releaseRedemption: async (jti, digest) => {
         const row = redeemed.get(jti);
         if (!row || row.outcome !== undefined || row.digest !== digest) return false;

@@ -6,7 +6,9 @@
  * rejects calls with the engine's retryable `LedgerUnavailableError` and
  * serves again, on the same ledger, once it is back. Outcomes are recorded
  * through the primary key, never by scanning the table, and in the same
- * statement as the redemptions queued with them. Plain rewrites of parked
+ * statement as the redemptions queued with them, as are redemptions that
+ * carry their outcome (one write for a round without side effects; a losing
+ * one writes nothing). Plain rewrites of parked
  * requests go out together too, each still its own compare-and-set, and two
  * ledgers rewriting the same rows in opposite orders do not deadlock. The shared contract runs
  * against the unbatched variant (`batching: false`) too.
@@ -42,14 +44,8 @@ describePg('postgres ledger: batching and an unavailable database', (serverUrl) 
 
   // The suites the batched statements change (redemptions above all), on the unbatched path.
   const unbatched = async () => createPostgresLedger({ connectionString: url, pruneIntervalMs: 0, batching: false });
-  for (const contract of [
-    redemptionsContract,
-    requestsContract,
-    decisionsContract,
-    stepsContract,
-    runsContract,
-    lifecycleContract,
-  ]) {
+  redemptionsContract('postgres unbatched', unbatched, unbatched);
+  for (const contract of [requestsContract, decisionsContract, stepsContract, runsContract, lifecycleContract]) {
     contract('postgres unbatched', unbatched);
   }
 
@@ -98,6 +94,107 @@ describePg('postgres ledger: batching and an unavailable database', (serverUrl) 
       for (const jti of done.slice(1)) {
         expect(await redeem(ledger, jti)).toEqual({ status: 'retry', outcome: `outcome of ${jti}` });
       }
+    } finally {
+      await ledger.close();
+      await pool.end();
+    }
+  });
+
+  it('redeems with outcomes in the same one statement as redemptions and outcomes; losers write nothing', async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    const ledger = await createPostgresLedger({ pool, pruneIntervalMs: 0 });
+    const withOutcome = (jti: string, outcome: string, digest = DIGEST) =>
+      ledger.redemptions.redeemWithOutcome({ jti, responsesDigest: digest, expiresAt: T0 + 600_000, now: T0 }, outcome);
+    try {
+      const done = Array.from({ length: 3 }, () => newJti());
+      await Promise.all(done.map((jti) => redeem(ledger, jti)));
+      const plain = Array.from({ length: 3 }, () => newJti());
+      const combined = Array.from({ length: 4 }, () => newJti());
+      const before = ledger.health.stats().batches!;
+      const sent: string[] = [];
+      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+      (pool as { query: unknown }).query = (...args: unknown[]) => {
+        const config = args[0] as { text?: string } | string;
+        sent.push(typeof config === 'string' ? config : (config.text ?? ''));
+        return query(...args);
+      };
+      const [outcomes, redeemed, withOutcomes, losers] = await Promise.all([
+        Promise.all(done.map((jti) => ledger.redemptions.recordOutcome(jti, `outcome of ${jti}`))),
+        Promise.all(plain.map((jti) => redeem(ledger, jti))),
+        Promise.all(combined.map((jti) => withOutcome(jti, `combined ${jti}`))),
+        Promise.all([
+          // combined[0] twice: the second ask loses to the first, and gets its outcome.
+          withOutcome(combined[0]!, 'second'),
+          // A plain redemption of a jti redeemed with its outcome in this batch: a retry.
+          redeem(ledger, combined[1]!),
+          // Other answers for a combined one: a replay.
+          withOutcome(combined[2]!, 'other', 'e'.repeat(43)),
+          // With its outcome, a jti redeemed plainly in this batch: still in progress.
+          withOutcome(plain[0]!, 'too late'),
+          // With its outcome, a jti whose outcome this batch records: a retry with that outcome.
+          withOutcome(done[0]!, 'too late'),
+        ]),
+      ]);
+      expect(outcomes).toEqual(done.map(() => undefined));
+      expect(redeemed).toEqual(plain.map(() => ({ status: 'redeemed' })));
+      expect(withOutcomes).toEqual(combined.map(() => ({ status: 'redeemed' })));
+      expect(losers).toEqual([
+        { status: 'retry', outcome: `combined ${combined[0]}` },
+        { status: 'retry', outcome: `combined ${combined[1]}` },
+        { status: 'replayed' },
+        { status: 'in_progress', redeemedAt: T0 },
+        { status: 'retry', outcome: `outcome of ${done[0]}` },
+      ]);
+      // One statement with all three kinds of writes, then the losers' read-back.
+      expect(sent).toHaveLength(2);
+      expect(sent[0]).toMatch(/^with recorded as \(\s*update baton_redemptions/);
+      expect(sent[1]).toMatch(/^select jti, responses_digest/);
+      // One batch: a redemption with its outcome counts as a redemption.
+      const after = ledger.health.stats().batches!;
+      expect(after.redeem.sent - before.redeem.sent).toBe(1);
+      expect(after.redeem.items - before.redeem.items).toBe(plain.length + combined.length + losers.length);
+      expect(after.outcome.sent - before.outcome.sent).toBe(1);
+      expect(after.outcome.items - before.outcome.items).toBe(done.length);
+      // The losers wrote nothing; the winners' outcomes are the ones kept.
+      for (const jti of combined) {
+        expect(await redeem(ledger, jti)).toEqual({ status: 'retry', outcome: `combined ${jti}` });
+      }
+      expect(await redeem(ledger, plain[0]!)).toEqual({ status: 'in_progress', redeemedAt: T0 });
+      for (const jti of done)
+        expect(await redeem(ledger, jti)).toEqual({ status: 'retry', outcome: `outcome of ${jti}` });
+    } finally {
+      await ledger.close();
+      await pool.end();
+    }
+  });
+
+  it('sends a batch of redemptions, with and without outcomes, as the named insert', async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    const ledger = await createPostgresLedger({ pool, pruneIntervalMs: 0 });
+    try {
+      const sent: { name?: string; text: string }[] = [];
+      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+      (pool as { query: unknown }).query = (...args: unknown[]) => {
+        const config = args[0] as { name?: string; text?: string };
+        sent.push({ ...(config.name ? { name: config.name } : {}), text: config.text ?? '' });
+        return query(...args);
+      };
+      const plain = newJti();
+      const combined = newJti();
+      expect(
+        await Promise.all([
+          redeem(ledger, plain),
+          ledger.redemptions.redeemWithOutcome(
+            { jti: combined, responsesDigest: DIGEST, expiresAt: T0 + 600_000, now: T0 },
+            'sealed',
+          ),
+        ]),
+      ).toEqual([{ status: 'redeemed' }, { status: 'redeemed' }]);
+      expect(sent).toEqual([
+        { name: 'baton_redeem_batch', text: expect.stringMatching(/^insert into baton_redemptions/) },
+      ]);
+      expect(await redeem(ledger, combined)).toEqual({ status: 'retry', outcome: 'sealed' });
+      expect(await redeem(ledger, plain)).toEqual({ status: 'in_progress', redeemedAt: T0 });
     } finally {
       await ledger.close();
       await pool.end();

@@ -1,10 +1,10 @@
 /**
  * `stats()` and `ping()` on every driver (memory, SQLite, PostgreSQL batched
- * and unbatched): redemptions counted by result, outcomes, failed calls, a
- * latency window that stays bounded however many redemptions it times, and
- * PostgreSQL's batch and pool figures, and its ping failing behind a closed
- * TCP proxy. Counts are exact; durations are only
- * checked to be ordered and non-negative.
+ * and unbatched): redemptions counted by result, outcomes (a redemption
+ * with its outcome counts as both), failed calls, a latency window that
+ * stays bounded however many redemptions it times, and PostgreSQL's batch
+ * and pool figures, and its ping failing behind a closed TCP proxy. Counts
+ * are exact; durations are only checked to be ordered and non-negative.
  */
 import { join } from 'node:path';
 import { type FullLedger, LedgerUnavailableError } from '@baton/engine';
@@ -55,6 +55,38 @@ function statsContract(name: string, open: () => Promise<FullLedger>): void {
       expect(after.unavailableErrors).toBe(0);
       expect(after.lastErrorAt).toEqual(expect.any(Number));
       expect(after.redemptions).toEqual(stats.redemptions);
+    });
+
+    it('counts a redemption with its outcome as a redemption and an outcome; a loser as a redemption only', async () => {
+      const ledger = await open();
+      const jti = newJti();
+      const withOutcome = (digest = 'd1') =>
+        ledger.redemptions.redeemWithOutcome(
+          { jti, responsesDigest: digest, expiresAt: T0 + 600_000, now: T0 },
+          'sealed',
+        );
+      expect((await withOutcome()).status).toBe('redeemed');
+      expect((await withOutcome()).status).toBe('retry');
+      expect((await withOutcome('other')).status).toBe('replayed');
+      expect((await redeem(ledger, jti)).status).toBe('retry');
+      const running = newJti();
+      await redeem(ledger, running);
+      expect(
+        (
+          await ledger.redemptions.redeemWithOutcome(
+            { jti: running, responsesDigest: 'd1', expiresAt: T0 + 600_000, now: T0 },
+            'sealed',
+          )
+        ).status,
+      ).toBe('in_progress');
+      const stats = ledger.health.stats();
+      expect(stats).toMatchObject({
+        redemptions: { redeemed: 2, retried: 2, inProgress: 1, replayed: 1 },
+        outcomesRecorded: 1,
+        errors: 0,
+      });
+      expect(stats.redeemLatency.count).toBe(6);
+      await ledger.close();
     });
   });
 }

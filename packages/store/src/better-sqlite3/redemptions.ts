@@ -3,8 +3,10 @@
  * atomic `INSERT ... ON CONFLICT DO NOTHING RETURNING` (SQLite serialises it
  * across processes: exactly one caller wins; a loser reads the row to say
  * why), its outcome recorded once, and the row released again after an
- * outage; a token is used by one `UPDATE ... WHERE used_at IS NULL ...
- * RETURNING`. Every write goes through the handle's `WriteBatcher`.
+ * outage. A round without side effects is redeemed with its outcome by the
+ * same insert carrying the outcome (one statement; a loser writes nothing). A
+ * token is used by one `UPDATE ... WHERE used_at IS NULL ... RETURNING`.
+ * Every write goes through the handle's `WriteBatcher`.
  */
 import type {
   LedgerRedemptions,
@@ -29,6 +31,18 @@ export function sqliteRedemptions(handle: SqliteHandle): LedgerRedemptions {
       jti: sql.placeholder('jti'),
       responsesDigest: sql.placeholder('digest'),
       outcome: null,
+      expiresAt: sql.placeholder('expiresAt'),
+      redeemedAt: sql.placeholder('now'),
+    })
+    .onConflictDoNothing()
+    .returning({ jti: redemptions.jti })
+    .prepare();
+  const insertRedemptionWithOutcome = db
+    .insert(redemptions)
+    .values({
+      jti: sql.placeholder('jti'),
+      responsesDigest: sql.placeholder('digest'),
+      outcome: sql.placeholder('outcome'),
       expiresAt: sql.placeholder('expiresAt'),
       redeemedAt: sql.placeholder('now'),
     })
@@ -102,6 +116,22 @@ export function sqliteRedemptions(handle: SqliteHandle): LedgerRedemptions {
       };
       return writes.submit(() => {
         if (insertRedemption.get(params) !== undefined) return REDEEMED;
+        return conflictResult(selectRedemption.get({ jti: request.jti }), request);
+      });
+    },
+
+    async redeemWithOutcome(request: RedeemRequest, sealedOutcome: string): Promise<RedeemResult> {
+      assertOpen();
+      if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
+      const params = {
+        jti: request.jti,
+        digest: request.responsesDigest,
+        outcome: sealedOutcome,
+        expiresAt: request.expiresAt,
+        now: request.now,
+      };
+      return writes.submit(() => {
+        if (insertRedemptionWithOutcome.get(params) !== undefined) return REDEEMED;
         return conflictResult(selectRedemption.get({ jti: request.jti }), request);
       });
     },

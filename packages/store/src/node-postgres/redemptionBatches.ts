@@ -5,19 +5,23 @@
  * redemptions AND outcomes of one process go out together (see
  * `core/batcher.ts`) as ONE statement, so a flow's two writes (its state
  * redeemed before the round, its outcome recorded after) ride along with
- * other flows' writes instead of costing a statement and a commit each:
+ * other flows' writes instead of costing a statement and a commit each. A
+ * round without side effects writes once: its redemption carries its outcome
+ * (`redeemWithOutcome`), a row of the same insert with its outcome column set
+ * (null for a plain redemption):
  *
  *   with recorded as (update baton_redemptions as r set outcome = o.outcome
- *     from unnest($5::text[], $6::text[]) as o(jti, outcome)
+ *     from unnest($6::text[], $7::text[]) as o(jti, outcome)
  *     where r.jti = o.jti and r.outcome is null)
- *   insert into baton_redemptions (...) select * from unnest($1::text[], ...)
- *   order by jti on conflict do nothing returning jti
+ *   insert into baton_redemptions (...) select * from unnest($1::text[], ...,
+ *     $5::text[] (outcomes)) order by jti on conflict do nothing returning jti
  *
  * (a batch of only one kind sends only its half). One statement is one
  * transaction: the batch commits, or fails, as a whole, and every waiter
  * hears back only after that commit. Exactly-once does not change: the
  * primary key still lets exactly one inserter of a jti win, in this batch,
- * another batch or another process; an outcome is still written only where
+ * another batch or another process, with or without an outcome (a losing
+ * combined write writes nothing); an outcome is still written only where
  * none was, and only for a jti whose redemption has committed (its round ran
  * after that commit), so the update never touches a row the insert adds. A
  * jti present twice in one batch goes in once; the first asker wins and the
@@ -35,7 +39,7 @@ import { conflictResult, REDEEMED, type RedemptionRow } from '../core/results.js
 
 /** Batching limits for redemptions and outcomes. */
 export interface RedemptionBatching {
-  /** Most writes (redemptions and outcomes together) per statement. */
+  /** Most writes (redemptions, outcomes and both at once together) per statement. */
   readonly maxBatch: number;
   /** Most statements running at once, per ledger. */
   readonly maxInFlight: number;
@@ -50,13 +54,16 @@ export interface RedemptionBatching {
 export const DEFAULT_REDEMPTION_BATCHING: RedemptionBatching = { maxBatch: 500, maxInFlight: 1 };
 
 const INSERT_COLUMNS = `insert into baton_redemptions (jti, responses_digest, outcome, expires_at, redeemed_at)
-    select jti, digest, null, expires_at, now
-    from unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) as r(jti, digest, expires_at, now)
+    select jti, digest, outcome, expires_at, now
+    from unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]) as r(jti, digest, expires_at, now, outcome)
     order by jti
     on conflict do nothing
     returning jti`;
 
-/** Redemptions only: named (prepared once per connection), since it joins nothing. */
+/**
+ * Redemptions only (plain, or with their outcomes: `$5`, null for a plain one): named (prepared
+ * once per connection), since it joins nothing.
+ */
 const INSERT = { name: 'baton_redeem_batch', text: INSERT_COLUMNS };
 
 // The statements below join the table with the batch's jtis. They are planned at each run
@@ -81,7 +88,7 @@ const RECORD = {
 const RECORD_AND_INSERT = {
   text: `with recorded as (
       update baton_redemptions as r set outcome = o.outcome
-      from unnest($5::text[], $6::text[]) as o(jti, outcome)
+      from unnest($6::text[], $7::text[]) as o(jti, outcome)
       where r.jti = o.jti and r.outcome is null
     )
     ${INSERT_COLUMNS}`,
@@ -90,19 +97,30 @@ const RECORD_AND_INSERT = {
 /** The statements above, for `scripts/bench-pg-drivers.ts` (the same text on another driver). */
 export const REDEMPTION_STATEMENTS = { INSERT, SELECT, RECORD, RECORD_AND_INSERT } as const;
 
-/** One write of a batch: a redemption, or an outcome to record. */
+/** One write of a batch: a redemption, an outcome to record, or a redemption with its outcome. */
 type Write =
   | { readonly kind: 'redeem'; readonly request: RedeemRequest }
-  | { readonly kind: 'outcome'; readonly jti: string; readonly outcome: string };
+  | { readonly kind: 'outcome'; readonly jti: string; readonly outcome: string }
+  | { readonly kind: 'redeemWithOutcome'; readonly request: RedeemRequest; readonly outcome: string };
+
+/** A row to insert: a redemption, with its outcome when it is recorded at once (else null). */
+interface Insert {
+  readonly request: RedeemRequest;
+  readonly outcome: string | null;
+}
+
+/** Batch sizes, for `stats()`: a redemption with its outcome counts as a redemption. */
+type OnBatch = { readonly redeem: (size: number) => void; readonly outcome: (size: number) => void };
 
 /** Redeem and record through batches on `pool`. */
 export function createRedemptionBatches(
   pool: pg.Pool,
   batching: RedemptionBatching,
-  onBatch?: { readonly redeem: (size: number) => void; readonly outcome: (size: number) => void },
+  onBatch?: OnBatch,
 ): {
   redeem: (request: RedeemRequest) => Promise<RedeemResult>;
   recordOutcome: (jti: string, sealedOutcome: string) => Promise<void>;
+  redeemWithOutcome: (request: RedeemRequest, sealedOutcome: string) => Promise<RedeemResult>;
   drain: () => Promise<void>;
 } {
   const writes = new Batcher<Write, RedeemResult | undefined>({
@@ -114,55 +132,59 @@ export function createRedemptionBatches(
     recordOutcome: async (jti, outcome) => {
       await writes.submit({ kind: 'outcome', jti, outcome });
     },
+    redeemWithOutcome: (request, outcome) =>
+      writes.submit({ kind: 'redeemWithOutcome', request, outcome }) as Promise<RedeemResult>,
     drain: () => writes.drain(),
   };
 }
 
-/** One statement for the whole batch: its outcomes recorded, its redemptions inserted. */
+/** One statement for the whole batch: its outcomes recorded, its redemptions (with or without outcome) inserted. */
 async function writeBatch(
   pool: pg.Pool,
   batch: readonly Write[],
-  onBatch?: { readonly redeem: (size: number) => void; readonly outcome: (size: number) => void },
+  onBatch?: OnBatch,
 ): Promise<(RedeemResult | undefined)[]> {
-  const requests: RedeemRequest[] = [];
+  const inserts: Insert[] = [];
   // A jti recorded twice keeps its first outcome.
   const outcomes = new Map<string, string>();
   let outcomeCount = 0;
   for (const write of batch) {
-    if (write.kind === 'redeem') requests.push(write.request);
+    if (write.kind === 'redeem') inserts.push({ request: write.request, outcome: null });
+    else if (write.kind === 'redeemWithOutcome') inserts.push({ request: write.request, outcome: write.outcome });
     else {
       outcomeCount++;
       if (!outcomes.has(write.jti)) outcomes.set(write.jti, write.outcome);
     }
   }
-  if (requests.length > 0) onBatch?.redeem(requests.length);
+  if (inserts.length > 0) onBatch?.redeem(inserts.length);
   if (outcomeCount > 0) onBatch?.outcome(outcomeCount);
 
-  const results = requests.length > 0 ? await redeemBatch(pool, requests, outcomes) : [];
-  if (requests.length === 0) {
+  const results = inserts.length > 0 ? await redeemBatch(pool, inserts, outcomes) : [];
+  if (inserts.length === 0) {
     await pool.query({ ...RECORD, values: [[...outcomes.keys()], [...outcomes.values()]] });
   }
   let next = 0;
-  return batch.map((write) => (write.kind === 'redeem' ? results[next++] : undefined));
+  return batch.map((write) => (write.kind === 'outcome' ? undefined : results[next++]));
 }
 
 /**
  * One statement for the redemptions (and `outcomes`, when there are any); the winners are the
- * jtis it returns (first asker of each).
+ * jtis it returns (first asker of each, with its outcome if it brought one).
  */
 async function redeemBatch(
   pool: pg.Pool,
-  batch: readonly RedeemRequest[],
+  batch: readonly Insert[],
   outcomes: ReadonlyMap<string, string>,
 ): Promise<RedeemResult[]> {
-  const first = new Map<string, RedeemRequest>();
-  for (const request of batch) if (!first.has(request.jti)) first.set(request.jti, request);
+  const first = new Map<string, Insert>();
+  for (const insert of batch) if (!first.has(insert.request.jti)) first.set(insert.request.jti, insert);
   const rows = [...first.values()];
   const values: unknown[] = [
-    rows.map((r) => r.jti),
-    rows.map((r) => r.responsesDigest),
-    rows.map((r) => r.expiresAt),
-    rows.map((r) => r.now),
+    rows.map((r) => r.request.jti),
+    rows.map((r) => r.request.responsesDigest),
+    rows.map((r) => r.request.expiresAt),
+    rows.map((r) => r.request.now),
+    rows.map((r) => r.outcome),
   ];
   const inserted = await pool.query<{ jti: string }>(
     outcomes.size === 0
@@ -170,11 +192,11 @@ async function redeemBatch(
       : { ...RECORD_AND_INSERT, values: [...values, [...outcomes.keys()], [...outcomes.values()]] },
   );
   const won = new Set(inserted.rows.map((row) => row.jti));
-  const winners = new Set<RedeemRequest>();
+  const winners = new Set<Insert>();
   for (const jti of won) winners.add(first.get(jti)!);
   if (winners.size === batch.length) return batch.map(() => REDEEMED);
 
-  const losing = [...new Set(batch.filter((r) => !winners.has(r)).map((r) => r.jti))];
+  const losing = [...new Set(batch.filter((r) => !winners.has(r)).map((r) => r.request.jti))];
   const found = await pool.query<{
     jti: string;
     responses_digest: string;
@@ -193,5 +215,7 @@ async function redeemBatch(
       },
     ]),
   );
-  return batch.map((request) => (winners.has(request) ? REDEEMED : conflictResult(byJti.get(request.jti), request)));
+  return batch.map((insert) =>
+    winners.has(insert) ? REDEEMED : conflictResult(byJti.get(insert.request.jti), insert.request),
+  );
 }

@@ -4,8 +4,12 @@
  * makes exactly one concurrent inserter win, on any instance), batched with
  * concurrent ones by default (`redemptionBatches.ts`); its outcome is
  * recorded once, and a redemption released, retried through connection
- * failures for up to 15 s (its round has already run); a token is used by
- * one `UPDATE ... WHERE used_at IS NULL AND expires_at > now RETURNING`.
+ * failures for up to 15 s (its round has already run). A round without side
+ * effects is redeemed with its outcome in one write: the same insert with the
+ * outcome set (a row of the batch's insert, or unbatched its own
+ * `INSERT ... ON CONFLICT DO NOTHING RETURNING`; a loser writes nothing and
+ * reads the row). A token is used by one
+ * `UPDATE ... WHERE used_at IS NULL AND expires_at > now RETURNING`.
  */
 import type {
   LedgerRedemptions,
@@ -37,6 +41,18 @@ export function postgresRedemptions(handle: PostgresHandle): LedgerRedemptions {
     .onConflictDoNothing()
     .returning({ jti: redemptions.jti })
     .prepare('baton_redeem_insert');
+  const insertRedemptionWithOutcome = db
+    .insert(redemptions)
+    .values({
+      jti: sql.placeholder('jti'),
+      responsesDigest: sql.placeholder('digest'),
+      outcome: sql.placeholder('outcome'),
+      expiresAt: sql.placeholder('expiresAt'),
+      redeemedAt: sql.placeholder('now'),
+    })
+    .onConflictDoNothing()
+    .returning({ jti: redemptions.jti })
+    .prepare('baton_redeem_with_outcome');
   const selectRedemption = db
     .select({
       responsesDigest: redemptions.responsesDigest,
@@ -101,6 +117,22 @@ export function postgresRedemptions(handle: PostgresHandle): LedgerRedemptions {
       const won = await insertRedemption.execute({
         jti: request.jti,
         digest: request.responsesDigest,
+        expiresAt: request.expiresAt,
+        now: request.now,
+      });
+      if (won.length > 0) return REDEEMED;
+      const [row] = await selectRedemption.execute({ jti: request.jti });
+      return conflictResult(row, request);
+    },
+
+    async redeemWithOutcome(request: RedeemRequest, sealedOutcome: string): Promise<RedeemResult> {
+      assertOpen();
+      if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
+      if (batches) return batches.redeemWithOutcome(request, sealedOutcome);
+      const won = await insertRedemptionWithOutcome.execute({
+        jti: request.jti,
+        digest: request.responsesDigest,
+        outcome: sealedOutcome,
         expiresAt: request.expiresAt,
         now: request.now,
       });

@@ -45,7 +45,7 @@ export function describeLedgerContract(
 ): void {
   const on = (store: string) => () => open(store);
   const again = (store: string) => (options.shared ? on(store) : undefined);
-  redemptionsContract(name, on('ledger'));
+  redemptionsContract(name, on('ledger'), again('ledger'));
   requestsContract(name, on('ledger'));
   decisionsContract(name, on('ledger'));
   votesContract(name, on('votes'), again('votes'));

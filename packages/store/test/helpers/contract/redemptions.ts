@@ -1,23 +1,35 @@
 /**
  * The `redemptions` facet's contract: a jti redeemed once, replay-safe retry
- * with the recorded outcome, replay, expiry, release after an outage, and
- * single-use tokens (minted, redeemed once, unknown, other purpose, expired,
- * concurrent redemptions). Times are explicit (the engine's clock is passed
- * in), so nothing here sleeps.
+ * with the recorded outcome, replay, expiry, release after an outage, a jti
+ * redeemed with its outcome in one write (a loser writes nothing; concurrent
+ * ones, also from a second handle on the same store), and single-use tokens
+ * (minted, redeemed once, unknown, other purpose, expired, concurrent
+ * redemptions). Times are explicit (the engine's clock is passed in), so
+ * nothing here sleeps.
  */
 import { randomBytes } from 'node:crypto';
 import type { FullLedger } from '@baton/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newJti, redemptionRequest, T0 } from './fixtures.js';
 
-/** Run the redemptions contract against a ledger made by `open` (one for the suite). */
-export function redemptionsContract(name: string, open: () => Promise<FullLedger>): void {
+/**
+ * Run the redemptions contract against a ledger made by `open` (one for the suite); `second`
+ * opens another handle on the same store (another process's, for SQLite and PostgreSQL).
+ */
+export function redemptionsContract(
+  name: string,
+  open: () => Promise<FullLedger>,
+  second?: () => Promise<FullLedger>,
+): void {
   describe(`${name}: Ledger contract, redemptions`, () => {
     let ledger: FullLedger;
+    let other: FullLedger | undefined;
     beforeAll(async () => {
       ledger = await open();
+      other = second ? await second() : undefined;
     });
     afterAll(async () => {
+      await other?.close();
       await ledger?.close();
     });
     const request = redemptionRequest;
@@ -141,6 +153,128 @@ export function redemptionsContract(name: string, open: () => Promise<FullLedger
         const jtis = Array.from({ length: 50 }, newJti);
         const results = await Promise.all(jtis.map((jti) => ledger.redemptions.redeem(request(jti))));
         expect(results.every((r) => r.status === 'redeemed')).toBe(true);
+      });
+    });
+
+    describe('redeemWithOutcome', () => {
+      const redeemWith = (jti: string, outcome: string, digest?: string, expiresAt?: number, now?: number) =>
+        ledger.redemptions.redeemWithOutcome(request(jti, digest, expiresAt, now), outcome);
+
+      it('redeems a new jti with its outcome: a later redeem of the same state is a retry with exactly it', async () => {
+        const jti = newJti();
+        const outcome = `${randomBytes(48 * 1024).toString('base64url')}ü€`;
+        expect(await redeemWith(jti, outcome)).toEqual({ status: 'redeemed' });
+        expect(await ledger.redemptions.redeem(request(jti, 'digest-a', T0 + 60_000, T0 + 1))).toEqual({
+          status: 'retry',
+          outcome,
+        });
+      });
+
+      it('answers a second one with the first outcome and does not overwrite it', async () => {
+        const jti = newJti();
+        expect(await redeemWith(jti, 'first')).toEqual({ status: 'redeemed' });
+        expect(await redeemWith(jti, 'second')).toEqual({ status: 'retry', outcome: 'first' });
+        // recordOutcome does not overwrite it either.
+        await ledger.redemptions.recordOutcome(jti, 'third');
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'retry', outcome: 'first' });
+      });
+
+      it('answers other responses as replayed', async () => {
+        const jti = newJti();
+        expect(await redeemWith(jti, 'first')).toEqual({ status: 'redeemed' });
+        expect(await redeemWith(jti, 'other', 'digest-b')).toEqual({ status: 'replayed' });
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'retry', outcome: 'first' });
+      });
+
+      it('answers in_progress after a plain redeem and writes nothing: the round still records its outcome', async () => {
+        const jti = newJti();
+        await ledger.redemptions.redeem(request(jti, 'digest-a', T0 + 60_000, T0 + 5));
+        expect(await redeemWith(jti, 'combined', 'digest-a', T0 + 60_000, T0 + 9)).toEqual({
+          status: 'in_progress',
+          redeemedAt: T0 + 5,
+        });
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 + 5 });
+        expect(await redeemWith(jti, 'combined', 'digest-b')).toEqual({ status: 'replayed' });
+        await ledger.redemptions.recordOutcome(jti, 'sealed');
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'retry', outcome: 'sealed' });
+        expect(await redeemWith(jti, 'combined')).toEqual({ status: 'retry', outcome: 'sealed' });
+      });
+
+      it('never redeems an expired envelope, and writes nothing for it', async () => {
+        const jti = newJti();
+        expect(await redeemWith(jti, 'late', 'digest-a', T0, T0 + 1)).toEqual({ status: 'replayed' });
+        // Nothing was written: the jti is still new.
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'redeemed' });
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'in_progress', redeemedAt: T0 });
+        // A retry past the expiry of a jti redeemed with its outcome is a replay too.
+        const done = newJti();
+        expect(await redeemWith(done, 'sealed', 'digest-a', T0 + 10_000)).toEqual({ status: 'redeemed' });
+        expect(await redeemWith(done, 'sealed', 'digest-a', T0 + 10_000, T0 + 10_000)).toEqual({
+          status: 'retry',
+          outcome: 'sealed',
+        });
+        expect(await redeemWith(done, 'sealed', 'digest-a', T0 + 10_000, T0 + 10_001)).toEqual({
+          status: 'replayed',
+        });
+      });
+
+      it('is never released: it has an outcome', async () => {
+        const jti = newJti();
+        expect(await redeemWith(jti, 'sealed')).toEqual({ status: 'redeemed' });
+        expect(await ledger.redemptions.releaseRedemption(jti, 'digest-a')).toBe(false);
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({ status: 'retry', outcome: 'sealed' });
+      });
+
+      it('lets exactly one of many concurrent ones of one jti win; the others get its outcome', async () => {
+        const jti = newJti();
+        const results = await Promise.all(Array.from({ length: 40 }, (_, i) => redeemWith(jti, `outcome-${i}`)));
+        const winner = results.findIndex((r) => r.status === 'redeemed');
+        expect(results.filter((r) => r.status === 'redeemed')).toHaveLength(1);
+        expect(results.filter((r) => r.status === 'retry')).toEqual(
+          Array.from({ length: 39 }, () => ({ status: 'retry', outcome: `outcome-${winner}` })),
+        );
+        expect(await ledger.redemptions.redeem(request(jti))).toEqual({
+          status: 'retry',
+          outcome: `outcome-${winner}`,
+        });
+      });
+
+      it.skipIf(second === undefined)(
+        'lets exactly one win across two handles on one store; the others get its outcome',
+        async () => {
+          const jti = newJti();
+          const results = await Promise.all(
+            Array.from({ length: 40 }, (_, i) =>
+              (i % 2 === 0 ? ledger : other!).redemptions.redeemWithOutcome(request(jti), `outcome-${i}`),
+            ),
+          );
+          const winner = results.findIndex((r) => r.status === 'redeemed');
+          expect(results.filter((r) => r.status === 'redeemed')).toHaveLength(1);
+          expect(results.filter((r) => r.status === 'retry')).toEqual(
+            Array.from({ length: 39 }, () => ({ status: 'retry', outcome: `outcome-${winner}` })),
+          );
+          expect(await other!.redemptions.redeem(request(jti))).toEqual({
+            status: 'retry',
+            outcome: `outcome-${winner}`,
+          });
+        },
+      );
+
+      it('lets exactly one win when plain redemptions race it', async () => {
+        const jti = newJti();
+        const results = await Promise.all(
+          Array.from({ length: 40 }, (_, i) =>
+            i % 2 === 0 ? ledger.redemptions.redeem(request(jti)) : redeemWith(jti, `outcome-${i}`),
+          ),
+        );
+        const winner = results.findIndex((r) => r.status === 'redeemed');
+        expect(results.filter((r) => r.status === 'redeemed')).toHaveLength(1);
+        // A plain winner: the others are in progress; a combined one: they are retries with its outcome.
+        const lost =
+          winner % 2 === 0
+            ? { status: 'in_progress', redeemedAt: T0 }
+            : { status: 'retry', outcome: `outcome-${winner}` };
+        expect(results.filter((_, i) => i !== winner)).toEqual(Array.from({ length: 39 }, () => lost));
       });
     });
 
