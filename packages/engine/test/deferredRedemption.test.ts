@@ -47,8 +47,7 @@ const inputs = defineInputs({
 });
 type Context = { nonce: number };
 const types = { context: {} as Context, events: {} as InputEvents<typeof inputs> };
-/** The answer's round draws a nonce: answers that agree came from one recorded outcome. */
-const drawn = assign({ nonce: () => Math.random() });
+/** The answer's round draws a nonce (`assign({ nonce })`): answers that agree came from one recorded outcome. */
 const output = ({ context }: { context: Context }) => `done ${context.nonce}`;
 
 /** Pure: ask, then a final state. */
@@ -61,7 +60,10 @@ const plain = defineFlow({
     context: { nonce: 0 },
     initial: 'asking',
     states: {
-      asking: { meta: ask(inputs, 'confirm'), on: { 'input.confirm': { target: 'done', actions: drawn } } },
+      asking: {
+        meta: ask(inputs, 'confirm'),
+        on: { 'input.confirm': { target: 'done', actions: assign({ nonce: () => Math.random() }) } },
+      },
       done: { type: 'final', output },
     },
   }),
@@ -79,7 +81,12 @@ const announcing = defineFlow({
     states: {
       asking: {
         meta: ask(inputs, 'confirm'),
-        on: { 'input.confirm': { target: 'done', actions: [drawn, notify({ kind: 'answered' })] } },
+        on: {
+          'input.confirm': {
+            target: 'done',
+            actions: [assign({ nonce: () => Math.random() }), notify({ kind: 'answered' })],
+          },
+        },
       },
       done: { type: 'final', output },
     },
