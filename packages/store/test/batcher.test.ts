@@ -3,13 +3,14 @@
  * lone write goes out by itself, writes arriving while batches are in flight
  * wait and leave together (at most `maxBatch`, at most `maxInFlight` batches
  * at once), each write gets its own result, and a failed batch rejects every
- * write in it with the batch's error.
+ * write in it with the batch's error. With `lingerMs`, a busy batcher waits
+ * before its next batch and a quiet one does not.
  */
 import { describe, expect, it } from 'vitest';
 import { Batcher } from '../src/core/batcher.js';
 
 /** A batcher whose batches finish when the test says so; `batches` records what each held. */
-function controlled(maxBatch: number, maxInFlight: number) {
+function controlled(maxBatch: number, maxInFlight: number, lingerMs?: number) {
   const batches: number[][] = [];
   const finish: ((error?: Error) => void)[] = [];
   let running = 0;
@@ -17,6 +18,7 @@ function controlled(maxBatch: number, maxInFlight: number) {
   const batcher = new Batcher<number, number>({
     maxBatch,
     maxInFlight,
+    ...(lingerMs === undefined ? {} : { lingerMs }),
     run: (items) => {
       batches.push([...items]);
       running++;
@@ -49,6 +51,33 @@ describe('Batcher', () => {
     expect(batches).toEqual([[1], [2, 3, 4, 5]]);
     finish[1]!();
     expect(await Promise.all(rest)).toEqual([20, 30, 40, 50]);
+  });
+
+  it('lingers before the next batch only while busy (the last batch carried more than one write)', async () => {
+    const { batcher, batches, finish, tick } = controlled(100, 1, 40);
+    // Quiet: a lone write goes out on the next turn, and so does the one after it.
+    const lone = batcher.submit(1);
+    await tick();
+    expect(batches).toEqual([[1]]);
+    finish[0]!();
+    await lone;
+    const next = [batcher.submit(2), batcher.submit(3)];
+    await tick();
+    expect(batches).toEqual([[1], [2, 3]]);
+    finish[1]!();
+    await Promise.all(next);
+    // Busy now (the last batch held two): the next write waits, and those arriving meanwhile join it.
+    const started = performance.now();
+    const busy = [batcher.submit(4)];
+    await tick();
+    expect(batches).toHaveLength(2);
+    busy.push(batcher.submit(5), batcher.submit(6));
+    while (batches.length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(performance.now() - started).toBeGreaterThanOrEqual(35);
+    expect(batches[2]).toEqual([4, 5, 6]);
+    finish[2]!();
+    expect(await Promise.all(busy)).toEqual([40, 50, 60]);
+    expect(() => new Batcher({ maxBatch: 1, maxInFlight: 1, lingerMs: -1, run: async () => [] })).toThrow(RangeError);
   });
 
   it('caps batches at maxBatch and running batches at maxInFlight', async () => {

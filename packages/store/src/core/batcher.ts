@@ -6,7 +6,11 @@
  * `maxInFlight` batches are running go out on the next event-loop turn (no
  * added latency when the ledger is idle, beyond that turn); writes submitted
  * while all are busy wait and leave together with the next batch, up to
- * `maxBatch` at a time. No caller hears back before the commit holding its
+ * `maxBatch` at a time. With `lingerMs`, a busy batcher (its last batch
+ * carried more than one write) waits that long before sending the next, so
+ * that more concurrent writes share its commit; one whose last batch was a
+ * lone write still sends on the next turn, so a quiet ledger adds no latency.
+ * No caller hears back before the commit holding its
  * write: a batch resolves each write with its own result, or, when the batch
  * fails, rejects every write in it with that error (nothing of it took
  * effect: the batch was one statement). The SQLite ledger's `WriteBatcher`
@@ -27,6 +31,11 @@ export interface BatcherOptions<I, O> {
   readonly maxInFlight: number;
   /** Told the size of each batch as it is sent (for metrics). */
   readonly onBatch?: (size: number) => void;
+  /**
+   * While busy (the last batch carried more than one write), wait this long before sending the
+   * next batch, ms; default 0 (never wait).
+   */
+  readonly lingerMs?: number;
 }
 
 interface Waiter<I, O> {
@@ -40,11 +49,16 @@ export class Batcher<I, O> {
   private queue: Waiter<I, O>[] = [];
   private inFlight = 0;
   private scheduled = false;
+  /** Writes the last batch carried: more than one means concurrent writers (see `lingerMs`). */
+  private lastBatch = 0;
   private readonly options: BatcherOptions<I, O>;
 
   constructor(options: BatcherOptions<I, O>) {
     if (!(options.maxBatch >= 1) || !(options.maxInFlight >= 1)) {
       throw new RangeError('Batcher: maxBatch and maxInFlight must be at least 1');
+    }
+    if (options.lingerMs !== undefined && !(options.lingerMs >= 0 && options.lingerMs <= 1000)) {
+      throw new RangeError('Batcher: lingerMs must be between 0 and 1000');
     }
     this.options = options;
   }
@@ -72,14 +86,18 @@ export class Batcher<I, O> {
   private schedule(): void {
     if (this.scheduled || this.inFlight >= this.options.maxInFlight || this.queue.length === 0) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const fire = () => {
       this.scheduled = false;
       while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) this.send();
-    });
+    };
+    const linger = this.options.lingerMs ?? 0;
+    if (linger > 0 && this.lastBatch > 1) setTimeout(fire, linger);
+    else setImmediate(fire);
   }
 
   private send(): void {
     const batch = this.queue.splice(0, this.options.maxBatch);
+    this.lastBatch = batch.length;
     this.inFlight++;
     this.options.onBatch?.(batch.length);
     let results: Promise<readonly O[]>;

@@ -53,7 +53,7 @@ export interface PostgresLedgerOptions extends PruningOptions, PostgresConnectio
   /**
    * How concurrent redemptions and outcomes are batched into one statement each; `false`
    * sends one statement per call (the way before batching, kept for comparison).
-   * Default `{ maxBatch: 500, maxInFlight: 1 }`.
+   * Default `{ maxBatch: 500, maxInFlight: 1, lingerMs: 3 }`.
    */
   readonly batching?: RedemptionBatching | false;
 }
