@@ -13,7 +13,7 @@
  */
 
 import type { Span } from '@opentelemetry/api';
-import type { StateValue } from 'xstate';
+import type { AnyActorRef, StateValue } from 'xstate';
 import type { Flow } from '../authoring/flowTypes.js';
 import { canonicalJson } from '../codec/canonicalJson.js';
 import type { StateBinding } from '../codec/types.js';
@@ -137,6 +137,8 @@ export interface ParkedPlayInput {
   readonly from: { readonly body: RoundBody; readonly pending: readonly string[] } | { readonly input: unknown };
   readonly answers: Answers;
   readonly inject?: Parameters<DecisionsPort['play']>[0]['inject'];
+  /** An actor restored (unstarted) on exactly `from.body`: played instead of restoring it again (`PlayInput.restoredActor`). */
+  readonly restoredActor?: AnyActorRef;
   /**
    * Events another system sent that the round (and the lookback rounds it chains) delivered are
    * appended here (`<name>/<id>`), for the event router's count.
@@ -181,6 +183,7 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
     answers: input.answers,
     from: input.from,
     ...(input.inject ? { inject: input.inject } : {}),
+    ...(input.restoredActor ? { restoredActor: input.restoredActor } : {}),
     received: input.audit.received,
     path: input.audit.path,
     // A client that follows tasks gets its task as soon as only durable steps are left running.
@@ -254,8 +257,10 @@ export async function playParked(core: DecisionsPort, input: ParkedPlayInput): P
   // An event that arrived before this wait began, kept in its lookback window: delivered now.
   const late = (input.lookbacks ?? 0) < MAX_LOOKBACKS ? await lookbackEvent(core, end.body, end.events) : undefined;
   if (late) {
+    // Played on from the state just parked: a new actor (`restoredActor` was this round's).
+    const { restoredActor: _played, ...rest } = input;
     return playParked(core, {
-      ...input,
+      ...rest,
       parked: now,
       round: input.round + 1,
       from: { body: now!.blob.s, pending: [] },

@@ -11,6 +11,7 @@
  * `baton_resume` (the wording: `parkedResults.ts`).
  */
 
+import type { AnyActorRef } from 'xstate';
 import type { Flow } from '../authoring/flowTypes.js';
 import type { StateBinding } from '../codec/types.js';
 import type { CallContext } from '../contract/call.js';
@@ -45,6 +46,11 @@ export interface RequesterRound {
   /** The parked request a resume starts from (already read and checked). */
   readonly resumeRow?: ParkedRequest;
   readonly audit: ParkedPlayInput['audit'];
+  /**
+   * An actor restored (unstarted) on exactly `presented.body`: the first attempt that plays from
+   * the presented state plays it instead of restoring the same snapshot again.
+   */
+  readonly restoredActor?: AnyActorRef;
 }
 
 /**
@@ -64,6 +70,7 @@ export async function requesterRound(core: DecisionsPort, request: RequesterRoun
   const wait = request.presented?.body.w ?? [core.now(), 0];
   let holdUntil: number | undefined;
   let answers = request.answers;
+  let unplayed = request.restoredActor;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     let parked: ParkedPlayInput['parked'];
     let from: ParkedPlayInput['from'];
@@ -105,6 +112,9 @@ export async function requesterRound(core: DecisionsPort, request: RequesterRoun
       from = request.presented ?? { input: request.input };
     }
     const requester = parked ? requesterBinding(flow.name, parked.blob) : binding;
+    // The presented state's own actor, once: a later attempt (after a conflict) restores afresh.
+    const restoredActor = from === request.presented ? unplayed : undefined;
+    unplayed = undefined;
     request.audit.round ??= round;
     const recorded = [request.audit.path.length, request.audit.received.length] as const;
     const result = await playParked(core, {
@@ -118,6 +128,7 @@ export async function requesterRound(core: DecisionsPort, request: RequesterRoun
       from,
       answers,
       ...(inject ? { inject } : {}),
+      ...(restoredActor ? { restoredActor } : {}),
       audit: request.audit,
     });
     if (result.type === 'conflict') {

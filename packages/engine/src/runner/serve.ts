@@ -180,6 +180,7 @@ export async function serve(
         input: parsedArgs?.data,
         answers,
         ...(resumeRow ? { resumeRow } : {}),
+        ...(actor ? { restoredActor: actor } : {}),
         audit: audited,
       });
     }
