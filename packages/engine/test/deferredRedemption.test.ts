@@ -11,17 +11,10 @@
  * inspector watches redeems first; either way the effect happens once. The
  * ledger is the real driver, wrapped only to count its calls.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createMemoryLedger } from '@baton/store';
-import { createSqliteLedger } from '@baton/store/better-sqlite3';
-import { createPostgresLedger } from '@baton/store/node-postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assign, fromPromise, setup } from 'xstate';
 import { z } from 'zod';
 import { deployProduction } from '../../../examples/approvals/deployProduction.js';
-import { createTestDatabase, pgUrl } from '../../store/test/helpers/postgres.js';
 import {
   ask,
   type CallContext,
@@ -40,6 +33,7 @@ import {
   type RunnerOptions,
 } from '../src/index.js';
 import { isPureFrom } from '../src/round/purity.js';
+import { everyLedger } from './fixtures/everyLedger.js';
 
 const keys = [generateKey()];
 const inputs = defineInputs({
@@ -163,29 +157,8 @@ function expectInput(outcome: RoundOutcome): InputRequiredOutcome {
   return outcome;
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'baton-deferred-'));
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups) await cleanup();
-  rmSync(dir, { recursive: true, force: true });
-});
-let made = 0;
-const LEDGERS: [string, () => Promise<FullLedger>][] = [
-  ['memory', async () => createMemoryLedger({ pruneIntervalMs: 0 })],
-  ['sqlite', async () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 })],
-];
-const serverUrl = pgUrl();
-if (serverUrl) {
-  LEDGERS.push([
-    'postgres',
-    async () => {
-      const { url, drop } = await createTestDatabase(serverUrl);
-      const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
-      cleanups.push(drop);
-      return ledger;
-    },
-  ]);
-} else if (process.env.CI) throw new Error('PostgreSQL is required under CI');
+const { ledgers: LEDGERS, closeLedgers } = everyLedger('deferred');
+afterAll(closeLedgers);
 
 it('reads deploy_production: its answers are played first, its plan (an invoked promise) is not', () => {
   expect(isPureFrom(deployProduction.machine, 'awaitingApproval')).toBe(true);
@@ -199,7 +172,6 @@ describe.each(LEDGERS)('deferred redemption on the %s ledger', (_name, open) => 
   let counter: ReturnType<typeof counted>;
   beforeAll(async () => {
     ledger = await open();
-    cleanups.unshift(() => ledger.close());
     counter = counted(ledger);
   });
   beforeEach(() => counter.reset());

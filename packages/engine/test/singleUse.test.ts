@@ -11,16 +11,9 @@
  * `replayed`; a ledger outage releases the redemption. Bounds are generous:
  * the machine is loaded.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createMemoryLedger } from '@baton/store';
-import { createSqliteLedger } from '@baton/store/better-sqlite3';
-import { createPostgresLedger } from '@baton/store/node-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assign, setup } from 'xstate';
 import { z } from 'zod';
-import { createTestDatabase, pgUrl } from '../../store/test/helpers/postgres.js';
 import {
   ask,
   type CallContext,
@@ -43,6 +36,7 @@ import {
   type RunnerOptions,
   step,
 } from '../src/index.js';
+import { everyLedger } from './fixtures/everyLedger.js';
 
 const keys = [generateKey()];
 /** The runners' clock: real time plus what a test skips ahead. */
@@ -170,35 +164,13 @@ async function settled(call: Promise<RoundOutcome>): Promise<RoundOutcome | { er
   }
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'baton-single-use-'));
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups) await cleanup();
-  rmSync(dir, { recursive: true, force: true });
-});
-let made = 0;
-const LEDGERS: [string, () => Promise<FullLedger>][] = [
-  ['memory', async () => createMemoryLedger({ pruneIntervalMs: 0 })],
-  ['sqlite', async () => createSqliteLedger({ path: join(dir, `ledger-${++made}.db`), pruneIntervalMs: 0 })],
-];
-const serverUrl = pgUrl();
-if (serverUrl) {
-  LEDGERS.push([
-    'postgres',
-    async () => {
-      const { url, drop } = await createTestDatabase(serverUrl);
-      const ledger = await createPostgresLedger({ connectionString: url, pruneIntervalMs: 0 });
-      cleanups.push(drop);
-      return ledger;
-    },
-  ]);
-} else if (process.env.CI) throw new Error('PostgreSQL is required under CI');
+const { ledgers: LEDGERS, closeLedgers } = everyLedger('single-use');
+afterAll(closeLedgers);
 
 describe.each(LEDGERS)('the single-use protocol on the %s ledger', (_name, open) => {
   let ledger: FullLedger;
   beforeAll(async () => {
     ledger = await open();
-    cleanups.unshift(() => ledger.close());
   });
 
   const runnerWith = (extra: Partial<RunnerOptions> = {}) =>

@@ -249,15 +249,19 @@ async function redeemed(
   play: PlayRound,
 ): Promise<RoundOutcome> {
   const request = redeemRequest(settings, round, claims);
-  const redemption = await spanned(
-    childSpan(SPAN.redeem, { [ATTR.dbOperation]: 'redeem' }),
-    ledger.redemptions.redeem(request),
-    redemptionOnSpan,
-  );
+  const redemption = await redeemSpanned(ledger, request);
   const won = await settleRedemption(settings, round, request, redemption);
   if (won !== undefined) return won;
   return playAndRecord(settings, ledger, round, request, () => play(ledger));
 }
+
+/** Redeem `request`, in a span that says how it went (with an OpenTelemetry SDK only). */
+const redeemSpanned = (ledger: FullLedger, request: RedeemRequest): Promise<RedeemResult> =>
+  spanned(
+    childSpan(SPAN.redeem, { [ATTR.dbOperation]: 'redeem' }),
+    ledger.redemptions.redeem(request),
+    redemptionOnSpan,
+  );
 
 /** The redemption `round` asks for (its jti, the digest of its answers, its expiry), now. */
 function redeemRequest(
@@ -355,11 +359,7 @@ async function deferred(
   const request = redeemRequest(settings, round, claims);
   let early: Promise<RedeemResult> | undefined;
   const redeemFirst = async (): Promise<void> => {
-    early ??= spanned(
-      childSpan(SPAN.redeem, { [ATTR.dbOperation]: 'redeem' }),
-      ledger.redemptions.redeem({ ...request, now: settings.now() }),
-      redemptionOnSpan,
-    );
+    early ??= redeemSpanned(ledger, { ...request, now: settings.now() });
     if ((await early).status !== 'redeemed') throw new Superseded();
   };
   let outcome: RoundOutcome | undefined;

@@ -25,19 +25,8 @@ import type { SqliteHandle } from './handle.js';
 /** The `redemptions` facet over `handle`. */
 export function sqliteRedemptions(handle: SqliteHandle): LedgerRedemptions {
   const { db, writes, assertOpen } = handle;
+  /** A redemption, with its outcome (`redeemWithOutcome`) or none yet (`redeem`: null). */
   const insertRedemption = db
-    .insert(redemptions)
-    .values({
-      jti: sql.placeholder('jti'),
-      responsesDigest: sql.placeholder('digest'),
-      outcome: null,
-      expiresAt: sql.placeholder('expiresAt'),
-      redeemedAt: sql.placeholder('now'),
-    })
-    .onConflictDoNothing()
-    .returning({ jti: redemptions.jti })
-    .prepare();
-  const insertRedemptionWithOutcome = db
     .insert(redemptions)
     .values({
       jti: sql.placeholder('jti'),
@@ -104,37 +93,28 @@ export function sqliteRedemptions(handle: SqliteHandle): LedgerRedemptions {
     .where(eq(tokens.codeHash, sql.placeholder('hash')))
     .prepare();
 
-  return {
-    async redeem(request: RedeemRequest): Promise<RedeemResult> {
-      assertOpen();
-      if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
-      const params = {
-        jti: request.jti,
-        digest: request.responsesDigest,
-        expiresAt: request.expiresAt,
-        now: request.now,
-      };
-      return writes.submit(() => {
-        if (insertRedemption.get(params) !== undefined) return REDEEMED;
-        return conflictResult(selectRedemption.get({ jti: request.jti }), request);
-      });
-    },
+  /** Insert the redemption (with `outcome`, or null) if its jti is new; else why not, from the row. */
+  const redeemRow = async (request: RedeemRequest, outcome: string | null): Promise<RedeemResult> => {
+    assertOpen();
+    if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
+    const params = {
+      jti: request.jti,
+      digest: request.responsesDigest,
+      outcome,
+      expiresAt: request.expiresAt,
+      now: request.now,
+    };
+    return writes.submit(() => {
+      if (insertRedemption.get(params) !== undefined) return REDEEMED;
+      return conflictResult(selectRedemption.get({ jti: request.jti }), request);
+    });
+  };
 
-    async redeemWithOutcome(request: RedeemRequest, sealedOutcome: string): Promise<RedeemResult> {
-      assertOpen();
-      if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
-      const params = {
-        jti: request.jti,
-        digest: request.responsesDigest,
-        outcome: sealedOutcome,
-        expiresAt: request.expiresAt,
-        now: request.now,
-      };
-      return writes.submit(() => {
-        if (insertRedemptionWithOutcome.get(params) !== undefined) return REDEEMED;
-        return conflictResult(selectRedemption.get({ jti: request.jti }), request);
-      });
-    },
+  return {
+    redeem: (request: RedeemRequest): Promise<RedeemResult> => redeemRow(request, null),
+
+    redeemWithOutcome: (request: RedeemRequest, sealedOutcome: string): Promise<RedeemResult> =>
+      redeemRow(request, sealedOutcome),
 
     async recordOutcome(jti: string, sealedOutcome: string): Promise<void> {
       assertOpen();

@@ -20,34 +20,26 @@ import type { MemoryState } from './state.js';
 /** The `redemptions` facet over `state`. */
 export function memoryRedemptions(state: MemoryState): LedgerRedemptions {
   const { redemptions, tokens, assertOpen } = state;
-  return {
-    async redeem(request: RedeemRequest): Promise<RedeemResult> {
-      assertOpen();
-      const existing = redemptions.get(request.jti);
-      if (existing) return conflictResult(existing, request);
-      if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
-      redemptions.set(request.jti, {
-        responsesDigest: request.responsesDigest,
-        outcome: null,
-        expiresAt: request.expiresAt,
-        redeemedAt: request.now,
-      });
-      return REDEEMED;
-    },
+  /** Insert the redemption (with `outcome`, or null) if its jti is new; else why not, from the row. */
+  const redeemRow = async (request: RedeemRequest, outcome: string | null): Promise<RedeemResult> => {
+    assertOpen();
+    const existing = redemptions.get(request.jti);
+    if (existing) return conflictResult(existing, request);
+    if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
+    redemptions.set(request.jti, {
+      responsesDigest: request.responsesDigest,
+      outcome,
+      expiresAt: request.expiresAt,
+      redeemedAt: request.now,
+    });
+    return REDEEMED;
+  };
 
-    async redeemWithOutcome(request: RedeemRequest, sealedOutcome: string): Promise<RedeemResult> {
-      assertOpen();
-      const existing = redemptions.get(request.jti);
-      if (existing) return conflictResult(existing, request);
-      if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
-      redemptions.set(request.jti, {
-        responsesDigest: request.responsesDigest,
-        outcome: sealedOutcome,
-        expiresAt: request.expiresAt,
-        redeemedAt: request.now,
-      });
-      return REDEEMED;
-    },
+  return {
+    redeem: (request: RedeemRequest): Promise<RedeemResult> => redeemRow(request, null),
+
+    redeemWithOutcome: (request: RedeemRequest, sealedOutcome: string): Promise<RedeemResult> =>
+      redeemRow(request, sealedOutcome),
 
     async recordOutcome(jti: string, sealedOutcome: string): Promise<void> {
       assertOpen();

@@ -107,17 +107,15 @@ const RECORD_AND_INSERT = {
 /** The statements above, for `scripts/bench-pg-drivers.ts` (the same text on another driver). */
 export const REDEMPTION_STATEMENTS = { INSERT, SELECT, RECORD, RECORD_AND_INSERT } as const;
 
-/** One write of a batch: a redemption, an outcome to record, or a redemption with its outcome. */
-type Write =
-  | { readonly kind: 'redeem'; readonly request: RedeemRequest }
-  | { readonly kind: 'outcome'; readonly jti: string; readonly outcome: string }
-  | { readonly kind: 'redeemWithOutcome'; readonly request: RedeemRequest; readonly outcome: string };
-
 /** A row to insert: a redemption, with its outcome when it is recorded at once (else null). */
 interface Insert {
+  readonly kind: 'redeem';
   readonly request: RedeemRequest;
   readonly outcome: string | null;
 }
+
+/** One write of a batch: a redemption (with its outcome or without), or an outcome to record. */
+type Write = Insert | { readonly kind: 'outcome'; readonly jti: string; readonly outcome: string };
 
 /** Batch sizes, for `stats()`: a redemption with its outcome counts as a redemption. */
 type OnBatch = { readonly redeem: (size: number) => void; readonly outcome: (size: number) => void };
@@ -128,9 +126,9 @@ export function createRedemptionBatches(
   batching: RedemptionBatching,
   onBatch?: OnBatch,
 ): {
-  redeem: (request: RedeemRequest) => Promise<RedeemResult>;
+  /** Redeem `request`, recording `sealedOutcome` with it (`redeemWithOutcome`), or none yet (`null`). */
+  redeem: (request: RedeemRequest, sealedOutcome: string | null) => Promise<RedeemResult>;
   recordOutcome: (jti: string, sealedOutcome: string) => Promise<void>;
-  redeemWithOutcome: (request: RedeemRequest, sealedOutcome: string) => Promise<RedeemResult>;
   drain: () => Promise<void>;
 } {
   const writes = new Batcher<Write, RedeemResult | undefined>({
@@ -138,12 +136,10 @@ export function createRedemptionBatches(
     run: (batch) => writeBatch(pool, batch, onBatch),
   });
   return {
-    redeem: (request) => writes.submit({ kind: 'redeem', request }) as Promise<RedeemResult>,
+    redeem: (request, outcome) => writes.submit({ kind: 'redeem', request, outcome }) as Promise<RedeemResult>,
     recordOutcome: async (jti, outcome) => {
       await writes.submit({ kind: 'outcome', jti, outcome });
     },
-    redeemWithOutcome: (request, outcome) =>
-      writes.submit({ kind: 'redeemWithOutcome', request, outcome }) as Promise<RedeemResult>,
     drain: () => writes.drain(),
   };
 }
@@ -159,8 +155,7 @@ async function writeBatch(
   const outcomes = new Map<string, string>();
   let outcomeCount = 0;
   for (const write of batch) {
-    if (write.kind === 'redeem') inserts.push({ request: write.request, outcome: null });
-    else if (write.kind === 'redeemWithOutcome') inserts.push({ request: write.request, outcome: write.outcome });
+    if (write.kind === 'redeem') inserts.push(write);
     else {
       outcomeCount++;
       if (!outcomes.has(write.jti)) outcomes.set(write.jti, write.outcome);

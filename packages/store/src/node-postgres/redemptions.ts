@@ -29,19 +29,8 @@ import { OUTCOME_RETRY_BUDGET_MS, retryWhileUnavailable } from './unavailable.js
 /** The `redemptions` facet over `handle`. */
 export function postgresRedemptions(handle: PostgresHandle): LedgerRedemptions {
   const { connection, db, batches, assertOpen } = handle;
+  /** A redemption, with its outcome (`redeemWithOutcome`) or none yet (`redeem`: null). */
   const insertRedemption = db
-    .insert(redemptions)
-    .values({
-      jti: sql.placeholder('jti'),
-      responsesDigest: sql.placeholder('digest'),
-      outcome: null,
-      expiresAt: sql.placeholder('expiresAt'),
-      redeemedAt: sql.placeholder('now'),
-    })
-    .onConflictDoNothing()
-    .returning({ jti: redemptions.jti })
-    .prepare('baton_redeem_insert');
-  const insertRedemptionWithOutcome = db
     .insert(redemptions)
     .values({
       jti: sql.placeholder('jti'),
@@ -52,7 +41,7 @@ export function postgresRedemptions(handle: PostgresHandle): LedgerRedemptions {
     })
     .onConflictDoNothing()
     .returning({ jti: redemptions.jti })
-    .prepare('baton_redeem_with_outcome');
+    .prepare('baton_redeem_insert');
   const selectRedemption = db
     .select({
       responsesDigest: redemptions.responsesDigest,
@@ -109,37 +98,28 @@ export function postgresRedemptions(handle: PostgresHandle): LedgerRedemptions {
     .where(eq(tokens.codeHash, sql.placeholder('hash')))
     .prepare('baton_select_token');
 
-  return {
-    async redeem(request: RedeemRequest): Promise<RedeemResult> {
-      assertOpen();
-      if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
-      if (batches) return batches.redeem(request);
-      const won = await insertRedemption.execute({
-        jti: request.jti,
-        digest: request.responsesDigest,
-        expiresAt: request.expiresAt,
-        now: request.now,
-      });
-      if (won.length > 0) return REDEEMED;
-      const [row] = await selectRedemption.execute({ jti: request.jti });
-      return conflictResult(row, request);
-    },
+  /** Insert the redemption (with `outcome`, or null) if its jti is new; else why not, from the row. */
+  const redeemRow = async (request: RedeemRequest, outcome: string | null): Promise<RedeemResult> => {
+    assertOpen();
+    if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
+    if (batches) return batches.redeem(request, outcome);
+    const won = await insertRedemption.execute({
+      jti: request.jti,
+      digest: request.responsesDigest,
+      outcome,
+      expiresAt: request.expiresAt,
+      now: request.now,
+    });
+    if (won.length > 0) return REDEEMED;
+    const [row] = await selectRedemption.execute({ jti: request.jti });
+    return conflictResult(row, request);
+  };
 
-    async redeemWithOutcome(request: RedeemRequest, sealedOutcome: string): Promise<RedeemResult> {
-      assertOpen();
-      if (isEnvelopeExpired(request.expiresAt, request.now)) return REPLAYED;
-      if (batches) return batches.redeemWithOutcome(request, sealedOutcome);
-      const won = await insertRedemptionWithOutcome.execute({
-        jti: request.jti,
-        digest: request.responsesDigest,
-        outcome: sealedOutcome,
-        expiresAt: request.expiresAt,
-        now: request.now,
-      });
-      if (won.length > 0) return REDEEMED;
-      const [row] = await selectRedemption.execute({ jti: request.jti });
-      return conflictResult(row, request);
-    },
+  return {
+    redeem: (request: RedeemRequest): Promise<RedeemResult> => redeemRow(request, null),
+
+    redeemWithOutcome: (request: RedeemRequest, sealedOutcome: string): Promise<RedeemResult> =>
+      redeemRow(request, sealedOutcome),
 
     async recordOutcome(jti: string, sealedOutcome: string): Promise<void> {
       assertOpen();
