@@ -54,12 +54,11 @@ export interface RedemptionBatching {
 /**
  * Default limits: one statement in flight per ledger, so that writes arriving while it commits
  * leave together with the next (an idle ledger still sends a lone write at once), and, once the
- * ledger is busy, 3 ms of lingering before the next statement so more writes share its commit.
- * Measured on 2 cores, 2 instances × 32 clients (`bench-concurrency --mode user`): 0.58
- * statements per flow with one in flight, against 0.79 with two; with deferred redemption (one
- * write per round) 0.25–0.29 without lingering and 0.13–0.22 with 3 ms, which took Baton from
- * 1.20–1.30 to 1.11–1.15 times its throughput without a ledger (`scripts`' pgratio experiment,
- * alternated sides). A quiet ledger's lone writes never wait.
+ * ledger is busy, 3 ms of lingering before the next statement so more writes share its commit
+ * (a ledger whose last statement carried a lone write never waits). Measured on 2 cores, 2
+ * instances × 32 clients (`bench-concurrency --mode user`): 0.58 statements per flow with one in
+ * flight against 0.79 with two; with a round redeemed with its outcome (one write per flow),
+ * 0.25–0.29 without the linger and 0.13–0.22 with it (1 ms: 0.28; 5 ms: 0.20, and slower).
  */
 export const DEFAULT_REDEMPTION_BATCHING: RedemptionBatching = { maxBatch: 500, maxInFlight: 1, lingerMs: 3 };
 
