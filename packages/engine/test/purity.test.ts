@@ -23,9 +23,11 @@ import {
   spawnChild,
 } from 'xstate';
 import { notify, progress } from '../src/index.js';
-import { isPureFrom } from '../src/round/purity.js';
+import { cannotSpawn, isPureFrom } from '../src/round/purity.js';
 
 const noop = fromPromise(async () => 'done');
+/** An assigner's helper that spawns: the assigner's own text never says so. */
+const spawnFor = (args: any) => ({ ref: args.spawn('work') });
 
 describe('isPureFrom', () => {
   const machine = setup({
@@ -59,6 +61,7 @@ describe('isPureFrom', () => {
       enqueue: { on: { go: { actions: enqueueActions(({ enqueue }) => enqueue.assign({ n: 2 })) } } },
       spawning: { on: { go: { actions: spawnChild('work') } } },
       spawnInAssign: { on: { go: { actions: assign({ ref: ({ spawn }) => spawn('work') }) } } },
+      spawnThroughHelper: { on: { go: { actions: assign((args) => spawnFor(args)) } } },
       compound: {
         initial: 'a',
         states: {
@@ -99,6 +102,7 @@ describe('isPureFrom', () => {
     expect(pure('toWork')).toBe(false);
     expect(pure('spawning')).toBe(false);
     expect(pure('spawnInAssign')).toBe(false);
+    expect(pure('spawnThroughHelper')).toBe(false);
     expect(pure({ nested: 'inner' })).toBe(false);
   });
 
@@ -132,5 +136,33 @@ describe('isPureFrom', () => {
     });
     expect(isPureFrom(named, 'a')).toBe(true);
     expect(isPureFrom(named.provide({ actions: { bump: () => {} } }), 'a')).toBe(false);
+  });
+});
+
+describe('cannotSpawn', () => {
+  it('is true only where the source shows the assigner cannot reach spawn', () => {
+    for (const source of [
+      '() => Math.random()',
+      '({ context }) => context.n + 1',
+      '({ context, event }, params) => event.output',
+      '({context:e})=>e.n+1',
+      'async ({ context }) => context',
+      'function ({ context }) { return context.n; }',
+      'nonce() { return 1; }',
+    ]) {
+      expect(cannotSpawn(source), source).toBe(true);
+    }
+    for (const source of [
+      "({ spawn }) => spawn('x')",
+      '(args) => helper(args)',
+      'x => helper(x)',
+      '({ context, ...rest }) => helper(rest)',
+      '({ context: { n } }) => n',
+      '({ context = {} }) => context',
+      'function () { return helper(arguments[0]); }',
+      'not a function at all',
+    ]) {
+      expect(cannotSpawn(source), source).toBe(false);
+    }
   });
 });

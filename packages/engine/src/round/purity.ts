@@ -8,8 +8,8 @@
  * it, whatever events arrive and whichever guards pass, runs anything but
  * pure built-in actions: no invoked or spawned actor (durable steps are
  * invoked actors), no custom action (XState's actions are effects), no
- * `sendTo`, `enqueueActions` or `spawnChild`, and no `assign` whose code
- * mentions `spawn`. Pure built-ins are `assign`, `raise`, `cancel`, `emit`
+ * `sendTo`, `enqueueActions` or `spawnChild`, and no `assign` that may spawn
+ * (one whose code does not show it cannot: `cannotSpawn`). Pure built-ins are `assign`, `raise`, `cancel`, `emit`
  * (which only Baton listens to: `notify()`, `progress()`) and `log`. Guards,
  * delays, outputs and context factories are pure by XState's contract. The
  * analysis over-approximates what a round enters (a target's descendants,
@@ -124,7 +124,7 @@ function pureAction(machine: AnyStateMachine, action: HeldAction, depth = 0): bo
   if (typeof action === 'function') {
     const type = (action as { type?: unknown }).type;
     if (typeof type !== 'string' || !PURE_BUILTINS.has(type)) return false;
-    return type !== 'xstate.assign' || !mentionsSpawn((action as { assignment?: unknown }).assignment);
+    return type !== 'xstate.assign' || !maySpawn((action as { assignment?: unknown }).assignment);
   }
   const name = typeof action === 'string' ? action : (action as { type?: unknown } | null)?.type;
   if (typeof name !== 'string' || depth > 8) return false;
@@ -132,9 +132,41 @@ function pureAction(machine: AnyStateMachine, action: HeldAction, depth = 0): bo
   return implementation !== undefined && pureAction(machine, implementation, depth + 1);
 }
 
-/** Whether an `assign` assignment (a function, or an object of values and functions) mentions `spawn`. */
-function mentionsSpawn(assignment: unknown): boolean {
-  if (typeof assignment === 'function') return /\bspawn\b/.test(Function.prototype.toString.call(assignment));
-  if (assignment && typeof assignment === 'object') return Object.values(assignment).some(mentionsSpawn);
+/**
+ * Whether an `assign` assignment (a function, or an object of values and functions) may spawn: a
+ * function may unless its source shows it cannot reach XState's `spawn` (see {@link cannotSpawn}).
+ */
+function maySpawn(assignment: unknown): boolean {
+  if (typeof assignment === 'function') return !cannotSpawn(Function.prototype.toString.call(assignment));
+  if (assignment && typeof assignment === 'object') return Object.values(assignment).some(maySpawn);
   return false;
+}
+
+/**
+ * Whether an assigner's source shows it cannot reach `spawn`, which XState passes in its first
+ * argument: it never says `spawn` or `arguments`, and it takes no argument or destructures the
+ * first one into named properties (no rest element, no nesting). `({ context }) => …` cannot;
+ * `(args) => helper(args)` might, and so might anything this cannot read.
+ */
+export function cannotSpawn(source: string): boolean {
+  if (/\b(?:spawn|arguments)\b/.test(source)) return false;
+  const params = firstParameters(source);
+  if (params === undefined) return false;
+  const first = params.trim();
+  if (first === '') return true;
+  return /^\{[^{}()[\]=.]*\}\s*(?:,|$)/.test(first);
+}
+
+/** The text of a function's parameter list (arrow, `function` or method), or `undefined`. */
+function firstParameters(source: string): string | undefined {
+  const text = source.replace(/^async\s+/, '');
+  const open = text.indexOf('(');
+  // `x => …` (a bare parameter), or a function whose text does not begin with its parameters.
+  if (open < 0 || !/^(?:function\b[^(]*|[\w$]*\s*)$/.test(text.slice(0, open))) return undefined;
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    if (text[i] === '(') depth++;
+    else if (text[i] === ')' && --depth === 0) return text.slice(open + 1, i);
+  }
+  return undefined;
 }
