@@ -44,48 +44,35 @@ const types = { context: {} as Context, events: {} as InputEvents<typeof inputs>
 /** The answer's round draws a nonce (`assign({ nonce })`): answers that agree came from one recorded outcome. */
 const output = ({ context }: { context: Context }) => `done ${context.nonce}`;
 
-/** Pure: ask, then a final state. */
-const plain = defineFlow({
-  name: 'plain',
-  description: 'Asks once',
-  args: z.object({}),
-  inputs,
-  machine: setup({ types }).createMachine({
-    context: { nonce: 0 },
-    initial: 'asking',
-    states: {
-      asking: {
-        meta: ask(inputs, 'confirm'),
-        on: { 'input.confirm': { target: 'done', actions: assign({ nonce: () => Math.random() }) } },
-      },
-      done: { type: 'final', output },
-    },
-  }),
-});
-
-/** Pure too, but its answer announces a notification: the outbox write comes first. */
-const announcing = defineFlow({
-  name: 'announcing',
-  description: 'Asks once and announces the answer',
-  args: z.object({}),
-  inputs,
-  machine: setup({ types }).createMachine({
-    context: { nonce: 0 },
-    initial: 'asking',
-    states: {
-      asking: {
-        meta: ask(inputs, 'confirm'),
-        on: {
-          'input.confirm': {
-            target: 'done',
-            actions: [assign({ nonce: () => Math.random() }), notify({ kind: 'answered' })],
+/**
+ * Pure: ask, then a final state (the answer draws the nonce). `announce`: the answer also
+ * announces a notification, still pure, but its outbox write comes first.
+ */
+const askOnce = (name: string, announce: boolean) =>
+  defineFlow({
+    name,
+    description: announce ? 'Asks once and announces the answer' : 'Asks once',
+    args: z.object({}),
+    inputs,
+    machine: setup({ types }).createMachine({
+      context: { nonce: 0 },
+      initial: 'asking',
+      states: {
+        asking: {
+          meta: ask(inputs, 'confirm'),
+          on: {
+            'input.confirm': {
+              target: 'done',
+              actions: [assign({ nonce: () => Math.random() }), ...(announce ? [notify({ kind: 'answered' })] : [])],
+            },
           },
         },
+        done: { type: 'final', output },
       },
-      done: { type: 'final', output },
-    },
-  }),
-});
+    }),
+  });
+const plain = askOnce('plain', false);
+const announcing = askOnce('announcing', true);
 
 let effects = 0;
 /** Its answer invokes a promise (an effect): redeemed first. */
