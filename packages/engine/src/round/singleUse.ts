@@ -236,11 +236,11 @@ export function redeemOnce(settings: SingleUseSettings, round: SingleUseRound, p
     : redeemed(settings, ledger, round, claims, play);
 }
 
-/** {@link redeemOnce} with a ledger and a presented state: redeem, answer or hold a duplicate, play, record. */
 /** A redemption's span says how it went (`redeemed`, `retry`, `in_progress`, `replayed`). */
 const redemptionOnSpan = (span: Span, redemption: RedeemResult) =>
   span.setAttribute(ATTR.redemption, redemption.status);
 
+/** {@link redeemOnce} with a ledger and a presented state: redeem, answer or hold a duplicate, play, record. */
 async function redeemed(
   settings: SingleUseSettings,
   ledger: FullLedger,
@@ -384,22 +384,21 @@ async function deferred(
     return playAndRecord(settings, ledger, round, request, () => play(ledger));
   }
   if (outcome === undefined) throw failure;
-  const played = outcome;
   const result = await spanned(
     childSpan(SPAN.redeem, { [ATTR.dbOperation]: 'redeem_with_outcome' }),
     ledger.redemptions.redeemWithOutcome(
       { ...request, now: settings.now() },
-      sealOutcome(settings, round, request.jti, played),
+      sealOutcome(settings, round, request.jti, outcome),
     ),
     redemptionOnSpan,
   );
-  if (result.status === 'redeemed') return played;
+  if (result.status === 'redeemed') return outcome;
   const won = await settleRedemption(settings, round, request, result);
   if (won !== undefined) return won;
   // Redeemed for this request after a held duplicate's redemption was released: the round played
   // on the same state and answers, without effects, so its outcome stands.
-  await recordOutcome(settings, ledger, round, request.jti, played);
-  return played;
+  await recordOutcome(settings, ledger, round, request.jti, outcome);
+  return outcome;
 }
 
 /**
